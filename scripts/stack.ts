@@ -1,0 +1,129 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+
+/** Environment that keeps wrangler and miniflare offline and quiet (see README, "Development"). */
+export function offlineWranglerEnv(root = process.cwd()): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    WRANGLER_SEND_METRICS: "false",
+    WRANGLER_SEND_ERROR_REPORTS: "false",
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    WRANGLER_HIDE_BANNER: "true",
+    XDG_CONFIG_HOME: resolve(root, ".xdg"),
+    WRANGLER_LOG_PATH: resolve(root, ".wrangler/logs"),
+  };
+}
+
+/** A child process started in its own process group, so stopping it stops its children (workerd). */
+export interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  /** Signals the whole group and resolves once the leader has exited (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts a command in its own process group with output prefixed by its name.
+ *
+ * @example
+ * ```ts
+ * const engine = startManaged("engine", "node_modules/.bin/tsx", ["src/engine/main.ts", "--port", "8001"]);
+ * await engine.stop();
+ * ```
+ */
+export function startManaged(
+  name: string,
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; quiet?: boolean } = {},
+): ManagedProcess {
+  const child = spawn(command, args, {
+    detached: true,
+    env: options.env ?? process.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  if (!options.quiet) {
+    const prefix = (chunk: Buffer) =>
+      chunk
+        .toString()
+        .split("\n")
+        .filter((line) => line.length > 0)
+        .map((line) => `[${name}] ${line}\n`)
+        .join("");
+    child.stdout?.on("data", (chunk: Buffer) => process.stdout.write(prefix(chunk)));
+    child.stderr?.on("data", (chunk: Buffer) => process.stderr.write(prefix(chunk)));
+  } else {
+    child.stdout?.resume();
+    child.stderr?.resume();
+  }
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {
+      // The group is already gone.
+    }
+  };
+  return {
+    name,
+    child,
+    async stop(graceMs = 5_000) {
+      if (child.exitCode === null && child.signalCode === null) signalGroup("SIGTERM");
+      const timer = setTimeout(() => signalGroup("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+      // workerd may outlive wrangler by a moment; make sure nothing of the group is left.
+      signalGroup("SIGKILL");
+    },
+  };
+}
+
+/**
+ * Polls `url` until it answers (any HTTP status) or `timeoutMs` passes.
+ *
+ * @example
+ * ```ts
+ * await waitForHttp("http://127.0.0.1:8787/health");
+ * ```
+ */
+export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms: ${String(error)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/**
+ * Starts `wrangler dev` on 127.0.0.1 with the offline environment.
+ *
+ * @example
+ * ```ts
+ * const worker = startWranglerDev({ port: 8787 });
+ * await waitForHttp("http://127.0.0.1:8787/health");
+ * ```
+ */
+export function startWranglerDev(options: {
+  port: number;
+  vars?: Record<string, string>;
+  persistTo?: string;
+  quiet?: boolean;
+  root?: string;
+}): ManagedProcess {
+  const root = options.root ?? process.cwd();
+  mkdirSync(resolve(root, ".wrangler/logs"), { recursive: true });
+  const args = ["dev", "--local", "--ip", "127.0.0.1", "--port", String(options.port), "--log-level", "warn"];
+  args.push("--inspector-port", "0", "--show-interactive-dev-session=false");
+  if (options.persistTo) args.push("--persist-to", options.persistTo);
+  for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
+  return startManaged("wrangler", resolve(root, "node_modules/.bin/wrangler"), args, {
+    env: offlineWranglerEnv(root),
+    quiet: options.quiet ?? false,
+  });
+}

@@ -1,0 +1,25 @@
+import type { DeploymentRouter } from "./deployment-router";
+
+type SpillwayEnv = Env;
+
+/**
+ * The Worker's bindings, as declared in wrangler.toml.
+ *
+ * @example
+ * ```ts
+ * export default { fetch: (req: Request, env: Env) => new Response(env.SPILLWAY_CONFIG) };
+ * ```
+ */
+export interface Env {
+  /** The configuration document, a JSON string (see README, "Configuration"). */
+  SPILLWAY_CONFIG: string;
+  /** One router Durable Object per deployment (or per deployment shard). */
+  DEPLOYMENT_ROUTER: DurableObjectNamespace<DeploymentRouter>;
+}
+
+declare global {
+  namespace Cloudflare {
+    // Lets `env` from "cloudflare:test" and "cloudflare:workers" carry our bindings' types.
+    interface Env extends SpillwayEnv {}
+  }
+}
