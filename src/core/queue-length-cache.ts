@@ -1,0 +1,90 @@
+/** One replica's cached queue length. */
+export interface QueueLengthEntry {
+  /** Requests the replica holds (its own report, adjusted by our assignments and completions since). */
+  queueLength: number;
+  /** When the replica last reported (ms). */
+  reportedAtMs: number;
+  /** False after a failed probe, until a probe succeeds. */
+  valid: boolean;
+}
+
+/** Entries older than this are stale and re-probed (Ray Serve: 10 s). */
+export const QUEUE_LENGTH_STALE_MS = 10_000;
+
+/**
+ * Per-replica queue lengths: +1 on assign, -1 on completion, set from the replica's own report. An entry
+ * that is missing, invalid, stale, or at or above the cap needs a probe (else a replica that looked full
+ * once would never be tried again).
+ *
+ * @example
+ * ```ts
+ * const cache = new QueueLengthCache(2);
+ * cache.report("http://a", 0, 0);
+ * cache.needsProbe("http://a", 5_000); // false: fresh and below the cap
+ * cache.assign("http://a");
+ * cache.assign("http://a");
+ * cache.needsProbe("http://a", 5_000); // true: at the cap
+ * ```
+ */
+export class QueueLengthCache {
+  private readonly entries = new Map<string, QueueLengthEntry>();
+
+  constructor(
+    private readonly cap: number,
+    private readonly staleMs = QUEUE_LENGTH_STALE_MS,
+  ) {}
+
+  get(replica: string): QueueLengthEntry | undefined {
+    return this.entries.get(replica);
+  }
+
+  needsProbe(replica: string, nowMs: number): boolean {
+    const entry = this.entries.get(replica);
+    if (!entry?.valid) return true;
+    return nowMs - entry.reportedAtMs > this.staleMs || entry.queueLength >= this.cap;
+  }
+
+  /** True when the entry is valid and below the cap. */
+  accepts(replica: string): boolean {
+    const entry = this.entries.get(replica);
+    return entry?.valid === true && entry.queueLength < this.cap;
+  }
+
+  /** Sets the entry from the replica's own report. */
+  report(replica: string, queueLength: number, nowMs: number): void {
+    this.entries.set(replica, { queueLength: Math.max(0, queueLength), reportedAtMs: nowMs, valid: true });
+  }
+
+  /** Marks the entry invalid after a failed probe or a failed request. */
+  invalidate(replica: string, nowMs: number): void {
+    const entry = this.entries.get(replica);
+    this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false });
+  }
+
+  /** True when the replica failed its last probe and has not succeeded since. */
+  isDown(replica: string): boolean {
+    return this.entries.get(replica)?.valid === false;
+  }
+
+  assign(replica: string): void {
+    const entry = this.entries.get(replica);
+    if (entry) entry.queueLength += 1;
+  }
+
+  complete(replica: string): void {
+    const entry = this.entries.get(replica);
+    if (entry) entry.queueLength = Math.max(0, entry.queueLength - 1);
+  }
+
+  /** Sum of the valid entries' queue lengths, for the occupancy signal. */
+  totalQueueLength(): number {
+    let total = 0;
+    for (const entry of this.entries.values()) if (entry.valid) total += entry.queueLength;
+    return total;
+  }
+
+  /** A copy of every entry, for stats. */
+  snapshot(): Record<string, QueueLengthEntry> {
+    return Object.fromEntries([...this.entries].map(([replica, entry]) => [replica, { ...entry }]));
+  }
+}

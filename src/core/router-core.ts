@@ -1,0 +1,365 @@
+import { backoffDelayMs, probeDeadlineMs } from "./backoff";
+import { DrainAccuracyTracker, type DrainObservation } from "./drain-accuracy";
+import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
+import { chooseTwo, pickShortestAccepting } from "./power-of-two";
+import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
+import {
+  decideRetryAfter,
+  type LoadSignals,
+  type RetryAfterDecision,
+  type RetryAfterOptions,
+  type Rung,
+} from "./retry-after";
+
+/** Everything one router needs to know about its deployment. Validated at the edge; trusted here. */
+export interface RouterOptions {
+  /** Replica base URLs (or any stable replica ids). */
+  replicas: string[];
+  /** A replica accepts a request while its queue length is below this (Ray's `max_ongoing_requests`). */
+  maxOngoingRequests: number;
+  /** A request arriving while this many wait is rejected (Ray's `max_queued_requests`). */
+  maxQueuedRequests: number;
+  /** A request that waits longer than this is shed. */
+  queueTimeoutMs: number;
+  /** A lease never released (its Worker died) is reclaimed after this long. */
+  leaseTimeoutMs: number;
+  /** Status of a backpressure rejection: 429 (default) or 503. */
+  statusCode: 429 | 503;
+  retryAfter: RetryAfterOptions;
+  drainRate: DrainRateOptions;
+}
+
+/** Why a request was refused. */
+export type RejectionReason = "queue_full" | "queue_timeout" | "no_replica_available";
+
+/** The structured record logged for every rejection (the RFC's evidence). */
+export interface RejectionRecord {
+  event: "spillway.rejection";
+  reason: RejectionReason;
+  status: number;
+  policy: string;
+  rung: Rung;
+  queue_depth: number;
+  max_queued_requests: number;
+  drain_rate: number | null;
+  estimator_warm: boolean;
+  pre_jitter_s: number | null;
+  post_jitter_s: number | null;
+  retry_after_s: number | null;
+  retry_after_ms: number | null;
+  drain_counter: number;
+  backoff_streak: number;
+}
+
+/** A refusal: what the Worker answers, computed from memory only. */
+export interface Rejection {
+  statusCode: 429 | 503;
+  reason: RejectionReason;
+  message: string;
+  decision: RetryAfterDecision;
+  record: RejectionRecord;
+}
+
+export type SubmitResult = { kind: "queued" } | { kind: "rejected"; rejection: Rejection };
+
+/** What a placement round needs the driver to do first. */
+export interface RoundPlan {
+  candidates: string[];
+  /** Candidates whose cached queue length must be refreshed from the replica (`GET /load`). */
+  probe: string[];
+  probeDeadlineMs: number;
+}
+
+export type RoundOutcome =
+  | { kind: "placed"; ticket: string; replica: string }
+  | { kind: "backoff"; delayMs: number; shed: Array<{ ticket: string; rejection: Rejection }> }
+  | { kind: "idle" };
+
+/** Read-only view for the stats endpoint, the dashboard and the simulator. */
+export interface RouterStats {
+  queueDepth: number;
+  maxQueuedRequests: number;
+  drainRate: number | null;
+  estimatorWarm: boolean;
+  drainCount: number;
+  backoffStreak: number;
+  activeLeases: number;
+  admitted: number;
+  completed: number;
+  rejections: Record<Rung, number>;
+  rejectionsByReason: Record<RejectionReason, number>;
+  /** Histogram of suggested delays (seconds): counts per upper bound, the last bound +Inf. */
+  suggestedDelayBuckets: { le: number; count: number }[];
+  replicas: Record<string, QueueLengthEntry | null>;
+  recentObservations: DrainObservation[];
+}
+
+const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
+
+/**
+ * The router of one deployment, as pure state: the bounded FIFO queue, the replicas' queue-length cache,
+ * power of two choices with backoff, the drain-rate EWMA, leases and the Retry-After ladder. It does no I/O:
+ * the Durable Object (and the simulator) drive it, doing the probes and sleeping the backoffs it asks for.
+ *
+ * @example
+ * ```ts
+ * const core = new RouterCore(options, { now: () => Date.now() }, Math.random);
+ * if (core.submit("t1").kind === "queued") {
+ *   const plan = core.beginRound();             // probe plan.probe, then report each result:
+ *   core.reportProbe("http://127.0.0.1:8001", 0);
+ *   const outcome = core.finishRound(plan!);    // { kind: "placed", ticket: "t1", replica: ... }
+ *   core.release("t1");                         // when the response has ended
+ * }
+ * ```
+ */
+export class RouterCore {
+  /** Waiting tickets in arrival order (a Map keeps insertion order and deletes in O(1)). */
+  private readonly queue = new Map<string, number>();
+  private readonly leases = new Map<string, { replica: string; expiresAtMs: number }>();
+  private readonly cache: QueueLengthCache;
+  private readonly estimator: DrainRateEstimator;
+  private readonly accuracy = new DrainAccuracyTracker();
+  private streak = 0;
+  private admitted = 0;
+  private completed = 0;
+  private readonly rejections: Record<Rung, number> = { computed: 0, static_fallback: 0, none: 0 };
+  private readonly rejectionsByReason: Record<RejectionReason, number> = {
+    queue_full: 0,
+    queue_timeout: 0,
+    no_replica_available: 0,
+  };
+  private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
+
+  constructor(
+    readonly options: RouterOptions,
+    private readonly clock: { now(): number },
+    private readonly random: () => number,
+  ) {
+    this.cache = new QueueLengthCache(options.maxOngoingRequests);
+    this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
+  }
+
+  get queueDepth(): number {
+    return this.queue.size;
+  }
+
+  get backoffStreak(): number {
+    return this.streak;
+  }
+
+  /** The oldest waiting ticket, placed first. */
+  get head(): string | undefined {
+    return this.queue.keys().next().value;
+  }
+
+  isQueued(ticket: string): boolean {
+    return this.queue.has(ticket);
+  }
+
+  /** The replica a ticket holds a lease on, if any. */
+  leaseOf(ticket: string): string | undefined {
+    return this.leases.get(ticket)?.replica;
+  }
+
+  /**
+   * Admission: queue the ticket, or reject it at once from in-memory state (no I/O on this path).
+   */
+  submit(ticket: string): SubmitResult {
+    const now = this.clock.now();
+    this.estimator.advance(now, this.queue.size);
+    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now) };
+    if (this.queue.size >= this.options.maxQueuedRequests) {
+      return { kind: "rejected", rejection: this.reject("queue_full", now) };
+    }
+    this.queue.set(ticket, now);
+    return { kind: "queued" };
+  }
+
+  /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */
+  beginRound(): RoundPlan | undefined {
+    if (this.queue.size === 0) return undefined;
+    const now = this.clock.now();
+    const candidates = chooseTwo(this.options.replicas, this.random);
+    return {
+      candidates,
+      probe: candidates.filter((replica) => this.cache.needsProbe(replica, now)),
+      probeDeadlineMs: probeDeadlineMs(this.streak),
+    };
+  }
+
+  /** A probe's answer: the replica's queue length, or `undefined` when the probe failed or timed out. */
+  reportProbe(replica: string, queueLength: number | undefined): void {
+    const now = this.clock.now();
+    if (queueLength === undefined || !Number.isFinite(queueLength)) this.cache.invalidate(replica, now);
+    else this.cache.report(replica, queueLength, now);
+  }
+
+  /**
+   * Ends a round: the accepting candidate with the shorter queue takes the head of the queue; otherwise the
+   * backoff streak grows and the driver waits `delayMs` (and, if every replica is down, the queue is shed).
+   */
+  finishRound(plan: RoundPlan): RoundOutcome {
+    const now = this.clock.now();
+    const ticket = this.head;
+    if (ticket === undefined) return { kind: "idle" };
+    const replica = pickShortestAccepting(
+      plan.candidates,
+      (r) => this.cache.get(r)?.queueLength ?? Number.POSITIVE_INFINITY,
+      (r) => this.cache.accepts(r),
+    );
+    if (replica === undefined) {
+      this.streak += 1;
+      this.estimator.advance(now, this.queue.size);
+      const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : [];
+      return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
+    }
+    this.queue.delete(ticket);
+    this.streak = 0;
+    this.cache.assign(replica);
+    this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs });
+    this.admitted += 1;
+    this.estimator.recordDrain(now, this.queue.size);
+    this.accuracy.onDrain(now, this.estimator.drainCount);
+    return { kind: "placed", ticket, replica };
+  }
+
+  /**
+   * Ends a lease: the response finished, failed or its client left. `replicaFailed` marks the replica down
+   * until a probe succeeds. Returns false for an unknown (already released or reclaimed) ticket.
+   */
+  release(ticket: string, replicaFailed = false): boolean {
+    const lease = this.leases.get(ticket);
+    if (!lease) return false;
+    this.leases.delete(ticket);
+    this.completed += 1;
+    this.cache.complete(lease.replica);
+    if (replicaFailed) this.cache.invalidate(lease.replica, this.clock.now());
+    return true;
+  }
+
+  /** The client gave up: leave the queue, or give back the slot if it was already placed. */
+  cancel(ticket: string): "dequeued" | "released" | "unknown" {
+    if (this.queue.delete(ticket)) return "dequeued";
+    return this.release(ticket) ? "released" : "unknown";
+  }
+
+  /** Sheds requests that waited past the queue timeout and reclaims leases past their lifetime. */
+  expire(): { timedOut: Array<{ ticket: string; rejection: Rejection }>; reclaimed: string[] } {
+    const now = this.clock.now();
+    const timedOut: Array<{ ticket: string; rejection: Rejection }> = [];
+    for (const [ticket, enqueuedAt] of this.queue) {
+      if (now - enqueuedAt < this.options.queueTimeoutMs) break; // FIFO: the rest are younger
+      this.queue.delete(ticket);
+      timedOut.push({ ticket, rejection: this.reject("queue_timeout", now) });
+    }
+    const reclaimed: string[] = [];
+    for (const [ticket, lease] of this.leases) {
+      if (lease.expiresAtMs <= now) {
+        this.release(ticket);
+        reclaimed.push(ticket);
+      }
+    }
+    return { timedOut, reclaimed };
+  }
+
+  /** The earliest moment `expire()` has work to do, for an alarm; `undefined` when nothing waits. */
+  nextExpiryMs(): number | undefined {
+    let next: number | undefined;
+    const oldest = this.queue.values().next().value;
+    if (oldest !== undefined) next = oldest + this.options.queueTimeoutMs;
+    for (const lease of this.leases.values())
+      if (next === undefined || lease.expiresAtMs < next) next = lease.expiresAtMs;
+    return next;
+  }
+
+  /** The signals a Retry-After policy reads, all from memory. */
+  loadSignals(): LoadSignals {
+    return {
+      queueDepth: this.queue.size,
+      drainRate: this.estimator.rate,
+      warm: this.estimator.warm,
+      replicaQueueLengthSum: this.cache.totalQueueLength(),
+      numReplicas: this.options.replicas.length,
+      maxOngoingRequests: this.options.maxOngoingRequests,
+      backoffStreak: this.streak,
+    };
+  }
+
+  stats(): RouterStats {
+    this.estimator.advance(this.clock.now(), this.queue.size);
+    const cached = this.cache.snapshot();
+    return {
+      queueDepth: this.queue.size,
+      maxQueuedRequests: this.options.maxQueuedRequests,
+      drainRate: this.estimator.rate ?? null,
+      estimatorWarm: this.estimator.warm,
+      drainCount: this.estimator.drainCount,
+      backoffStreak: this.streak,
+      activeLeases: this.leases.size,
+      admitted: this.admitted,
+      completed: this.completed,
+      rejections: { ...this.rejections },
+      rejectionsByReason: { ...this.rejectionsByReason },
+      suggestedDelayBuckets: SUGGESTED_DELAY_BOUNDS.map((le, i) => ({ le, count: this.suggestedDelayCounts[i] ?? 0 })),
+      replicas: Object.fromEntries(this.options.replicas.map((r) => [r, cached[r] ?? null])),
+      recentObservations: this.accuracy.recent(),
+    };
+  }
+
+  private fleetDown(): boolean {
+    return this.options.replicas.every((replica) => this.cache.isDown(replica));
+  }
+
+  private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
+    const shed = [...this.queue.keys()].map((ticket) => ({ ticket, rejection: this.reject(reason, now) }));
+    this.queue.clear();
+    return shed;
+  }
+
+  private reject(reason: RejectionReason, now: number): Rejection {
+    const signals = this.loadSignals();
+    const { retryAfter } = this.options;
+    // With every replica down there is no drain to estimate: only the static value (or nothing) is honest.
+    const decision =
+      reason === "no_replica_available"
+        ? decideRetryAfter(signals, retryAfter, this.random, () => undefined)
+        : decideRetryAfter(signals, retryAfter, this.random);
+    const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
+    this.rejections[decision.rung] += 1;
+    this.rejectionsByReason[reason] += 1;
+    if (decision.jitteredS !== undefined) {
+      const bucket = SUGGESTED_DELAY_BOUNDS.findIndex((le) => (decision.jitteredS as number) <= le);
+      this.suggestedDelayCounts[bucket] = (this.suggestedDelayCounts[bucket] ?? 0) + 1;
+    }
+    this.accuracy.recordRejection(now, signals.queueDepth, this.estimator.drainCount, decision.jitteredS);
+    const message =
+      reason === "no_replica_available"
+        ? "No replica of this deployment is reachable"
+        : reason === "queue_timeout"
+          ? `Request timed out waiting for a replica (max_queued_requests=${this.options.maxQueuedRequests})`
+          : `Request dropped due to backpressure (num_queued_requests=${signals.queueDepth}, max_queued_requests=${this.options.maxQueuedRequests})`;
+    return {
+      statusCode,
+      reason,
+      message,
+      decision,
+      record: {
+        event: "spillway.rejection",
+        reason,
+        status: statusCode,
+        policy: retryAfter.retryAfterPolicy,
+        rung: decision.rung,
+        queue_depth: signals.queueDepth,
+        max_queued_requests: this.options.maxQueuedRequests,
+        drain_rate: signals.drainRate ?? null,
+        estimator_warm: signals.warm,
+        pre_jitter_s: decision.preJitterS ?? null,
+        post_jitter_s: decision.jitteredS ?? null,
+        retry_after_s: decision.retryAfterS ?? null,
+        retry_after_ms: decision.retryAfterMs ?? null,
+        drain_counter: this.estimator.drainCount,
+        backoff_streak: this.streak,
+      },
+    };
+  }
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from "vitest";
+import {
+  applyJitter,
+  DEFAULT_SATURATION_OPTIONS,
+  decideRetryAfter,
+  estimateRetryAfterS,
+  type LoadSignals,
+  type RetryAfterOptions,
+  saturationFactor,
+} from "../../../src/core/retry-after";
+
+const idle: LoadSignals = {
+  queueDepth: 0,
+  drainRate: undefined,
+  warm: false,
+  replicaQueueLengthSum: 0,
+  numReplicas: 2,
+  maxOngoingRequests: 4,
+  backoffStreak: 0,
+};
+const warm = (queueDepth: number, drainRate: number): LoadSignals => ({ ...idle, queueDepth, drainRate, warm: true });
+const opts = (over: Partial<RetryAfterOptions> = {}): RetryAfterOptions => ({
+  retryAfterPolicy: "router_queue_drain_rate",
+  retryAfterS: undefined,
+  jitter: 0.2,
+  saturation: DEFAULT_SATURATION_OPTIONS,
+  ...over,
+});
+const u = (value: number) => () => value;
+
+describe("jitter and rounding (spec vectors, jitter 0.2)", () => {
+  it.each([
+    [0, 8],
+    [0.5, 10],
+    [0.75, 11],
+  ])("computed base 10 at u=%s -> %s", (uValue, expected) => {
+    const d = decideRetryAfter(warm(10, 1), opts({ retryAfterPolicy: "queue_drain_rate" }), u(uValue));
+    expect(d.rung).toBe("computed");
+    expect(d.retryAfterS).toBe(expected);
+  });
+
+  it.each([
+    [5, 0, 4],
+    [5, 0.999999, 6],
+    [7.5, 0.5, 8],
+    [0, 0.3, 0],
+    [120, 0.5, 120],
+  ])("static %s at u=%s -> %s (not clamped)", (value, uValue, expected) => {
+    const d = decideRetryAfter(idle, opts({ retryAfterPolicy: "static", retryAfterS: value }), u(uValue));
+    expect(d.rung).toBe("static_fallback");
+    expect(d.retryAfterS).toBe(expected);
+  });
+
+  it("gives retry-after-ms as whole milliseconds of the jittered value before rounding to seconds", () => {
+    const d = decideRetryAfter(warm(20, 4), opts({ retryAfterPolicy: "queue_drain_rate" }), u(0));
+    expect(d.jitteredS).toBeCloseTo(4, 12);
+    expect(d.retryAfterMs).toBe(4000);
+    const s = decideRetryAfter(idle, opts({ retryAfterPolicy: "static", retryAfterS: 7.5 }), u(0.1));
+    expect(s.retryAfterMs).toBe(6300); // 7.5 * 0.84
+    expect(s.retryAfterS).toBe(7);
+  });
+
+  it("never emits a negative static value and survives a huge one", () => {
+    expect(decideRetryAfter(idle, opts({ retryAfterPolicy: "static", retryAfterS: -3 }), u(0.5)).retryAfterS).toBe(0);
+    const huge = decideRetryAfter(idle, opts({ retryAfterPolicy: "static", retryAfterS: 1.7e308 }), u(0.999));
+    expect(Number.isSafeInteger(huge.retryAfterS)).toBe(true);
+    expect(Number.isSafeInteger(huge.retryAfterMs)).toBe(true);
+    expect(huge.retryAfterS).toBeGreaterThan(1e12);
+  });
+
+  it("applyJitter keeps values non-negative", () => {
+    expect(applyJitter(10, 1.5, 0)).toBe(0);
+  });
+});
+
+describe("computed estimate (saturation factor 1)", () => {
+  const noSat = opts({ retryAfterPolicy: "queue_drain_rate" });
+  it.each([
+    [10, 5, 2],
+    [1, 100, 1],
+    [1000, 1, 60],
+    [20, 4, 5],
+  ])("%s queued at rate %s -> %s s at u=0.5", (depth, rate, expected) => {
+    expect(decideRetryAfter(warm(depth, rate), noSat, u(0.5)).retryAfterS).toBe(expected);
+  });
+
+  it("clamps after jitter too: 1000 at rate 1 with u=0 -> 48, 20 at 4/s with u=0 -> 4", () => {
+    expect(decideRetryAfter(warm(1000, 1), noSat, u(0)).retryAfterS).toBe(48);
+    expect(decideRetryAfter(warm(20, 4), noSat, u(0)).retryAfterS).toBe(4);
+    expect(decideRetryAfter(warm(1, 100), noSat, u(0)).retryAfterS).toBe(1);
+  });
+
+  it("router_queue_drain_rate on an idle fleet with no backoff equals queue_drain_rate", () => {
+    expect(estimateRetryAfterS("router_queue_drain_rate", warm(10, 5), DEFAULT_SATURATION_OPTIONS)).toBe(2);
+  });
+});
+
+describe("saturation factor", () => {
+  it("lies in [1, 1.5] with the default weights", () => {
+    expect(saturationFactor(idle, DEFAULT_SATURATION_OPTIONS)).toBe(1);
+    const full = { ...idle, replicaQueueLengthSum: 100, backoffStreak: 50 };
+    expect(saturationFactor(full, DEFAULT_SATURATION_OPTIONS)).toBe(1.5);
+    const half = { ...idle, replicaQueueLengthSum: 4, backoffStreak: 0 }; // occupancy 4 / (2*4)
+    expect(saturationFactor(half, DEFAULT_SATURATION_OPTIONS)).toBe(1.125);
+    const streak = { ...idle, backoffStreak: 2 }; // 2 / B=5
+    expect(saturationFactor(streak, DEFAULT_SATURATION_OPTIONS)).toBeCloseTo(1.1, 12);
+  });
+
+  it("scales the computed value and turns off with w1 = w2 = 0", () => {
+    const busy = { ...warm(10, 5), replicaQueueLengthSum: 8, backoffStreak: 5 };
+    expect(estimateRetryAfterS("router_queue_drain_rate", busy, DEFAULT_SATURATION_OPTIONS)).toBe(3);
+    expect(
+      estimateRetryAfterS("router_queue_drain_rate", busy, {
+        ...DEFAULT_SATURATION_OPTIONS,
+        occupancyWeight: 0,
+        backoffWeight: 0,
+      }),
+    ).toBe(2);
+    expect(estimateRetryAfterS("queue_drain_rate", busy, DEFAULT_SATURATION_OPTIONS)).toBe(2);
+  });
+});
+
+describe("fallback ladder", () => {
+  it("computed when warm with a finite positive rate", () => {
+    expect(decideRetryAfter(warm(10, 5), opts({ retryAfterS: 7 }), u(0.5)).rung).toBe("computed");
+  });
+
+  it.each([
+    ["cold", { ...warm(10, 5), warm: false }],
+    ["rate 0", warm(10, 0)],
+    ["rate NaN", warm(10, Number.NaN)],
+    ["rate infinite", warm(10, Number.POSITIVE_INFINITY)],
+    ["no rate", { ...idle, warm: true }],
+  ])("falls back to static when %s", (_name, signals) => {
+    const d = decideRetryAfter(signals as LoadSignals, opts({ retryAfterS: 7 }), u(0.5));
+    expect(d).toMatchObject({ rung: "static_fallback", retryAfterS: 7 });
+  });
+
+  it("sends no header when there is no estimate and no static value", () => {
+    expect(decideRetryAfter(idle, opts(), u(0.5))).toMatchObject({ rung: "none", retryAfterS: undefined });
+  });
+
+  it("drops to the next rung when the estimator throws", () => {
+    const d = decideRetryAfter(warm(10, 5), opts({ retryAfterS: 3 }), u(0.5), () => {
+      throw new Error("boom");
+    });
+    expect(d).toMatchObject({ rung: "static_fallback", retryAfterS: 3 });
+  });
+
+  it("the static policy never computes", () => {
+    const d = decideRetryAfter(warm(10, 5), opts({ retryAfterPolicy: "static" }), u(0.5));
+    expect(d.rung).toBe("none");
+  });
+});

@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
+import { DEFAULT_SATURATION_OPTIONS } from "../../../src/core/retry-after";
+import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+
+function setup(over: Partial<RouterOptions> = {}, randomValues: number[] = []) {
+  let now = 0;
+  const options: RouterOptions = {
+    replicas: ["a", "b"],
+    maxOngoingRequests: 1,
+    maxQueuedRequests: 1,
+    queueTimeoutMs: 30_000,
+    leaseTimeoutMs: 600_000,
+    statusCode: 429,
+    retryAfter: {
+      retryAfterPolicy: "router_queue_drain_rate",
+      retryAfterS: 5,
+      jitter: 0.2,
+      saturation: DEFAULT_SATURATION_OPTIONS,
+    },
+    drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
+    ...over,
+  };
+  const core = new RouterCore(options, { now: () => now }, () => randomValues.shift() ?? 0.5);
+  /** Runs rounds the way the Durable Object does, answering probes from `lengths`. */
+  const place = (lengths: Record<string, number | undefined>) => {
+    const plan = core.beginRound();
+    if (!plan) return undefined;
+    for (const r of plan.probe) core.reportProbe(r, lengths[r]);
+    return core.finishRound(plan);
+  };
+  return { core, place, advance: (ms: number) => (now += ms), options };
+}
+
+describe("RouterCore", () => {
+  it("Ray's case: max_ongoing 1, max_queued 1, one replica - the third concurrent request is rejected", () => {
+    const { core, place } = setup({ replicas: ["a"] });
+    expect(core.submit("r1").kind).toBe("queued");
+    expect(place({ a: 0 })).toEqual({ kind: "placed", ticket: "r1", replica: "a" });
+    expect(core.submit("r2").kind).toBe("queued");
+    expect(place({ a: 1 })).toMatchObject({ kind: "backoff", delayMs: 25 });
+    const third = core.submit("r3");
+    expect(third.kind).toBe("rejected");
+    if (third.kind !== "rejected") return;
+    expect(third.rejection.statusCode).toBe(429);
+    expect(third.rejection.decision).toMatchObject({ rung: "static_fallback", retryAfterS: 5 });
+    expect(third.rejection.message).toBe(
+      "Request dropped due to backpressure (num_queued_requests=1, max_queued_requests=1)",
+    );
+    expect(third.rejection.record).toMatchObject({ reason: "queue_full", rung: "static_fallback", queue_depth: 1 });
+    // After the first completes, the queued one is served.
+    core.release("r1");
+    expect(place({ a: 0 })).toEqual({ kind: "placed", ticket: "r2", replica: "a" });
+    expect(core.backoffStreak).toBe(0);
+  });
+
+  it("places in FIFO order", () => {
+    const { core, place } = setup({ replicas: ["a"], maxOngoingRequests: 10, maxQueuedRequests: 10 });
+    for (const t of ["x", "y", "z"]) core.submit(t);
+    const order = [place({ a: 0 }), place({}), place({})].map((o) => (o?.kind === "placed" ? o.ticket : o?.kind));
+    expect(order).toEqual(["x", "y", "z"]);
+  });
+
+  it("sends the request to the replica with the shorter queue", () => {
+    const { core, place } = setup({ maxOngoingRequests: 5, maxQueuedRequests: 5 });
+    core.submit("t");
+    expect(place({ a: 3, b: 1 })).toMatchObject({ replica: "b" });
+  });
+
+  it("computes Retry-After from depth / rate once warm", () => {
+    const { core, place, advance } = setup({ replicas: ["a"], maxOngoingRequests: 1000, maxQueuedRequests: 4 });
+    // Three busy seconds of 4 drains each warm the estimator at 4 drains/s.
+    for (let s = 0; s < 3; s++) {
+      for (let i = 0; i < 4; i++) {
+        core.submit(`w${s}-${i}`);
+        core.submit(`w${s}-${i}b`);
+        place({ a: 0 });
+        advance(250);
+      }
+    }
+    while (core.queueDepth < 4) core.submit(`fill-${core.queueDepth}`);
+    advance(1); // still inside the fourth interval
+    const r = core.submit("late");
+    expect(r.kind).toBe("rejected");
+    if (r.kind !== "rejected") return;
+    const stats = core.stats();
+    expect(stats.estimatorWarm).toBe(true);
+    // depth 4 / rate 4 * saturation (occupancy 12/1000 * 0.25) ~ 1.003 s, jitter at u=0.5 leaves it
+    expect(r.rejection.decision.rung).toBe("computed");
+    expect(r.rejection.decision.preJitterS).toBeCloseTo(
+      (4 / (stats.drainRate as number)) * (1 + 0.25 * (12 / 1000)),
+      9,
+    );
+    expect(r.rejection.decision.retryAfterS).toBe(2);
+    expect(r.rejection.record).toMatchObject({ estimator_warm: true, policy: "router_queue_drain_rate" });
+  });
+
+  it("a cancelled queued request leaves the queue and holds no slot", () => {
+    const { core, place } = setup({ replicas: ["a"], maxQueuedRequests: 3 });
+    core.submit("p");
+    place({ a: 0 });
+    core.submit("q");
+    expect(core.cancel("q")).toBe("dequeued");
+    expect(core.queueDepth).toBe(0);
+    expect(core.cancel("p")).toBe("released");
+    expect(core.stats().activeLeases).toBe(0);
+    expect(core.cancel("p")).toBe("unknown");
+  });
+
+  it("sheds requests past the queue timeout and reclaims leases never released", () => {
+    const { core, place, advance } = setup({ replicas: ["a"], queueTimeoutMs: 1_000, leaseTimeoutMs: 5_000 });
+    core.submit("held");
+    place({ a: 0 });
+    core.submit("waiting");
+    expect(core.nextExpiryMs()).toBe(1_000);
+    advance(1_000);
+    const first = core.expire();
+    expect(first.timedOut.map((t) => [t.ticket, t.rejection.reason])).toEqual([["waiting", "queue_timeout"]]);
+    advance(4_000);
+    expect(core.expire().reclaimed).toEqual(["held"]);
+    expect(core.stats().activeLeases).toBe(0);
+  });
+
+  it("stops choosing a replica whose probe failed and rejects with 503 when all are down", () => {
+    // max_ongoing 1: b is at its cap after t1, so the next round re-probes both replicas.
+    const { core, place } = setup({ maxOngoingRequests: 1, maxQueuedRequests: 4, statusCode: 429 });
+    core.submit("t1");
+    expect(place({ a: undefined, b: 0 })).toMatchObject({ replica: "b" });
+    core.submit("t2");
+    const outcome = place({ a: undefined, b: undefined });
+    expect(outcome).toMatchObject({ kind: "backoff" });
+    if (outcome?.kind !== "backoff") return;
+    expect(outcome.shed.map((s) => [s.ticket, s.rejection.statusCode, s.rejection.decision.rung])).toEqual([
+      ["t2", 503, "static_fallback"],
+    ]);
+    const r = core.submit("t3");
+    expect(r).toMatchObject({ kind: "rejected", rejection: { statusCode: 503, reason: "no_replica_available" } });
+  });
+
+  it("a failed request marks its replica down until a probe succeeds", () => {
+    const { core, place } = setup({ maxOngoingRequests: 4, maxQueuedRequests: 4 });
+    core.submit("t1");
+    place({ a: 0, b: 0 });
+    core.release("t1", true);
+    expect(Object.values(core.stats().replicas).filter((e) => e?.valid === false)).toHaveLength(1);
+  });
+
+  it("records suggested vs observed drain for rejections", () => {
+    const { core, place, advance } = setup({ replicas: ["a"], maxOngoingRequests: 10 });
+    core.submit("a1");
+    core.submit("a2"); // rejected? no: first is still queued, so the second is rejected at depth 1
+    advance(2_000);
+    place({ a: 0 });
+    expect(core.stats().recentObservations).toEqual([
+      { atMs: 0, queueDepth: 1, suggestedS: expect.any(Number), observedS: 2 },
+    ]);
+  });
+});
