@@ -1,0 +1,253 @@
+import { parseArgs } from "node:util";
+import { type EngineOptions, type EngineOptionsInput, engineOptionsSchema } from "./options";
+
+type Kind = "int" | "number" | "string" | "bool";
+interface Flag {
+  flag: string;
+  key: keyof EngineOptionsInput;
+  kind: Kind;
+  help: string;
+}
+
+// SGLang's flag names where the concept is the same; the simulated-GPU flags are ours.
+const FLAGS: Flag[] = [
+  { flag: "host", key: "host", kind: "string", help: "Address to listen on (default 127.0.0.1)." },
+  { flag: "port", key: "port", kind: "int", help: "Port to listen on, 0 for any free port (default 8001)." },
+  {
+    flag: "served-model-name",
+    key: "servedModelName",
+    kind: "string",
+    help: "Model name the API serves and /v1/models lists (default demo-model).",
+  },
+  { flag: "name", key: "name", kind: "string", help: "Replica name reported as served_by (default engine-<port>)." },
+  { flag: "max-total-tokens", key: "maxTotalTokens", kind: "int", help: "KV pool size in tokens (default 32768)." },
+  {
+    flag: "max-running-requests",
+    key: "maxRunningRequests",
+    kind: "int",
+    help: "Most requests decoding at once (default min(max-total-tokens/2, 4096)).",
+  },
+  {
+    flag: "max-prefill-tokens",
+    key: "maxPrefillTokens",
+    kind: "int",
+    help: "Token budget of one prefill batch (default 16384).",
+  },
+  {
+    flag: "chunked-prefill-size",
+    key: "chunkedPrefillSize",
+    kind: "int",
+    help: "Prefill long prompts in chunks of this many tokens; -1 disables (default 8192).",
+  },
+  {
+    flag: "schedule-conservativeness",
+    key: "scheduleConservativeness",
+    kind: "number",
+    help: "Scales the initial new-token ratio (default 1.0).",
+  },
+  {
+    flag: "schedule-policy",
+    key: "schedulePolicy",
+    kind: "string",
+    help: "Waiting-queue order: fcfs, lpm, lof or random (default fcfs).",
+  },
+  { flag: "disable-radix-cache", key: "disableRadixCache", kind: "bool", help: "Turn off the prefix (radix) cache." },
+  { flag: "page-size", key: "pageSize", kind: "int", help: "KV page size in tokens (default 1)." },
+  {
+    flag: "context-length",
+    key: "contextLength",
+    kind: "int",
+    help: "Longest prompt + max_tokens accepted (default max-total-tokens).",
+  },
+  {
+    flag: "log-level",
+    key: "logLevel",
+    kind: "string",
+    help: "debug, info, warning, error or critical (default info).",
+  },
+  {
+    flag: "decode-log-interval",
+    key: "decodeLogInterval",
+    kind: "int",
+    help: "Log a decode batch line every N decode steps (default 40).",
+  },
+  {
+    flag: "random-seed",
+    key: "randomSeed",
+    kind: "int",
+    help: "Seed of the output-length model and random policy (default 0).",
+  },
+  {
+    flag: "speed",
+    key: "speed",
+    kind: "number",
+    help: "Speed factor: step times are divided by it; inf = zero-cost steps (default 1).",
+  },
+  {
+    flag: "prefill-throughput",
+    key: "prefillThroughput",
+    kind: "number",
+    help: "Simulated prefill throughput, tokens/s (default 3900).",
+  },
+  {
+    flag: "prefill-overhead-ms",
+    key: "prefillOverheadMs",
+    kind: "number",
+    help: "Simulated fixed cost of a prefill batch, ms (default 5).",
+  },
+  {
+    flag: "decode-base-ms",
+    key: "decodeBaseMs",
+    kind: "number",
+    help: "Simulated fixed cost of a decode step, ms (default 20).",
+  },
+  {
+    flag: "decode-per-req-ms",
+    key: "decodePerReqMs",
+    kind: "number",
+    help: "Simulated decode cost per running request, ms (default 0.5).",
+  },
+  {
+    flag: "decode-per-ktoken-ms",
+    key: "decodePerKTokenMs",
+    kind: "number",
+    help: "Simulated decode cost per 1000 tokens in the batch, ms (default 0.6).",
+  },
+  {
+    flag: "eos-distribution",
+    key: "eosDistribution",
+    kind: "string",
+    help: "When requests without ignore_eos stop: uniform, exponential or never (default uniform).",
+  },
+  {
+    flag: "eos-min-fraction",
+    key: "eosMinFraction",
+    kind: "number",
+    help: "uniform: earliest EOS as a fraction of max_tokens (default 0.05).",
+  },
+  {
+    flag: "eos-max-fraction",
+    key: "eosMaxFraction",
+    kind: "number",
+    help: "uniform: latest EOS as a fraction of max_tokens (default 0.6).",
+  },
+  {
+    flag: "eos-mean-tokens",
+    key: "eosMeanTokens",
+    kind: "number",
+    help: "exponential: mean output length in tokens (default 128).",
+  },
+  {
+    flag: "max-body-bytes",
+    key: "maxBodyBytes",
+    kind: "int",
+    help: "Largest request body accepted, bytes (default 8388608).",
+  },
+  { flag: "disable-access-log", key: "accessLog", kind: "bool", help: "Do not print one access line per request." },
+];
+
+// SGLang's environment variables for the admission constants.
+const ENV_VARS: { name: string; key: keyof EngineOptionsInput; help: string }[] = [
+  {
+    name: "SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION",
+    key: "clipMaxNewTokensEstimation",
+    help: "clip of max_new_tokens in admission (4096)",
+  },
+  {
+    name: "SGLANG_INIT_NEW_TOKEN_RATIO",
+    key: "initNewTokenRatio",
+    help: "initial new-token ratio before conservativeness (0.7)",
+  },
+  {
+    name: "SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR",
+    key: "minNewTokenRatioFactor",
+    help: "min ratio = init * factor (0.14)",
+  },
+  {
+    name: "SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS",
+    key: "newTokenRatioDecaySteps",
+    help: "decode steps from init to min (600)",
+  },
+  {
+    name: "SGLANG_RETRACT_DECODE_STEPS",
+    key: "retractDecodeSteps",
+    help: "steps of headroom in the post-retraction ratio (20)",
+  },
+];
+
+/** The `--help` text: every flag and environment variable. */
+export function engineHelp(): string {
+  const width = Math.max(...FLAGS.map((f) => f.flag.length + (f.kind === "bool" ? 0 : 8))) + 4;
+  const lines = FLAGS.map((f) => `  ${`--${f.flag}${f.kind === "bool" ? "" : " <value>"}`.padEnd(width)}${f.help}`);
+  const env = ENV_VARS.map((e) => `  ${e.name.padEnd(40)}${e.help}`);
+  return [
+    "Usage: npm run engine -- [flags]",
+    "",
+    "Starts one engine server (simulated GPU) with an OpenAI-compatible API, /load, /metrics and /health.",
+    "",
+    "Flags:",
+    ...lines,
+    `  ${"--help".padEnd(width)}Print this help.`,
+    "",
+    "Environment variables (SGLang's):",
+    ...env,
+  ].join("\n");
+}
+
+/** A flag or environment error with a message meant for the command line. */
+export class CliError extends Error {}
+
+/**
+ * Parses `npm run engine` arguments and SGLang's environment variables into validated options.
+ * Returns `"help"` for `--help`. Throws {@link CliError} with a message naming the flag.
+ *
+ * @example
+ * ```ts
+ * const options = parseEngineArgs(["--port", "8001", "--max-total-tokens", "4096"], process.env);
+ * ```
+ */
+export function parseEngineArgs(argv: string[], env: NodeJS.ProcessEnv = {}): EngineOptions | "help" {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        help: { type: "boolean", short: "h" },
+        ...Object.fromEntries(FLAGS.map((f) => [f.flag, { type: f.kind === "bool" ? "boolean" : "string" }])),
+      } as Parameters<typeof parseArgs>[0] extends infer P ? (P extends { options?: infer O } ? O : never) : never,
+    });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\nRun with --help for the list of flags.`);
+  }
+  if (parsed.values.help) return "help";
+  const input: Record<string, unknown> = {};
+  for (const f of FLAGS) {
+    const raw = parsed.values[f.flag];
+    if (raw === undefined) continue;
+    if (f.kind === "bool") input[f.key] = f.key === "accessLog" ? !raw : raw;
+    else input[f.key] = convert(`--${f.flag}`, f.kind, raw as string);
+  }
+  for (const e of ENV_VARS) {
+    const raw = env[e.name];
+    if (raw !== undefined && raw !== "") input[e.key] = convert(e.name, "number", raw);
+  }
+  const result = engineOptionsSchema.safeParse(input);
+  if (result.success) return result.data;
+  const messages = result.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? "");
+    const source =
+      FLAGS.find((f) => f.key === key)?.flag.replace(/^/, "--") ?? ENV_VARS.find((e) => e.key === key)?.name ?? key;
+    return `${source}: ${issue.message}`;
+  });
+  throw new CliError(messages.join("\n"));
+}
+
+function convert(source: string, kind: Kind, raw: string): unknown {
+  if (kind === "string") return raw;
+  const value = /^\+?inf(inity)?$/i.test(raw.trim()) ? Number.POSITIVE_INFINITY : Number(raw);
+  if (raw.trim() === "" || Number.isNaN(value)) throw new CliError(`${source}: expected a number, got '${raw}'`);
+  if (kind === "int" && !Number.isInteger(value)) throw new CliError(`${source}: expected an integer, got '${raw}'`);
+  return value;
+}

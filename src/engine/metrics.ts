@@ -1,0 +1,62 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+const TTFT_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
+const ITL_BUCKETS = [
+  0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+  0.75, 1, 2.5,
+];
+const E2E_BUCKETS = [0.1, 0.2, 0.4, 0.8, 1, 2, 5, 10, 20, 40, 60, 80, 100, 150, 200, 250, 300, 350, 500, 1000];
+
+/**
+ * The engine's Prometheus metrics under SGLang's names, in a per-server {@link Registry} (several
+ * servers in one process - tests, the simulator - must not share counters). Every series carries
+ * `model_name`, as SGLang's do.
+ *
+ * @example
+ * ```ts
+ * const m = createEngineMetrics("demo-model");
+ * m.numRequestsTotal.inc();
+ * const text = await m.registry.metrics(); // Prometheus text exposition
+ * ```
+ */
+export function createEngineMetrics(modelName: string) {
+  const registry = new Registry();
+  registry.setDefaultLabels({ model_name: modelName });
+  const registers = [registry];
+  const gauge = (name: string, help: string) => new Gauge({ name: `sglang:${name}`, help, registers });
+  const counter = (name: string, help: string) => new Counter({ name: `sglang:${name}`, help, registers });
+  const histogram = (name: string, help: string, buckets: number[]) =>
+    new Histogram({ name: `sglang:${name}`, help, buckets, registers });
+  return {
+    registry,
+    numRunningReqs: gauge("num_running_reqs", "The number of running requests."),
+    numUsedTokens: gauge("num_used_tokens", "The number of used KV slots (running requests and cache)."),
+    tokenUsage: gauge("token_usage", "The token usage: (total - free - evictable) / total."),
+    genThroughput: gauge("gen_throughput", "The generation throughput over the last log interval (token/s)."),
+    numQueueReqs: gauge("num_queue_reqs", "The number of requests in the waiting queue."),
+    cacheHitRate: gauge("cache_hit_rate", "The prefix cache hit rate over the last prefill batch."),
+    maxTotalNumTokens: gauge("max_total_num_tokens", "The KV pool size in tokens."),
+    newTokenRatio: gauge("new_token_ratio", "The current new-token ratio used by admission."),
+    numRetractedReqs: gauge(
+      "num_retracted_reqs",
+      "Requests retracted in the current log interval (zeroed after each interval).",
+    ),
+    numRetractedRequestsTotal: counter("num_retracted_requests_total", "Total retracted requests."),
+    numRetractedInputTokensTotal: counter("num_retracted_input_tokens_total", "Prompt tokens of retracted requests."),
+    numRetractedOutputTokensTotal: counter(
+      "num_retracted_output_tokens_total",
+      "Output tokens held by requests when retracted.",
+    ),
+    promptTokensTotal: counter("prompt_tokens_total", "Prompt tokens of finished requests."),
+    generationTokensTotal: counter("generation_tokens_total", "Generated tokens of finished requests."),
+    numRequestsTotal: counter("num_requests_total", "Requests that finished (any reason)."),
+    numAbortedRequestsTotal: counter("num_aborted_requests_total", "Requests aborted (disconnect or OOM)."),
+    timeToFirstToken: histogram("time_to_first_token_seconds", "Time to first token.", TTFT_BUCKETS),
+    interTokenLatency: histogram("inter_token_latency_seconds", "Time between output tokens.", ITL_BUCKETS),
+    e2eRequestLatency: histogram("e2e_request_latency_seconds", "End-to-end request latency.", E2E_BUCKETS),
+    queueTime: histogram("queue_time_seconds", "Time from arrival to first admission.", E2E_BUCKETS),
+  };
+}
+
+/** The engine's metric set (see {@link createEngineMetrics}). */
+export type EngineMetrics = ReturnType<typeof createEngineMetrics>;

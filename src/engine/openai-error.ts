@@ -1,0 +1,61 @@
+/** The OpenAI error body: `{"error":{"message","type","param","code"}}`. */
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | number | null };
+}
+
+/**
+ * An API error with its HTTP status, rendered as OpenAI's error body. Thrown by request validation and
+ * caught by the app's error handler, so a bad request changes nothing in the engine.
+ *
+ * @example
+ * ```ts
+ * throw new ApiError(400, "max_tokens must be at least 1", { param: "max_tokens" });
+ * ```
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly code: string | number | null;
+
+  constructor(
+    status: number,
+    message: string,
+    options: { type?: string; param?: string | null; code?: string | number | null } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.type = options.type ?? defaultType(status);
+    this.param = options.param ?? null;
+    this.code = options.code ?? null;
+  }
+
+  /** The JSON body for this error. */
+  toBody(): OpenAIErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+/**
+ * Builds an OpenAI error body directly (for the SSE error event and non-thrown paths).
+ *
+ * @example
+ * ```ts
+ * errorBody("Out of memory", "internal_server_error", null, 500);
+ * ```
+ */
+export function errorBody(
+  message: string,
+  type: string,
+  param: string | null = null,
+  code: string | number | null = null,
+): OpenAIErrorBody {
+  return { error: { message, type, param, code } };
+}
+
+function defaultType(status: number): string {
+  if (status === 404) return "not_found_error";
+  if (status === 413) return "invalid_request_error";
+  if (status >= 500) return "internal_server_error";
+  return "invalid_request_error";
+}

@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { LOG_LEVELS } from "./log-line";
+
+const int = () => z.int();
+const positive = () => z.number().positive();
+
+/**
+ * Every engine-server option, validated (the CLI builds one of these from flags and SGLang's environment
+ * variables; {@link startEngineServer} validates what callers pass). Defaults follow SGLang where the
+ * concept is the same; timing and output-length defaults are calibrated to the seed's run.
+ *
+ * @example
+ * ```ts
+ * const options = engineOptionsSchema.parse({ port: 0, maxTotalTokens: 4096, speed: 50 });
+ * ```
+ */
+export const engineOptionsSchema = z
+  .object({
+    host: z.string().min(1).default("127.0.0.1"),
+    port: int().min(0).max(65535).default(8001),
+    servedModelName: z.string().min(1).default("demo-model"),
+    /** Reported as `served_by` in responses and `/health` (defaults to `engine-<port>`). */
+    name: z.string().min(1).optional(),
+    maxTotalTokens: int().min(2).default(32768),
+    /** Defaults to min(maxTotalTokens / 2, 4096), SGLang's rule without a request-pool limit. */
+    maxRunningRequests: int().min(1).optional(),
+    maxPrefillTokens: int().min(1).default(16384),
+    chunkedPrefillSize: int()
+      .refine((v) => v === -1 || v >= 1, "must be -1 (off) or at least 1")
+      .default(8192),
+    scheduleConservativeness: positive().default(1),
+    schedulePolicy: z.enum(["fcfs", "lpm", "lof", "random"]).default("fcfs"),
+    disableRadixCache: z.boolean().default(false),
+    pageSize: int().min(1).default(1),
+    /** The longest prompt + max_tokens a request may ask for (defaults to maxTotalTokens). */
+    contextLength: int().min(2).optional(),
+    logLevel: z.enum(LOG_LEVELS).default("info"),
+    decodeLogInterval: int().min(1).default(40),
+    randomSeed: int().default(0),
+    clipMaxNewTokensEstimation: int().min(1).default(4096),
+    initNewTokenRatio: positive().max(1).default(0.7),
+    minNewTokenRatioFactor: positive().max(1).default(0.14),
+    newTokenRatioDecaySteps: positive().default(600),
+    retractDecodeSteps: int().min(0).default(20),
+    speed: positive().or(z.literal(Number.POSITIVE_INFINITY)).default(1),
+    prefillThroughput: positive().default(3900),
+    prefillOverheadMs: z.number().min(0).default(5),
+    decodeBaseMs: z.number().min(0).default(20),
+    decodePerReqMs: z.number().min(0).default(0.5),
+    decodePerKTokenMs: z.number().min(0).default(0.6),
+    eosDistribution: z.enum(["uniform", "exponential", "never"]).default("uniform"),
+    eosMinFraction: z.number().min(0).max(1).default(0.05),
+    eosMaxFraction: z.number().min(0).max(1).default(0.6),
+    eosMeanTokens: positive().default(128),
+    maxBodyBytes: int()
+      .min(1024)
+      .default(8 * 1024 * 1024),
+    accessLog: z.boolean().default(true),
+  })
+  .strict()
+  .refine((o) => o.eosMinFraction <= o.eosMaxFraction, {
+    message: "eosMinFraction must not exceed eosMaxFraction",
+    path: ["eosMinFraction"],
+  });
+
+/** Options as callers write them (everything optional). */
+export type EngineOptionsInput = z.input<typeof engineOptionsSchema>;
+/** Options after validation and defaults. */
+export type EngineOptions = z.output<typeof engineOptionsSchema>;
