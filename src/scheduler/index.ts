@@ -1,0 +1,52 @@
+/**
+ * Public API of the token-budget scheduler (SGLang's admission, new-token ratio and retraction).
+ *
+ * @example
+ * ```ts
+ * import { Scheduler, formatEventLine } from "../scheduler/index.js";
+ * const scheduler = new Scheduler({ maxTotalTokens: 4096 });
+ * scheduler.submit({ id: "r1", promptTokenIds: [1, 2, 3], maxNewTokens: 8 });
+ * const batch = scheduler.nextBatch(0); // { kind: "prefill", entries: [...], events: [...] }
+ * for (const e of batch.events) console.log(formatEventLine(e));
+ * scheduler.completeBatch({ tokenIds: [42] });
+ * ```
+ */
+export {
+  SchedulerConfigError,
+  SchedulerInputError,
+  type SchedulerInputErrorCode,
+  SchedulerProtocolError,
+} from "./errors.js";
+export {
+  formatAbortLine,
+  formatDecodeBatchLine,
+  formatEventLine,
+  formatPrefillBatchLine,
+  formatRetractionLine,
+  type LineOptions,
+  pythonFixed,
+} from "./log-lines.js";
+export { OUT_OF_MEMORY_ABORT_MESSAGE, Scheduler } from "./scheduler.js";
+export type {
+  AbortEvent,
+  Batch,
+  BatchOutput,
+  DecodeBatch,
+  DecodeBatchEvent,
+  EndedRequest,
+  EndReason,
+  IdleBatch,
+  PrefillBatch,
+  PrefillBatchEvent,
+  PrefillEntry,
+  RequestStatus,
+  RequestView,
+  RetractionEvent,
+  SchedulePolicy,
+  SchedulerCounters,
+  SchedulerEvent,
+  SchedulerOptions,
+  SchedulerState,
+  StepResult,
+  SubmitRequest,
+} from "./types.js";
