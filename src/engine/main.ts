@@ -1,20 +1,30 @@
-import { serve } from "@hono/node-server";
-import { createEngineApp } from "./server";
+/**
+ * `npm run engine -- [flags]`: starts one engine server (see `npm run engine -- --help`).
+ */
+import { CliError, engineHelp, parseEngineArgs } from "./cli";
+import { startEngineServer } from "./index";
 
-/** `npm run engine -- --port 8001`: starts one engine server on 127.0.0.1. */
-function parsePort(argv: string[]): number {
-  const i = argv.indexOf("--port");
-  const port = i >= 0 ? Number(argv[i + 1]) : 8001;
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`--port must be an integer in [0, 65535], got ${argv[i + 1]}`);
-  return port;
+let options: ReturnType<typeof parseEngineArgs>;
+try {
+  options = parseEngineArgs(process.argv.slice(2), process.env);
+} catch (error) {
+  if (!(error instanceof CliError)) throw error;
+  console.error(`engine: ${error.message}`);
+  process.exit(2);
+}
+if (options === "help") {
+  console.log(engineHelp());
+  process.exit(0);
 }
 
-const port = parsePort(process.argv.slice(2));
-const server = serve(
-  { fetch: createEngineApp({ name: `engine-${port}` }).fetch, hostname: "127.0.0.1", port },
-  (info) => {
-    console.log(`engine server listening on http://127.0.0.1:${info.port}`);
-  },
+const server = await startEngineServer(options);
+console.log(
+  `engine server listening on ${server.url} (model ${options.servedModelName}, max-total-tokens ${options.maxTotalTokens}, speed ${options.speed})`,
 );
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.close(() => process.exit(0)));
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    void server.close().then(() => process.exit(0));
+  });

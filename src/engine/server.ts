@@ -1,29 +1,218 @@
+import { getConnInfo } from "@hono/node-server/conninfo";
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { EngineCore, FinishReason, GenerationSink, GenerationUsage } from "./generation";
+import type { Logger } from "./log-line";
+import type { EngineMetrics } from "./metrics";
+import { ApiError, errorBody } from "./openai-error";
+import {
+  chunkBody,
+  completionBody,
+  type Endpoint,
+  type ResponseContext,
+  sseEvent,
+  usageChunkBody,
+} from "./openai-response";
+import { prepareGeneration, type RequestLimits } from "./prepare-generation";
+import { chatRequestSchema, completionRequestSchema, parseBody } from "./request-schema";
+import type { Tokenizer } from "./tokenizer";
+
+/** What the HTTP app needs: the engine core, its limits, metrics and logs. */
+export interface EngineAppDeps {
+  /** The replica's name, reported as `served_by` and by `/health`. */
+  name: string;
+  core: EngineCore;
+  tokenizer: Tokenizer;
+  limits: RequestLimits;
+  metrics: EngineMetrics;
+  logger: Logger;
+  maxBodyBytes: number;
+  accessLog: boolean;
+}
 
 /**
- * The engine server's HTTP app (foundation slice: health and a deterministic echo completion).
- * The engine-server issue replaces the completion with the token-budget scheduler and engine.
+ * The engine server's HTTP app: OpenAI-compatible `POST /v1/completions` and `/v1/chat/completions`
+ * (JSON or SSE), `GET /v1/models`, `/health`, `/load` (the router's probe) and `/metrics`.
+ * Use {@link startEngineServer} to get one listening with its engine loop.
  *
  * @example
  * ```ts
- * import { serve } from "@hono/node-server";
- * serve({ fetch: createEngineApp({ name: "engine-a" }).fetch, hostname: "127.0.0.1", port: 8001 });
+ * const app = createEngineApp(deps);
+ * serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
  * ```
  */
-export function createEngineApp(options: { name: string }): Hono {
+export function createEngineApp(deps: EngineAppDeps): Hono {
   const app = new Hono();
-  app.get("/health", (c) => c.json({ ok: true, name: options.name }));
-  app.post("/v1/chat/completions", async (c) => {
-    const body = (await c.req.json()) as { model?: string; messages?: { content?: string }[] };
-    const last = body.messages?.at(-1)?.content ?? "";
-    return c.json({
-      id: "chatcmpl-slice",
-      object: "chat.completion",
-      created: 0,
-      model: body.model ?? "",
-      served_by: options.name,
-      choices: [{ index: 0, message: { role: "assistant", content: `echo: ${last}` }, finish_reason: "stop" }],
+
+  if (deps.accessLog) {
+    app.use(async function accessLog(c, next) {
+      await next();
+      let peer = "-";
+      try {
+        const info = getConnInfo(c);
+        peer = `${info.remote.address}:${info.remote.port}`;
+      } catch {
+        // app.request() in unit tests has no socket
+      }
+      deps.logger.info(`${peer} - "${c.req.method} ${c.req.path} HTTP/1.1" ${c.res.status}`);
     });
+  }
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(error.toBody(), error.status as ContentfulStatusCode);
+    deps.logger.error(`unhandled error: ${(error as Error).stack ?? String(error)}`);
+    return c.json(errorBody("internal server error", "internal_server_error", null, 500), 500);
   });
+  app.notFound((c) => c.json(errorBody(`no route for ${c.req.method} ${c.req.path}`, "not_found_error"), 404));
+
+  app.get("/health", (c) => c.json({ ok: true, name: deps.name }));
+  app.get("/load", (c) => c.json(deps.core.load()));
+  app.get("/metrics", async (c) => {
+    c.header("content-type", deps.metrics.registry.contentType);
+    return c.body(await deps.metrics.registry.metrics());
+  });
+  app.get("/v1/models", (c) =>
+    c.json({
+      object: "list",
+      data: [
+        {
+          id: deps.limits.servedModelName,
+          object: "model",
+          created: 0,
+          owned_by: "spillway",
+          max_model_len: deps.limits.contextLength,
+        },
+      ],
+    }),
+  );
+
+  const limit = bodyLimit({
+    maxSize: deps.maxBodyBytes,
+    onError: (c) =>
+      c.json(
+        errorBody(`request body exceeds ${deps.maxBodyBytes} bytes`, "invalid_request_error", null, "body_too_large"),
+        413,
+      ),
+  });
+
+  for (const endpoint of ["completion", "chat"] as const) {
+    const path = endpoint === "chat" ? "/v1/chat/completions" : "/v1/completions";
+    app.post(path, limit, async (c) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(await c.req.text());
+      } catch {
+        throw new ApiError(400, "request body is not valid JSON", { code: "invalid_json" });
+      }
+      const generation =
+        endpoint === "chat"
+          ? prepareGeneration({ kind: "chat", body: parseBody(chatRequestSchema, json) }, deps.tokenizer, deps.limits)
+          : prepareGeneration(
+              { kind: "completion", body: parseBody(completionRequestSchema, json) },
+              deps.tokenizer,
+              deps.limits,
+            );
+      const body = json as { stream?: boolean | null; stream_options?: { include_usage?: boolean | null } | null };
+      const ctx: ResponseContext = {
+        endpoint,
+        id: generation.id,
+        created: Math.floor(Date.now() / 1000),
+        model: deps.limits.servedModelName,
+        servedBy: deps.name,
+      };
+      const signal = c.req.raw.signal;
+      if (body.stream)
+        return streamResponse(deps.core, generation, ctx, body.stream_options?.include_usage ?? false, signal);
+      return jsonResponse(deps.core, generation, ctx, signal, endpoint);
+    });
+  }
   return app;
+}
+
+function jsonResponse(
+  core: EngineCore,
+  generation: Parameters<EngineCore["submit"]>[0],
+  ctx: ResponseContext,
+  signal: AbortSignal,
+  _endpoint: Endpoint,
+): Promise<Response> {
+  return new Promise((resolve) => {
+    let text = "";
+    const sink: GenerationSink = {
+      onText: (t) => {
+        text += t;
+      },
+      onFinish: (reason, usage) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(Response.json(completionBody(ctx, text, reason, usage)));
+      },
+      onError: (message) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(Response.json(errorBody(message, "internal_server_error", null, 500), { status: 500 }));
+      },
+    };
+    const abort = core.submit(generation, sink);
+    // The client went away: free the request's slots now rather than generating for nobody.
+    const onAbort = () => abort();
+    if (signal.aborted) abort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function streamResponse(
+  core: EngineCore,
+  generation: Parameters<EngineCore["submit"]>[0],
+  ctx: ResponseContext,
+  includeUsage: boolean,
+  signal: AbortSignal,
+): Response {
+  const encoder = new TextEncoder();
+  let abort: () => void = () => {};
+  let closed = false;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (s: string) => {
+        if (!closed) controller.enqueue(encoder.encode(s));
+      };
+      const end = () => {
+        if (closed) return;
+        send("data: [DONE]\n\n");
+        closed = true;
+        controller.close();
+        signal.removeEventListener("abort", onAbort);
+      };
+      let first = true;
+      const sink: GenerationSink = {
+        onText: (text) => {
+          if (text === "") return;
+          send(sseEvent(chunkBody(ctx, { text, finish: null, role: first && ctx.endpoint === "chat" })));
+          first = false;
+        },
+        onFinish: (reason: FinishReason, usage: GenerationUsage) => {
+          send(sseEvent(chunkBody(ctx, { text: "", finish: reason, role: first && ctx.endpoint === "chat" })));
+          if (includeUsage) send(sseEvent(usageChunkBody(ctx, usage)));
+          end();
+        },
+        onError: (message) => {
+          send(sseEvent(errorBody(message, "internal_server_error", null, 500)));
+          end();
+        },
+      };
+      abort = core.submit(generation, sink);
+      const onAbort = () => {
+        closed = true;
+        abort();
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    },
+    cancel() {
+      closed = true;
+      abort();
+    },
+  });
+  return new Response(stream, {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-request-id": ctx.id },
+  });
 }

@@ -1,0 +1,299 @@
+import {
+  type Batch,
+  type EndedRequest,
+  formatEventLine,
+  type RequestView,
+  Scheduler,
+  type SchedulerCounters,
+  type SchedulerEvent,
+  SchedulerInputError,
+  type SchedulerOptions,
+} from "../scheduler/index";
+import type { Engine } from "./engine";
+import type { EngineCore, GenerationRequest, GenerationSink, GenerationUsage, LoadReport } from "./generation";
+import type { Logger } from "./log-line";
+import type { EngineMetrics } from "./metrics";
+import { ApiError } from "./openai-error";
+import { StopMatcher } from "./stop-matcher";
+import type { Tokenizer } from "./tokenizer";
+
+interface Live {
+  request: GenerationRequest;
+  sink: GenerationSink;
+  stop: StopMatcher;
+  arrivalS: number;
+  admittedS: number | null;
+  lastTokenS: number | null;
+  cachedTokens: number;
+  /** Admission footprint (prompt + clipped max_tokens), for the /load estimate. */
+  footprint: number;
+}
+
+/** The scheduler methods the loop uses (the real {@link Scheduler}, or a test double). */
+export type SchedulerLike = Pick<Scheduler, "submit" | "nextBatch" | "completeBatch" | "abort" | "get" | "state">;
+
+/** Options of {@link createEngineLoop}. */
+export interface EngineLoopOptions {
+  scheduler: SchedulerOptions;
+  /** Builds the scheduler (default `new Scheduler(options)`); tests inject doubles here. */
+  createScheduler?: (options: SchedulerOptions) => SchedulerLike;
+  engine: Engine;
+  tokenizer: Tokenizer;
+  metrics: EngineMetrics;
+  logger: Logger;
+  /** Seconds on a monotonic clock. */
+  now?: () => number;
+  /** Called when the loop goes idle (the pacer restarts from now). */
+  onIdle?: () => void;
+}
+
+/**
+ * The engine loop: drives the {@link Scheduler} step by step (prefill batches, decode steps, retraction,
+ * aborts), runs each batch on the {@link Engine}, streams text to each request's sink, and keeps logs and
+ * metrics. It implements {@link EngineCore} for the HTTP layer.
+ *
+ * `GET /load`'s `accepting` is true when nothing waits, fewer than `maxRunningRequests` run, and the
+ * token budget left by the running requests' forecast (SGLang's admission arithmetic) is larger than the
+ * average footprint (prompt + clipped max_tokens) of the last 32 requests - i.e. a typical new request
+ * would be admitted at the next step instead of queueing.
+ *
+ * @example
+ * ```ts
+ * const core = createEngineLoop({ scheduler: { maxTotalTokens: 4096 }, engine, tokenizer, metrics, logger });
+ * const abort = core.submit(generation, sink);
+ * ```
+ */
+export function createEngineLoop(options: EngineLoopOptions): EngineCore {
+  const now = options.now ?? (() => performance.now() / 1000);
+  const { engine, tokenizer, metrics, logger } = options;
+  const scheduler = (options.createScheduler ?? ((o) => new Scheduler(o)))(options.scheduler);
+  const clip = options.scheduler.clipMaxNewTokens ?? 4096;
+  const maxRunning = options.scheduler.maxRunningRequests ?? Math.floor(options.scheduler.maxTotalTokens / 2);
+  const live = new Map<string, Live>();
+  const recentFootprints: number[] = [];
+  let counters: SchedulerCounters = scheduler.state().counters;
+  let wake: (() => void) | null = null;
+  let closed = false;
+
+  metrics.maxTotalNumTokens.set(scheduler.state().maxTotalTokens);
+
+  const usageOf = (l: Live, outputTokens: number): GenerationUsage => ({
+    promptTokens: l.request.promptTokens.length,
+    completionTokens: outputTokens,
+    cachedTokens: l.cachedTokens,
+  });
+
+  const endLive = (id: string, ended: EndedRequest) => {
+    const l = live.get(id);
+    if (!l) return;
+    live.delete(id);
+    engine.release(id);
+    metrics.e2eRequestLatency.observe(now() - l.arrivalS);
+    if (ended.reason === "abort") {
+      l.sink.onError(ended.message ?? "request aborted", usageOf(l, ended.outputTokenIds.length));
+      return;
+    }
+    const rest = l.stop.flush();
+    if (rest !== "") l.sink.onText(rest);
+    l.sink.onFinish(ended.reason, usageOf(l, ended.outputTokenIds.length));
+  };
+
+  const handleEvents = (events: readonly SchedulerEvent[]) => {
+    for (const e of events) {
+      logger.info(formatEventLine(e));
+      switch (e.type) {
+        case "prefill": {
+          const total = e.newToken + e.cachedToken;
+          metrics.cacheHitRate.set(total > 0 ? e.cachedToken / total : 0);
+          break;
+        }
+        case "decode":
+          metrics.genThroughput.set(e.genThroughput);
+          metrics.numRetractedReqs.set(0);
+          break;
+        case "retraction":
+          metrics.numRetractedReqs.inc(e.retractedIds.length);
+          break;
+        case "abort": {
+          const l = live.get(e.id);
+          if (l) endLive(e.id, { id: e.id, reason: "abort", outputTokenIds: [], message: e.message, status: e.status });
+          break;
+        }
+      }
+    }
+  };
+
+  const syncMetrics = () => {
+    const s = scheduler.state();
+    metrics.numRunningReqs.set(s.running);
+    metrics.numQueueReqs.set(s.waiting);
+    metrics.numUsedTokens.set(s.usedTokens);
+    metrics.tokenUsage.set(s.tokenUsage);
+    metrics.newTokenRatio.set(s.newTokenRatio);
+    const c = s.counters;
+    const inc = (counter: { inc(v: number): void }, a: number, b: number) => {
+      if (a > b) counter.inc(a - b);
+    };
+    inc(metrics.numRequestsTotal, c.requestsTotal, counters.requestsTotal);
+    inc(metrics.numAbortedRequestsTotal, c.abortedRequestsTotal, counters.abortedRequestsTotal);
+    inc(metrics.numRetractedRequestsTotal, c.retractedRequestsTotal, counters.retractedRequestsTotal);
+    inc(metrics.numRetractedInputTokensTotal, c.retractedInputTokensTotal, counters.retractedInputTokensTotal);
+    inc(metrics.numRetractedOutputTokensTotal, c.retractedOutputTokensTotal, counters.retractedOutputTokensTotal);
+    inc(metrics.promptTokensTotal, c.promptTokensTotal, counters.promptTokensTotal);
+    inc(metrics.generationTokensTotal, c.generationTokensTotal, counters.generationTokensTotal);
+    counters = c;
+  };
+
+  /** Text of one new token through the stop matcher; true when a stop string ends the request. */
+  const emitToken = (l: Live, token: number, t: number): boolean => {
+    if (l.lastTokenS === null) metrics.timeToFirstToken.observe(t - l.arrivalS);
+    else metrics.interTokenLatency.observe(t - l.lastTokenS);
+    l.lastTokenS = t;
+    if (token === tokenizer.eosTokenId) return false;
+    const { text, stopped } = l.stop.push(tokenizer.decode([token]));
+    if (text !== "") l.sink.onText(text);
+    return stopped;
+  };
+
+  const runBatch = async (batch: Exclude<Batch, { kind: "idle" }>) => {
+    let items: readonly RequestView[];
+    let tokenIds: number[];
+    const yields: boolean[] = [];
+    if (batch.kind === "prefill") {
+      const t = now();
+      for (const entry of batch.entries) {
+        const l = live.get(entry.request.id);
+        if (l && l.admittedS === null) {
+          l.admittedS = t;
+          l.cachedTokens = entry.cachedTokens;
+          metrics.queueTime.observe(t - l.arrivalS);
+        }
+        yields.push(entry.lastChunk);
+      }
+      items = batch.entries.map((e) => e.request);
+      tokenIds = await engine.prefill(batch);
+    } else {
+      items = batch.requests;
+      for (let i = 0; i < items.length; i++) yields.push(true);
+      tokenIds = await engine.decode(batch);
+    }
+    const t = now();
+    const stopped: string[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const r = items[i] as RequestView;
+      const l = live.get(r.id);
+      // Aborted while the step ran: the scheduler ignores its token, and so do we.
+      if (!l || !yields[i]) continue;
+      const token = tokenIds[i] as number;
+      const stopString = emitToken(l, token, t);
+      if (stopString || (!r.ignoreEos && token === tokenizer.eosTokenId)) stopped.push(r.id);
+    }
+    const { ended } = scheduler.completeBatch({ tokenIds, stopped });
+    for (const e of ended) endLive(e.id, e);
+  };
+
+  const failAll = (message: string) => {
+    for (const [id, l] of live) {
+      live.delete(id);
+      engine.release(id);
+      l.sink.onError(message, usageOf(l, 0));
+    }
+  };
+
+  const loop = async () => {
+    while (!closed) {
+      const batch = scheduler.nextBatch(now());
+      handleEvents(batch.events);
+      // Out-of-memory aborts decided while preparing the step (also announced as abort events).
+      for (const e of batch.ended ?? []) endLive(e.id, e);
+      if (batch.kind === "idle") {
+        syncMetrics();
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = null;
+        options.onIdle?.();
+        continue;
+      }
+      await runBatch(batch);
+      syncMetrics();
+    }
+  };
+
+  const running = loop().catch((error: unknown) => {
+    logger.error(`engine loop stopped: ${(error as Error).stack ?? String(error)}`);
+    closed = true;
+    failAll("engine loop failed");
+  });
+
+  return {
+    submit(request, sink) {
+      if (closed) throw new ApiError(503, "engine server is shutting down", { type: "server_error" });
+      try {
+        scheduler.submit({
+          id: request.id,
+          promptTokenIds: request.promptTokens,
+          maxNewTokens: request.maxTokens,
+          ignoreEos: request.ignoreEos,
+        });
+      } catch (error) {
+        if (error instanceof SchedulerInputError)
+          throw new ApiError(400, error.message, {
+            param: error.code === "prompt_too_long" ? "prompt" : null,
+            code: error.code,
+          });
+        throw error;
+      }
+      const footprint = request.promptTokens.length + Math.min(request.maxTokens, clip);
+      recentFootprints.push(footprint);
+      if (recentFootprints.length > 32) recentFootprints.shift();
+      live.set(request.id, {
+        request,
+        sink,
+        stop: new StopMatcher(request.stop),
+        arrivalS: now(),
+        admittedS: null,
+        lastTokenS: null,
+        cachedTokens: 0,
+        footprint,
+      });
+      wake?.();
+      return () => {
+        if (!live.delete(request.id)) return;
+        engine.release(request.id);
+        const event = scheduler.abort(request.id, now());
+        if (event) logger.info(formatEventLine(event));
+        syncMetrics();
+      };
+    },
+    load(): LoadReport {
+      const s = scheduler.state();
+      let reserved = 0;
+      for (const l of live.values()) {
+        const r = scheduler.get(l.request.id);
+        if (r?.status !== "running") continue;
+        const remaining = Math.min(Math.max(r.maxNewTokens - r.outputTokenIds.length, 0), clip);
+        reserved += remaining * (r.ignoreEos ? 1 : s.newTokenRatio);
+      }
+      const budget = s.freeTokens + s.evictableTokens - reserved;
+      const typical = recentFootprints.length
+        ? recentFootprints.reduce((a, b) => a + b, 0) / recentFootprints.length
+        : 0;
+      return {
+        queueLength: s.running + s.waiting,
+        running: s.running,
+        waiting: s.waiting,
+        accepting: !closed && s.waiting === 0 && s.running < maxRunning && budget > typical,
+        tokenUsage: s.tokenUsage,
+        maxRunningRequests: maxRunning,
+      };
+    },
+    async close() {
+      closed = true;
+      for (const id of [...live.keys()]) scheduler.abort(id, now(), "Server shutting down.", 503);
+      failAll("engine server is shutting down");
+      wake?.();
+      await running;
+    },
+  };
+}

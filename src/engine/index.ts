@@ -1,0 +1,168 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { SchedulerOptions } from "../scheduler/index";
+import { createEngineLoop, type EngineLoopOptions } from "./engine-loop";
+import type { EngineCore } from "./generation";
+import { createLogger } from "./log-line";
+import { createEngineMetrics, type EngineMetrics } from "./metrics";
+import { type EngineOptions, type EngineOptionsInput, engineOptionsSchema } from "./options";
+import type { OutputLengthModel } from "./output-length-model";
+import { createPacer } from "./pacer";
+import { seededRandom } from "./rng";
+import { createEngineApp } from "./server";
+import { createSimulatedEngine } from "./simulated-engine";
+import type { TimingModel } from "./timing-model";
+import { tokenizer } from "./tokenizer";
+
+export type { Engine } from "./engine";
+export type { EngineCore, GenerationRequest, GenerationSink, LoadReport } from "./generation";
+export type { EngineOptions, EngineOptionsInput } from "./options";
+export { engineOptionsSchema } from "./options";
+export { defaultOutputLengthModel, eosAfterTokens, type OutputLengthModel } from "./output-length-model";
+export { createEngineApp } from "./server";
+export { createSimulatedEngine } from "./simulated-engine";
+export { decodeStepSeconds, defaultTimingModel, prefillSeconds, type TimingModel } from "./timing-model";
+
+/** A running engine server (see {@link startEngineServer}). */
+export interface RunningEngineServer {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  port: number;
+  /** The validated options it runs with. */
+  options: EngineOptions;
+  /** Its Prometheus metrics (per-server registry). */
+  metrics: EngineMetrics;
+  /** The engine core (for in-process load probes). */
+  core: EngineCore;
+  /** Stops accepting, ends in-flight requests with an error, and closes the socket. */
+  close(): Promise<void>;
+}
+
+/** Extra hooks for programmatic use (not flags). */
+export interface StartHooks {
+  /** Where log lines go (default stdout). */
+  log?: (line: string) => void;
+  /** Builds the scheduler (default the real one); for tests and experiments. */
+  createScheduler?: EngineLoopOptions["createScheduler"];
+}
+
+/**
+ * Starts one engine server (simulated GPU) and resolves once it listens. Options are validated with
+ * {@link engineOptionsSchema} (throws on bad input); `port: 0` picks a free port.
+ *
+ * @example
+ * ```ts
+ * const server = await startEngineServer({ port: 0, maxTotalTokens: 4096, speed: 100, log: () => {} });
+ * const res = await fetch(`${server.url}/v1/completions`, { method: "POST", body: JSON.stringify({
+ *   model: "demo-model", prompt: "hello", max_tokens: 8 }) });
+ * await server.close();
+ * ```
+ */
+export async function startEngineServer(input: EngineOptionsInput & StartHooks = {}): Promise<RunningEngineServer> {
+  const { log, createScheduler, ...rest } = input;
+  const options = engineOptionsSchema.parse(rest);
+  const logger = createLogger(options.logLevel, log);
+  const metrics = createEngineMetrics(options.servedModelName);
+  const pacer = createPacer();
+  const engine = createSimulatedEngine({
+    timing: timingModelOf(options),
+    outputLength: outputLengthModelOf(options),
+    eosTokenId: tokenizer.eosTokenId,
+    sleep: (s) => pacer.sleep(s),
+  });
+  const core = createEngineLoop({
+    scheduler: schedulerOptionsOf(options),
+    engine,
+    tokenizer,
+    metrics,
+    logger,
+    onIdle: () => pacer.reset(),
+    createScheduler,
+  });
+  const contextLength = options.contextLength ?? options.maxTotalTokens;
+  // The replica name defaults to the bound port, known only after listen: route through a handler
+  // that is filled in once the app exists (nothing can connect before listen resolves anyway).
+  let handler: (request: Request, env: unknown) => Response | Promise<Response> = () =>
+    new Response(null, { status: 503 });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve(
+      { fetch: (request, env) => handler(request, env), hostname: options.host, port: options.port },
+      () => resolve(s),
+    );
+    s.once("error", reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const name = options.name ?? `engine-${port}`;
+  const app = createEngineApp({
+    name,
+    core,
+    tokenizer,
+    limits: {
+      servedModelName: options.servedModelName,
+      maxTotalTokens: options.maxTotalTokens,
+      contextLength,
+      pageSize: options.pageSize,
+    },
+    metrics,
+    logger,
+    maxBodyBytes: options.maxBodyBytes,
+    accessLog: options.accessLog,
+  });
+  handler = (request, env) => app.fetch(request, env);
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    options,
+    metrics,
+    core,
+    async close() {
+      await core.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+    },
+  };
+}
+
+/** The scheduler's options from the engine's (SGLang's flags and environment variables). */
+export function schedulerOptionsOf(o: EngineOptions): SchedulerOptions {
+  return {
+    maxTotalTokens: o.maxTotalTokens,
+    pageSize: o.pageSize,
+    maxRunningRequests: o.maxRunningRequests ?? Math.min(Math.floor(o.maxTotalTokens / 2), 4096),
+    maxPrefillTokens: o.maxPrefillTokens,
+    chunkedPrefillSize: o.chunkedPrefillSize,
+    scheduleConservativeness: o.scheduleConservativeness,
+    schedulePolicy: o.schedulePolicy,
+    disableRadixCache: o.disableRadixCache,
+    clipMaxNewTokens: o.clipMaxNewTokensEstimation,
+    initNewTokenRatio: o.initNewTokenRatio,
+    minNewTokenRatioFactor: o.minNewTokenRatioFactor,
+    newTokenRatioDecaySteps: o.newTokenRatioDecaySteps,
+    retractDecodeSteps: o.retractDecodeSteps,
+    decodeLogInterval: o.decodeLogInterval,
+    random: seededRandom(o.randomSeed),
+  };
+}
+
+/** The simulated GPU's timing model from the engine's options. */
+export function timingModelOf(o: EngineOptions): TimingModel {
+  return {
+    prefillTokensPerS: o.prefillThroughput,
+    prefillOverheadS: o.prefillOverheadMs / 1000,
+    decodeBaseS: o.decodeBaseMs / 1000,
+    decodePerRequestS: o.decodePerReqMs / 1000,
+    decodePerKTokenS: o.decodePerKTokenMs / 1000,
+    speed: o.speed,
+  };
+}
+
+/** The output-length model from the engine's options. */
+export function outputLengthModelOf(o: EngineOptions): OutputLengthModel {
+  if (o.eosDistribution === "exponential")
+    return { kind: "exponential", meanTokens: o.eosMeanTokens, seed: o.randomSeed };
+  if (o.eosDistribution === "never") return { kind: "never", seed: o.randomSeed };
+  return { kind: "uniform", minFraction: o.eosMinFraction, maxFraction: o.eosMaxFraction, seed: o.randomSeed };
+}

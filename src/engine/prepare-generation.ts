@@ -1,0 +1,100 @@
+import { randomUUID } from "node:crypto";
+import { renderChatPrompt } from "./chat-template";
+import type { GenerationRequest } from "./generation";
+import { ApiError } from "./openai-error";
+import type { ChatRequestBody, CompletionRequestBody } from "./request-schema";
+import type { Tokenizer } from "./tokenizer";
+
+/** The limits a request is checked against (from the engine's options). */
+export interface RequestLimits {
+  servedModelName: string;
+  maxTotalTokens: number;
+  /** The longest prompt + max_tokens accepted. */
+  contextLength: number;
+  pageSize: number;
+}
+
+/** Default max_tokens when a request gives none: OpenAI's 16 for completions, SGLang's 128 for chat. */
+export const DEFAULT_MAX_TOKENS = { completion: 16, chat: 128 } as const;
+
+/**
+ * Turns a validated completions or chat body into a {@link GenerationRequest}: checks the model,
+ * tokenizes (chat through {@link renderChatPrompt}), and rejects what the pool could never serve.
+ *
+ * A request is accepted only if `pages(prompt) + max_tokens < maxTotalTokens` and
+ * `prompt + max_tokens <= contextLength`: admission needs strictly less than the whole pool, and an
+ * ignore_eos request that cannot finish inside the pool would end in an out-of-memory abort.
+ *
+ * @example
+ * ```ts
+ * const gen = prepareGeneration({ kind: "completion", body }, tokenizer, limits);
+ * ```
+ */
+export function prepareGeneration(
+  input: { kind: "completion"; body: CompletionRequestBody } | { kind: "chat"; body: ChatRequestBody },
+  tokenizer: Tokenizer,
+  limits: RequestLimits,
+): GenerationRequest {
+  const { body } = input;
+  if (body.model !== limits.servedModelName)
+    throw new ApiError(
+      404,
+      `The model '${body.model}' does not exist; this server serves '${limits.servedModelName}'.`,
+      {
+        param: "model",
+        code: "model_not_found",
+      },
+    );
+  let promptTokens: number[];
+  let promptParam: string;
+  let maxTokens: number;
+  if (input.kind === "completion") {
+    promptParam = "prompt";
+    const prompt = input.body.prompt;
+    const single =
+      Array.isArray(prompt) && (typeof prompt[0] === "string" || Array.isArray(prompt[0])) ? prompt[0] : prompt;
+    if (typeof single === "string") promptTokens = tokenizer.encode(single);
+    else {
+      promptTokens = single as number[];
+      const bad = promptTokens.find((id) => id < 0 || id >= tokenizer.vocabSize);
+      if (bad !== undefined)
+        throw new ApiError(400, `prompt: token id ${bad} is outside the vocabulary [0, ${tokenizer.vocabSize})`, {
+          param: "prompt",
+          code: "invalid_value",
+        });
+    }
+    maxTokens = input.body.max_tokens ?? DEFAULT_MAX_TOKENS.completion;
+  } else {
+    promptParam = "messages";
+    promptTokens = tokenizer.encode(renderChatPrompt(input.body.messages));
+    maxTokens = input.body.max_completion_tokens ?? input.body.max_tokens ?? DEFAULT_MAX_TOKENS.chat;
+  }
+  if (promptTokens.length === 0)
+    throw new ApiError(400, `${promptParam}: the prompt is empty`, { param: promptParam, code: "invalid_value" });
+  const promptPages = Math.ceil(promptTokens.length / limits.pageSize) * limits.pageSize;
+  const limit = Math.min(limits.contextLength, limits.maxTotalTokens - 1);
+  if (promptPages >= limit)
+    throw new ApiError(
+      400,
+      `${promptParam}: the prompt has ${promptTokens.length} tokens; this server holds at most ${limit - 1} prompt tokens plus max_tokens (max-total-tokens ${limits.maxTotalTokens}, context length ${limits.contextLength})`,
+      { param: promptParam, code: "context_length_exceeded" },
+    );
+  if (promptPages + maxTokens > limit)
+    throw new ApiError(
+      400,
+      `max_tokens: ${maxTokens} plus the prompt's ${promptTokens.length} tokens exceeds the ${limit} tokens this server can hold for one request; ask for at most ${limit - promptPages}`,
+      {
+        param:
+          input.kind === "chat" && input.body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
+        code: "context_length_exceeded",
+      },
+    );
+  const stop = body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop;
+  return {
+    id: `${input.kind === "chat" ? "chatcmpl" : "cmpl"}-${randomUUID().replaceAll("-", "")}`,
+    promptTokens,
+    maxTokens,
+    ignoreEos: body.ignore_eos ?? false,
+    stop,
+  };
+}

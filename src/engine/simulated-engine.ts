@@ -1,0 +1,66 @@
+import type { RequestView } from "../scheduler/index";
+import type { Engine } from "./engine";
+import { eosAfterTokens, type OutputLengthModel } from "./output-length-model";
+import { createTextGenerator, type TextGenerator } from "./text-generator";
+import { decodeStepSeconds, prefillSeconds, type TimingModel } from "./timing-model";
+
+/**
+ * A simulated GPU: step times from a {@link TimingModel}, deterministic text from a
+ * {@link TextGenerator}, and EOS positions from an {@link OutputLengthModel}. Time passes only through
+ * the injected `sleep`, so the server's loop sleeps for real and a virtual-time simulator does not.
+ *
+ * A request's EOS position is drawn when the engine first sees it, from the count of requests seen so
+ * far: a seeded run with the same arrival order replays exactly.
+ *
+ * @example
+ * ```ts
+ * const engine = createSimulatedEngine({ timing: defaultTimingModel, outputLength: defaultOutputLengthModel,
+ *   eosTokenId: tokenizer.eosTokenId, sleep: (s) => new Promise((r) => setTimeout(r, s * 1000)) });
+ * ```
+ */
+export function createSimulatedEngine(options: {
+  timing: TimingModel;
+  outputLength: OutputLengthModel;
+  eosTokenId: number;
+  /** Waits `seconds` of (real or virtual) time. */
+  sleep: (seconds: number) => Promise<void>;
+  text?: TextGenerator;
+}): Engine {
+  const text = options.text ?? createTextGenerator();
+  const requests = new Map<string, { seed: number; eosAfter: number | null }>();
+  let seen = 0;
+
+  const nextToken = (r: RequestView): number => {
+    let state = requests.get(r.id);
+    if (!state) {
+      state = {
+        seed: text.seedFor(r.promptTokenIds),
+        eosAfter: r.ignoreEos
+          ? null
+          : eosAfterTokens(options.outputLength, { requestSeq: seen, maxTokens: r.maxNewTokens }),
+      };
+      seen += 1;
+      requests.set(r.id, state);
+    }
+    const position = r.outputTokenIds.length;
+    if (state.eosAfter !== null && position + 1 === state.eosAfter) return options.eosTokenId;
+    return text.tokenAt(state.seed, position);
+  };
+
+  return {
+    async prefill(batch) {
+      const extendTokens = batch.entries.reduce((s, e) => s + e.extendTokens, 0);
+      await options.sleep(prefillSeconds(options.timing, { extendTokens }));
+      return batch.entries.map((e) => (e.lastChunk ? nextToken(e.request) : -1));
+    },
+    async decode(batch) {
+      let tokensInBatch = 0;
+      for (const r of batch.requests) tokensInBatch += r.promptTokenIds.length + r.outputTokenIds.length;
+      await options.sleep(decodeStepSeconds(options.timing, { batchSize: batch.requests.length, tokensInBatch }));
+      return batch.requests.map(nextToken);
+    },
+    release(id) {
+      requests.delete(id);
+    },
+  };
+}
