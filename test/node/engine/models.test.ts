@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { CliError, engineHelp, parseEngineArgs } from "../../../src/engine/cli";
+import { eosAfterTokens } from "../../../src/engine/output-length-model";
+import { StopMatcher } from "../../../src/engine/stop-matcher";
+import { decodeStepSeconds, defaultTimingModel, prefillSeconds } from "../../../src/engine/timing-model";
+
+describe("timing model", () => {
+  it("is calibrated to the seed: ~24 ms per decode step at batch 5, ~3,900 prefill tok/s", () => {
+    expect(decodeStepSeconds(defaultTimingModel, { batchSize: 5, tokensInBatch: 2560 })).toBeCloseTo(0.024, 3);
+    expect(1280 / prefillSeconds(defaultTimingModel, { extendTokens: 1280 })).toBeGreaterThan(3700);
+  });
+  it("grows with batch size and tokens, divides by speed, and is free at speed inf", () => {
+    const t = defaultTimingModel;
+    expect(decodeStepSeconds(t, { batchSize: 10, tokensInBatch: 2560 })).toBeGreaterThan(
+      decodeStepSeconds(t, { batchSize: 5, tokensInBatch: 2560 }),
+    );
+    expect(decodeStepSeconds(t, { batchSize: 5, tokensInBatch: 9000 })).toBeGreaterThan(
+      decodeStepSeconds(t, { batchSize: 5, tokensInBatch: 2560 }),
+    );
+    expect(decodeStepSeconds({ ...t, speed: 10 }, { batchSize: 5, tokensInBatch: 2560 })).toBeCloseTo(0.0024, 4);
+    expect(decodeStepSeconds({ ...t, speed: Number.POSITIVE_INFINITY }, { batchSize: 5, tokensInBatch: 2560 })).toBe(0);
+    expect(prefillSeconds({ ...t, speed: Number.POSITIVE_INFINITY }, { extendTokens: 100 })).toBe(0);
+  });
+});
+
+describe("output-length model", () => {
+  it("is seeded and stays within its range", () => {
+    const m = { kind: "uniform" as const, minFraction: 0.1, maxFraction: 0.5, seed: 7 };
+    const draws = Array.from({ length: 200 }, (_, i) => eosAfterTokens(m, { requestSeq: i, maxTokens: 100 }));
+    expect(draws).toEqual(Array.from({ length: 200 }, (_, i) => eosAfterTokens(m, { requestSeq: i, maxTokens: 100 })));
+    for (const d of draws) {
+      expect(d).not.toBeNull();
+      expect(d as number).toBeGreaterThanOrEqual(10);
+      expect(d as number).toBeLessThanOrEqual(50);
+    }
+    expect(new Set(draws).size).toBeGreaterThan(20);
+    expect(eosAfterTokens({ kind: "never", seed: 1 }, { requestSeq: 0, maxTokens: 10 })).toBeNull();
+    expect(eosAfterTokens({ ...m, minFraction: 1, maxFraction: 1 }, { requestSeq: 0, maxTokens: 10 })).toBeNull();
+  });
+});
+
+describe("stop matcher", () => {
+  it("holds back a possible stop prefix and cuts at the stop", () => {
+    const m = new StopMatcher(["\n\n"]);
+    expect(m.push("hello\n")).toEqual({ text: "hello", stopped: false });
+    expect(m.push("\nworld")).toEqual({ text: "", stopped: true });
+    const n = new StopMatcher(["END"]);
+    expect(n.push("abcE")).toEqual({ text: "abc", stopped: false });
+    expect(n.push("x")).toEqual({ text: "Ex", stopped: false });
+    expect(n.push("yEN")).toEqual({ text: "y", stopped: false });
+    expect(n.flush()).toBe("EN");
+  });
+});
+
+describe("engine CLI", () => {
+  it("parses SGLang's flags and environment variables", () => {
+    const o = parseEngineArgs(
+      [
+        "--port",
+        "0",
+        "--max-total-tokens",
+        "4096",
+        "--disable-radix-cache",
+        "--speed",
+        "inf",
+        "--schedule-policy",
+        "lpm",
+      ],
+      {
+        SGLANG_INIT_NEW_TOKEN_RATIO: "0.5",
+        SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION: "1024",
+      },
+    );
+    expect(o).toMatchObject({
+      port: 0,
+      maxTotalTokens: 4096,
+      disableRadixCache: true,
+      speed: Number.POSITIVE_INFINITY,
+      schedulePolicy: "lpm",
+      initNewTokenRatio: 0.5,
+      clipMaxNewTokensEstimation: 1024,
+      decodeLogInterval: 40,
+    });
+    expect(parseEngineArgs(["--help"])).toBe("help");
+  });
+  it("rejects bad flags with messages naming them", () => {
+    expect(() => parseEngineArgs(["--max-total-tokens", "lots"])).toThrow(/--max-total-tokens: expected a number/);
+    expect(() => parseEngineArgs(["--max-total-tokens", "0"])).toThrow(/--max-total-tokens/);
+    expect(() => parseEngineArgs(["--page-size", "1.5"])).toThrow(/--page-size: expected an integer/);
+    expect(() => parseEngineArgs(["--schedule-policy", "lifo"])).toThrow(/--schedule-policy/);
+    expect(() => parseEngineArgs(["--bogus"])).toThrow(CliError);
+    expect(() => parseEngineArgs([], { SGLANG_INIT_NEW_TOKEN_RATIO: "x" })).toThrow(/SGLANG_INIT_NEW_TOKEN_RATIO/);
+  });
+  it("documents every flag in --help", () => {
+    const help = engineHelp();
+    for (const flag of [
+      "--host",
+      "--port",
+      "--max-total-tokens",
+      "--max-running-requests",
+      "--max-prefill-tokens",
+      "--chunked-prefill-size",
+      "--schedule-conservativeness",
+      "--schedule-policy",
+      "--disable-radix-cache",
+      "--page-size",
+      "--log-level",
+      "--decode-log-interval",
+      "--served-model-name",
+      "--speed",
+      "SGLANG_RETRACT_DECODE_STEPS",
+    ])
+      expect(help).toContain(flag);
+  });
+});
