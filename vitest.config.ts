@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { edgeTestConfig, TEST_ADMIN_TOKEN } from "./test/support/edge-test-config.ts";
 
 // Keep miniflare offline and quiet inside the Workers pool (see README, "Development").
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
@@ -25,9 +26,8 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
-                SPILLWAY_CONFIG: JSON.stringify({
-                  deployments: { "demo-model": { replicas: [inject("engineUrlA"), inject("engineUrlB")] } },
-                }),
+                SPILLWAY_CONFIG: JSON.stringify(edgeTestConfig(inject("fakeEngineUrl"))),
+                SPILLWAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
               },
             },
           })),

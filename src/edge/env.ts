@@ -15,6 +15,8 @@ export interface Env {
   SPILLWAY_CONFIG: string;
   /** One router Durable Object per deployment (or per deployment shard). */
   DEPLOYMENT_ROUTER: DurableObjectNamespace<DeploymentRouter>;
+  /** Bearer token of the stats and admin routes (a wrangler secret, or `.dev.vars` locally). Unset: closed. */
+  SPILLWAY_ADMIN_TOKEN?: string;
 }
 
 declare global {

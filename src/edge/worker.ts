@@ -1,16 +1,21 @@
 import { Hono } from "hono";
+import { bearerAuth } from "./admin-auth";
+import { configFromEnv } from "./config";
 import { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
+import { type SpillwayVariables, spillway } from "./middleware";
+import { openAIError } from "./openai-error";
+import { routerName, type ShardStats } from "./router-protocol";
 
 export { DeploymentRouter };
 
-interface SliceConfig {
-  deployments: Record<string, { replicas: string[] }>;
-}
-
 /**
- * The ready Worker: maps a request to its deployment by the body's `model`, asks that deployment's
- * router for a replica, and forwards the request to it.
+ * The ready Worker: spillway in front of the deployments configured in `SPILLWAY_CONFIG`.
+ *
+ * - `POST /v1/chat/completions`, `POST /v1/completions`: admitted and forwarded, or shed with Retry-After.
+ * - `GET /v1/models`: the configured deployments, in OpenAI's list format.
+ * - `GET /spillway/stats/:deployment`: router state per shard (bearer `SPILLWAY_ADMIN_TOKEN`).
+ * - `GET /health`: liveness, and whether the configuration is valid.
  *
  * @example
  * ```sh
@@ -18,24 +23,56 @@ interface SliceConfig {
  *   -d '{"model":"demo-model","messages":[{"role":"user","content":"hi"}]}'
  * ```
  */
-const app = new Hono<{ Bindings: Env }>();
+type WorkerEnv = { Bindings: Env; Variables: SpillwayVariables };
+const app = new Hono<WorkerEnv>();
 
-app.get("/health", (c) => c.json({ ok: true }));
+app.get("/health", (c) => {
+  configFromEnv(c.env.SPILLWAY_CONFIG);
+  return c.json({ ok: true });
+});
 
-app.post("/v1/*", async (c) => {
-  const config = JSON.parse(c.env.SPILLWAY_CONFIG) as SliceConfig;
-  const body = await c.req.text();
-  const model = (JSON.parse(body) as { model?: string }).model ?? "";
-  const deployment = config.deployments[model];
-  if (!deployment)
-    return c.json(
-      { error: { message: `unknown model ${model}`, type: "invalid_request_error", code: "model_not_found" } },
-      404,
-    );
-  const router = c.env.DEPLOYMENT_ROUTER.getByName(model);
-  const { replica } = await router.acquire(deployment.replicas);
-  const url = new URL(c.req.path, replica);
-  return fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+app.get("/v1/models", (c) => {
+  const config = configFromEnv(c.env.SPILLWAY_CONFIG);
+  return c.json({
+    object: "list",
+    data: Object.keys(config.deployments).map((id) => ({ id, object: "model", created: 0, owned_by: "spillway" })),
+  });
+});
+
+app.post("/v1/chat/completions", spillway());
+app.post("/v1/completions", spillway());
+
+app.use(
+  "/spillway/*",
+  bearerAuth<WorkerEnv>((c) => c.env.SPILLWAY_ADMIN_TOKEN),
+);
+app.get("/spillway/stats/:deployment", async (c) => {
+  const config = configFromEnv(c.env.SPILLWAY_CONFIG);
+  const name = c.req.param("deployment");
+  const deployment = Object.hasOwn(config.deployments, name) ? config.deployments[name] : undefined;
+  if (!deployment) return openAIError(404, "unknown deployment", "invalid_request_error", "not_found");
+  const shards: ShardStats[] = await Promise.all(
+    Array.from({ length: deployment.routerShards }, (_, shard) =>
+      c.env.DEPLOYMENT_ROUTER.getByName(routerName(name, shard)).stats(name, shard),
+    ),
+  );
+  // JSON has no Infinity: the histogram's last bucket is "+Inf", as in Prometheus.
+  return c.json({
+    deployment: name,
+    shards: shards.map((s) => ({
+      ...s,
+      suggestedDelayBuckets: s.suggestedDelayBuckets.map((b) => ({ ...b, le: Number.isFinite(b.le) ? b.le : "+Inf" })),
+    })),
+  });
+});
+
+app.notFound((c) =>
+  openAIError(404, `no route for ${c.req.method} ${c.req.path}`, "invalid_request_error", "not_found"),
+);
+
+app.onError((error, c) => {
+  console.error(JSON.stringify({ event: "spillway.error", path: c.req.path, message: error.message }));
+  return openAIError(500, "internal error in the edge", "server_error", "internal_error");
 });
 
 export default app;

@@ -1,12 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { startFakeEngine } from "./fake-engine";
 
-declare module "vitest" {
-  export interface ProvidedContext {
-    fakeEngineUrl: string;
-  }
-}
-
 /** Starts the fake engine (many virtual replicas) on 127.0.0.1 for the workerd tests; stops it after. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const fake = await startFakeEngine();

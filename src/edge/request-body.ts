@@ -1,0 +1,104 @@
+import { z } from "zod";
+
+/** The fields the edge reads; everything else passes through to the engine untouched. */
+const baseSchema = z.looseObject({
+  model: z.string({ error: "`model` must be a string" }).min(1, "`model` must not be empty"),
+  stream: z.boolean({ error: "`stream` must be a boolean" }).optional(),
+  max_tokens: z.int({ error: "`max_tokens` must be an integer" }).min(0).optional(),
+  max_completion_tokens: z.int({ error: "`max_completion_tokens` must be an integer" }).min(0).optional(),
+});
+
+const chatSchema = baseSchema.extend({
+  messages: z
+    .array(z.looseObject({ role: z.string({ error: "each message needs a string `role`" }) }), {
+      error: "`messages` must be an array",
+    })
+    .min(1, "`messages` must not be empty"),
+});
+
+const completionSchema = baseSchema.extend({
+  prompt: z.union([z.string(), z.array(z.union([z.string(), z.number(), z.array(z.number())]))], {
+    error: "`prompt` must be a string or an array",
+  }),
+});
+
+/** A refused body: the status and message for an OpenAI-style error. */
+export interface BodyProblem {
+  status: 400 | 413;
+  message: string;
+  param: string | null;
+}
+
+/** A body that passed the edge's checks: its text (forwarded as is) and its model. */
+export interface AcceptedBody {
+  text: string;
+  model: string;
+}
+
+/**
+ * Reads and checks an OpenAI request body well enough to refuse malformed ones before they take a queue
+ * place. Returns the raw text so the engine receives exactly what the client sent.
+ *
+ * @example
+ * ```ts
+ * const body = await readRequestBody(c.req.raw, "/v1/chat/completions", 1 << 20);
+ * if ("status" in body) return openAIError(body.status, body.message, "invalid_request_error", null);
+ * ```
+ */
+export async function readRequestBody(
+  request: Request,
+  path: string,
+  maxBytes: number,
+): Promise<AcceptedBody | BodyProblem> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) return { status: 413, message: `request body exceeds ${maxBytes} bytes`, param: null };
+  const bytes = await readLimited(request.body, maxBytes);
+  if (bytes === undefined) return { status: 413, message: `request body exceeds ${maxBytes} bytes`, param: null };
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    parsed = JSON.parse(text);
+  } catch {
+    return { status: 400, message: "request body is not valid JSON", param: null };
+  }
+  const schema = path.endsWith("/chat/completions")
+    ? chatSchema
+    : path.endsWith("/completions")
+      ? completionSchema
+      : baseSchema;
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return { status: 400, message: "request body must be a JSON object", param: null };
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return { status: 400, message: issue?.message ?? "invalid request body", param: issue?.path.join(".") || null };
+  }
+  return { text, model: result.data.model };
+}
+
+/** Reads at most `maxBytes` from a body; `undefined` if it is larger. */
+async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | undefined> {
+  if (!body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

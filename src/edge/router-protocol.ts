@@ -1,0 +1,33 @@
+import type { RejectionReason, RouterStats } from "../core/router-core";
+
+/** The router's answer to `acquire`: a replica slot (a lease), or a refusal with its Retry-After. */
+export type AcquireResult =
+  | { kind: "admitted"; replica: string }
+  | {
+      kind: "rejected";
+      status: number;
+      reason: RejectionReason | "cancelled";
+      message: string;
+      /** `Retry-After` header value (whole seconds), absent on the ladder's "none" rung. */
+      retryAfterS?: number;
+      /** `retry-after-ms` header value. */
+      retryAfterMs?: number;
+    };
+
+/** A router's stats, named by deployment and shard. */
+export interface ShardStats extends RouterStats {
+  deployment: string;
+  shard: number;
+}
+
+/**
+ * The Durable Object name of one router: a deployment's shard.
+ *
+ * @example
+ * ```ts
+ * routerName("llama", 0); // "llama#0"
+ * ```
+ */
+export function routerName(deployment: string, shard: number): string {
+  return `${deployment}#${shard}`;
+}

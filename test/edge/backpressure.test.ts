@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { chat, releaseHold, replicaState, stats0, waitFor } from "./helpers";
+
+describe("backpressure (Ray Serve's cases)", () => {
+  it("max_ongoing 1, max_queued 1: the third concurrent request gets 429 (default, no header when cold)", async () => {
+    const first = chat("ray-default", "hold:1");
+    await waitFor(async () => (await replicaState("ray-default")).inflight === 1, "first request at the engine");
+    const second = chat("ray-default", "hold:2");
+    await waitFor(async () => (await stats0("ray-default")).queueDepth === 1, "second request queued");
+    const third = await chat("ray-default", "third");
+    expect(third.status).toBe(429);
+    expect(third.headers.get("retry-after")).toBeNull();
+    const body = (await third.json()) as { error: { message: string; code: string } };
+    expect(body.error.message).toBe(
+      "Request dropped due to backpressure (num_queued_requests=1, max_queued_requests=1)",
+    );
+    expect(body.error.code).toBe("rate_limit_exceeded");
+    // After the first completes, the queued one is served.
+    await releaseHold("ray-default", "1");
+    expect((await first).status).toBe(200);
+    await releaseHold("ray-default", "2");
+    expect((await second).status).toBe(200);
+    expect((await replicaState("ray-default")).served).toEqual(["hold:1", "hold:2"]);
+    await waitFor(async () => (await stats0("ray-default")).activeLeases === 0, "leases released");
+  });
+
+  it("configured 503 with a static Retry-After: header jittered around 5 s, retry-after-ms beside it", async () => {
+    const first = chat("ray-503-static", "hold:1");
+    await waitFor(async () => (await replicaState("ray-503-static")).inflight === 1, "first at the engine");
+    const second = chat("ray-503-static", "hold:2");
+    await waitFor(async () => (await stats0("ray-503-static")).queueDepth === 1, "second queued");
+    const third = await chat("ray-503-static", "third");
+    expect(third.status).toBe(503);
+    const seconds = Number(third.headers.get("retry-after"));
+    const ms = Number(third.headers.get("retry-after-ms"));
+    expect(seconds).toBeGreaterThanOrEqual(4);
+    expect(seconds).toBeLessThanOrEqual(6);
+    expect(ms).toBeGreaterThanOrEqual(4000);
+    expect(ms).toBeLessThanOrEqual(6000);
+    expect(Math.ceil(ms / 1000)).toBe(seconds);
+    expect(((await third.json()) as { error: { type: string } }).error.type).toBe("server_error");
+    await releaseHold("ray-503-static", "1");
+    await releaseHold("ray-503-static", "2");
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    const s = await stats0("ray-503-static");
+    expect(s.rejections.static_fallback).toBe(1);
+  });
+
+  it("serves queued requests in FIFO order", async () => {
+    const head = chat("fifo", "hold:head");
+    await waitFor(async () => (await replicaState("fifo")).inflight === 1, "head at the engine");
+    const queued: Promise<Response>[] = [];
+    for (const name of ["q1", "q2", "q3", "q4"]) {
+      queued.push(chat("fifo", name));
+      const depth = queued.length;
+      await waitFor(async () => (await stats0("fifo")).queueDepth === depth, `${name} queued`);
+    }
+    await releaseHold("fifo", "head");
+    const statuses = await Promise.all([head, ...queued].map(async (r) => (await r).status));
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect((await replicaState("fifo")).served).toEqual(["hold:head", "q1", "q2", "q3", "q4"]);
+  });
+
+  it("computes Retry-After from queue depth and drain rate once the estimator is warm", async () => {
+    // 30 requests of 40 ms through one slot drain at about 25/s; the estimator (0.2 s intervals) warms in 0.6 s.
+    const load = Array.from({ length: 30 }, () => chat("computed", "sleep:40"));
+    await waitFor(async () => {
+      const s = await stats0("computed");
+      return s.estimatorWarm && s.queueDepth > 0;
+    }, "a warm estimator while requests wait");
+    const overflow = await Promise.all(Array.from({ length: 40 }, () => chat("computed", "overflow")));
+    const rejected = overflow.find((res) => res.status === 429);
+    expect(rejected).toBeDefined();
+    const s = await stats0("computed");
+    expect(s.rejections.computed).toBeGreaterThanOrEqual(1);
+    const seconds = Number(rejected?.headers.get("retry-after"));
+    const ms = Number(rejected?.headers.get("retry-after-ms"));
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(60);
+    expect(Math.ceil(ms / 1000)).toBe(seconds);
+    // depth 30 at roughly 25 drains/s (x saturation <= 1.5, jitter +-20%): well under the static 7 s.
+    expect(ms).toBeLessThan(7000 * 0.8);
+    await Promise.all([...load, ...overflow.map((r) => r.arrayBuffer())]);
+    await waitFor(async () => (await stats0("computed")).queueDepth === 0, "queue drained");
+  });
+});

@@ -1,0 +1,156 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A Node test server speaking the engine server's API (`/load`, `/v1/chat/completions`, `/v1/completions`)
+ * with behaviour the edge tests control. It hosts many virtual replicas by path prefix
+ * (`http://127.0.0.1:PORT/r/<id>`), each with its own state, so test files never share a replica.
+ *
+ * The last message's content (or the prompt) says what to do:
+ * - `hold:K` answer only after `POST /r/<id>/__release/K`;
+ * - `sleep:MS` answer after MS milliseconds;
+ * - with `stream: true`, `stream:N` sends N SSE chunks then `[DONE]`; `streamhold:K` sends one chunk, waits
+ *   for release K, then finishes;
+ * - anything else: answer at once.
+ * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__up`, `GET __state`.
+ */
+interface ReplicaState {
+  inflight: number;
+  served: string[];
+  disconnected: number;
+  down: boolean;
+  probes: number;
+  holds: Map<string, () => void>;
+  released: Set<string>;
+}
+
+const replicas = new Map<string, ReplicaState>();
+
+function stateOf(id: string): ReplicaState {
+  let state = replicas.get(id);
+  if (!state) {
+    state = { inflight: 0, served: [], disconnected: 0, down: false, probes: 0, holds: new Map(), released: new Set() };
+    replicas.set(id, state);
+  }
+  return state;
+}
+
+function waitRelease(state: ReplicaState, key: string): Promise<void> {
+  if (state.released.has(key)) return Promise.resolve();
+  return new Promise((resolve) => state.holds.set(key, resolve));
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString() || "{}") as Record<string, unknown>;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+function commandOf(body: Record<string, unknown>): string {
+  const messages = body.messages as { content?: string }[] | undefined;
+  return String(messages?.at(-1)?.content ?? body.prompt ?? "");
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const match = /^\/r\/([^/]+)(\/.*)$/.exec(req.url ?? "");
+  if (!match) return json(res, 404, { error: "no replica" });
+  const [, id, path] = match as unknown as [string, string, string];
+  const state = stateOf(id);
+  if (path === "/__down") {
+    state.down = true;
+    return json(res, 200, {});
+  }
+  if (path === "/__up") {
+    state.down = false;
+    return json(res, 200, {});
+  }
+  if (path === "/__state") {
+    return json(res, 200, { ...state, holds: [...state.holds.keys()], released: [...state.released] });
+  }
+  if (path.startsWith("/__release/")) {
+    const key = path.slice("/__release/".length);
+    state.released.add(key);
+    state.holds.get(key)?.();
+    state.holds.delete(key);
+    return json(res, 200, {});
+  }
+  if (state.down) {
+    // Read the body first: resetting mid-upload leaves workerd with an unhandled rejection of its own.
+    for await (const _ of req) {
+    }
+    req.socket.destroy();
+    return;
+  }
+  if (path === "/load") {
+    state.probes += 1;
+    return json(res, 200, {
+      queueLength: state.inflight,
+      running: state.inflight,
+      waiting: 0,
+      accepting: true,
+      tokenUsage: 0,
+    });
+  }
+  if (req.method !== "POST") return json(res, 404, { error: "not found" });
+  const body = await readJson(req);
+  const command = commandOf(body);
+  state.inflight += 1;
+  state.served.push(command);
+  let finished = false;
+  res.on("close", () => {
+    if (!finished) state.disconnected += 1;
+    state.inflight -= 1;
+  });
+  const [verb, arg = ""] = command.split(":");
+  if (verb === "hold") await waitRelease(state, arg);
+  if (verb === "sleep") await new Promise((r) => setTimeout(r, Number(arg)));
+  if (body.stream === true) {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const chunk = (text: string) =>
+      `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
+    const count = verb === "stream" ? Number(arg) : 1;
+    for (let i = 0; i < count; i++) res.write(chunk(`t${i}`));
+    if (verb === "streamhold") await waitRelease(state, arg);
+    finished = true;
+    res.end("data: [DONE]\n\n");
+    return;
+  }
+  finished = true;
+  json(res, 200, {
+    object: "chat.completion",
+    replica: id,
+    choices: [{ index: 0, message: { role: "assistant", content: `done ${command}` }, finish_reason: "stop" }],
+  });
+}
+
+/**
+ * Starts the fake engine on 127.0.0.1, port 0.
+ *
+ * @example
+ * ```ts
+ * const fake = await startFakeEngine();
+ * const replica = `${fake.url}/r/my-test-a`;
+ * await fake.close();
+ * ```
+ */
+export async function startFakeEngine(): Promise<{ url: string; server: Server; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => json(res, 500, { error: String(error) }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    server,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
