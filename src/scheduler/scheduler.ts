@@ -2,12 +2,26 @@
  * The token-budget scheduler: SGLang's admission, new-token ratio and retraction behind a step interface.
  * Pure: it decides; the caller supplies the clock (`now`) and randomness, runs the GPU and does the logging.
  */
+import { type AdmissionContext, type AdmissionRound, admitRound } from "./admission.js";
+import { SchedulerConfigError, SchedulerInputError, SchedulerProtocolError } from "./errors.js";
+import { NewTokenRatio, ratioAfterRetraction } from "./new-token-ratio.js";
+import { orderWaiting } from "./policy.js";
+import { ceilToPage, floorToPage, PagePool } from "./pool.js";
+import { RadixCache, type RadixNode } from "./radix-cache.js";
+import { Req } from "./request.js";
+import { decodePagesNeeded, retract } from "./retraction.js";
 import type {
   AbortEvent,
   Batch,
   BatchOutput,
+  DecodeBatch,
   EndedRequest,
+  EndReason,
+  PrefillBatch,
+  PrefillEntry,
   RequestView,
+  SchedulePolicy,
+  SchedulerEvent,
   SchedulerOptions,
   SchedulerState,
   StepResult,
@@ -26,11 +40,72 @@ export const OUT_OF_MEMORY_ABORT_MESSAGE =
   "Out of memory even after retracting all other requests in the decode batch. Aborting the last request.";
 
 /**
+ * Our message for a retracted request that could never be admitted again (its prompt + output so far + reserved
+ * new tokens reach the pool size): aborting it beats waiting forever. Not an SGLang rule (SGLang caps
+ * max_new_tokens at submission instead), see the spec notes in the README of this module.
+ *
+ * @example
+ * ```ts
+ * if (ended.message === NEVER_FITS_AGAIN_MESSAGE) res.status(500);
+ * ```
+ */
+export const NEVER_FITS_AGAIN_MESSAGE =
+  "Out of memory: the retracted request can never be admitted again (prompt + output so far + reserved new tokens exceed the pool). Aborting it.";
+
+interface Resolved {
+  pageSize: number;
+  maxRunningRequests: number;
+  maxPrefillTokens: number;
+  chunkedPrefillSize: number;
+  schedulePolicy: SchedulePolicy;
+  disableRadixCache: boolean;
+  clip: number;
+  retractDecodeSteps: number;
+  decodeLogInterval: number;
+  random: () => number;
+}
+
+type InFlight = { kind: "prefill"; entries: PrefillEntry[] } | { kind: "decode"; reqs: Req[] };
+
+function mutableCounters() {
+  return {
+    requestsTotal: 0,
+    finishedRequestsTotal: 0,
+    abortedRequestsTotal: 0,
+    retractedRequestsTotal: 0,
+    retractedInputTokensTotal: 0,
+    retractedOutputTokensTotal: 0,
+    retractionsTotal: 0,
+    promptTokensTotal: 0,
+    generationTokensTotal: 0,
+    prefillTokensTotal: 0,
+    cachedTokensTotal: 0,
+    prefillBatchesTotal: 0,
+    decodeStepsTotal: 0,
+  };
+}
+
+function integerAtLeast(name: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) {
+    throw new SchedulerConfigError(`${name} must be an integer >= ${min}, got ${value}`);
+  }
+  return value;
+}
+
+function numberAtLeast(name: string, value: number, min: number): number {
+  if (!Number.isFinite(value) || value < min)
+    throw new SchedulerConfigError(`${name} must be a number >= ${min}, got ${value}`);
+  return value;
+}
+
+/**
  * The scheduler an engine drives step by step.
  *
  * Protocol: `nextBatch(now)` returns one batch; run it; `completeBatch(output)` with one sampled token per item;
  * repeat. `submit`, `abort`, `finish`, `get` and `state` may be called at any time (an abort during an in-flight
- * step takes effect at once; the item's token is then ignored).
+ * step takes effect at once; the item's token is then ignored). Every submitted request ends exactly once, and
+ * its end is reported exactly once: by `completeBatch(...).ended`, a batch's `ended`, or the return value of
+ * `finish` / `abort`.
  *
  * @example
  * ```ts
@@ -39,6 +114,7 @@ export const OUT_OF_MEMORY_ABORT_MESSAGE =
  * for (;;) {
  *   const batch = scheduler.nextBatch(clock.now());
  *   for (const e of batch.events) logger.info(formatEventLine(e));
+ *   for (const e of batch.ended) respond(e); // out-of-memory aborts
  *   if (batch.kind === "idle") { await work.wait(); continue; }
  *   const items = batch.kind === "prefill" ? batch.entries.map((e) => e.request) : batch.requests;
  *   await gpu.run(batch); // time cost from the batch's shape
@@ -49,6 +125,28 @@ export const OUT_OF_MEMORY_ABORT_MESSAGE =
  * ```
  */
 export class Scheduler {
+  private readonly o: Resolved;
+  private readonly pool: PagePool;
+  private readonly cache: RadixCache | null;
+  private readonly ratio: NewTokenRatio;
+  private waiting: Req[] = [];
+  private running: Req[] = [];
+  private chunked: Req | null = null;
+  private readonly live = new Map<string, Req>();
+  private inFlight: InFlight | null = null;
+  /** Running requests' clipped remaining max_new_tokens: those scaled by the ratio, and ignore_eos ones (1.0). */
+  private reserveScaled = 0;
+  private reserveFixed = 0;
+  /** Sum of prompt + output over waiting requests (`#pending-token`). */
+  private waitingTokens = 0;
+  private seq = 0;
+  private readonly counters = mutableCounters();
+  private lastDecodeTic: number | null = null;
+  private generatedSinceDecodeEvent = 0;
+  private lastPrefillTic: number | null = null;
+  private lastPrefillTokens = 0;
+  private readonly admission: AdmissionContext;
+
   /**
    * @throws SchedulerConfigError for options out of range.
    * @example
@@ -57,14 +155,65 @@ export class Scheduler {
    * ```
    */
   constructor(options: SchedulerOptions) {
-    void options;
-    throw new Error("not implemented yet");
+    const maxTotalTokens = integerAtLeast("maxTotalTokens", options.maxTotalTokens, 1);
+    const pageSize = integerAtLeast("pageSize", options.pageSize ?? 1, 1);
+    if (pageSize > maxTotalTokens) throw new SchedulerConfigError("pageSize must not exceed maxTotalTokens");
+    const chunkedPrefillSize = options.chunkedPrefillSize ?? 8192;
+    if (!Number.isInteger(chunkedPrefillSize) || (chunkedPrefillSize > 0 && chunkedPrefillSize < pageSize)) {
+      throw new SchedulerConfigError(
+        `chunkedPrefillSize must be an integer, -1 (off) or >= pageSize, got ${chunkedPrefillSize}`,
+      );
+    }
+    const policy = options.schedulePolicy ?? "fcfs";
+    if (!["fcfs", "lpm", "lof", "random"].includes(policy)) {
+      throw new SchedulerConfigError(`schedulePolicy must be fcfs, lpm, lof or random, got ${policy}`);
+    }
+    const minFactor = numberAtLeast("minNewTokenRatioFactor", options.minNewTokenRatioFactor ?? 0.14, 0);
+    if (minFactor > 1) throw new SchedulerConfigError("minNewTokenRatioFactor must be <= 1");
+    this.o = {
+      pageSize,
+      maxRunningRequests: integerAtLeast(
+        "maxRunningRequests",
+        options.maxRunningRequests ?? Math.max(1, Math.floor(maxTotalTokens / 2)),
+        1,
+      ),
+      maxPrefillTokens: integerAtLeast("maxPrefillTokens", options.maxPrefillTokens ?? 16384, 1),
+      chunkedPrefillSize,
+      schedulePolicy: policy,
+      disableRadixCache: options.disableRadixCache ?? false,
+      clip: integerAtLeast("clipMaxNewTokens", options.clipMaxNewTokens ?? 4096, 0),
+      retractDecodeSteps: numberAtLeast("retractDecodeSteps", options.retractDecodeSteps ?? 20, 0),
+      decodeLogInterval: integerAtLeast("decodeLogInterval", options.decodeLogInterval ?? 40, 1),
+      random: options.random ?? Math.random,
+    };
+    this.pool = new PagePool(maxTotalTokens, pageSize);
+    this.cache = this.o.disableRadixCache ? null : new RadixCache(pageSize);
+    this.ratio = new NewTokenRatio({
+      conservativeness: numberAtLeast("scheduleConservativeness", options.scheduleConservativeness ?? 1, 0),
+      init: numberAtLeast("initNewTokenRatio", options.initNewTokenRatio ?? 0.7, 0),
+      minFactor,
+      decaySteps: integerAtLeast("newTokenRatioDecaySteps", options.newTokenRatioDecaySteps ?? 600, 1),
+    });
+    const cache = this.cache;
+    this.admission = {
+      available: () => this.pool.freeTokens + (cache === null ? 0 : cache.evictableTokens),
+      runningReserve: 0,
+      runningCount: 0,
+      maxRunningRequests: this.o.maxRunningRequests,
+      maxPrefillTokens: this.o.maxPrefillTokens,
+      chunkedPrefillSize: this.o.chunkedPrefillSize,
+      pageSize,
+      clip: this.o.clip,
+      match: cache === null ? () => null : (r) => cache.match(r.fillTokens(), r.fillLength - 1),
+      lock: (node) => cache?.lock(node),
+      unlock: (node) => cache?.unlock(node),
+    };
   }
 
   /**
    * Queue a request. Validates first and changes nothing when it throws.
-   * @throws SchedulerInputError (`empty_prompt`, `bad_max_new_tokens`, `duplicate_id`, `prompt_too_long`,
-   *   `bad_token_ids`).
+   * @throws SchedulerInputError (`empty_prompt`, `bad_token_ids`, `bad_max_new_tokens`, `duplicate_id`,
+   *   `prompt_too_long`: `ceil_page(prompt) + min(maxNewTokens, clip) >= pool`, which no admission could pass).
    * @returns the request's live view.
    * @example
    * ```ts
@@ -72,15 +221,50 @@ export class Scheduler {
    * ```
    */
   submit(request: SubmitRequest): RequestView {
-    void request;
-    throw new Error("not implemented yet");
+    const prompt = request.promptTokenIds;
+    if (!Array.isArray(prompt) || prompt.length === 0) {
+      throw new SchedulerInputError("empty_prompt", `request ${request.id}: the prompt has no tokens`);
+    }
+    for (const t of prompt) {
+      if (!Number.isInteger(t) || t < 0) {
+        throw new SchedulerInputError(
+          "bad_token_ids",
+          `request ${request.id}: token id ${t} is not a non-negative integer`,
+        );
+      }
+    }
+    const maxNew = request.maxNewTokens;
+    if (!Number.isInteger(maxNew) || maxNew < 0) {
+      throw new SchedulerInputError(
+        "bad_max_new_tokens",
+        `request ${request.id}: max_new_tokens must be a non-negative integer, got ${maxNew}`,
+      );
+    }
+    if (this.live.has(request.id)) {
+      throw new SchedulerInputError("duplicate_id", `request ${request.id}: a live request already has this id`);
+    }
+    const need = ceilToPage(prompt.length, this.o.pageSize) + Math.min(maxNew, this.o.clip);
+    if (need >= this.pool.capacityTokens) {
+      throw new SchedulerInputError(
+        "prompt_too_long",
+        `request ${request.id}: prompt of ${prompt.length} tokens plus min(max_new_tokens, ${this.o.clip}) = ${need} ` +
+          `must be below the KV pool of ${this.pool.capacityTokens} tokens`,
+      );
+    }
+    const r = new Req({ ...request, promptTokenIds: Array.from(prompt) }, this.seq++);
+    this.live.set(r.id, r);
+    this.waiting.push(r);
+    this.waitingTokens += r.fillLength;
+    this.counters.requestsTotal++;
+    this.counters.promptTokensTotal += prompt.length;
+    return r;
   }
 
   /**
-   * Decide the next step at time `now` (seconds or ms, any monotonic unit; used for throughputs only).
-   * Order (SGLang's loop): continue a chunked prefill, else run an admission round and prefill what it admits,
-   * else check memory (retracting if short), decay the ratio and decode; with nothing to do return `idle` and
-   * reset the ratio.
+   * Decide the next step at time `now` (seconds; any monotonic clock, used for the throughputs in events).
+   * Order (SGLang's loop): continue a chunked prefill or run an admission round and prefill what it admits;
+   * else check memory (retracting if short), decay the ratio and decode; with nothing waiting or running,
+   * return `idle` and reset the ratio.
    * @throws SchedulerProtocolError if the previous batch was not completed.
    * @example
    * ```ts
@@ -88,8 +272,27 @@ export class Scheduler {
    * ```
    */
   nextBatch(now: number): Batch {
-    void now;
-    throw new Error("not implemented yet");
+    if (this.inFlight !== null) throw new SchedulerProtocolError("nextBatch: the previous batch was not completed");
+    this.lastDecodeTic ??= now;
+    this.lastPrefillTic ??= now;
+    const events: SchedulerEvent[] = [];
+    const ended: EndedRequest[] = [];
+    for (;;) {
+      if (this.chunked !== null || this.waiting.length > 0) {
+        orderWaiting(this.waiting, this.o.schedulePolicy, this.cache, this.o.random);
+        this.admission.runningReserve = this.reserveScaled * this.ratio.value + this.reserveFixed;
+        this.admission.runningCount = this.running.length;
+        const round = admitRound(this.admission, this.chunked, this.waiting);
+        if (round.admitted.length > 0) return this.startPrefill(round, now, events, ended);
+      }
+      if (this.running.length > 0) {
+        const batch = this.startDecode(now, events, ended);
+        if (batch !== null) return batch;
+        continue; // the last running request was aborted: what waits may now be admitted
+      }
+      this.ratio.reset();
+      return { kind: "idle", events, ended };
+    }
   }
 
   /**
@@ -102,36 +305,86 @@ export class Scheduler {
    * ```
    */
   completeBatch(output: BatchOutput): StepResult {
-    void output;
-    throw new Error("not implemented yet");
+    const flight = this.inFlight;
+    if (flight === null) throw new SchedulerProtocolError("completeBatch: no batch is in flight");
+    const n = flight.kind === "prefill" ? flight.entries.length : flight.reqs.length;
+    if (output.tokenIds.length !== n) {
+      throw new SchedulerProtocolError(`completeBatch: ${output.tokenIds.length} token ids for ${n} batch items`);
+    }
+    this.inFlight = null;
+    const stopped = output.stopped === undefined ? null : new Set(output.stopped);
+    const ended: EndedRequest[] = [];
+    if (flight.kind === "prefill") {
+      for (let i = 0; i < n; i++) {
+        const e = flight.entries[i] as PrefillEntry;
+        const r = e.request as Req;
+        if (r.status !== "running") continue; // aborted while the step ran
+        this.cacheUnfinished(r);
+        if (!e.lastChunk) continue;
+        if (this.chunked === r) this.chunked = null;
+        if (r.outputTokenIds.length >= r.maxNewTokens) {
+          ended.push(this.end(r, "length")); // max_new_tokens 0: nothing to sample
+          continue;
+        }
+        this.appendToken(r, output.tokenIds[i] as number);
+        const reason = this.finishReason(r, stopped);
+        if (reason !== null) ended.push(this.end(r, reason));
+        else this.joinRunning(r);
+      }
+    } else {
+      let anyEnded = false;
+      const clip = this.o.clip;
+      for (let i = 0; i < n; i++) {
+        const r = flight.reqs[i] as Req;
+        if (r.status !== "running") continue;
+        this.appendToken(r, output.tokenIds[i] as number);
+        this.generatedSinceDecodeEvent++;
+        const reserved = r.remainingClipped(clip);
+        if (r.ignoreEos) this.reserveFixed += reserved - r.reserved;
+        else this.reserveScaled += reserved - r.reserved;
+        r.reserved = reserved;
+        const reason = this.finishReason(r, stopped);
+        if (reason !== null) {
+          ended.push(this.end(r, reason));
+          anyEnded = true;
+        }
+      }
+      if (anyEnded) this.running = this.running.filter((r) => r.status === "running");
+    }
+    return { ended };
   }
 
   /**
-   * End a live request as `stop` (e.g. a stop string found after detokenising). Unknown or ended ids: undefined.
+   * End a live request as `stop` (e.g. a stop string found after detokenising); its KV goes to the prefix
+   * cache. Unknown or already ended ids return undefined.
    * @example
    * ```ts
    * scheduler.finish("r1");
    * ```
    */
   finish(id: string): EndedRequest | undefined {
-    void id;
-    throw new Error("not implemented yet");
+    const r = this.live.get(id);
+    if (r === undefined) return undefined;
+    this.detach(r);
+    const ended = this.end(r, "stop");
+    return ended;
   }
 
   /**
-   * Abort a live request (client gone): it leaves the queue or the batch and its slots are released at once.
-   * Unknown or already ended ids return undefined (a disconnect may race the request's end).
+   * Abort a live request (client gone): it leaves the queue or the batch and its slots are released at once
+   * (not cached). Unknown or already ended ids return undefined (a disconnect may race the request's end).
    * @example
    * ```ts
    * req.on("close", () => scheduler.abort("r1", now()));
    * ```
    */
   abort(id: string, now = 0, message = "Client disconnected.", status = 499): AbortEvent | undefined {
-    void id;
-    void now;
-    void message;
-    void status;
-    throw new Error("not implemented yet");
+    const r = this.live.get(id);
+    if (r === undefined) return undefined;
+    this.detach(r);
+    this.releaseKv(r);
+    this.markAborted(r);
+    return { type: "abort", now, id, message, status };
   }
 
   /**
@@ -142,8 +395,7 @@ export class Scheduler {
    * ```
    */
   get(id: string): RequestView | undefined {
-    void id;
-    throw new Error("not implemented yet");
+    return this.live.get(id);
   }
 
   /**
@@ -154,18 +406,373 @@ export class Scheduler {
    * ```
    */
   state(): SchedulerState {
-    throw new Error("not implemented yet");
+    const capacity = this.pool.capacityTokens;
+    const evictable = this.cache === null ? 0 : this.cache.evictableTokens;
+    const used = capacity - (this.pool.freeTokens + evictable);
+    return {
+      running: this.running.length,
+      waiting: this.waiting.length,
+      chunking: this.chunked !== null,
+      maxTotalTokens: capacity,
+      freeTokens: this.pool.freeTokens,
+      evictableTokens: evictable,
+      cachedTokens: this.cache === null ? 0 : this.cache.totalTokens,
+      usedTokens: used,
+      tokenUsage: used / capacity,
+      newTokenRatio: this.ratio.value,
+      inFlight: this.inFlight !== null,
+      counters: { ...this.counters },
+    };
   }
 
   /**
-   * Recount the pool from scratch and throw if any slot is leaked or double-counted (SGLang's
-   * `self_check_during_idle`). O(requests + cache nodes); call it when idle, or in tests.
+   * Recount the pool from scratch and throw if any slot is leaked or double-counted, a lock is wrong or a
+   * running total drifted (SGLang's `self_check_during_idle`). O(requests + cache nodes); for idle time and tests.
    * @example
    * ```ts
    * if (batch.kind === "idle") scheduler.checkInvariants();
    * ```
    */
   checkInvariants(): void {
-    throw new Error("not implemented yet");
+    const P = this.o.pageSize;
+    const fail = (what: string) => {
+      throw new Error(`scheduler invariant violated: ${what}`);
+    };
+    let ownedPages = 0;
+    const expectedLocks = new Map<RadixNode, number>();
+    let waitingSeen = 0;
+    let runningSeen = 0;
+    for (const r of this.live.values()) {
+      if (r.status === "waiting") {
+        waitingSeen++;
+        if (r.kvLength !== 0 || r.node !== null) fail(`waiting request ${r.id} holds KV`);
+        continue;
+      }
+      if (r.status !== "running") fail(`ended request ${r.id} is still live`);
+      runningSeen++;
+      if (r.cachedLength % P !== 0 || r.cachedLength > r.kvLength) fail(`request ${r.id} cached length`);
+      if (r.kvLength > r.fillLength) fail(`request ${r.id} holds KV beyond its tokens`);
+      ownedPages += Math.ceil((r.kvLength - r.cachedLength) / P);
+      for (let n = r.node; n !== null; n = n.parent) expectedLocks.set(n, (expectedLocks.get(n) ?? 0) + 1);
+    }
+    if (waitingSeen !== this.waiting.length) fail("waiting queue and live requests disagree");
+    for (const r of this.running) if (r.status !== "running" || this.live.get(r.id) !== r) fail(`running ${r.id}`);
+    if (runningSeen < this.running.length) fail("running list has extra requests");
+    let cachePages = 0;
+    if (this.cache !== null) {
+      let total = 0;
+      let evictable = 0;
+      for (const n of this.cache.nodes()) {
+        if (n.key.length === 0 || n.key.length % P !== 0) fail("a cache node is not whole pages");
+        total += n.key.length;
+        if (n.lockRef !== (expectedLocks.get(n) ?? 0)) fail(`lock count ${n.lockRef} != ${expectedLocks.get(n) ?? 0}`);
+        if (n.lockRef === 0) evictable += n.key.length;
+      }
+      if (total !== this.cache.totalTokens) fail(`cache total ${this.cache.totalTokens} != ${total}`);
+      if (evictable !== this.cache.evictableTokens)
+        fail(`cache evictable ${this.cache.evictableTokens} != ${evictable}`);
+      cachePages = total / P;
+    }
+    if (this.pool.freePages + ownedPages + cachePages !== this.pool.totalPages) {
+      fail(
+        `slots: free ${this.pool.freePages} + owned ${ownedPages} + cached ${cachePages} != ${this.pool.totalPages}`,
+      );
+    }
+    let scaled = 0;
+    let fixed = 0;
+    for (const r of this.running) {
+      if (r.reserved !== r.remainingClipped(this.o.clip)) fail(`request ${r.id} reservation`);
+      if (r.ignoreEos) fixed += r.reserved;
+      else scaled += r.reserved;
+    }
+    if (scaled !== this.reserveScaled || fixed !== this.reserveFixed) fail("reservation sums drifted");
+    // Every running request holds KV for all its tokens but the last sampled one, plus this step's slot while a
+    // decode step is in flight.
+    const deciding = this.inFlight?.kind === "decode" ? new Set(this.inFlight.reqs) : null;
+    for (const r of this.running) {
+      const expected = deciding?.has(r) ? r.fillLength : r.fillLength - 1;
+      if (r.kvLength !== expected) fail(`running request ${r.id} holds ${r.kvLength} slots, expected ${expected}`);
+    }
+    let waitingTokens = 0;
+    for (const r of this.waiting) waitingTokens += r.fillLength;
+    if (waitingTokens !== this.waitingTokens) fail("waiting token sum drifted");
+  }
+
+  // ---- steps ---------------------------------------------------------------------------------------------
+
+  private startPrefill(round: AdmissionRound, now: number, events: SchedulerEvent[], ended: EndedRequest[]): Batch {
+    const fromQueue = this.waiting.splice(0, round.admittedFromQueue);
+    for (const r of fromQueue) {
+      this.waitingTokens -= r.fillLength;
+      r.status = "running";
+    }
+    const runningBefore = this.running.length;
+    const usage = this.usage();
+    const entries: PrefillEntry[] = [];
+    let chunked: Req | null = null;
+    for (const a of round.admitted) {
+      const r = a.req;
+      if (r !== this.chunked) {
+        // A new admission: it starts from its locked cached prefix.
+        r.node = a.node;
+        r.cachedLength = a.cachedTokens;
+        r.kvLength = a.cachedTokens;
+      }
+      const start = r.kvLength;
+      this.allocate(r, a.extend);
+      entries.push({
+        request: r,
+        extendTokens: a.extend,
+        startPosition: start,
+        cachedTokens: a.cachedTokens,
+        lastChunk: a.lastChunk,
+      });
+      if (!a.lastChunk) chunked = r;
+    }
+    this.chunked = chunked;
+    const pending = this.waitingTokens + (chunked === null ? 0 : chunked.fillLength - chunked.kvLength);
+    const gap = now - (this.lastPrefillTic as number);
+    events.push({
+      type: "prefill",
+      now,
+      newSeq: entries.length,
+      newToken: round.newTokens,
+      cachedToken: round.cachedTokens,
+      tokenUsage: usage,
+      runningReq: runningBefore,
+      queueReq: this.waiting.length,
+      pendingToken: pending,
+      inputThroughput: gap > 0 ? this.lastPrefillTokens / gap : 0,
+    });
+    this.lastPrefillTic = now;
+    this.lastPrefillTokens = round.newTokens;
+    this.counters.prefillBatchesTotal++;
+    this.counters.prefillTokensTotal += round.newTokens;
+    this.counters.cachedTokensTotal += round.cachedTokens;
+    this.inFlight = { kind: "prefill", entries };
+    const batch: PrefillBatch = { kind: "prefill", entries, events, ended };
+    return batch;
+  }
+
+  private startDecode(now: number, events: SchedulerEvent[], ended: EndedRequest[]): DecodeBatch | null {
+    const P = this.o.pageSize;
+    let need = decodePagesNeeded(this.running, P);
+    if (this.fits(need)) {
+      this.ratio.decay();
+    } else {
+      const oldRatio = this.ratio.value;
+      const outcome = retract(
+        { pageSize: P, fits: (pages) => this.fits(pages), release: (r) => this.releaseKv(r) },
+        this.running,
+      );
+      this.running = outcome.remaining;
+      let inputTokens = 0;
+      let outputTokens = 0;
+      const requeued: Req[] = [];
+      const neverFits: EndedRequest[] = [];
+      for (const r of outcome.retracted) {
+        this.leaveRunning(r);
+        inputTokens += r.promptTokenIds.length;
+        outputTokens += r.outputTokenIds.length;
+        r.retractions++;
+        const readmittable = ceilToPage(r.fillLength, P) + r.remainingClipped(this.o.clip) < this.pool.capacityTokens;
+        if (readmittable) {
+          r.status = "waiting";
+          requeued.push(r);
+        } else {
+          this.markAborted(r);
+          neverFits.push({
+            id: r.id,
+            reason: "abort",
+            outputTokenIds: r.outputTokenIds,
+            message: NEVER_FITS_AGAIN_MESSAGE,
+            status: 500,
+          });
+        }
+      }
+      for (const r of requeued) {
+        this.waiting.push(r);
+        this.waitingTokens += r.fillLength;
+      }
+      let sumOut = 0;
+      let sumMaxNew = 0;
+      for (const r of this.running) {
+        sumOut += r.outputTokenIds.length;
+        sumMaxNew += r.maxNewTokens;
+      }
+      this.ratio.value = ratioAfterRetraction(sumOut, this.running.length, sumMaxNew, this.o.retractDecodeSteps);
+      this.counters.retractionsTotal++;
+      this.counters.retractedRequestsTotal += outcome.retracted.length;
+      this.counters.retractedInputTokensTotal += inputTokens;
+      this.counters.retractedOutputTokensTotal += outputTokens;
+      events.push({
+        type: "retraction",
+        now,
+        retractedIds: outcome.retracted.map((r) => r.id),
+        inputTokens,
+        outputTokens,
+        oldRatio,
+        newRatio: this.ratio.value,
+      });
+      for (const e of neverFits) {
+        ended.push(e);
+        events.push({ type: "abort", now, id: e.id, message: NEVER_FITS_AGAIN_MESSAGE, status: 500 });
+      }
+      if (outcome.aborted !== null) {
+        const r = outcome.aborted;
+        this.leaveRunning(r);
+        this.markAborted(r);
+        ended.push({
+          id: r.id,
+          reason: "abort",
+          outputTokenIds: r.outputTokenIds,
+          message: OUT_OF_MEMORY_ABORT_MESSAGE,
+          status: 500,
+        });
+        events.push({ type: "abort", now, id: r.id, message: OUT_OF_MEMORY_ABORT_MESSAGE, status: 500 });
+      }
+      if (this.running.length === 0) return null;
+      need = decodePagesNeeded(this.running, P);
+    }
+    this.pool.allocate(need);
+    const reqs = this.running.slice();
+    for (const r of reqs) r.kvLength++;
+    this.counters.decodeStepsTotal++;
+    if (this.counters.decodeStepsTotal % this.o.decodeLogInterval === 0) {
+      const gap = now - (this.lastDecodeTic as number);
+      const capacity = this.pool.capacityTokens;
+      const used = capacity - this.available();
+      events.push({
+        type: "decode",
+        now,
+        runningReq: reqs.length,
+        token: used,
+        tokenUsage: used / capacity,
+        genThroughput: gap > 0 ? this.generatedSinceDecodeEvent / gap : 0,
+        queueReq: this.waiting.length,
+      });
+      this.lastDecodeTic = now;
+      this.generatedSinceDecodeEvent = 0;
+    }
+    this.inFlight = { kind: "decode", reqs };
+    return { kind: "decode", requests: reqs, events, ended };
+  }
+
+  // ---- slots ---------------------------------------------------------------------------------------------
+
+  private available(): number {
+    return this.pool.freeTokens + (this.cache === null ? 0 : this.cache.evictableTokens);
+  }
+
+  private usage(): number {
+    const capacity = this.pool.capacityTokens;
+    return (capacity - this.available()) / capacity;
+  }
+
+  /** Evict from the prefix cache as needed; true when `pages` pages are free. */
+  private fits(pages: number): boolean {
+    if (this.pool.freePages < pages && this.cache !== null) {
+      const freed = this.cache.evict((pages - this.pool.freePages) * this.o.pageSize);
+      this.pool.release(freed / this.o.pageSize);
+    }
+    return this.pool.freePages >= pages;
+  }
+
+  /** Give `r` KV for `extend` more tokens. Admission guaranteed the room, so a shortfall is a bug. */
+  private allocate(r: Req, extend: number): void {
+    const P = this.o.pageSize;
+    const before = Math.ceil((r.kvLength - r.cachedLength) / P);
+    const after = Math.ceil((r.kvLength + extend - r.cachedLength) / P);
+    if (!this.fits(after - before)) throw new Error(`scheduler: no room to prefill ${r.id} (admission bug)`);
+    this.pool.allocate(after - before);
+    r.kvLength += extend;
+  }
+
+  /** Free what `r` owns and unlock its prefix (not cached): retraction and abort. */
+  private releaseKv(r: Req): void {
+    const P = this.o.pageSize;
+    this.pool.release(Math.ceil((r.kvLength - r.cachedLength) / P));
+    if (r.node !== null) this.cache?.unlock(r.node);
+    r.node = null;
+    r.kvLength = 0;
+    r.cachedLength = 0;
+  }
+
+  /**
+   * Hand `r`'s computed whole pages to the prefix cache (SGLang's cache_unfinished_req): the tree takes the new
+   * part, slots duplicating what another request already cached are freed, and `r` now locks the longer prefix.
+   */
+  private cacheUnfinished(r: Req): void {
+    const cache = this.cache;
+    if (cache === null) return;
+    const P = this.o.pageSize;
+    const aligned = floorToPage(r.kvLength, P);
+    if (aligned <= r.cachedLength) return;
+    const ins = cache.insert(r.fillTokens(), aligned);
+    this.pool.release((ins.length - r.cachedLength) / P); // duplicates of slots already in the tree
+    cache.lock(ins.node);
+    if (r.node !== null) cache.unlock(r.node);
+    r.node = ins.node;
+    r.cachedLength = aligned;
+  }
+
+  // ---- request life --------------------------------------------------------------------------------------
+
+  private appendToken(r: Req, token: number): void {
+    r.outputTokenIds.push(token);
+    this.counters.generationTokensTotal++;
+  }
+
+  private finishReason(r: Req, stopped: Set<string> | null): EndReason | null {
+    if (stopped?.has(r.id)) return "stop";
+    return r.outputTokenIds.length >= r.maxNewTokens ? "length" : null;
+  }
+
+  private joinRunning(r: Req): void {
+    r.reserved = r.remainingClipped(this.o.clip);
+    if (r.ignoreEos) this.reserveFixed += r.reserved;
+    else this.reserveScaled += r.reserved;
+    this.running.push(r);
+  }
+
+  /** Undo {@link joinRunning}'s reservation (the caller removes `r` from the running list). */
+  private leaveRunning(r: Req): void {
+    if (r.ignoreEos) this.reserveFixed -= r.reserved;
+    else this.reserveScaled -= r.reserved;
+    r.reserved = 0;
+  }
+
+  /** Take a live request out of whichever queue or batch holds it. */
+  private detach(r: Req): void {
+    if (r.status === "waiting") {
+      const i = this.waiting.indexOf(r);
+      this.waiting.splice(i, 1);
+      this.waitingTokens -= r.fillLength;
+      return;
+    }
+    if (this.chunked === r) this.chunked = null;
+    const i = this.running.indexOf(r);
+    if (i >= 0) {
+      this.running.splice(i, 1);
+      this.leaveRunning(r);
+    }
+  }
+
+  /** A finished request: cache its KV, free the rest. */
+  private end(r: Req, reason: EndReason): EndedRequest {
+    if (r.status === "running") {
+      this.cacheUnfinished(r);
+      this.releaseKv(r);
+    }
+    r.status = "finished";
+    this.live.delete(r.id);
+    this.counters.finishedRequestsTotal++;
+    return { id: r.id, reason, outputTokenIds: r.outputTokenIds };
+  }
+
+  private markAborted(r: Req): void {
+    r.status = "aborted";
+    this.live.delete(r.id);
+    this.counters.abortedRequestsTotal++;
   }
 }

@@ -140,8 +140,13 @@ export interface PrefillEntry {
 export interface PrefillBatch {
   readonly kind: "prefill";
   readonly entries: readonly PrefillEntry[];
-  /** Events of this step, in order (retractions never happen before a prefill; the prefill event is last). */
+  /** Events of this step, in order (a retraction that left nothing running may come first; the prefill event is last). */
   readonly events: readonly SchedulerEvent[];
+  /**
+   * Requests the scheduler ended while preparing this step (out-of-memory aborts, status 500): respond to their
+   * clients. Added after the first API commit; always present, usually empty.
+   */
+  readonly ended: readonly EndedRequest[];
 }
 
 /**
@@ -157,10 +162,15 @@ export interface DecodeBatch {
   readonly requests: readonly RequestView[];
   /** Retraction / abort events that happened while preparing this step, then the periodic decode event. */
   readonly events: readonly SchedulerEvent[];
+  /**
+   * Requests the scheduler ended while preparing this step (out-of-memory aborts, status 500): respond to their
+   * clients. Added after the first API commit; always present, usually empty.
+   */
+  readonly ended: readonly EndedRequest[];
 }
 
 /**
- * Nothing to run: no request waits or runs (or a retraction just aborted the last one: see `events`).
+ * Nothing to run: no request waits or runs (a retraction may just have aborted the last one: see `ended`).
  *
  * @example
  * ```ts
@@ -170,6 +180,11 @@ export interface DecodeBatch {
 export interface IdleBatch {
   readonly kind: "idle";
   readonly events: readonly SchedulerEvent[];
+  /**
+   * Requests the scheduler ended while preparing this step (out-of-memory aborts, status 500): respond to their
+   * clients. Added after the first API commit; always present, usually empty.
+   */
+  readonly ended: readonly EndedRequest[];
 }
 
 /**
