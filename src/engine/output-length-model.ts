@@ -2,7 +2,9 @@ import { hashInts, seededRandom } from "./rng";
 
 /**
  * When a request without `ignore_eos` emits its end-of-sequence token. Pure and seeded: the same seed
- * and request sequence number give the same length, so a run (or a simulator) replays exactly.
+ * and request key give the same length, so a run (or a simulator) replays exactly. The key is any
+ * integer naming the request: the simulated engine uses a hash of the prompt (the same request always
+ * gets the same answer); a simulator without prompts can use the arrival number.
  *
  * - `uniform`: the EOS comes after `round(maxTokens * f)` tokens, `f` uniform in
  *   [`minFraction`, `maxFraction`] (at least 1 token).
@@ -13,7 +15,7 @@ import { hashInts, seededRandom } from "./rng";
  * @example
  * ```ts
  * const model: OutputLengthModel = { kind: "uniform", minFraction: 0.05, maxFraction: 0.6, seed: 1 };
- * eosAfterTokens(model, { requestSeq: 0, maxTokens: 512 }); // e.g. 181: the 181st token is the EOS
+ * eosAfterTokens(model, { requestKey: 0, maxTokens: 512 }); // e.g. 181: the 181st token is the EOS
  * ```
  */
 export type OutputLengthModel =
@@ -35,9 +37,9 @@ export const defaultOutputLengthModel: OutputLengthModel = {
  */
 export function eosAfterTokens(
   model: OutputLengthModel,
-  request: { requestSeq: number; maxTokens: number },
+  request: { requestKey: number; maxTokens: number },
 ): number | null {
-  const rng = seededRandom(hashInts([model.seed, request.requestSeq]));
+  const rng = seededRandom(hashInts([model.seed, request.requestKey]));
   let length: number;
   switch (model.kind) {
     case "never":

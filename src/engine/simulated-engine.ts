@@ -9,8 +9,8 @@ import { decodeStepSeconds, prefillSeconds, type TimingModel } from "./timing-mo
  * {@link TextGenerator}, and EOS positions from an {@link OutputLengthModel}. Time passes only through
  * the injected `sleep`, so the server's loop sleeps for real and a virtual-time simulator does not.
  *
- * A request's EOS position is drawn when the engine first sees it, from the count of requests seen so
- * far: a seeded run with the same arrival order replays exactly.
+ * A request's EOS position is drawn from its prompt (hashed) and the seed: the same request always gets
+ * the same text and length, whatever the arrival order.
  *
  * @example
  * ```ts
@@ -28,18 +28,17 @@ export function createSimulatedEngine(options: {
 }): Engine {
   const text = options.text ?? createTextGenerator();
   const requests = new Map<string, { seed: number; eosAfter: number | null }>();
-  let seen = 0;
 
   const nextToken = (r: RequestView): number => {
     let state = requests.get(r.id);
     if (!state) {
+      const seed = text.seedFor(r.promptTokenIds);
       state = {
-        seed: text.seedFor(r.promptTokenIds),
+        seed,
         eosAfter: r.ignoreEos
           ? null
-          : eosAfterTokens(options.outputLength, { requestSeq: seen, maxTokens: r.maxNewTokens }),
+          : eosAfterTokens(options.outputLength, { requestKey: seed, maxTokens: r.maxNewTokens }),
       };
-      seen += 1;
       requests.set(r.id, state);
     }
     const position = r.outputTokenIds.length;

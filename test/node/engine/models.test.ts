@@ -26,16 +26,16 @@ describe("timing model", () => {
 describe("output-length model", () => {
   it("is seeded and stays within its range", () => {
     const m = { kind: "uniform" as const, minFraction: 0.1, maxFraction: 0.5, seed: 7 };
-    const draws = Array.from({ length: 200 }, (_, i) => eosAfterTokens(m, { requestSeq: i, maxTokens: 100 }));
-    expect(draws).toEqual(Array.from({ length: 200 }, (_, i) => eosAfterTokens(m, { requestSeq: i, maxTokens: 100 })));
+    const draws = Array.from({ length: 200 }, (_, i) => eosAfterTokens(m, { requestKey: i, maxTokens: 100 }));
+    expect(draws).toEqual(Array.from({ length: 200 }, (_, i) => eosAfterTokens(m, { requestKey: i, maxTokens: 100 })));
     for (const d of draws) {
       expect(d).not.toBeNull();
       expect(d as number).toBeGreaterThanOrEqual(10);
       expect(d as number).toBeLessThanOrEqual(50);
     }
     expect(new Set(draws).size).toBeGreaterThan(20);
-    expect(eosAfterTokens({ kind: "never", seed: 1 }, { requestSeq: 0, maxTokens: 10 })).toBeNull();
-    expect(eosAfterTokens({ ...m, minFraction: 1, maxFraction: 1 }, { requestSeq: 0, maxTokens: 10 })).toBeNull();
+    expect(eosAfterTokens({ kind: "never", seed: 1 }, { requestKey: 0, maxTokens: 10 })).toBeNull();
+    expect(eosAfterTokens({ ...m, minFraction: 1, maxFraction: 1 }, { requestKey: 0, maxTokens: 10 })).toBeNull();
   });
 });
 
