@@ -345,6 +345,7 @@ export class Scheduler {
         r.reserved = reserved;
         const reason = this.finishReason(r, stopped);
         if (reason !== null) {
+          this.leaveRunning(r);
           ended.push(this.end(r, reason));
           anyEnded = true;
         }
