@@ -1,0 +1,23 @@
+/**
+ * The baseline of the edge benchmark: a plain pass-through Worker that forwards every POST to the replicas in
+ * turn, with no router, no queue and no Durable Object. spillway's admitted path is compared with it.
+ *
+ * @example
+ * ```ts
+ * // bundled by src/bench/edge/edge-bench.ts and run under miniflare with REPLICAS = '["http://127.0.0.1:8001"]'
+ * ```
+ */
+let next = 0;
+
+export default {
+  async fetch(request: Request, env: { REPLICAS: string }): Promise<Response> {
+    const replicas = JSON.parse(env.REPLICAS) as string[];
+    const replica = replicas[next++ % replicas.length] as string;
+    const url = new URL(request.url);
+    return fetch(replica + url.pathname + url.search, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+    });
+  },
+};
