@@ -99,7 +99,7 @@ const setups: Setup[] = [
   { label: "fcfs, radix cache on, distinct prompts", policy: "fcfs", sharedPrefix: 0, disableRadixCache: false },
   { label: "fcfs, radix cache on, 64-token shared prefix", policy: "fcfs", sharedPrefix: 64, disableRadixCache: false },
   { label: "fcfs, radix cache off", policy: "fcfs", sharedPrefix: 0, disableRadixCache: true },
-  { label: "lof (sorts 10,000 waiting per round)", policy: "lof", sharedPrefix: 0, disableRadixCache: false },
+  { label: "lof (re-sorts only after arrivals)", policy: "lof", sharedPrefix: 0, disableRadixCache: false },
   { label: "random (shuffles 10,000 waiting per round)", policy: "random", sharedPrefix: 0, disableRadixCache: false },
 ];
 
