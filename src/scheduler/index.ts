@@ -26,7 +26,7 @@ export {
   type LineOptions,
   pythonFixed,
 } from "./log-lines.js";
-export { OUT_OF_MEMORY_ABORT_MESSAGE, Scheduler } from "./scheduler.js";
+export { NEVER_FITS_AGAIN_MESSAGE, OUT_OF_MEMORY_ABORT_MESSAGE, Scheduler } from "./scheduler.js";
 export type {
   AbortEvent,
   Batch,

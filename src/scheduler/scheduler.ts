@@ -41,8 +41,10 @@ export const OUT_OF_MEMORY_ABORT_MESSAGE =
 
 /**
  * Our message for a retracted request that could never be admitted again (its prompt + output so far + reserved
- * new tokens reach the pool size): aborting it beats waiting forever. Not an SGLang rule (SGLang caps
- * max_new_tokens at submission instead), see the spec notes in the README of this module.
+ * new tokens reach the pool size): aborting it beats waiting forever. Not an SGLang rule: SGLang caps
+ * max_new_tokens at submission so that prompt + max_new_tokens fits the pool, which makes this case impossible
+ * there; we accept any request that can be admitted once (see `submit`), so a request whose output outgrows the
+ * pool ends here or with {@link OUT_OF_MEMORY_ABORT_MESSAGE}.
  *
  * @example
  * ```ts
