@@ -86,7 +86,7 @@ export function summarize(
     p95ItlMs: percentile(itl, 95),
     p99ItlMs: percentile(itl, 99),
     // A loop, not Math.max(...itl): a long run has more gaps than the call stack has room for arguments.
-    maxItlMs: itl.reduce((m, x) => (x > m ? x : m), 0),
+    maxItlMs: itl.reduce((m, x) => Math.max(m, x), 0),
   };
 }
 
