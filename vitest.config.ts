@@ -1,6 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import { edgeTestConfig, TEST_ADMIN_TOKEN } from "./test/support/edge-test-config.ts";
+import { edgeTestConfig, TEST_ADMIN_TOKEN, TEST_SIGNING_SECRET } from "./test/support/edge-test-config.ts";
 
 // Keep miniflare offline and quiet inside the Workers pool (see README, "Development").
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
@@ -28,6 +28,7 @@ export default defineConfig({
               bindings: {
                 SPILLWAY_CONFIG: JSON.stringify(edgeTestConfig(inject("fakeEngineUrl"))),
                 SPILLWAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+                SPILLWAY_SIGNING_SECRET: TEST_SIGNING_SECRET,
               },
             },
           })),

@@ -35,6 +35,8 @@ const deploymentSchema = z.strictObject({
   queueTimeoutS: z.number().gt(0).max(3600).default(30),
   /** A slot whose Worker never released it (killed mid-request) is reclaimed after this long. */
   leaseTimeoutS: z.number().gt(0).max(86_400).default(600),
+  /** Deadline for a replica's response headers; an engine that accepts and hangs ends in 504. */
+  upstreamTimeoutS: z.number().gt(0).max(3600).default(300),
   /** Routers (Durable Objects) for this deployment, each with its own queue and estimator. */
   routerShards: z.int().min(1).max(256).default(1),
   backpressure: backpressureSchema.default(backpressureSchema.parse({})),

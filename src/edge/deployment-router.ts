@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { signRequest } from "../core/request-signature";
 import type { Rejection } from "../core/router-core";
 import { RouterCore } from "../core/router-core";
 import { configFromEnv, routerOptionsFor } from "./config";
@@ -137,7 +138,10 @@ export class DeploymentRouter extends DurableObject<Env> {
     for (let plan = core.beginRound(); plan; plan = core.beginRound()) {
       if (plan.probe.length > 0) {
         const deadline = plan.probeDeadlineMs;
-        await Promise.all(plan.probe.map(async (replica) => core.reportProbe(replica, await probe(replica, deadline))));
+        const secret = this.env.SPILLWAY_SIGNING_SECRET;
+        await Promise.all(
+          plan.probe.map(async (replica) => core.reportProbe(replica, await probe(replica, deadline, secret))),
+        );
       }
       const outcome = core.finishRound(plan);
       if (outcome.kind === "placed") {
@@ -182,10 +186,24 @@ export class DeploymentRouter extends DurableObject<Env> {
   }
 }
 
-/** Asks a replica for its queue length (`GET /load`) within `deadlineMs`; any failure reads as `undefined`. */
-async function probe(replica: string, deadlineMs: number): Promise<number | undefined> {
+/**
+ * Asks a replica for its queue length (`GET /load`) within `deadlineMs`, signed when a secret is set (engines
+ * may restrict `/load`); any failure reads as `undefined`.
+ */
+async function probe(replica: string, deadlineMs: number, secret: string | undefined): Promise<number | undefined> {
   try {
-    const res = await fetch(replicaUrl(replica, "/load"), { signal: AbortSignal.timeout(deadlineMs) });
+    const url = replicaUrl(replica, "/load");
+    const headers = secret
+      ? await signRequest(secret, {
+          method: "GET",
+          path: new URL(url).pathname,
+          body: "",
+          deployment: "",
+          timestampMs: Date.now(),
+          nonce: crypto.randomUUID(),
+        })
+      : {};
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(deadlineMs) });
     if (!res.ok) return undefined;
     const load = (await res.json()) as { queueLength?: unknown };
     return typeof load.queueLength === "number" ? load.queueLength : undefined;

@@ -17,6 +17,8 @@ export interface Env {
   DEPLOYMENT_ROUTER: DurableObjectNamespace<DeploymentRouter>;
   /** Bearer token of the stats and admin routes (a wrangler secret, or `.dev.vars` locally). Unset: closed. */
   SPILLWAY_ADMIN_TOKEN?: string;
+  /** Shared secret the edge signs forwarded requests and probes with (a wrangler secret). Unset: unsigned. */
+  SPILLWAY_SIGNING_SECRET?: string;
 }
 
 declare global {

@@ -1,3 +1,6 @@
+import { signRequest } from "../core/request-signature";
+import { replicaUrl } from "./replica-url";
+
 /** Hop-by-hop headers (RFC 9110 7.6.1) and ones the platform sets itself: never forwarded. */
 const HOP_BY_HOP = new Set([
   "connection",
@@ -20,7 +23,7 @@ export const INTERNAL_HEADER_PREFIX = "x-spillway-";
  *
  * @example
  * ```ts
- * upstreamHeaders(new Headers({ "x-spillway-ticket": "forged", accept: "text/event-stream" })); // accept only
+ * upstreamHeaders(new Headers({ "x-spillway-signature": "forged", accept: "text/event-stream" })); // accept only
  * ```
  */
 export function upstreamHeaders(incoming: Headers): Headers {
@@ -33,13 +36,85 @@ export function upstreamHeaders(incoming: Headers): Headers {
   return headers;
 }
 
+/** One forwarding attempt's outcome. */
+export type ForwardOutcome =
+  | { kind: "response"; response: Response }
+  | { kind: "unreachable"; message: string }
+  | { kind: "timeout" }
+  | { kind: "client_gone" };
+
+/** What to forward where. */
+export interface ForwardRequest {
+  replica: string;
+  /** Path and query as the client sent them, e.g. `/v1/chat/completions`. */
+  pathAndSearch: string;
+  headers: Headers;
+  body: string;
+  deployment: string;
+  /** Shared secret to sign with; unset sends unsigned requests (engines without a secret accept them). */
+  signingSecret: string | undefined;
+  /** Deadline for the replica's response headers. */
+  headersTimeoutMs: number;
+  clientSignal: AbortSignal;
+}
+
 /**
- * Passes a response body through untouched (SSE included) and calls `onEnd` exactly once: when the body
- * ends, fails, or the client cancels it. `onEnd(true)` means the upstream failed mid-body.
+ * Sends one request to a replica: signed when a secret is set, bounded by a deadline for the response headers
+ * (an engine that accepts and then hangs ends as `timeout`), abandoned if the client leaves.
  *
  * @example
  * ```ts
- * const body = relayBody(upstream.body, (failed) => ctx.waitUntil(router.release(ticket, failed)), signal);
+ * const outcome = await forwardToReplica({ replica, pathAndSearch: "/v1/completions", headers, body,
+ *   deployment: "llama", signingSecret: env.SPILLWAY_SIGNING_SECRET, headersTimeoutMs: 300_000, clientSignal });
+ * ```
+ */
+export async function forwardToReplica(request: ForwardRequest): Promise<ForwardOutcome> {
+  const url = replicaUrl(request.replica, request.pathAndSearch);
+  const headers = new Headers(request.headers);
+  if (request.signingSecret) {
+    const { pathname, search } = new URL(url);
+    const signature = await signRequest(request.signingSecret, {
+      method: "POST",
+      path: pathname + search,
+      body: request.body,
+      deployment: request.deployment,
+      timestampMs: Date.now(),
+      nonce: crypto.randomUUID(),
+    });
+    for (const [name, value] of Object.entries(signature)) headers.set(name, value);
+  }
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, request.headersTimeoutMs);
+  const onClientAbort = () => controller.abort();
+  request.clientSignal.addEventListener("abort", onClientAbort, { once: true });
+  try {
+    const response = await fetch(url, { method: "POST", headers, body: request.body, signal: controller.signal });
+    return { kind: "response", response };
+  } catch (error) {
+    if (request.clientSignal.aborted) return { kind: "client_gone" };
+    if (timedOut) return { kind: "timeout" };
+    return { kind: "unreachable", message: (error as Error).message };
+  } finally {
+    clearTimeout(timer);
+    request.clientSignal.removeEventListener("abort", onClientAbort);
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Passes a response body through untouched (SSE included) and calls `onEnd` exactly once: when the body
+ * ends, fails, or the client cancels it. `onEnd(true)` means the upstream failed mid-body. When an SSE stream
+ * fails mid-way, the client gets a final `data: {"error": ...}` event and a clean end instead of a cut
+ * connection (the form SGLang and vLLM use for errors inside a stream).
+ *
+ * @example
+ * ```ts
+ * const body = relayBody(upstream.body, (failed) => ctx.waitUntil(router.release(ticket, failed)), signal, true);
  * return new Response(body, upstream);
  * ```
  */
@@ -47,6 +122,7 @@ export function relayBody(
   upstream: ReadableStream<Uint8Array>,
   onEnd: (upstreamFailed: boolean) => void,
   clientSignal?: AbortSignal,
+  eventStream = false,
 ): ReadableStream<Uint8Array> {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   let ended = false;
@@ -55,10 +131,22 @@ export function relayBody(
     ended = true;
     onEnd(upstreamFailed);
   };
-  upstream.pipeTo(writable).then(
+  upstream.pipeTo(writable, { preventAbort: eventStream, preventClose: false }).then(
     () => end(false),
-    // A pipe that fails while the client is still there failed upstream; otherwise the client left.
-    () => end(!(clientSignal?.aborted ?? false)),
+    async () => {
+      // A pipe that fails while the client is still there failed upstream; otherwise the client left.
+      const upstreamFailed = !(clientSignal?.aborted ?? false);
+      end(upstreamFailed);
+      if (!(eventStream && upstreamFailed)) return;
+      const writer = writable.getWriter();
+      const error = { message: "the replica failed mid-stream", type: "server_error", code: "upstream_failed" };
+      try {
+        await writer.write(encoder.encode(`data: ${JSON.stringify({ error })}\n\n`));
+        await writer.close();
+      } catch {
+        // The client is gone too; nothing left to tell.
+      }
+    },
   );
   clientSignal?.addEventListener("abort", () => end(false), { once: true });
   return readable;

@@ -2,9 +2,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import { configFromEnv, parseConfig, type SpillwayConfig, type SpillwayConfigInput } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
-import { relayBody, upstreamHeaders } from "./forward";
+import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
-import { replicaUrl } from "./replica-url";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { type AcquireResult, routerName } from "./router-protocol";
 
@@ -109,33 +108,38 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         release(false);
         return openAIError(499, "client closed the request", "invalid_request_error", "client_closed_request");
       }
-      let upstream: Response;
-      try {
-        upstream = await fetch(replicaUrl(result.replica, c.req.path + new URL(c.req.url).search), {
-          method: "POST",
-          headers: upstreamHeaders(c.req.raw.headers),
-          body: body.text,
-          signal: clientSignal,
-        });
-      } catch (error) {
-        const clientLeft = clientSignal.aborted;
-        release(!clientLeft);
-        if (clientLeft)
-          return openAIError(499, "client closed the request", "invalid_request_error", "client_closed_request");
-        // Nothing reached the engine: try another replica once before answering.
-        if (attempt < connectAttempts) continue;
-        return openAIError(
-          502,
-          `upstream replica unreachable: ${(error as Error).message}`,
-          "server_error",
-          "bad_gateway",
-        );
+      const outcome = await forwardToReplica({
+        replica: result.replica,
+        pathAndSearch: c.req.path + new URL(c.req.url).search,
+        headers: upstreamHeaders(c.req.raw.headers),
+        body: body.text,
+        deployment,
+        signingSecret: c.env.SPILLWAY_SIGNING_SECRET,
+        headersTimeoutMs: deploymentConfig.upstreamTimeoutS * 1000,
+        clientSignal,
+      });
+      if (outcome.kind === "client_gone") {
+        release(false);
+        return openAIError(499, "client closed the request", "invalid_request_error", "client_closed_request");
       }
+      if (outcome.kind === "timeout") {
+        // The engine took the request and went silent: its slot is not coming back by itself.
+        release(true);
+        return openAIError(504, "the replica did not answer in time", "server_error", "upstream_timeout");
+      }
+      if (outcome.kind === "unreachable") {
+        release(true);
+        // Nothing reached the engine: try another replica before answering.
+        if (attempt < connectAttempts) continue;
+        return openAIError(502, "no replica could be reached", "server_error", "bad_gateway");
+      }
+      const upstream = outcome.response;
       if (!upstream.body) {
         release(false);
         return new Response(null, upstream);
       }
-      return new Response(relayBody(upstream.body, release, clientSignal), upstream);
+      const eventStream = upstream.headers.get("content-type")?.includes("text/event-stream") ?? false;
+      return new Response(relayBody(upstream.body, release, clientSignal, eventStream), upstream);
     }
   };
 }

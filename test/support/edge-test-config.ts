@@ -2,6 +2,8 @@ import type { SpillwayConfigInput } from "../../src/edge/config";
 
 /** The admin token of the workerd tests' stats endpoint. */
 export const TEST_ADMIN_TOKEN = "test-admin-token";
+/** The secret the workerd tests' Worker signs with; fake replicas named `signed-*` refuse anything else. */
+export const TEST_SIGNING_SECRET = "test-signing-secret";
 
 /**
  * The deployments the workerd tests use: each test gets its own deployment and its own virtual replicas on
@@ -41,6 +43,17 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "all-down": { replicas: ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"], backpressure: { retryAfterS: 9 } },
       sharded: { replicas: [r("sharded")], maxOngoingRequests: 8, routerShards: 4 },
       misc: { replicas: [r("misc")] },
+      "midstream-kill": { replicas: [r("mk")], maxOngoingRequests: 2 },
+      hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
+      "slow-probe": { replicas: [r("sp-slow"), r("sp-fast")], maxOngoingRequests: 1 },
+      signed: { replicas: [r("signed-a")] },
+      restart: {
+        replicas: [r("restart")],
+        maxOngoingRequests: 1,
+        maxQueuedRequests: 20,
+        backpressure: { retryAfterS: 7 },
+        estimator: { intervalS: 0.2 },
+      },
     },
   };
 }

@@ -1,5 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ReplayGuard, verifyRequest } from "../../src/core/request-signature";
+import { TEST_SIGNING_SECRET } from "./edge-test-config";
+
+const replayGuard = new ReplayGuard(30_000);
 
 /**
  * A Node test server speaking the engine server's API (`/load`, `/v1/chat/completions`, `/v1/completions`)
@@ -11,8 +15,12 @@ import type { AddressInfo } from "node:net";
  * - `sleep:MS` answer after MS milliseconds;
  * - with `stream: true`, `stream:N` sends N SSE chunks then `[DONE]`; `streamhold:K` sends one chunk, waits
  *   for release K, then finishes;
+ * - `hang` never answers (until the server closes);
+ * - with `stream: true`, `streamkill` sends one chunk and then resets the connection (an engine killed
+ *   mid-stream);
  * - anything else: answer at once.
- * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__up`, `GET __state`.
+ * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__up`, `__slowload/MS` (answer
+ * `/load` after MS ms), `GET __state`. Replicas whose id starts with `signed-` verify spillway's signature.
  */
 interface ReplicaState {
   inflight: number;
@@ -20,6 +28,8 @@ interface ReplicaState {
   disconnected: number;
   down: boolean;
   probes: number;
+  loadDelayMs: number;
+  unsigned: number;
   holds: Map<string, () => void>;
   released: Set<string>;
 }
@@ -29,7 +39,17 @@ const replicas = new Map<string, ReplicaState>();
 function stateOf(id: string): ReplicaState {
   let state = replicas.get(id);
   if (!state) {
-    state = { inflight: 0, served: [], disconnected: 0, down: false, probes: 0, holds: new Map(), released: new Set() };
+    state = {
+      inflight: 0,
+      served: [],
+      disconnected: 0,
+      down: false,
+      probes: 0,
+      loadDelayMs: 0,
+      unsigned: 0,
+      holds: new Map(),
+      released: new Set(),
+    };
     replicas.set(id, state);
   }
   return state;
@@ -40,10 +60,24 @@ function waitRelease(state: ReplicaState, key: string): Promise<void> {
   return new Promise((resolve) => state.holds.set(key, resolve));
 }
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+async function readText(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString() || "{}") as Record<string, unknown>;
+  return Buffer.concat(chunks).toString();
+}
+
+/** Checks spillway's signature as an engine would (the path the engine sees, the exact body bytes). */
+async function signatureValid(req: IncomingMessage, body: string): Promise<boolean> {
+  const headers = { get: (name: string) => (req.headers[name] as string | undefined) ?? null };
+  const result = await verifyRequest(
+    [TEST_SIGNING_SECRET],
+    headers,
+    { method: req.method ?? "GET", path: req.url ?? "/", body },
+    Date.now(),
+    replayGuard,
+    30_000,
+  );
+  return result.ok;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -69,6 +103,10 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     state.down = false;
     return json(res, 200, {});
   }
+  if (path.startsWith("/__slowload/")) {
+    state.loadDelayMs = Number(path.slice("/__slowload/".length));
+    return json(res, 200, {});
+  }
   if (path === "/__state") {
     return json(res, 200, { ...state, holds: [...state.holds.keys()], released: [...state.released] });
   }
@@ -86,8 +124,14 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     req.socket.destroy();
     return;
   }
+  const text = await readText(req);
+  if (id.startsWith("signed-") && !(await signatureValid(req, text))) {
+    state.unsigned += 1;
+    return json(res, 401, { error: { message: "unauthorized" } });
+  }
   if (path === "/load") {
     state.probes += 1;
+    if (state.loadDelayMs > 0) await new Promise((r) => setTimeout(r, state.loadDelayMs));
     return json(res, 200, {
       queueLength: state.inflight,
       running: state.inflight,
@@ -97,7 +141,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     });
   }
   if (req.method !== "POST") return json(res, 404, { error: "not found" });
-  const body = await readJson(req);
+  const body = JSON.parse(text || "{}") as Record<string, unknown>;
   const command = commandOf(body);
   state.inflight += 1;
   state.served.push(command);
@@ -109,6 +153,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const [verb, arg = ""] = command.split(":");
   if (verb === "hold") await waitRelease(state, arg);
   if (verb === "sleep") await new Promise((r) => setTimeout(r, Number(arg)));
+  if (verb === "hang") await new Promise(() => {});
   if (body.stream === true) {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const chunk = (text: string) =>
@@ -116,6 +161,11 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const count = verb === "stream" ? Number(arg) : 1;
     for (let i = 0; i < count; i++) res.write(chunk(`t${i}`));
     if (verb === "streamhold") await waitRelease(state, arg);
+    if (verb === "streamkill") {
+      await new Promise((r) => setTimeout(r, 20));
+      res.socket?.destroy();
+      return;
+    }
     finished = true;
     res.end("data: [DONE]\n\n");
     return;
