@@ -48,14 +48,22 @@ describe("engine server end to end (real scheduler)", () => {
       accessLog: false,
       log: (l) => lines.push(l),
     });
-    const { result, outcomes } = await bench(server, {
+    const s = server;
+    const loads: { queueLength: number; running: number; waiting: number; accepting: boolean }[] = [];
+    const poll = setInterval(() => loads.push(s.core.load()), 5);
+    const { result, outcomes } = await bench(s, {
       numPrompts: 32,
       maxConcurrency: 16,
       input: 256,
       output: 512,
       ignoreEos: true,
     });
+    clearInterval(poll);
     expect(result.completed).toBe(32);
+    // /load: queueLength = running + waiting, never more than five run, and a replica with a queue is not accepting.
+    expect(loads.every((l) => l.queueLength === l.running + l.waiting && l.running <= 5)).toBe(true);
+    expect(loads.some((l) => l.waiting > 0)).toBe(true);
+    expect(loads.filter((l) => l.waiting > 0).every((l) => !l.accepting)).toBe(true);
     expect(outcomes.every((o) => o.success && o.outputLen === 512)).toBe(true);
     const decode = lines.filter((l) => l.includes("Decode batch"));
     const prefill = lines.filter((l) => l.includes("Prefill batch"));
