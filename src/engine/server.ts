@@ -6,14 +6,7 @@ import type { EngineCore, FinishReason, GenerationSink, GenerationUsage } from "
 import type { Logger } from "./log-line";
 import type { EngineMetrics } from "./metrics";
 import { ApiError, errorBody } from "./openai-error";
-import {
-  chunkBody,
-  completionBody,
-  type Endpoint,
-  type ResponseContext,
-  sseEvent,
-  usageChunkBody,
-} from "./openai-response";
+import { chunkBody, completionBody, type ResponseContext, sseEvent, usageChunkBody } from "./openai-response";
 import { prepareGeneration, type RequestLimits } from "./prepare-generation";
 import { chatRequestSchema, completionRequestSchema, parseBody } from "./request-schema";
 import type { Tokenizer } from "./tokenizer";
@@ -124,7 +117,7 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
       const signal = c.req.raw.signal;
       if (body.stream)
         return streamResponse(deps.core, generation, ctx, body.stream_options?.include_usage ?? false, signal);
-      return jsonResponse(deps.core, generation, ctx, signal, endpoint);
+      return jsonResponse(deps.core, generation, ctx, signal);
     });
   }
   return app;
@@ -135,7 +128,6 @@ function jsonResponse(
   generation: Parameters<EngineCore["submit"]>[0],
   ctx: ResponseContext,
   signal: AbortSignal,
-  _endpoint: Endpoint,
 ): Promise<Response> {
   return new Promise((resolve) => {
     let text = "";
