@@ -162,48 +162,52 @@ function streamResponse(
   const encoder = new TextEncoder();
   let abort: () => void = () => {};
   let closed = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  // start() runs inside the constructor, so the controller exists before submit below.
   const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const send = (s: string) => {
-        if (!closed) controller.enqueue(encoder.encode(s));
-      };
-      const end = () => {
-        if (closed) return;
-        send("data: [DONE]\n\n");
-        closed = true;
-        controller.close();
-        signal.removeEventListener("abort", onAbort);
-      };
-      let first = true;
-      const sink: GenerationSink = {
-        onText: (text) => {
-          if (text === "") return;
-          send(sseEvent(chunkBody(ctx, { text, finish: null, role: first && ctx.endpoint === "chat" })));
-          first = false;
-        },
-        onFinish: (reason: FinishReason, usage: GenerationUsage) => {
-          send(sseEvent(chunkBody(ctx, { text: "", finish: reason, role: first && ctx.endpoint === "chat" })));
-          if (includeUsage) send(sseEvent(usageChunkBody(ctx, usage)));
-          end();
-        },
-        onError: (message) => {
-          send(sseEvent(errorBody(message, "internal_server_error", null, 500)));
-          end();
-        },
-      };
-      abort = core.submit(generation, sink);
-      const onAbort = () => {
-        closed = true;
-        abort();
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
+    start(c) {
+      controller = c;
     },
     cancel() {
       closed = true;
       abort();
     },
   });
+  const onAbort = () => {
+    closed = true;
+    abort();
+  };
+  const send = (s: string) => {
+    if (!closed) controller.enqueue(encoder.encode(s));
+  };
+  const end = () => {
+    if (closed) return;
+    send("data: [DONE]\n\n");
+    closed = true;
+    controller.close();
+    signal.removeEventListener("abort", onAbort);
+  };
+  let first = true;
+  const sink: GenerationSink = {
+    onText: (text) => {
+      if (text === "") return;
+      send(sseEvent(chunkBody(ctx, { text, finish: null, role: first && ctx.endpoint === "chat" })));
+      first = false;
+    },
+    onFinish: (reason: FinishReason, usage: GenerationUsage) => {
+      send(sseEvent(chunkBody(ctx, { text: "", finish: reason, role: first && ctx.endpoint === "chat" })));
+      if (includeUsage) send(sseEvent(usageChunkBody(ctx, usage)));
+      end();
+    },
+    onError: (message) => {
+      send(sseEvent(errorBody(message, "internal_server_error", null, 500)));
+      end();
+    },
+  };
+  // Submitted before the response exists: a refusal (ApiError) still becomes a JSON 4xx/5xx, not a broken stream.
+  abort = core.submit(generation, sink);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
   return new Response(stream, {
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-request-id": ctx.id },
   });
