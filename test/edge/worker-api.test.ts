@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TEST_ADMIN_TOKEN } from "../support/edge-test-config";
-import { chat, stats0 } from "./helpers";
+import { chat, stats0, waitFor } from "./helpers";
 
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
   SELF.fetch(`http://spillway${path}`, {
@@ -53,6 +53,7 @@ describe("the ready Worker's API", () => {
 
   it("leaves the router's counters unchanged by refused requests", async () => {
     expect((await chat("misc", "ok")).status).toBe(200);
+    await waitFor(async () => (await stats0("misc")).activeLeases === 0, "the lease released");
     const before = await stats0("misc");
     await post("/v1/chat/completions", JSON.stringify({ model: "misc", messages: [] }));
     await post("/v1/chat/completions", "{");
