@@ -52,6 +52,18 @@ const FLAGS: Flag[] = [
     help: "Waiting-queue order: fcfs, lpm, lof or random (default fcfs).",
   },
   { flag: "disable-radix-cache", key: "disableRadixCache", kind: "bool", help: "Turn off the prefix (radix) cache." },
+  {
+    flag: "protect-load-metrics",
+    key: "protectLoadMetrics",
+    kind: "bool",
+    help: "With SPILLWAY_SIGNING_SECRET set, require the edge's signature on /load and /metrics too.",
+  },
+  {
+    flag: "signature-window-s",
+    key: "signatureWindowS",
+    kind: "number",
+    help: "Accepted clock skew of an edge signature, seconds (default 30).",
+  },
   { flag: "page-size", key: "pageSize", kind: "int", help: "KV page size in tokens (default 1)." },
   {
     flag: "context-length",
@@ -191,6 +203,10 @@ export function engineHelp(): string {
     "",
     "Environment variables (SGLang's):",
     ...env,
+    "",
+    "Environment variables (spillway's):",
+    `  ${"SPILLWAY_SIGNING_SECRET".padEnd(40)}serve inference only to requests signed by the edge with this secret`,
+    `  ${"SPILLWAY_SIGNING_SECRET_PREVIOUS".padEnd(40)}also accept this older secret (during a rotation)`,
   ].join("\n");
 }
 

@@ -42,6 +42,11 @@ export interface RunningEngineServer {
 export interface StartHooks {
   /** Where log lines go (default stdout). */
   log?: (line: string) => void;
+  /**
+   * Secrets the edge signs with (current first); when non-empty, inference needs a valid signature. Secrets
+   * come from the environment (`SPILLWAY_SIGNING_SECRET`), never from flags or files in the repo.
+   */
+  signingSecrets?: string[];
   /** Builds the scheduler (default the real one); for tests and experiments. */
   createScheduler?: EngineLoopOptions["createScheduler"];
 }
@@ -59,7 +64,7 @@ export interface StartHooks {
  * ```
  */
 export async function startEngineServer(input: EngineOptionsInput & StartHooks = {}): Promise<RunningEngineServer> {
-  const { log, createScheduler, ...rest } = input;
+  const { log, createScheduler, signingSecrets, ...rest } = input;
   const options = engineOptionsSchema.parse(rest);
   const logger = createLogger(options.logLevel, log);
   const metrics = createEngineMetrics(options.servedModelName);
@@ -107,6 +112,12 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
     logger,
     maxBodyBytes: options.maxBodyBytes,
     accessLog: options.accessLog,
+    edgeSignature: {
+      secrets: (signingSecrets ?? []).filter((secret) => secret.length > 0),
+      windowMs: options.signatureWindowS * 1000,
+      protectLoadAndMetrics: options.protectLoadMetrics,
+      logger,
+    },
   });
   handler = (request, env) => app.fetch(request, env);
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;

@@ -17,7 +17,11 @@ if (options === "help") {
   process.exit(0);
 }
 
-const server = await startEngineServer(options);
+const signingSecrets = [process.env.SPILLWAY_SIGNING_SECRET, process.env.SPILLWAY_SIGNING_SECRET_PREVIOUS].filter(
+  (secret): secret is string => Boolean(secret),
+);
+const server = await startEngineServer({ ...options, signingSecrets });
+if (signingSecrets.length > 0) console.log("engine server: inference requires the edge's signature");
 console.log(
   `engine server listening on ${server.url} (model ${options.servedModelName}, max-total-tokens ${options.maxTotalTokens}, speed ${options.speed})`,
 );

@@ -56,6 +56,10 @@ export const engineOptionsSchema = z
       .min(1024)
       .default(8 * 1024 * 1024),
     accessLog: z.boolean().default(true),
+    /** With a signing secret set: also require the edge's signature on /load and /metrics. */
+    protectLoadMetrics: z.boolean().default(false),
+    /** How far a signature's timestamp may be from this machine's clock. */
+    signatureWindowS: positive().max(3600).default(30),
   })
   .strict()
   .refine((o) => o.eosMinFraction <= o.eosMaxFraction, {

@@ -2,6 +2,7 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { type EdgeSignatureOptions, requireEdgeSignature } from "./edge-signature";
 import type { EngineCore, FinishReason, GenerationSink, GenerationUsage } from "./generation";
 import type { Logger } from "./log-line";
 import type { EngineMetrics } from "./metrics";
@@ -22,6 +23,8 @@ export interface EngineAppDeps {
   logger: Logger;
   maxBodyBytes: number;
   accessLog: boolean;
+  /** When set, only requests signed by the edge are served (see `edge-signature.ts`). */
+  edgeSignature?: EdgeSignatureOptions;
 }
 
 /**
@@ -58,6 +61,8 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
     return c.json(errorBody("internal server error", "internal_server_error", null, 500), 500);
   });
   app.notFound((c) => c.json(errorBody(`no route for ${c.req.method} ${c.req.path}`, "not_found_error"), 404));
+
+  if (deps.edgeSignature && deps.edgeSignature.secrets.length > 0) app.use(requireEdgeSignature(deps.edgeSignature));
 
   app.get("/health", (c) => c.json({ ok: true, name: deps.name }));
   app.get("/load", (c) => c.json(deps.core.load()));

@@ -7,6 +7,8 @@ import { type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scr
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
 import { freePort } from "../../support/free-port";
 
+const SIGNING_SECRET = "e2e-signing-secret";
+
 /**
  * The whole stack for real: `wrangler dev` running the ready Worker and its Durable Object, in front of two
  * engine servers on 127.0.0.1, driven by the official `openai` client with its default retry behaviour.
@@ -19,7 +21,17 @@ describe("wrangler dev + two engine servers + the openai client", () => {
 
   beforeAll(async () => {
     engines = await Promise.all(
-      [0, 1].map(() => startEngineServer({ port: 0, speed: 20, maxTotalTokens: 8192, log: () => {} })),
+      // The engines serve only requests signed by the edge, and guard /load too: the whole chain is signed.
+      [0, 1].map(() =>
+        startEngineServer({
+          port: 0,
+          speed: 20,
+          maxTotalTokens: 8192,
+          signingSecrets: [SIGNING_SECRET],
+          protectLoadMetrics: true,
+          log: () => {},
+        }),
+      ),
     );
     const port = await freePort();
     persistTo = mkdtempSync(join(tmpdir(), "spillway-e2e-"));
@@ -35,7 +47,9 @@ describe("wrangler dev + two engine servers + the openai client", () => {
         },
       },
     };
-    worker = startWranglerDev({ port, vars: { SPILLWAY_CONFIG: JSON.stringify(config) }, persistTo, quiet: true });
+    // A var here for the test; in production it is a wrangler secret.
+    const vars = { SPILLWAY_CONFIG: JSON.stringify(config), SPILLWAY_SIGNING_SECRET: SIGNING_SECRET };
+    worker = startWranglerDev({ port, vars, persistTo, quiet: true });
     baseURL = `http://127.0.0.1:${port}/v1`;
     await waitForHttp(`http://127.0.0.1:${port}/health`, 60_000);
   }, 90_000);
@@ -57,6 +71,15 @@ describe("wrangler dev + two engine servers + the openai client", () => {
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
     expect(text.length).toBeGreaterThan(0);
+  });
+
+  it("the engines refuse a request that did not come through the edge", async () => {
+    const res = await fetch(`${engines[0]?.url}/v1/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo-model", prompt: "bypass", max_tokens: 2 }),
+    });
+    expect(res.status).toBe(401);
   });
 
   it("under overload: 429 with Retry-After, and the SDK's retry succeeds", async () => {
