@@ -29,6 +29,9 @@ interface Pending {
  * tracker.onDrain(2_000, 11);
  * tracker.onDrain(4_000, 12); // the counter reached 10 + 2
  * tracker.recent(); // [{ atMs: 1000, queueDepth: 2, suggestedS: 3, observedS: 3 }]
+ * // Keep every observation (the simulator's evaluation), with room for a burst's pending records:
+ * const all: DrainObservation[] = [];
+ * new DrainAccuracyTracker(1_000_000, 256, (o) => all.push(o));
  * ```
  */
 export class DrainAccuracyTracker {
@@ -36,9 +39,14 @@ export class DrainAccuracyTracker {
   private readonly pending: Pending[] = [];
   private readonly results: DrainObservation[] = [];
 
+  /**
+   * `onObservation` sees every completed observation, not just the bounded recent window (the simulator
+   * keeps them all; the Durable Object does not pass one).
+   */
   constructor(
     private readonly maxPending = 1024,
     private readonly maxResults = 256,
+    private readonly onObservation?: (observation: DrainObservation) => void,
   ) {}
 
   recordRejection(nowMs: number, queueDepth: number, drainCount: number, suggestedS: number | undefined): void {
@@ -55,12 +63,14 @@ export class DrainAccuracyTracker {
   onDrain(nowMs: number, drainCount: number): void {
     while (this.pending.length > 0 && (this.pending[0] as Pending).targetDrainCount <= drainCount) {
       const done = this.pending.shift() as Pending;
-      this.results.push({
+      const observation = {
         atMs: done.atMs,
         queueDepth: done.queueDepth,
         suggestedS: done.suggestedS,
         observedS: (nowMs - done.atMs) / 1000,
-      });
+      };
+      this.results.push(observation);
+      this.onObservation?.(observation);
       if (this.results.length > this.maxResults) this.results.shift();
     }
   }

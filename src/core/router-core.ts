@@ -118,7 +118,6 @@ export class RouterCore {
   private readonly leases = new Map<string, { replica: string; expiresAtMs: number }>();
   private readonly cache: QueueLengthCache;
   private readonly estimator: DrainRateEstimator;
-  private readonly accuracy = new DrainAccuracyTracker();
   private streak = 0;
   private admitted = 0;
   private completed = 0;
@@ -130,10 +129,12 @@ export class RouterCore {
   };
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
 
+  /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
   constructor(
     readonly options: RouterOptions,
     private readonly clock: { now(): number },
     private readonly random: () => number,
+    private readonly accuracy: DrainAccuracyTracker = new DrainAccuracyTracker(),
   ) {
     this.cache = new QueueLengthCache(options.maxOngoingRequests);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());

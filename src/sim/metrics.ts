@@ -1,0 +1,123 @@
+import type { RunTrace } from "./trace";
+
+/** The figures of one scenario under one policy. Rates are fractions in [0, 1]; times are seconds. */
+export interface RunMetrics {
+  requests: number;
+  served: number;
+  gaveUp: number;
+  unfinished: number;
+  /** Retries (attempts after the first). */
+  retries: number;
+  /** Retries made at the server's suggested time. */
+  hintedRetries: number;
+  /**
+   * X: of the retries made at the suggested time, the share admitted on that attempt (placed on a replica).
+   * `null` when no retry followed a hint (the no-header policy).
+   */
+  admittedRetryRate: number | null;
+  /** The same over every retry, hinted or SDK backoff (the only retry rate the no-header policy has). */
+  anyRetryAdmittedRate: number | null;
+  /** Mean attempts of the requests that were served. */
+  attemptsPerSuccess: number | null;
+  /** From the first attempt to the end of the response, served requests only. */
+  timeToSuccessP50S: number | null;
+  timeToSuccessP99S: number | null;
+  /** Served requests per second over the simulated span, and as a share of the offered requests. */
+  goodputRps: number;
+  servedFraction: number;
+  /** Slot-seconds idle while a refused client slept, as a share of the fleet's slot-seconds in the span. */
+  idleWhileWaitingFraction: number;
+  idleWhileWaitingSlotS: number;
+  /** Rejections with a hint whose queue drain was observed. */
+  drainSamples: number;
+  /** Relative error of the suggested delay vs the observed drain time, (suggested - observed) / observed. */
+  drainRelErrorMedian: number | null;
+  drainAbsRelErrorMedian: number | null;
+  drainAbsRelErrorP90: number | null;
+}
+
+/**
+ * Nearest-rank percentile (p in [0, 100]) of unsorted values; `null` for none.
+ *
+ * @example
+ * ```ts
+ * percentile([3, 1, 2], 50); // 2
+ * ```
+ */
+export function percentile(values: readonly number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1] as number;
+}
+
+const ratio = (a: number, b: number): number | null => (b > 0 ? a / b : null);
+
+/**
+ * The evaluation's metrics from a run's trace (definitions in docs/evaluation.md, "Metrics").
+ *
+ * @example
+ * ```ts
+ * const m = computeMetrics(runSimulation(scenario, policy, workload));
+ * m.admittedRetryRate; // e.g. 0.93
+ * ```
+ */
+export function computeMetrics(trace: RunTrace): RunMetrics {
+  let served = 0;
+  let gaveUp = 0;
+  let unfinished = 0;
+  let retries = 0;
+  let retriesAdmitted = 0;
+  let hinted = 0;
+  let hintedAdmitted = 0;
+  let servedAttempts = 0;
+  const times: number[] = [];
+  for (const r of trace.requests) {
+    r.attempts.forEach((a, i) => {
+      if (i === 0) return;
+      retries += 1;
+      if (a.outcome === "admitted") retriesAdmitted += 1;
+      if (a.hinted) {
+        hinted += 1;
+        if (a.outcome === "admitted") hintedAdmitted += 1;
+      }
+    });
+    if (r.result === "served") {
+      served += 1;
+      servedAttempts += r.attempts.length;
+      times.push(((r.completedAtMs as number) - r.arrivalMs) / 1000);
+    } else if (r.result === "gave_up") gaveUp += 1;
+    else unfinished += 1;
+  }
+  const relErrors: number[] = [];
+  for (const s of trace.drainSamples) if (s.observedS > 0) relErrors.push((s.suggestedS - s.observedS) / s.observedS);
+  const total = trace.requests.length;
+  return {
+    requests: total,
+    served,
+    gaveUp,
+    unfinished,
+    retries,
+    hintedRetries: hinted,
+    admittedRetryRate: ratio(hintedAdmitted, hinted),
+    anyRetryAdmittedRate: ratio(retriesAdmitted, retries),
+    attemptsPerSuccess: ratio(servedAttempts, served),
+    timeToSuccessP50S: percentile(times, 50),
+    timeToSuccessP99S: percentile(times, 99),
+    goodputRps: trace.spanS > 0 ? served / trace.spanS : 0,
+    servedFraction: total > 0 ? served / total : 0,
+    idleWhileWaitingFraction:
+      trace.fleetSlots > 0 && trace.spanS > 0 ? trace.idleWhileWaitingSlotS / (trace.fleetSlots * trace.spanS) : 0,
+    idleWhileWaitingSlotS: trace.idleWhileWaitingSlotS,
+    drainSamples: relErrors.length,
+    drainRelErrorMedian: percentile(relErrors, 50),
+    drainAbsRelErrorMedian: percentile(
+      relErrors.map((e) => Math.abs(e)),
+      50,
+    ),
+    drainAbsRelErrorP90: percentile(
+      relErrors.map((e) => Math.abs(e)),
+      90,
+    ),
+  };
+}

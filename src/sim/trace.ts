@@ -1,0 +1,47 @@
+/** One attempt of a logical request, as its client saw it. */
+export interface AttemptRecord {
+  /** When the attempt was sent, ms. */
+  atMs: number;
+  /** Admitted: the router placed it on a replica. Rejected: refused (at once, or shed from the queue later). */
+  outcome: "admitted" | "rejected";
+  /** When the router answered (admission or refusal), ms. */
+  answeredAtMs: number;
+  /** For a retry: whether its delay was the server's hint (else the client's own backoff). */
+  hinted: boolean;
+  /** For a refusal: the hint sent (ms), if any. */
+  hintMs?: number;
+  status?: number;
+  reason?: string;
+}
+
+/** The life of one logical request. */
+export interface RequestTrace {
+  id: number;
+  arrivalMs: number;
+  attempts: AttemptRecord[];
+  /** served: its response completed; gave_up: out of retries; unfinished: still waiting when the run ended. */
+  result: "served" | "gave_up" | "unfinished";
+  /** When the response ended (served only), ms. */
+  completedAtMs?: number;
+  outputTokens: number;
+}
+
+/** A rejection's suggested delay beside the observed queue-drain time (from RouterCore's tracker). */
+export interface DrainSample {
+  atMs: number;
+  suggestedS: number;
+  observedS: number;
+}
+
+/** Everything a run leaves for the metrics. */
+export interface RunTrace {
+  requests: RequestTrace[];
+  drainSamples: DrainSample[];
+  /** Slot-seconds of capacity left idle while at least one client slept in backoff (min of the two, integrated). */
+  idleWhileWaitingSlotS: number;
+  /** Slots of the fleet (replicas x maxOngoingRequests) and the simulated span, for normalising. */
+  fleetSlots: number;
+  spanS: number;
+  /** Seconds of offered traffic (the goodput denominator). */
+  trafficS: number;
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { measureCapacity } from "../../../src/sim/capacity";
+import { retryDelay } from "../../../src/sim/client-model";
+import { evaluateScenario } from "../../../src/sim/evaluation";
+import { EventLoop } from "../../../src/sim/event-loop";
+import { computeMetrics } from "../../../src/sim/metrics";
+import { EVAL_POLICIES } from "../../../src/sim/policies";
+import { runSimulation } from "../../../src/sim/simulation";
+import { generateWorkload } from "../../../src/sim/workload";
+import { smallBurst } from "./small-scenario";
+
+const policy = (id: string) => EVAL_POLICIES.find((p) => p.id === id) as (typeof EVAL_POLICIES)[number];
+
+describe("EventLoop", () => {
+  it("runs events in time order, ties in scheduling order, and stops at the horizon", () => {
+    const loop = new EventLoop();
+    const seen: string[] = [];
+    loop.after(20, () => seen.push(`b@${loop.now()}`));
+    loop.after(10, () => {
+      seen.push(`a@${loop.now()}`);
+      loop.after(10, () => seen.push(`c@${loop.now()}`));
+    });
+    loop.after(50, () => seen.push("late"));
+    loop.run(30);
+    expect(seen).toEqual(["a@10", "b@20", "c@20"]);
+    expect(loop.now()).toBe(30);
+    expect(loop.pending).toBe(1);
+  });
+});
+
+describe("client model (OpenAI SDK retry rules)", () => {
+  it("honours retry-after-ms, then Retry-After, in (0, 60] s", () => {
+    expect(retryDelay("honours_hints", { retryAfterMs: 2500, retryAfterS: 3 }, 0, () => 0)).toEqual({
+      delayMs: 2500,
+      hinted: true,
+    });
+    expect(retryDelay("honours_hints", { retryAfterS: 60 }, 0, () => 0)).toEqual({ delayMs: 60_000, hinted: true });
+  });
+  it("falls back to 0.5 s x 2^n capped at 8 s, minus up to 25% jitter, for missing, zero or too long hints", () => {
+    expect(retryDelay("honours_hints", {}, 0, () => 0)).toEqual({ delayMs: 500, hinted: false });
+    expect(retryDelay("honours_hints", { retryAfterS: 0 }, 2, () => 0)).toEqual({ delayMs: 2000, hinted: false });
+    expect(retryDelay("honours_hints", { retryAfterS: 61 }, 10, () => 0)).toEqual({ delayMs: 8000, hinted: false });
+    expect(retryDelay("honours_hints", {}, 0, () => 1).delayMs).toBeCloseTo(375);
+    expect(retryDelay("backoff_only", { retryAfterMs: 1000 }, 1, () => 0)).toEqual({ delayMs: 1000, hinted: false });
+  });
+});
+
+describe("simulator", () => {
+  it("is deterministic: the same seed gives identical traces and numbers", () => {
+    const scenario = smallBurst();
+    const workload = generateWorkload(scenario, measureCapacity(scenario));
+    const a = runSimulation(scenario, policy("router_queue_drain_rate"), workload);
+    const b = runSimulation(
+      scenario,
+      policy("router_queue_drain_rate"),
+      generateWorkload(scenario, measureCapacity(scenario)),
+    );
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    const again = evaluateScenario(scenario, EVAL_POLICIES.slice(3, 5), 1);
+    expect(JSON.stringify(evaluateScenario(scenario, EVAL_POLICIES.slice(3, 5), 1))).toBe(JSON.stringify(again));
+  });
+
+  it("a different seed gives different arrivals", () => {
+    const a = generateWorkload(smallBurst(), 10);
+    const b = generateWorkload(smallBurst({ seed: 12 }), 10);
+    expect(a.map((r) => r.arrivalMs)).not.toEqual(b.map((r) => r.arrivalMs));
+  });
+
+  it("loses nothing: every request is served, gave up or unfinished; the burst causes hinted retries", () => {
+    const scenario = smallBurst();
+    const workload = generateWorkload(scenario, measureCapacity(scenario));
+    const trace = runSimulation(scenario, policy("static-5"), workload);
+    expect(trace.requests).toHaveLength(workload.length);
+    const m = computeMetrics(trace);
+    expect(m.served + m.gaveUp + m.unfinished).toBe(workload.length);
+    expect(m.hintedRetries).toBeGreaterThan(0);
+    expect(m.drainSamples).toBeGreaterThan(0);
+    expect(m.served).toBeGreaterThan(workload.length / 2);
+  });
+
+  it("the no-header policy sends no hints: its retries all come from SDK backoff", () => {
+    const scenario = smallBurst();
+    const m = computeMetrics(
+      runSimulation(scenario, policy("none"), generateWorkload(scenario, measureCapacity(scenario))),
+    );
+    expect(m.retries).toBeGreaterThan(0);
+    expect(m.hintedRetries).toBe(0);
+    expect(m.admittedRetryRate).toBeNull();
+  });
+
+  it("a router restart fails queued requests and starts the estimator cold", () => {
+    const scenario = smallBurst({
+      router: { shards: 2, maxQueuedRequests: 10, queueTimeoutS: 30, restartAtS: 14 },
+    });
+    const trace = runSimulation(
+      scenario,
+      policy("router_queue_drain_rate"),
+      generateWorkload(scenario, measureCapacity(scenario)),
+    );
+    const reasons = trace.requests.flatMap((r) => r.attempts.map((a) => a.reason));
+    expect(reasons).toContain("router_restart");
+  });
+});
