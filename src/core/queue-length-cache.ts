@@ -10,6 +10,11 @@ export interface QueueLengthEntry {
 
 /** Entries older than this are stale and re-probed (Ray Serve: 10 s). */
 export const QUEUE_LENGTH_STALE_MS = 10_000;
+/**
+ * A replica whose probe failed counts as down for this long; after it, it is worth probing again. Without
+ * this, a fleet marked down would refuse every request before any probe could see it come back.
+ */
+export const DOWN_RECHECK_MS = 1_000;
 
 /**
  * Per-replica queue lengths: +1 on assign, -1 on completion, set from the replica's own report. An entry
@@ -61,9 +66,10 @@ export class QueueLengthCache {
     this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false });
   }
 
-  /** True when the replica failed its last probe and has not succeeded since. */
-  isDown(replica: string): boolean {
-    return this.entries.get(replica)?.valid === false;
+  /** True when the replica failed a probe less than `DOWN_RECHECK_MS` ago and has not succeeded since. */
+  isDown(replica: string, nowMs: number): boolean {
+    const entry = this.entries.get(replica);
+    return entry?.valid === false && nowMs - entry.reportedAtMs < DOWN_RECHECK_MS;
   }
 
   assign(replica: string): void {

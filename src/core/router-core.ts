@@ -308,7 +308,8 @@ export class RouterCore {
   }
 
   private fleetDown(): boolean {
-    return this.options.replicas.every((replica) => this.cache.isDown(replica));
+    const now = this.clock.now();
+    return this.options.replicas.every((replica) => this.cache.isDown(replica, now));
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {

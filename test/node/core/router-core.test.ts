@@ -123,7 +123,7 @@ describe("RouterCore", () => {
 
   it("stops choosing a replica whose probe failed and rejects with 503 when all are down", () => {
     // max_ongoing 1: b is at its cap after t1, so the next round re-probes both replicas.
-    const { core, place } = setup({ maxOngoingRequests: 1, maxQueuedRequests: 4, statusCode: 429 });
+    const { core, place, advance } = setup({ maxOngoingRequests: 1, maxQueuedRequests: 4, statusCode: 429 });
     core.submit("t1");
     expect(place({ a: undefined, b: 0 })).toMatchObject({ replica: "b" });
     core.submit("t2");
@@ -135,6 +135,10 @@ describe("RouterCore", () => {
     ]);
     const r = core.submit("t3");
     expect(r).toMatchObject({ kind: "rejected", rejection: { statusCode: 503, reason: "no_replica_available" } });
+    // A second later the fleet is worth probing again: a request queues, and a replica that answers takes it.
+    advance(1_000);
+    expect(core.submit("t4").kind).toBe("queued");
+    expect(place({ a: 0, b: undefined })).toMatchObject({ kind: "placed", ticket: "t4", replica: "a" });
   });
 
   it("a failed request marks its replica down until a probe succeeds", () => {

@@ -52,7 +52,8 @@ describe("queue-length cache", () => {
     expect(cache.accepts("a")).toBe(true);
     cache.invalidate("a", 2);
     expect(cache.accepts("a")).toBe(false);
-    expect(cache.isDown("a")).toBe(true);
+    expect(cache.isDown("a", 2)).toBe(true);
+    expect(cache.isDown("a", 2 + 1_000)).toBe(false); // worth a probe again
     expect(cache.needsProbe("a", 3)).toBe(true);
   });
   it("sums valid entries for occupancy and never goes negative", () => {
