@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { signRequest } from "../core/request-signature";
 import type { Rejection } from "../core/router-core";
 import { RouterCore } from "../core/router-core";
+import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
 import { replicaUrl } from "./replica-url";
@@ -113,6 +114,7 @@ export class DeploymentRouter extends DurableObject<Env> {
 
   private refuse(rejection: Rejection): AcquireResult {
     if (this.logRejections) console.log(JSON.stringify({ ...rejection.record, ...this.identity }));
+    writeDecision(this.env.SPILLWAY_METRICS, rejectionPoint(rejection, this.identity.deployment, this.identity.shard));
     return rejected(rejection);
   }
 
@@ -145,6 +147,14 @@ export class DeploymentRouter extends DurableObject<Env> {
       }
       const outcome = core.finishRound(plan);
       if (outcome.kind === "placed") {
+        writeDecision(this.env.SPILLWAY_METRICS, {
+          ...this.identity,
+          outcome: "admitted",
+          replica: outcome.replica,
+          queueDepth: core.queueDepth,
+          drainRate: null,
+          status: 200,
+        });
         // The waiter may have gone between the round's start and now; give its slot back.
         if (!this.settle(outcome.ticket, { kind: "admitted", replica: outcome.replica })) core.release(outcome.ticket);
       } else if (outcome.kind === "backoff") {

@@ -19,6 +19,8 @@ export interface Env {
   SPILLWAY_ADMIN_TOKEN?: string;
   /** Shared secret the edge signs forwarded requests and probes with (a wrangler secret). Unset: unsigned. */
   SPILLWAY_SIGNING_SECRET?: string;
+  /** Workers Analytics Engine dataset for routing decisions (optional; see analytics.ts). Unset: not written. */
+  SPILLWAY_METRICS?: AnalyticsEngineDataset;
 }
 
 declare global {

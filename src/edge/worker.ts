@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import { bearerAuth } from "./admin-auth";
+import { adminRoutes } from "./admin-routes";
 import { configFromEnv } from "./config";
+import { dashboardRoutes } from "./dashboard/routes";
 import { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { type SpillwayVariables, spillway } from "./middleware";
@@ -15,6 +17,8 @@ export { DeploymentRouter };
  * - `POST /v1/chat/completions`, `POST /v1/completions`: admitted and forwarded, or shed with Retry-After.
  * - `GET /v1/models`: the configured deployments, in OpenAI's list format.
  * - `GET /spillway/stats/:deployment`: router state per shard (bearer `SPILLWAY_ADMIN_TOKEN`).
+ * - `GET /spillway/overview`, `GET /spillway/metrics` (Prometheus text): the same, guarded; see admin-routes.ts.
+ * - `GET /spillway/dashboard`: the live dashboard page (open; it asks for the token before reading data).
  * - `GET /health`: liveness, and whether the configuration is valid.
  *
  * @example
@@ -42,10 +46,13 @@ app.get("/v1/models", (c) => {
 app.post("/v1/chat/completions", spillway());
 app.post("/v1/completions", spillway());
 
+// Before the guard: the page and its assets hold no data (the page asks for the token itself).
+app.route("/spillway", dashboardRoutes());
 app.use(
   "/spillway/*",
   bearerAuth<WorkerEnv>((c) => c.env.SPILLWAY_ADMIN_TOKEN),
 );
+app.route("/spillway", adminRoutes());
 app.get("/spillway/stats/:deployment", async (c) => {
   const config = configFromEnv(c.env.SPILLWAY_CONFIG);
   const name = c.req.param("deployment");

@@ -1,0 +1,37 @@
+import { Hono } from "hono";
+import { configFromEnv } from "./config";
+import type { Env } from "./env";
+import { fleetOverview, shardStats } from "./fleet-overview";
+import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./prometheus";
+
+/**
+ * Guarded operator routes, mounted under `/spillway` after the admin bearer guard:
+ * - `GET /overview`: every deployment's routers (summed over shards) and its replicas' `/load` and `/metrics`
+ *   (the dashboard's data; `?replicas=0` skips the engine fetches).
+ * - `GET /metrics`: every router shard's stats in Prometheus text format, for a local Prometheus.
+ *
+ * @example
+ * ```ts
+ * app.use("/spillway/*", bearerAuth((c) => c.env.SPILLWAY_ADMIN_TOKEN));
+ * app.route("/spillway", adminRoutes());
+ * ```
+ */
+export function adminRoutes(): Hono<{ Bindings: Env }> {
+  const app = new Hono<{ Bindings: Env }>();
+  app.get("/overview", async (c) => {
+    const config = configFromEnv(c.env.SPILLWAY_CONFIG);
+    const overview = await fleetOverview(c.env, config, c.req.query("replicas") !== "0");
+    return c.json(overview, 200, { "cache-control": "no-store" });
+  });
+  app.get("/metrics", async (c) => {
+    const config = configFromEnv(c.env.SPILLWAY_CONFIG);
+    const shards = (
+      await Promise.all(Object.entries(config.deployments).map(([name, d]) => shardStats(c.env, name, d.routerShards)))
+    ).flat();
+    return c.body(prometheusText(shards), 200, {
+      "content-type": PROMETHEUS_CONTENT_TYPE,
+      "cache-control": "no-store",
+    });
+  });
+  return app;
+}

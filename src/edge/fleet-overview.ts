@@ -1,0 +1,120 @@
+import type { DrainObservation } from "../core/drain-accuracy";
+import type { SpillwayConfig } from "./config";
+import type { Env } from "./env";
+import { type ReplicaLoad, replicaLoad } from "./replica-load";
+import { routerName, type ShardStats } from "./router-protocol";
+
+/** One deployment as the dashboard sees it: its routers' state summed over shards, and its replicas' load. */
+export interface DeploymentOverview {
+  deployment: string;
+  shards: number;
+  maxQueuedRequests: number;
+  queueDepth: number;
+  /** Summed over shards; null while no shard's estimator has a rate. */
+  drainRate: number | null;
+  estimatorWarm: boolean;
+  activeLeases: number;
+  backoffStreak: number;
+  admitted: number;
+  completed: number;
+  rejected: number;
+  rejections: Record<string, number>;
+  rejectionsByReason: Record<string, number>;
+  /** Suggested delays (seconds), counts per upper bound ("+Inf" last), summed over shards. */
+  suggestedDelayBuckets: { le: number | "+Inf"; count: number }[];
+  /** The latest suggested-vs-observed drain times, oldest first. */
+  recentObservations: DrainObservation[];
+  replicas: ReplicaLoad[];
+}
+
+/** `GET /spillway/overview`: every deployment at one instant. */
+export interface FleetOverview {
+  atMs: number;
+  deployments: DeploymentOverview[];
+}
+
+const MAX_OBSERVATIONS = 64;
+
+function addInto(target: Record<string, number>, source: Record<string, number>): Record<string, number> {
+  for (const [k, v] of Object.entries(source)) target[k] = (target[k] ?? 0) + v;
+  return target;
+}
+
+/**
+ * Sums the shards of one deployment into one view (rates and counters add; the estimator is warm when every
+ * shard's is).
+ *
+ * @example
+ * ```ts
+ * const view = mergeShards("llama", shards, replicaLoads);
+ * view.queueDepth; // queued requests over all shards
+ * ```
+ */
+export function mergeShards(deployment: string, shards: ShardStats[], replicas: ReplicaLoad[]): DeploymentOverview {
+  const rates = shards.map((s) => s.drainRate).filter((r): r is number => r !== null);
+  const buckets = new Map<number, number>();
+  for (const s of shards)
+    for (const b of s.suggestedDelayBuckets) buckets.set(b.le, (buckets.get(b.le) ?? 0) + b.count);
+  const rejections = shards.reduce((acc, s) => addInto(acc, s.rejections), {} as Record<string, number>);
+  return {
+    deployment,
+    shards: shards.length,
+    maxQueuedRequests: shards.reduce((n, s) => n + s.maxQueuedRequests, 0),
+    queueDepth: shards.reduce((n, s) => n + s.queueDepth, 0),
+    drainRate: rates.length > 0 ? rates.reduce((a, b) => a + b, 0) : null,
+    estimatorWarm: shards.every((s) => s.estimatorWarm),
+    activeLeases: shards.reduce((n, s) => n + s.activeLeases, 0),
+    backoffStreak: Math.max(0, ...shards.map((s) => s.backoffStreak)),
+    admitted: shards.reduce((n, s) => n + s.admitted, 0),
+    completed: shards.reduce((n, s) => n + s.completed, 0),
+    rejected: Object.values(rejections).reduce((a, b) => a + b, 0),
+    rejections,
+    rejectionsByReason: shards.reduce((acc, s) => addInto(acc, s.rejectionsByReason), {} as Record<string, number>),
+    suggestedDelayBuckets: [...buckets].map(([le, count]) => ({ le: Number.isFinite(le) ? le : "+Inf", count })),
+    recentObservations: shards
+      .flatMap((s) => s.recentObservations)
+      .sort((a, b) => a.atMs - b.atMs)
+      .slice(-MAX_OBSERVATIONS),
+    replicas,
+  };
+}
+
+/**
+ * Reads every shard's stats over DO RPC and, with `withReplicas`, every replica's `/load` and `/metrics`
+ * (concurrently; a slow replica costs at most the fetch timeout).
+ *
+ * @example
+ * ```ts
+ * const overview = await fleetOverview(env, configFromEnv(env.SPILLWAY_CONFIG));
+ * ```
+ */
+export async function fleetOverview(env: Env, config: SpillwayConfig, withReplicas = true): Promise<FleetOverview> {
+  const deployments = await Promise.all(
+    Object.entries(config.deployments).map(async ([name, d]) => {
+      const [shards, replicas] = await Promise.all([
+        shardStats(env, name, d.routerShards),
+        withReplicas
+          ? Promise.all(d.replicas.map((r) => replicaLoad(r, env.SPILLWAY_SIGNING_SECRET)))
+          : Promise.resolve([]),
+      ]);
+      return mergeShards(name, shards, replicas);
+    }),
+  );
+  return { atMs: Date.now(), deployments };
+}
+
+/**
+ * Every shard's stats of one deployment, over DO RPC.
+ *
+ * @example
+ * ```ts
+ * const shards = await shardStats(env, "llama", 2);
+ * ```
+ */
+export function shardStats(env: Env, deployment: string, shards: number): Promise<ShardStats[]> {
+  return Promise.all(
+    Array.from({ length: shards }, (_, shard) =>
+      env.DEPLOYMENT_ROUTER.getByName(routerName(deployment, shard)).stats(deployment, shard),
+    ),
+  );
+}

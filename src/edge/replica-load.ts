@@ -1,0 +1,102 @@
+import { signRequest } from "../core/request-signature";
+import { replicaUrl } from "./replica-url";
+
+/** What the dashboard shows of one engine server: its `/load` and a few `/metrics` series. */
+export interface ReplicaLoad {
+  replica: string;
+  /** `true` when both `/load` and `/metrics` answered. */
+  ok: boolean;
+  queueLength: number | null;
+  running: number | null;
+  waiting: number | null;
+  /** KV token usage, 0..1. */
+  tokenUsage: number | null;
+  /** `sglang:num_retracted_requests_total`. */
+  retractions: number | null;
+  /** `sglang:gen_throughput`, tokens/s. */
+  genThroughput: number | null;
+  error?: string;
+}
+
+/**
+ * Reads the value of the first sample of `name` in Prometheus text exposition (any labels).
+ *
+ * @example
+ * ```ts
+ * promValue('sglang:token_usage{model_name="m"} 0.25\n', "sglang:token_usage"); // 0.25
+ * ```
+ */
+export function promValue(text: string, name: string): number | null {
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest[0] !== "{" && rest[0] !== " ") continue;
+    const value = Number(
+      rest
+        .slice(rest.lastIndexOf(rest[0] === "{" ? "}" : " ") + 1)
+        .trim()
+        .split(" ")[0],
+    );
+    if (!Number.isNaN(value)) return value;
+  }
+  return null;
+}
+
+async function get(url: string, secret: string | undefined, timeoutMs: number): Promise<Response> {
+  const headers = secret
+    ? await signRequest(secret, {
+        method: "GET",
+        path: new URL(url).pathname,
+        body: "",
+        deployment: "",
+        timestampMs: Date.now(),
+        nonce: crypto.randomUUID(),
+      })
+    : {};
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+  if (!res.ok) throw new Error(`${new URL(url).pathname} answered ${res.status}`);
+  return res;
+}
+
+/**
+ * Fetches a replica's `/load` and `/metrics` (signed when a secret is set, as the router's probes are). A
+ * replica that does not answer in `timeoutMs` reads as `ok: false` with nulls; it never throws.
+ *
+ * @example
+ * ```ts
+ * const load = await replicaLoad("http://127.0.0.1:8001", env.SPILLWAY_SIGNING_SECRET);
+ * load.tokenUsage; // 0.42
+ * ```
+ */
+export async function replicaLoad(replica: string, secret: string | undefined, timeoutMs = 800): Promise<ReplicaLoad> {
+  const result: ReplicaLoad = {
+    replica,
+    ok: false,
+    queueLength: null,
+    running: null,
+    waiting: null,
+    tokenUsage: null,
+    retractions: null,
+    genThroughput: null,
+  };
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  const [load, metrics] = await Promise.allSettled([
+    get(replicaUrl(replica, "/load"), secret, timeoutMs).then((r) => r.json() as Promise<Record<string, unknown>>),
+    get(replicaUrl(replica, "/metrics"), secret, timeoutMs).then((r) => r.text()),
+  ]);
+  if (load.status === "fulfilled") {
+    result.queueLength = num(load.value.queueLength);
+    result.running = num(load.value.running);
+    result.waiting = num(load.value.waiting);
+    result.tokenUsage = num(load.value.tokenUsage);
+  }
+  if (metrics.status === "fulfilled") {
+    result.retractions = promValue(metrics.value, "sglang:num_retracted_requests_total");
+    result.genThroughput = promValue(metrics.value, "sglang:gen_throughput");
+    result.tokenUsage ??= promValue(metrics.value, "sglang:token_usage");
+  }
+  result.ok = load.status === "fulfilled" && metrics.status === "fulfilled";
+  const failed = [load, metrics].find((r) => r.status === "rejected");
+  if (failed) result.error = String((failed as PromiseRejectedResult).reason);
+  return result;
+}
