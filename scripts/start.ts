@@ -1,19 +1,65 @@
 /**
- * `npm start`: the local stack - an engine server on 127.0.0.1:8001 and `wrangler dev` on 127.0.0.1:8787 in
- * front of it. Ctrl-C stops everything (each child runs in its own process group, so workerd goes too).
+ * `npm start`: the full local demo on one machine - three engine servers of different speeds (simulated GPUs,
+ * `--speed 1`, `2` and `4`) on 127.0.0.1:8001-8003, `wrangler dev` on 127.0.0.1:8787 in front of them with the
+ * sample configuration from wrangler.toml, and the live dashboard at /spillway/dashboard.
+ * `npm start -- --traffic` also runs the traffic generator (scripts/demo-traffic.ts), which ramps load past
+ * the fleet's capacity and back.
+ *
+ * Ctrl-C stops everything: each child runs in its own process group and the whole group is signalled, so no
+ * workerd or engine process is left behind.
+ *
+ * Flags (for tests and busy machines): `--port` (8787), `--engine-ports 8001,8002,8003` (other ports than the
+ * sample's are passed to wrangler as SPILLWAY_CONFIG), `--persist-to DIR`.
  */
+import { existsSync, readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { formatTick, runTraffic } from "./demo-traffic";
 import { type ManagedProcess, startManaged, startWranglerDev, waitForHttp } from "./stack";
 
-const WORKER_PORT = 8787;
-const ENGINE_PORTS = [8001];
+/** The demo's admin token, for local use only (it guards nothing anyone else can reach on 127.0.0.1). */
+const DEMO_TOKEN = "demo-token";
+const SPEEDS = [1, 2, 4];
+
+const { values } = parseArgs({
+  options: {
+    traffic: { type: "boolean", default: false },
+    port: { type: "string", default: "8787" },
+    "engine-ports": { type: "string", default: "8001,8002,8003" },
+    "persist-to": { type: "string" },
+  },
+});
+const workerPort = Number(values.port);
+const enginePorts = values["engine-ports"].split(",").map(Number);
+
+/** The sample configuration with the replicas moved to `ports` (undefined: the sample's own ports). */
+function configFor(ports: number[]): string | undefined {
+  if (ports.join(",") === "8001,8002,8003") return undefined;
+  const sample = /^SPILLWAY_CONFIG = '(.*)'$/m.exec(readFileSync("wrangler.toml", "utf8"))?.[1];
+  if (!sample) throw new Error("wrangler.toml has no SPILLWAY_CONFIG line");
+  const config = JSON.parse(sample) as { deployments: Record<string, { replicas: string[] }> };
+  for (const d of Object.values(config.deployments)) d.replicas = ports.map((p) => `http://127.0.0.1:${p}`);
+  return JSON.stringify(config);
+}
+
+// wrangler loads .dev.vars (gitignored) by itself; without one, the demo token is passed on the command line.
+const ownToken = existsSync(".dev.vars") && /^SPILLWAY_ADMIN_TOKEN\s*=/m.test(readFileSync(".dev.vars", "utf8"));
+const vars: Record<string, string> = ownToken ? {} : { SPILLWAY_ADMIN_TOKEN: DEMO_TOKEN };
+const config = configFor(enginePorts);
+if (config) vars.SPILLWAY_CONFIG = config;
 
 const processes: ManagedProcess[] = [];
+const traffic = new AbortController();
+let trafficDone: Promise<void> = Promise.resolve();
 let stopping = false;
 
 async function stopAll(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
-    console.log("\nstopping the local stack...");
+    console.log("\nstopping the demo...");
+    traffic.abort();
+    await trafficDone;
+    // The Worker first: engines then see their clients leave and finish at once instead of being cut off.
+    await worker.stop();
     await Promise.all(processes.map((p) => p.stop()));
   }
   process.exit(code);
@@ -22,17 +68,30 @@ async function stopAll(code: number): Promise<never> {
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 
-for (const port of ENGINE_PORTS) {
+enginePorts.forEach((port, i) => {
+  const speed = SPEEDS[i % SPEEDS.length] ?? 1;
   processes.push(
-    startManaged(`engine:${port}`, "node_modules/.bin/tsx", ["src/engine/main.ts", "--port", String(port)]),
+    startManaged(`engine:${port}`, "node_modules/.bin/tsx", [
+      "src/engine/main.ts",
+      "--port",
+      String(port),
+      "--speed",
+      String(speed),
+      "--name",
+      `engine-${port}-x${speed}`,
+      // Keep the console readable under load: warnings only, no access lines.
+      "--log-level",
+      "warning",
+      "--disable-access-log",
+    ]),
   );
-}
-const worker = startWranglerDev({ port: WORKER_PORT });
+});
+const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"] });
 processes.push(worker);
 for (const p of processes) {
   p.child.once("exit", (code) => {
     if (!stopping) {
-      console.error(`${p.name} exited (code ${code}); stopping the stack`);
+      console.error(`${p.name} exited (code ${code}); stopping the demo`);
       void stopAll(1);
     }
   });
@@ -40,17 +99,28 @@ for (const p of processes) {
 
 try {
   await Promise.all([
-    ...ENGINE_PORTS.map((port) => waitForHttp(`http://127.0.0.1:${port}/health`)),
-    waitForHttp(`http://127.0.0.1:${WORKER_PORT}/health`, 60_000),
+    ...enginePorts.map((port) => waitForHttp(`http://127.0.0.1:${port}/health`)),
+    waitForHttp(`http://127.0.0.1:${workerPort}/health`, 60_000),
   ]);
 } catch (error) {
   console.error(String(error));
   await stopAll(1);
 }
+const base = `http://127.0.0.1:${workerPort}`;
+const dashboard = ownToken
+  ? `${base}/spillway/dashboard   (token: SPILLWAY_ADMIN_TOKEN from your .dev.vars)`
+  : `${base}/spillway/dashboard#token=${DEMO_TOKEN}   (demo token, local use only)`;
 console.log(`
-spillway is up: Worker on http://127.0.0.1:${WORKER_PORT}, engine servers on ${ENGINE_PORTS.map((p) => `127.0.0.1:${p}`).join(", ")}
+spillway demo is up
+  Worker     ${base}  (wrangler dev, deployment demo-model)
+  engines    ${enginePorts.map((p, i) => `127.0.0.1:${p} (speed ${SPEEDS[i % SPEEDS.length]})`).join(", ")}
+  dashboard  ${dashboard}
 send a request:
-  curl -s http://127.0.0.1:${WORKER_PORT}/v1/chat/completions -H 'content-type: application/json' \\
+  curl -s ${base}/v1/chat/completions -H 'content-type: application/json' \\
     -d '{"model":"demo-model","messages":[{"role":"user","content":"hello"}]}'
+${values.traffic ? "traffic: ramping past capacity and back (shed requests show Retry-After)" : "load it: npm run demo:traffic   (or restart with: npm start -- --traffic)"}
 Ctrl-C stops everything.
 `);
+if (values.traffic) {
+  trafficDone = runTraffic({ baseUrl: base, signal: traffic.signal, onTick: (t) => console.log(formatTick(t)) });
+}
