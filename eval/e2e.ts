@@ -7,7 +7,7 @@
  * One deployment per policy (same replicas), run one after the other, so each policy has its own router and
  * estimator and the fleet is idle when each run starts. Flags: --policies a,b (default: the header policies).
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startWranglerDev, waitForHttp } from "../scripts/stack";
@@ -192,5 +192,13 @@ try {
   await worker.stop();
   await Promise.all(engines.map((e) => e.close()));
 }
-writeFileSync(join(root, "docs/evaluation-e2e.json"), `${JSON.stringify(results, null, 1)}\n`);
+// Policies not run this time keep their earlier figures (so one policy can be rerun alone).
+const outPath = join(root, "docs/evaluation-e2e.json");
+const earlier: E2eResult[] = existsSync(outPath) ? (JSON.parse(readFileSync(outPath, "utf8")) as E2eResult[]) : [];
+for (const result of results) {
+  const before = earlier.find((e) => e.scenario === result.scenario);
+  const kept = before?.policies.filter((p) => !policyIds.includes(p.id)) ?? [];
+  result.policies = [...kept, ...result.policies];
+}
+writeFileSync(outPath, `${JSON.stringify(results, null, 1)}\n`);
 console.log(`wrote docs/evaluation-e2e.json (capacity unit ${capacityRps.toFixed(2)} req/s)`);

@@ -1,5 +1,13 @@
-/** Names accepted in `backpressure.retryAfterPolicy`. */
-export const RETRY_AFTER_POLICIES = ["static", "router_queue_drain_rate", "queue_drain_rate"] as const;
+/**
+ * Names accepted in `backpressure.retryAfterPolicy`. `retry_schedule` spreads refused clients over future
+ * capacity, counting the retries it has already scheduled (src/core/retry-schedule.ts, docs/retry-policy.md).
+ */
+export const RETRY_AFTER_POLICIES = [
+  "static",
+  "router_queue_drain_rate",
+  "queue_drain_rate",
+  "retry_schedule",
+] as const;
 export type RetryAfterPolicyName = (typeof RETRY_AFTER_POLICIES)[number];
 
 /** Computed values are clamped to this range (SDKs ignore Retry-After above 60 s). */
@@ -103,7 +111,8 @@ export function estimateRetryAfterS(
   if (policy === "static") return undefined;
   const rate = signals.drainRate;
   if (!signals.warm || rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
-  const factor = policy === "queue_drain_rate" ? 1 : saturationFactor(signals, saturation);
+  // `retry_schedule` is estimated by RouterCore from its schedule; without one it is the plain drain estimate.
+  const factor = policy === "router_queue_drain_rate" ? saturationFactor(signals, saturation) : 1;
   const estimate = (signals.queueDepth / rate) * factor;
   return Number.isFinite(estimate) && estimate >= 0 ? estimate : undefined;
 }

@@ -10,6 +10,7 @@ import {
   type RetryAfterOptions,
   type Rung,
 } from "./retry-after";
+import { DEFAULT_RETRY_SCHEDULE_OPTIONS, RetrySchedule } from "./retry-schedule";
 
 /** Everything one router needs to know about its deployment. Validated at the edge; trusted here. */
 export interface RouterOptions {
@@ -128,6 +129,8 @@ export class RouterCore {
     no_replica_available: 0,
   };
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
+  /** The retries already told to come back, for the `retry_schedule` policy (memory only: a restart is cold). */
+  private readonly retrySchedule: RetrySchedule | undefined;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
   constructor(
@@ -138,6 +141,8 @@ export class RouterCore {
   ) {
     this.cache = new QueueLengthCache(options.maxOngoingRequests);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
+    if (options.retryAfter.retryAfterPolicy === "retry_schedule")
+      this.retrySchedule = new RetrySchedule(DEFAULT_RETRY_SCHEDULE_OPTIONS, clock.now());
   }
 
   get queueDepth(): number {
@@ -168,6 +173,7 @@ export class RouterCore {
   submit(ticket: string): SubmitResult {
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
+    this.retrySchedule?.onArrival(now);
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now) };
     if (this.queue.size >= this.options.maxQueuedRequests) {
       return { kind: "rejected", rejection: this.reject("queue_full", now) };
@@ -322,10 +328,17 @@ export class RouterCore {
     const signals = this.loadSignals();
     const { retryAfter } = this.options;
     // With every replica down there is no drain to estimate: only the static value (or nothing) is honest.
+    const schedule = this.retrySchedule;
     const decision =
       reason === "no_replica_available"
         ? decideRetryAfter(signals, retryAfter, this.random, () => undefined)
-        : decideRetryAfter(signals, retryAfter, this.random);
+        : schedule
+          ? decideRetryAfter(signals, retryAfter, this.random, () =>
+              signals.warm ? schedule.estimate(now, signals) : undefined,
+            )
+          : decideRetryAfter(signals, retryAfter, this.random);
+    // The schedule records the promise actually sent (after jitter), so later hints plan around it.
+    if (schedule && decision.rung === "computed") schedule.book(now, decision.jitteredS as number);
     const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
     this.rejections[decision.rung] += 1;
     this.rejectionsByReason[reason] += 1;

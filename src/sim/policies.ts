@@ -39,6 +39,12 @@ export const EVAL_POLICIES: readonly PolicySpec[] = [
     retryAfterPolicy: "queue_drain_rate",
     client: "honours_hints",
   },
+  {
+    id: "retry_schedule",
+    label: "retry_schedule (counts scheduled retries)",
+    retryAfterPolicy: "retry_schedule",
+    client: "honours_hints",
+  },
 ];
 
 /** Ids of the static policies, for "best static" comparisons. */
