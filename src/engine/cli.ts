@@ -90,6 +90,25 @@ const FLAGS: Flag[] = [
     help: "Seed of the output-length model and random policy (default 0).",
   },
   {
+    flag: "engine",
+    key: "engine",
+    kind: "string",
+    help: "simulated (a simulated GPU, the default) or llama (llama.cpp; needs --model-path).",
+  },
+  { flag: "model-path", key: "modelPath", kind: "string", help: "--engine llama: the GGUF model file." },
+  {
+    flag: "gpu",
+    key: "gpu",
+    kind: "string",
+    help: "--engine llama: cpu (default) or cuda (fails if the CUDA build cannot load; no CPU fallback).",
+  },
+  {
+    flag: "threads",
+    key: "threads",
+    kind: "int",
+    help: "--engine llama: CPU threads of llama.cpp (default: cores - 1, at least 1).",
+  },
+  {
     flag: "speed",
     key: "speed",
     kind: "number",
@@ -195,7 +214,8 @@ export function engineHelp(): string {
   return [
     "Usage: npm run engine -- [flags]",
     "",
-    "Starts one engine server (simulated GPU) with an OpenAI-compatible API, /load, /metrics and /health.",
+    "Starts one engine server (simulated GPU, or llama.cpp with --engine llama) with an OpenAI-compatible API,",
+    "/load, /metrics and /health.",
     "",
     "Flags:",
     ...lines,

@@ -113,6 +113,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
           break;
         case "retraction":
           metrics.numRetractedReqs.inc(e.retractedIds.length);
+          for (const id of e.retractedIds) engine.retract?.(id);
           break;
         case "abort": {
           const l = live.get(e.id);

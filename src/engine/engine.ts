@@ -2,8 +2,8 @@ import type { DecodeBatch, PrefillBatch } from "../scheduler/index";
 
 /**
  * The GPU side of an engine server: runs the batches the scheduler chose and samples one token per item.
- * The simulated GPU ({@link createSimulatedEngine}) implements it; a later llama.cpp engine plugs in
- * behind the same three methods.
+ * The simulated GPU ({@link createSimulatedEngine}) and llama.cpp (`src/engine/llama/llama-engine.ts`)
+ * implement it.
  *
  * @example
  * ```ts
@@ -18,4 +18,9 @@ export interface Engine {
   decode(batch: DecodeBatch): Promise<number[]>;
   /** The request ended (any reason, including retraction-free aborts); forget it. */
   release(id: string): void;
+  /**
+   * The scheduler retracted the request: its KV slots are free again, and it will be prefilled from position 0
+   * (prompt + output so far) when admitted again. An engine that holds per-request KV frees it here.
+   */
+  retract?(id: string): void;
 }

@@ -1,8 +1,10 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { SchedulerOptions } from "../scheduler/index";
+import type { Engine } from "./engine";
 import { createEngineLoop, type EngineLoopOptions } from "./engine-loop";
 import type { EngineCore } from "./generation";
+import { startLlamaBackend } from "./llama/llama-backend";
 import { createLogger } from "./log-line";
 import { createEngineMetrics, type EngineMetrics } from "./metrics";
 import { type EngineOptions, type EngineOptionsInput, engineOptionsSchema } from "./options";
@@ -12,7 +14,7 @@ import { seededRandom } from "./rng";
 import { createEngineApp } from "./server";
 import { createSimulatedEngine } from "./simulated-engine";
 import type { TimingModel } from "./timing-model";
-import { tokenizer } from "./tokenizer";
+import { tokenizer as cl100k } from "./tokenizer";
 
 export type { Engine } from "./engine";
 export type { EngineCore, GenerationRequest, GenerationSink, LoadReport } from "./generation";
@@ -34,6 +36,8 @@ export interface RunningEngineServer {
   metrics: EngineMetrics;
   /** The engine core (for in-process load probes). */
   core: EngineCore;
+  /** The engine behind the scheduler (the simulated GPU, or llama.cpp with `engine: "llama"`). */
+  engine: Engine;
   /** Stops accepting, ends in-flight requests with an error, and closes the socket. */
   close(): Promise<void>;
 }
@@ -52,7 +56,7 @@ export interface StartHooks {
 }
 
 /**
- * Starts one engine server (simulated GPU) and resolves once it listens. Options are validated with
+ * Starts one engine server (simulated GPU, or llama.cpp with `engine: "llama"`) and resolves once it listens. Options are validated with
  * {@link engineOptionsSchema} (throws on bad input); `port: 0` picks a free port.
  *
  * @example
@@ -65,16 +69,23 @@ export interface StartHooks {
  */
 export async function startEngineServer(input: EngineOptionsInput & StartHooks = {}): Promise<RunningEngineServer> {
   const { log, createScheduler, signingSecrets, ...rest } = input;
-  const options = engineOptionsSchema.parse(rest);
-  const logger = createLogger(options.logLevel, log);
+  const parsed = engineOptionsSchema.parse(rest);
+  const logger = createLogger(parsed.logLevel, log);
+  // llama.cpp fits the options to itself (pool, sequences, context length, no prefix cache).
+  const llama = parsed.engine === "llama" ? await startLlamaBackend(parsed, logger) : null;
+  if (llama) logger.info(`engine: ${llama.description}`);
+  const options = llama?.options ?? parsed;
+  const tokenizer = llama?.tokenizer ?? cl100k;
   const metrics = createEngineMetrics(options.servedModelName);
   const pacer = createPacer();
-  const engine = createSimulatedEngine({
-    timing: timingModelOf(options),
-    outputLength: outputLengthModelOf(options),
-    eosTokenId: tokenizer.eosTokenId,
-    sleep: (s) => pacer.sleep(s),
-  });
+  const engine: Engine =
+    llama?.engine ??
+    createSimulatedEngine({
+      timing: timingModelOf(options),
+      outputLength: outputLengthModelOf(options),
+      eosTokenId: tokenizer.eosTokenId,
+      sleep: (s) => pacer.sleep(s),
+    });
   const core = createEngineLoop({
     scheduler: schedulerOptionsOf(options),
     engine,
@@ -95,6 +106,10 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
       () => resolve(s),
     );
     s.once("error", reject);
+  }).catch(async (error: unknown) => {
+    await core.close();
+    await llama?.close();
+    throw error;
   });
   const port = (server.address() as AddressInfo).port;
   const name = options.name ?? `engine-${port}`;
@@ -127,8 +142,10 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
     options,
     metrics,
     core,
+    engine,
     async close() {
       await core.close();
+      await llama?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -3,6 +3,7 @@
  */
 import { CliError, engineHelp, parseEngineArgs } from "./cli";
 import { startEngineServer } from "./index";
+import { LlamaStartError } from "./llama/errors";
 
 let options: ReturnType<typeof parseEngineArgs>;
 try {
@@ -20,10 +21,18 @@ if (options === "help") {
 const signingSecrets = [process.env.SPILLWAY_SIGNING_SECRET, process.env.SPILLWAY_SIGNING_SECRET_PREVIOUS].filter(
   (secret): secret is string => Boolean(secret),
 );
-const server = await startEngineServer({ ...options, signingSecrets });
+let server: Awaited<ReturnType<typeof startEngineServer>>;
+try {
+  server = await startEngineServer({ ...options, signingSecrets });
+} catch (error) {
+  // A bad model file, a missing optional package or an unusable GPU: the message says what to do.
+  if (!(error instanceof LlamaStartError)) throw error;
+  console.error(`engine: ${error.message}`);
+  process.exit(1);
+}
 if (signingSecrets.length > 0) console.log("engine server: inference requires the edge's signature");
 console.log(
-  `engine server listening on ${server.url} (model ${options.servedModelName}, max-total-tokens ${options.maxTotalTokens}, speed ${options.speed})`,
+  `engine server listening on ${server.url} (model ${server.options.servedModelName}, engine ${server.options.engine}, max-total-tokens ${server.options.maxTotalTokens}${server.options.engine === "simulated" ? `, speed ${server.options.speed}` : ""})`,
 );
 let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const)

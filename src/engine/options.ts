@@ -52,6 +52,14 @@ export const engineOptionsSchema = z
     eosMinFraction: z.number().min(0).max(1).default(0.05),
     eosMaxFraction: z.number().min(0).max(1).default(0.6),
     eosMeanTokens: positive().default(128),
+    /** `simulated` (the default) or `llama`: llama.cpp through node-llama-cpp (see `src/engine/llama`). */
+    engine: z.enum(["simulated", "llama"]).default("simulated"),
+    /** The GGUF model file of `--engine llama`. */
+    modelPath: z.string().min(1).optional(),
+    /** `--engine llama`: `cpu`, or `cuda` (the prebuilt CUDA binary; fails rather than falling back to CPU). */
+    gpu: z.enum(["cpu", "cuda"]).default("cpu"),
+    /** `--engine llama`: CPU threads of llama.cpp (default: cores - 1, at least 1). */
+    threads: int().min(1).optional(),
     maxBodyBytes: int()
       .min(1024)
       .default(8 * 1024 * 1024),
@@ -65,6 +73,10 @@ export const engineOptionsSchema = z
   .refine((o) => o.eosMinFraction <= o.eosMaxFraction, {
     message: "eosMinFraction must not exceed eosMaxFraction",
     path: ["eosMinFraction"],
+  })
+  .refine((o) => o.engine !== "llama" || o.modelPath !== undefined, {
+    message: "--engine llama needs --model-path FILE.gguf",
+    path: ["modelPath"],
   });
 
 /** Options as callers write them (everything optional). */

@@ -1,0 +1,121 @@
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { LlamaNotInstalledError } from "./errors";
+
+/*
+ * The slice of node-llama-cpp 3.21.1's API that the llama engine uses, typed here so that the project
+ * typechecks on machines where the optional package (engines/llama) is not installed.
+ */
+
+/** A token id. */
+export type Token = number;
+
+/** An item of `controlledEvaluate`: a token, or a token after which the next one is sampled. */
+export type ControlledEvaluateItem =
+  | Token
+  | [Token, { generateNext?: { token?: boolean; options?: { temperature?: number; seed?: number } } }];
+
+/** A context sequence: one request's KV cells inside a shared context. */
+export interface LlamaContextSequence {
+  /** Tokens held in the KV cache (the next token is written at this index). */
+  readonly nextTokenIndex: number;
+  readonly contextSize: number;
+  controlledEvaluate(input: ControlledEvaluateItem[]): Promise<Array<undefined | { next: { token?: Token | null } }>>;
+  evaluateWithoutGeneratingNewTokens(tokens: Token[]): Promise<void>;
+  eraseContextTokenRanges(ranges: { start: number; end: number }[]): Promise<void>;
+  clearHistory(): Promise<void>;
+}
+
+/** A context: `sequences` sequences of `contextSize` cells each, evaluated together. */
+export interface LlamaContext {
+  readonly contextSize: number;
+  readonly batchSize: number;
+  readonly totalSequences: number;
+  getSequence(options?: {
+    contextShift?: { strategy?: (options: { size: number }) => { start: number; end: number }[] };
+  }): LlamaContextSequence;
+  dispose(): Promise<void>;
+}
+
+/** A loaded model. */
+export interface LlamaModel {
+  tokenize(text: string, specialTokens?: boolean): Token[];
+  detokenize(tokens: readonly Token[], specialTokens?: boolean, lastTokens?: readonly Token[]): string;
+  readonly tokens: { readonly bos: Token | null; readonly eos: Token | null; readonly shouldPrependBosToken: boolean };
+  createContext(options: {
+    sequences: number;
+    contextSize: number;
+    batchSize?: number;
+    threads?: number;
+    flashAttention?: boolean;
+    failedCreationRemedy?: false;
+  }): Promise<LlamaContext>;
+  dispose(): Promise<void>;
+}
+
+/** The native binding. */
+export interface Llama {
+  /** The backend that loaded: `"cuda"`, `"vulkan"`, `"metal"` or `false` (CPU). */
+  readonly gpu: string | false;
+  loadModel(options: { modelPath: string; gpuLayers?: number | "max" | "auto" }): Promise<LlamaModel>;
+  dispose(): Promise<void>;
+}
+
+/** Log levels of `getLlama`'s `logLevel` (node-llama-cpp's `LlamaLogLevel` values). */
+export type LlamaLogLevelName = "disabled" | "fatal" | "error" | "warn" | "info" | "log" | "debug";
+
+/** The module's exports we use. */
+export interface NodeLlamaCpp {
+  getLlama(options: {
+    gpu: false | "cuda";
+    build: "never";
+    skipDownload: true;
+    usePrebuiltBinaries: true;
+    progressLogs: false;
+    maxThreads: number;
+    logLevel: LlamaLogLevelName;
+    logger?: (level: LlamaLogLevelName, message: string) => void;
+  }): Promise<Llama>;
+}
+
+/** The optional package's folder, relative to the repository root. */
+export const LLAMA_PACKAGE_DIR = "engines/llama";
+
+/** How to install the optional package (for error messages and the tests' skip notice). */
+export const LLAMA_INSTALL_COMMAND = "NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm ci --prefix engines/llama";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/**
+ * Where node-llama-cpp's entry point would be, and whether it is installed there.
+ *
+ * @example
+ * ```ts
+ * if (!nodeLlamaCppLocation().installed) console.log(`install it: ${LLAMA_INSTALL_COMMAND}`);
+ * ```
+ */
+export function nodeLlamaCppLocation(): { entry: string; installed: boolean } {
+  const entry = join(repoRoot, LLAMA_PACKAGE_DIR, "node_modules/node-llama-cpp/dist/index.js");
+  return { entry, installed: existsSync(entry) };
+}
+
+/**
+ * Imports node-llama-cpp from the optional `engines/llama` package (a dynamic import, so the default install
+ * and the simulated engine never load it).
+ *
+ * @throws LlamaNotInstalledError with the install command when it is missing.
+ * @example
+ * ```ts
+ * const { getLlama } = await importNodeLlamaCpp();
+ * ```
+ */
+export async function importNodeLlamaCpp(): Promise<NodeLlamaCpp> {
+  const { entry, installed } = nodeLlamaCppLocation();
+  if (!installed)
+    throw new LlamaNotInstalledError(
+      `--engine llama needs the optional node-llama-cpp package, which is not installed (looked for ${entry}). ` +
+        `Install it with: ${LLAMA_INSTALL_COMMAND}`,
+    );
+  return (await import(pathToFileURL(entry).href)) as NodeLlamaCpp;
+}
