@@ -287,3 +287,15 @@ function convert(source: string, kind: Kind, raw: string): unknown {
   if (kind === "int" && !Number.isInteger(value)) throw new CliError(`${source}: expected an integer, got '${raw}'`);
   return value;
 }
+
+/**
+ * The engine's flags and their kinds (for `--config` files, whose keys are these flags' camelCase names).
+ *
+ * @example
+ * ```ts
+ * engineFlags().find((f) => f.flag === "max-total-tokens"); // { flag: "max-total-tokens", kind: "int" }
+ * ```
+ */
+export function engineFlags(): { flag: string; kind: "int" | "number" | "string" | "bool" }[] {
+  return FLAGS.map(({ flag, kind }) => ({ flag, kind }));
+}

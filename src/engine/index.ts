@@ -12,6 +12,7 @@ import type { OutputLengthModel } from "./output-length-model";
 import { createPacer } from "./pacer";
 import { seededRandom } from "./rng";
 import { createEngineApp } from "./server";
+import type { FetchHandler } from "./shutdown";
 import { createSimulatedEngine } from "./simulated-engine";
 import type { TimingModel } from "./timing-model";
 import { tokenizer as cl100k } from "./tokenizer";
@@ -53,6 +54,8 @@ export interface StartHooks {
   signingSecrets?: string[];
   /** Builds the scheduler (default the real one); for tests and experiments. */
   createScheduler?: EngineLoopOptions["createScheduler"];
+  /** Wraps the HTTP handler, e.g. with a shutdown gate (`src/engine/shutdown.ts`) that drains on SIGTERM. */
+  wrapFetch?: (fetch: FetchHandler) => FetchHandler;
 }
 
 /**
@@ -68,7 +71,7 @@ export interface StartHooks {
  * ```
  */
 export async function startEngineServer(input: EngineOptionsInput & StartHooks = {}): Promise<RunningEngineServer> {
-  const { log, createScheduler, signingSecrets, ...rest } = input;
+  const { log, createScheduler, signingSecrets, wrapFetch, ...rest } = input;
   const parsed = engineOptionsSchema.parse(rest);
   const logger = createLogger(parsed.logLevel, log);
   // llama.cpp fits the options to itself (pool, sequences, context length, no prefix cache).
@@ -134,7 +137,8 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
       logger,
     },
   });
-  handler = (request, env) => app.fetch(request, env);
+  const appFetch: FetchHandler = (request, env) => app.fetch(request, env);
+  handler = wrapFetch ? wrapFetch(appFetch) : appFetch;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}`,

@@ -1,29 +1,33 @@
 /**
  * `npm run engine -- [flags]`: starts one engine server (see `npm run engine -- --help`).
  */
-import { CliError, engineHelp, parseEngineArgs } from "./cli";
+import { CliError, engineHelp } from "./cli";
+import { COMMAND_HELP, parseEngineCommand } from "./engine-command";
 import { startEngineServer } from "./index";
 import { LlamaStartError } from "./llama/errors";
+import { createShutdownGate } from "./shutdown";
 
-let options: ReturnType<typeof parseEngineArgs>;
+let command: ReturnType<typeof parseEngineCommand>;
 try {
-  options = parseEngineArgs(process.argv.slice(2), process.env);
+  command = parseEngineCommand(process.argv.slice(2), process.env);
 } catch (error) {
   if (!(error instanceof CliError)) throw error;
   console.error(`engine: ${error.message}`);
   process.exit(2);
 }
-if (options === "help") {
-  console.log(engineHelp());
+if (command === "help") {
+  console.log(`${engineHelp()}\n\n${COMMAND_HELP}`);
   process.exit(0);
 }
+const { options, shutdownGraceS } = command;
+const gate = createShutdownGate();
 
 const signingSecrets = [process.env.SPILLWAY_SIGNING_SECRET, process.env.SPILLWAY_SIGNING_SECRET_PREVIOUS].filter(
   (secret): secret is string => Boolean(secret),
 );
 let server: Awaited<ReturnType<typeof startEngineServer>>;
 try {
-  server = await startEngineServer({ ...options, signingSecrets });
+  server = await startEngineServer({ ...options, signingSecrets, wrapFetch: gate.wrap });
 } catch (error) {
   // A bad model file, a missing optional package or an unusable GPU: the message says what to do.
   if (!(error instanceof LlamaStartError)) throw error;
@@ -37,7 +41,15 @@ console.log(
 let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const)
   process.on(signal, () => {
+    // A second signal: stop waiting.
     if (stopping) process.exit(1);
     stopping = true;
-    void server.close().then(() => process.exit(0));
+    console.log(`engine server: ${signal}, finishing ${gate.inFlight} request(s) within ${shutdownGraceS} s`);
+    void gate
+      .drain(shutdownGraceS * 1000)
+      .then(({ drained, inFlight }) => {
+        if (!drained) console.log(`engine server: grace period over, aborting ${inFlight} request(s)`);
+        return server.close();
+      })
+      .then(() => process.exit(0));
   });

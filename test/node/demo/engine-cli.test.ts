@@ -1,0 +1,148 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { waitForHttp } from "../../../scripts/stack";
+import { CliError } from "../../../src/engine/cli";
+import { type EngineCommand, parseEngineCommand } from "../../../src/engine/engine-command";
+import { startEngineServer } from "../../../src/engine/index";
+import { createShutdownGate } from "../../../src/engine/shutdown";
+import { freePort } from "./free-port";
+
+const files: Record<string, string> = {
+  "ok.json": JSON.stringify({ maxTotalTokens: 4096, speed: 2, disableAccessLog: true, shutdownGraceS: 5 }),
+  "unknown.json": JSON.stringify({ maxTotalTokenz: 4096 }),
+  "typed.json": JSON.stringify({ speed: true }),
+  "range.json": JSON.stringify({ maxTotalTokens: 1 }),
+  "array.json": "[1]",
+  "broken.json": "{oops",
+  "inf.json": JSON.stringify({ speed: "inf" }),
+};
+const read = (path: string) => {
+  const text = files[path];
+  if (text === undefined) throw new Error("ENOENT");
+  return text;
+};
+const parse = (argv: string[]) => parseEngineCommand(argv, {}, read) as EngineCommand;
+const failure = (argv: string[]) => {
+  try {
+    parseEngineCommand(argv, {}, read);
+  } catch (error) {
+    expect(error).toBeInstanceOf(CliError);
+    return (error as Error).message;
+  }
+  throw new Error("expected a CliError");
+};
+
+describe("engine --config FILE.json", () => {
+  it("reads camelCase flags from the file; the command line overrides them", () => {
+    const fromFile = parse(["--config", "ok.json"]);
+    expect(fromFile.options).toMatchObject({ maxTotalTokens: 4096, speed: 2, accessLog: false });
+    expect(fromFile.shutdownGraceS).toBe(5);
+    const overridden = parse(["--config=ok.json", "--speed", "4", "--shutdown-grace-s", "1.5"]);
+    expect(overridden.options).toMatchObject({ maxTotalTokens: 4096, speed: 4 });
+    expect(overridden.shutdownGraceS).toBe(1.5);
+    expect(parse(["--config", "inf.json"]).options.speed).toBe(Number.POSITIVE_INFINITY);
+    expect(parse([]).shutdownGraceS).toBe(30);
+  });
+
+  it.each([
+    ["unknown.json", 'unknown key "maxTotalTokenz"'],
+    ["typed.json", "speed: expected a number"],
+    ["range.json", "--config range.json: --max-total-tokens"],
+    ["array.json", "expected a JSON object"],
+    ["broken.json", "not valid JSON"],
+    ["missing.json", "cannot read it"],
+  ])("refuses %s with a message naming the file and key", (file, message) => {
+    expect(failure(["--config", file])).toContain(message);
+  });
+
+  it("refuses a bad --shutdown-grace-s", () => {
+    expect(failure(["--shutdown-grace-s", "-1"])).toContain("--shutdown-grace-s");
+    expect(failure(["--shutdown-grace-s"])).toContain("a value is required");
+  });
+});
+
+const completion = (url: string, maxTokens: number) =>
+  fetch(`${url}/v1/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "demo-model", prompt: "hello", max_tokens: maxTokens, ignore_eos: true }),
+  });
+
+/** Resolves once the engine reports a running request (no sleeps on the wall clock). */
+async function untilRunning(url: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const load = (await (await fetch(`${url}/load`)).json()) as { running: number };
+    if (load.running > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error("no request started");
+}
+
+describe("clean shutdown (shutdown gate)", () => {
+  it("refuses new requests with 503 while in-flight ones finish", async () => {
+    const gate = createShutdownGate();
+    const server = await startEngineServer({ port: 0, speed: 4, wrapFetch: gate.wrap, log: () => {} });
+    try {
+      const inFlight = completion(server.url, 24);
+      await untilRunning(server.url);
+      const drained = gate.drain(20_000);
+      const refused = await completion(server.url, 4);
+      expect(refused.status).toBe(503);
+      expect((await refused.json()) as object).toHaveProperty("error");
+      const answer = await inFlight;
+      expect(answer.status).toBe(200);
+      expect(((await answer.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(24);
+      expect(await drained).toEqual({ drained: true, inFlight: 0 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("gives up after the grace period and reports what is left", async () => {
+    const gate = createShutdownGate();
+    const server = await startEngineServer({ port: 0, speed: 1, wrapFetch: gate.wrap, log: () => {} });
+    const inFlight = completion(server.url, 2000).catch(() => undefined);
+    await untilRunning(server.url);
+    expect(await gate.drain(50)).toEqual({ drained: false, inFlight: 1 });
+    await server.close();
+    await inFlight;
+  });
+});
+
+describe("npm run engine: SIGTERM", () => {
+  const dir = mkdtempSync(join(tmpdir(), "spillway-engine-cli-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("finishes the in-flight request, then exits 0", async () => {
+    const port = await freePort();
+    const config = join(dir, "engine.json");
+    writeFileSync(config, JSON.stringify({ port, speed: 4, logLevel: "warning", disableAccessLog: true }));
+    const child = spawn("node_modules/.bin/tsx", ["src/engine/main.ts", "--config", config], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      output += d.toString();
+    });
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHttp(`${url}/health`, 20_000);
+      const inFlight = completion(url, 24);
+      await untilRunning(url);
+      child.kill("SIGTERM");
+      const answer = await inFlight;
+      expect(answer.status).toBe(200);
+      expect(await exited).toBe(0);
+      expect(output).toContain("finishing 1 request(s)");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 30_000);
+});
