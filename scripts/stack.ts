@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
 import { resolve } from "node:path";
 
 /** Environment that keeps wrangler and miniflare offline and quiet (see README, "Development"). */
@@ -125,5 +126,26 @@ export function startWranglerDev(options: {
   return startManaged("wrangler", resolve(root, "node_modules/.bin/wrangler"), args, {
     env: offlineWranglerEnv(root),
     quiet: options.quiet ?? false,
+  });
+}
+
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago (for servers that cannot listen on port 0 and report
+ * back, such as `wrangler dev`).
+ *
+ * @example
+ * ```ts
+ * const port = await freePort();
+ * ```
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
   });
 }

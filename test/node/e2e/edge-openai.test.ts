@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
+import { freePort, type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
-import { freePort } from "../../support/free-port";
 
 const SIGNING_SECRET = "e2e-signing-secret";
 

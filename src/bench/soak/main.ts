@@ -1,0 +1,41 @@
+/**
+ * `npm run soak`: 20x a deployment's capacity for 60 s through `wrangler dev` to three engine servers on
+ * 127.0.0.1, then 10 s idle; prints the report as JSON (see docs/reliability.md). Flags: --duration-s,
+ * --overload, --idle-s, --port, --max-requests.
+ */
+import { parseArgs } from "node:util";
+import { freePort } from "../../../scripts/stack";
+import { runSoak } from "./run-soak";
+
+const { values } = parseArgs({
+  options: {
+    "duration-s": { type: "string", default: "60" },
+    overload: { type: "string", default: "20" },
+    "idle-s": { type: "string", default: "10" },
+    port: { type: "string", default: "0" },
+    "max-requests": { type: "string", default: "60000" },
+  },
+});
+
+const report = await runSoak({
+  port: Number(values.port) || (await freePort()),
+  replicas: 3,
+  maxOngoingRequests: 4,
+  maxQueuedRequests: 32,
+  maxTokens: 32,
+  engineSpeed: 1,
+  overload: Number(values.overload),
+  durationS: Number(values["duration-s"]),
+  idleS: Number(values["idle-s"]),
+  maxRequests: Number(values["max-requests"]),
+  log: (line) => console.error(`[soak] ${line}`),
+});
+console.log(JSON.stringify(report, null, 2));
+const ok =
+  report.lost === 0 &&
+  report.refusedWithoutValidHint === 0 &&
+  report.after.queueDepth === 0 &&
+  report.after.activeLeases === 0 &&
+  report.after.engineRunning + report.after.engineWaiting === 0;
+console.error(ok ? "[soak] PASS: nothing lost, nothing leaked" : "[soak] FAIL");
+process.exit(ok ? 0 : 1);

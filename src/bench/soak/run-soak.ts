@@ -1,0 +1,252 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, type ManagedProcess, startManaged, startWranglerDev, waitForHttp } from "../../../scripts/stack";
+import type { ShardStats } from "../../edge/router-protocol";
+import type { LoadReport } from "../../engine/index";
+import { percentile } from "../stats";
+import { residentKiBOfGroup } from "./process-memory";
+
+/** What a soak run does. */
+export interface SoakOptions {
+  /** Port for `wrangler dev` on 127.0.0.1. */
+  port: number;
+  replicas: number;
+  maxOngoingRequests: number;
+  maxQueuedRequests: number;
+  /** Output tokens per request (ignore_eos): with the engine speed, this sets a request's service time. */
+  maxTokens: number;
+  engineSpeed: number;
+  /** Offered load as a multiple of the fleet's measured capacity. */
+  overload: number;
+  durationS: number;
+  /** Idle time after the load, before the final checks. */
+  idleS: number;
+  /** Upper bound on requests sent, whatever the rate. */
+  maxRequests: number;
+  log?: (line: string) => void;
+}
+
+/** The soak's figures (docs/reliability.md). */
+export interface SoakReport {
+  capacityReqPerS: number;
+  offeredReqPerS: number;
+  /** What the generator managed to send per second (below `offeredReqPerS` when the machine is saturated). */
+  achievedReqPerS: number;
+  sent: number;
+  served: number;
+  refused: number;
+  /** Refusals without a valid Retry-After / retry-after-ms. */
+  refusedWithoutValidHint: number;
+  /** Any other answer (5xx, 4xx other than 429/503). */
+  otherStatus: Record<number, number>;
+  /** Requests that got no response at all (connection errors). Goal 0. */
+  lost: number;
+  rejectionLatencyMs: { p50: number; p99: number };
+  servedLatencyMs: { p50: number; p99: number };
+  after: { queueDepth: number; activeLeases: number; engineRunning: number; engineWaiting: number };
+  /** Resident memory of `wrangler dev` + workerd (the Worker and its Durable Object) and of the engines. */
+  memoryKiB: {
+    workerBefore: number;
+    workerPeak: number;
+    workerAfter: number;
+    enginesBefore: number;
+    enginesPeak: number;
+    enginesAfter: number;
+  };
+  /** One refusal without a valid hint, for diagnosis. */
+  invalidHintExample?: string;
+}
+
+const ADMIN_TOKEN = "soak-admin-token";
+const SIGNING_SECRET = "soak-signing-secret";
+
+async function routerStats(base: string): Promise<ShardStats> {
+  const res = await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  return ((await res.json()) as { shards: ShardStats[] }).shards[0] as ShardStats;
+}
+
+function validHint(res: Response): boolean {
+  const seconds = res.headers.get("retry-after");
+  const ms = res.headers.get("retry-after-ms");
+  return seconds !== null && /^\d+$/.test(seconds) && ms !== null && /^\d+$/.test(ms) && Number(ms) > 0;
+}
+
+/**
+ * Overloads a deployment through `wrangler dev` (the real Worker and Durable Object) in front of engine servers
+ * on 127.0.0.1, then idles, then checks that nothing was lost or leaked. Bounded by `durationS` and
+ * `maxRequests`; stops everything it started.
+ *
+ * @example
+ * ```ts
+ * const report = await runSoak({ port: 8799, replicas: 3, maxOngoingRequests: 4, maxQueuedRequests: 32,
+ *   maxTokens: 32, engineSpeed: 1, overload: 20, durationS: 60, idleS: 10, maxRequests: 50_000 });
+ * ```
+ */
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const log = options.log ?? (() => {});
+  // Engines run as their own processes: the load generator's event loop must not share them.
+  const engines: Array<{ url: string; process: ManagedProcess }> = [];
+  let worker: ManagedProcess | undefined;
+  const persistTo = mkdtempSync(join(tmpdir(), "spillway-soak-"));
+  try {
+    for (let i = 0; i < options.replicas; i++) {
+      const port = await freePort();
+      const args = ["src/engine/main.ts", "--port", String(port), "--speed", String(options.engineSpeed)];
+      args.push("--disable-access-log", "--log-level", "error");
+      const env = { ...process.env, SPILLWAY_SIGNING_SECRET: SIGNING_SECRET };
+      const engine = startManaged(`engine-${i}`, "node_modules/.bin/tsx", args, { env, quiet: true });
+      engines.push({ url: `http://127.0.0.1:${port}`, process: engine });
+    }
+    await Promise.all(engines.map((e) => waitForHttp(`${e.url}/health`)));
+    const config = {
+      logRejections: false,
+      deployments: {
+        "demo-model": {
+          replicas: engines.map((e) => e.url),
+          maxOngoingRequests: options.maxOngoingRequests,
+          maxQueuedRequests: options.maxQueuedRequests,
+          backpressure: { retryAfterS: 2 },
+        },
+      },
+    };
+    worker = startWranglerDev({
+      port: options.port,
+      vars: {
+        SPILLWAY_CONFIG: JSON.stringify(config),
+        SPILLWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+        SPILLWAY_SIGNING_SECRET: SIGNING_SECRET,
+      },
+      persistTo,
+      quiet: true,
+    });
+    const base = `http://127.0.0.1:${options.port}`;
+    await waitForHttp(`${base}/health`, 60_000);
+    const body = JSON.stringify({
+      model: "demo-model",
+      prompt: "soak",
+      max_tokens: options.maxTokens,
+      ignore_eos: true,
+    });
+    const send = () =>
+      fetch(`${base}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
+
+    // Capacity: a closed loop of exactly the fleet's slots, for a few seconds.
+    const slots = options.replicas * options.maxOngoingRequests;
+    let calibrated = 0;
+    const statuses = new Set<number>();
+    const calibrateUntil = performance.now() + 3_000;
+    await Promise.all(
+      Array.from({ length: slots }, async () => {
+        while (performance.now() < calibrateUntil) {
+          const res = await send();
+          await res.arrayBuffer();
+          if (res.status === 200) calibrated += 1;
+          else statuses.add(res.status);
+        }
+      }),
+    );
+    const capacity = calibrated / 3;
+    if (capacity === 0) throw new Error(`calibration served nothing (statuses ${[...statuses].join(", ")})`);
+    const offered = capacity * options.overload;
+    log(`capacity ${capacity.toFixed(1)} req/s; offering ${offered.toFixed(0)} req/s for ${options.durationS} s`);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const workerMemory = () => residentKiBOfGroup((worker as ManagedProcess).child.pid as number);
+    const engineMemory = () => engines.reduce((sum, e) => sum + residentKiBOfGroup(e.process.child.pid as number), 0);
+    const workerBefore = workerMemory();
+    const enginesBefore = engineMemory();
+
+    const report: SoakReport = {
+      capacityReqPerS: capacity,
+      offeredReqPerS: offered,
+      achievedReqPerS: 0,
+      sent: 0,
+      served: 0,
+      refused: 0,
+      refusedWithoutValidHint: 0,
+      otherStatus: {},
+      lost: 0,
+      rejectionLatencyMs: { p50: 0, p99: 0 },
+      servedLatencyMs: { p50: 0, p99: 0 },
+      after: { queueDepth: 0, activeLeases: 0, engineRunning: 0, engineWaiting: 0 },
+      memoryKiB: {
+        workerBefore,
+        workerPeak: workerBefore,
+        workerAfter: 0,
+        enginesBefore,
+        enginesPeak: enginesBefore,
+        enginesAfter: 0,
+      },
+    };
+    const rejectionLatencies: number[] = [];
+    const servedLatencies: number[] = [];
+    const inflight: Promise<void>[] = [];
+    const one = async () => {
+      const t0 = performance.now();
+      try {
+        const res = await send();
+        const text = await res.text();
+        const ms = performance.now() - t0;
+        if (res.status === 200) {
+          report.served += 1;
+          servedLatencies.push(ms);
+        } else if (res.status === 429 || res.status === 503) {
+          report.refused += 1;
+          rejectionLatencies.push(ms);
+          if (!validHint(res)) {
+            report.refusedWithoutValidHint += 1;
+            report.invalidHintExample ??= `${res.status} ${JSON.stringify([...res.headers])} ${text.slice(0, 300)}`;
+          }
+        } else {
+          report.otherStatus[res.status] = (report.otherStatus[res.status] ?? 0) + 1;
+        }
+      } catch {
+        report.lost += 1;
+      }
+    };
+    // Open loop at the offered rate, in 10 ms ticks, bounded by duration and request count.
+    const started = performance.now();
+    const end = started + options.durationS * 1000;
+    let due = 0;
+    let lastMemory = started;
+    while (performance.now() < end && report.sent < options.maxRequests) {
+      due += (offered * 10) / 1000;
+      while (due >= 1 && report.sent < options.maxRequests) {
+        due -= 1;
+        report.sent += 1;
+        inflight.push(one());
+      }
+      if (performance.now() - lastMemory > 2_000) {
+        lastMemory = performance.now();
+        report.memoryKiB.workerPeak = Math.max(report.memoryKiB.workerPeak, workerMemory());
+        report.memoryKiB.enginesPeak = Math.max(report.memoryKiB.enginesPeak, engineMemory());
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    report.achievedReqPerS = report.sent / ((performance.now() - started) / 1000);
+    log(`sent ${report.sent} (${report.achievedReqPerS.toFixed(0)} req/s); waiting for every response`);
+    await Promise.all(inflight);
+    log(`idle for ${options.idleS} s`);
+    await new Promise((r) => setTimeout(r, options.idleS * 1000));
+
+    const stats = await routerStats(base);
+    const loads = await Promise.all(
+      engines.map(async (e) => (await (await fetch(`${e.url}/load`)).json()) as LoadReport),
+    );
+    report.after = {
+      queueDepth: stats.queueDepth,
+      activeLeases: stats.activeLeases,
+      engineRunning: loads.reduce((sum, l) => sum + l.running, 0),
+      engineWaiting: loads.reduce((sum, l) => sum + l.waiting, 0),
+    };
+    report.rejectionLatencyMs = { p50: percentile(rejectionLatencies, 50), p99: percentile(rejectionLatencies, 99) };
+    report.servedLatencyMs = { p50: percentile(servedLatencies, 50), p99: percentile(servedLatencies, 99) };
+    report.memoryKiB.workerAfter = workerMemory();
+    report.memoryKiB.enginesAfter = engineMemory();
+    return report;
+  } finally {
+    await worker?.stop();
+    await Promise.all(engines.map((e) => e.process.stop()));
+    rmSync(persistTo, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { freePort } from "../../../scripts/stack";
+import { runSoak } from "../../../src/bench/soak/run-soak";
+
+/** The soak's short form (the full one is `npm run soak`): overload, idle, then nothing lost or leaked. */
+describe("soak, short form", () => {
+  it("answers every request (served, or refused with a valid Retry-After) and leaks nothing", async () => {
+    const report = await runSoak({
+      port: await freePort(),
+      replicas: 2,
+      maxOngoingRequests: 2,
+      maxQueuedRequests: 8,
+      maxTokens: 16,
+      engineSpeed: 2,
+      overload: 8,
+      durationS: 4,
+      idleS: 2,
+      maxRequests: 3_000,
+    });
+    expect(report.sent).toBeGreaterThan(0);
+    expect(report.served).toBeGreaterThan(0);
+    expect(report.refused).toBeGreaterThan(0);
+    expect(report.lost).toBe(0);
+    expect(report.refusedWithoutValidHint, report.invalidHintExample).toBe(0);
+    expect(report.otherStatus).toEqual({});
+    expect(report.served + report.refused).toBe(report.sent);
+    expect(report.after).toEqual({ queueDepth: 0, activeLeases: 0, engineRunning: 0, engineWaiting: 0 });
+  }, 120_000);
+});
