@@ -41,8 +41,15 @@ export const DASHBOARD_JS = `"use strict";
     }
   }
 
+  function clock(u, splits) {
+    return splits.map(function (s) {
+      return new Date(s * 1000).toLocaleTimeString([], { hour12: false });
+    });
+  }
+
   function chartOptions(title, width, series, yLabel, points) {
     var axis = { stroke: "#8b95a7", grid: { stroke: "#232a36", width: 1 }, ticks: { stroke: "#232a36" } };
+    var xAxis = Object.assign({ values: clock }, axis);
     return {
       title: title,
       width: width,
@@ -50,7 +57,7 @@ export const DASHBOARD_JS = `"use strict";
       legend: { live: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, Math.max(1, max * 1.15)]; } } },
-      axes: [axis, Object.assign({ label: yLabel, size: 50 }, axis)],
+      axes: [xAxis, Object.assign({ label: yLabel, size: 50 }, axis)],
       series: [{}].concat(
         series.map(function (s, i) {
           var color = s.color || COLORS[i % COLORS.length];
@@ -75,6 +82,43 @@ export const DASHBOARD_JS = `"use strict";
     var data = [[]].concat(series.map(function () { return []; }));
     var plot = new uPlot(chartOptions(title, width, series, yLabel, points), data, box);
     return { box: box, plot: plot, data: data, series: series };
+  }
+
+  // The suggested delays' histogram: one bar per bucket (x = bucket index, labelled by its bound).
+  function makeBars(parent, key, title) {
+    var box = el("div", "chart");
+    box.dataset.chart = key;
+    box.dataset.points = "0";
+    parent.appendChild(box);
+    var labels = [];
+    var axis = { stroke: "#8b95a7", grid: { stroke: "#232a36", width: 1 }, ticks: { stroke: "#232a36" } };
+    var opts = {
+      title: title,
+      width: Math.max(300, box.clientWidth - 8),
+      height: 200,
+      legend: { live: false },
+      cursor: { show: false },
+      scales: {
+        x: { time: false, range: function (u) { return [-0.5, Math.max(1, u.data[0].length) - 0.5]; } },
+        y: { range: function (u, min, max) { return [0, Math.max(1, max * 1.15)]; } },
+      },
+      axes: [
+        Object.assign({ splits: function (u) { return u.data[0]; }, values: function () { return labels; }, grid: { show: false } }, axis),
+        Object.assign({ label: "rejections", size: 50 }, axis),
+      ],
+      series: [{}, { label: "Retry-After given (count)", stroke: "#4cc9f0", fill: "#4cc9f066", width: 1,
+        paths: uPlot.paths.bars({ size: [0.7, 60] }), points: { show: false } }],
+    };
+    var plot = new uPlot(opts, [[], []], box);
+    return {
+      box: box,
+      plot: plot,
+      set: function (buckets) {
+        labels = buckets.map(function (b) { return b.le === "+Inf" ? ">60s" : "\u2264" + b.le + "s"; });
+        plot.setData([buckets.map(function (b, i) { return i; }), buckets.map(function (b) { return b.count; })]);
+        box.dataset.points = String(buckets.length);
+      },
+    };
   }
 
   function push(chart, x, values) {
@@ -130,10 +174,16 @@ export const DASHBOARD_JS = `"use strict";
       { label: "shed /s", color: "#f72585", fill: true },
     ], "req/s");
     view.drain = makeChart(grid, "drain", "Drain rate (EWMA)", [{ label: "drain /s", color: "#ffb703", fill: true }], "req/s");
+    view.rungs = makeChart(grid, "rungs", "Shed per second, by Retry-After rung", [
+      { label: "computed", color: "#4cc9f0", fill: true },
+      { label: "static fallback", color: "#ffb703", fill: true },
+      { label: "none", color: "#8b95a7" },
+    ], "req/s");
     view.retry = makeChart(grid, "retry", "Retry-After: suggested vs observed drain", [
       { label: "suggested s", color: "#4cc9f0" },
       { label: "observed s", color: "#f72585" },
     ], "seconds", true);
+    view.buckets = makeBars(grid, "delays", "Suggested Retry-After, all rejections");
     section.appendChild(el("h3", "", "Replicas"));
     var rgrid = el("div", "grid");
     section.appendChild(rgrid);
@@ -171,7 +221,12 @@ export const DASHBOARD_JS = `"use strict";
       var dt = prev ? (overview.atMs - prev.atMs) / 1000 : 0;
       var admittedRate = prev && dt > 0 ? Math.max(0, d.admitted - prev.admitted) / dt : 0;
       var shedRate = prev && dt > 0 ? Math.max(0, d.rejected - prev.rejected) / dt : 0;
-      view.prev = { atMs: overview.atMs, admitted: d.admitted, rejected: d.rejected };
+      var rung = function (name) {
+        return prev && dt > 0 ? Math.max(0, (d.rejections[name] || 0) - (prev.rejections[name] || 0)) / dt : 0;
+      };
+      push(view.rungs, x, [rung("computed"), rung("static_fallback"), rung("none")]);
+      view.buckets.set(d.suggestedDelayBuckets);
+      view.prev = { atMs: overview.atMs, admitted: d.admitted, rejected: d.rejected, rejections: d.rejections };
       push(view.queue, x, [d.queueDepth, d.activeLeases, d.maxQueuedRequests]);
       push(view.rates, x, [admittedRate, shedRate]);
       push(view.drain, x, [d.drainRate]);
@@ -181,7 +236,9 @@ export const DASHBOARD_JS = `"use strict";
         obs.map(function (o) { return o.suggestedS === undefined ? null : o.suggestedS; }),
         obs.map(function (o) { return o.observedS; }),
       ];
-      view.retry.plot.setData(view.retry.data);
+      view.retry.plot.setData(view.retry.data, false);
+      // Same time window as the other charts, so the points line up with the load that caused them.
+      view.retry.plot.setScale("x", { min: view.queue.data[0][0], max: x });
       view.retry.box.dataset.points = String(obs.length);
       push(view.rqueue, x, d.replicas.map(function (r) { return r.queueLength; }));
       push(view.rusage, x, d.replicas.map(function (r) { return r.tokenUsage === null ? null : r.tokenUsage * 100; }));
@@ -244,7 +301,7 @@ export const DASHBOARD_JS = `"use strict";
   window.addEventListener("resize", function () {
     Object.keys(views).forEach(function (k) {
       var v = views[k];
-      [v.queue, v.rates, v.drain, v.retry, v.rqueue, v.rusage, v.rretract].forEach(function (c) {
+      [v.queue, v.rates, v.drain, v.rungs, v.retry, v.buckets, v.rqueue, v.rusage, v.rretract].forEach(function (c) {
         c.plot.setSize({ width: Math.max(300, c.box.clientWidth - 8), height: 200 });
       });
     });

@@ -1,0 +1,157 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BrowserContext, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runTraffic } from "../../../scripts/demo-traffic";
+import { type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
+import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
+import { freePort } from "./free-port";
+
+const CHROMIUM = "/usr/bin/chromium";
+const TOKEN = "dashboard-test-token";
+// The screenshot of every run; UPDATE_SCREENSHOTS=1 also refreshes the README's (docs/img/dashboard.png).
+const SHOT = "docs/img/dashboard-latest.png";
+
+/** The sample configuration from wrangler.toml, with the replicas moved to the test's engines. */
+function sampleConfig(replicas: string[]): string {
+  const sample = /^SPILLWAY_CONFIG = '(.*)'$/m.exec(readFileSync("wrangler.toml", "utf8"))?.[1];
+  if (!sample) throw new Error("wrangler.toml has no SPILLWAY_CONFIG");
+  const config = JSON.parse(sample) as { logRejections?: boolean; deployments: Record<string, { replicas: string[] }> };
+  for (const d of Object.values(config.deployments)) d.replicas = replicas;
+  config.logRejections = false;
+  return JSON.stringify(config);
+}
+
+/**
+ * The demo for real, on free ports: three engine servers of different speeds, `wrangler dev` with the sample
+ * configuration, the traffic generator pushing past capacity, and the dashboard in headless Chromium.
+ */
+describe("the live dashboard in headless Chromium", () => {
+  let engines: RunningEngineServer[] = [];
+  let worker: ManagedProcess | undefined;
+  let context: BrowserContext | undefined;
+  let base = "";
+  const dirs: string[] = [];
+  const traffic = new AbortController();
+  let trafficDone: Promise<void> = Promise.resolve();
+
+  beforeAll(async () => {
+    engines = await Promise.all(
+      [1, 2, 4].map((speed) =>
+        startEngineServer({ port: 0, speed, name: `x${speed}`, accessLog: false, logLevel: "warning", log: () => {} }),
+      ),
+    );
+    const port = await freePort();
+    const persistTo = mkdtempSync(join(tmpdir(), "spillway-dashboard-"));
+    dirs.push(persistTo);
+    worker = startWranglerDev({
+      port,
+      vars: { SPILLWAY_CONFIG: sampleConfig(engines.map((e) => e.url)), SPILLWAY_ADMIN_TOKEN: TOKEN },
+      persistTo,
+      quiet: true,
+    });
+    base = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${base}/health`, 60_000);
+    const userDataDir = mkdtempSync(join(tmpdir(), "spillway-chromium-"));
+    dirs.push(userDataDir);
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      viewport: { width: 1440, height: 1000 },
+      deviceScaleFactor: 1,
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    traffic.abort();
+    await trafficDone;
+    await context?.close();
+    await worker?.stop();
+    await Promise.all(engines.map((e) => e.close()));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("shows nothing before the token, then charts that fill as load is admitted, queued and shed", async () => {
+    if (!context) throw new Error("no browser");
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    // Nothing may leave loopback: the page and uPlot come from the Worker.
+    const offHost: string[] = [];
+    page.on("request", (r) => {
+      if (!r.url().startsWith(base)) offHost.push(r.url());
+    });
+
+    await page.goto(`${base}/spillway/dashboard`);
+    await expect.poll(() => page.locator("#token").count()).toBe(1);
+    expect(await page.locator("section.deployment").count()).toBe(0);
+
+    await page.fill("#token", "wrong-token");
+    await page.click("button[type=submit]");
+    await page.waitForFunction(() => document.getElementById("status")?.textContent === "token refused");
+    expect(await page.locator("section.deployment").count()).toBe(0);
+
+    trafficDone = runTraffic({
+      baseUrl: base,
+      phases: [
+        { seconds: 3, fromRps: 5, toRps: 50 },
+        { seconds: 60, fromRps: 50, toRps: 50 },
+      ],
+      cycles: 1,
+      signal: traffic.signal,
+    });
+    await page.fill("#token", TOKEN);
+    await page.click("button[type=submit]");
+    await page.waitForSelector('section.deployment[data-deployment="demo-model"]');
+
+    // Bounded waits on what the page shows, not on the clock: shedding with observed drain times, 12+ polls.
+    await page.waitForFunction(
+      () => {
+        const points = (key: string) =>
+          Number(document.querySelector(`[data-chart="${key}"]`)?.getAttribute("data-points"));
+        return Number(document.body.dataset.polls) >= 12 && points("retry") >= 5 && points("replica-queue") >= 12;
+      },
+      undefined,
+      { timeout: 45_000, polling: 250 },
+    );
+    for (const key of [
+      "queue",
+      "rates",
+      "drain",
+      "rungs",
+      "retry",
+      "delays",
+      "replica-queue",
+      "replica-usage",
+      "replica-retractions",
+    ]) {
+      const points = Number(await page.getAttribute(`[data-chart="${key}"]`, "data-points"));
+      expect(points, key).toBeGreaterThan(0);
+    }
+    expect(await page.locator("table.replicas td.up").count()).toBe(3);
+    expect(await page.locator("canvas").count()).toBeGreaterThanOrEqual(9);
+
+    const overview = (await (
+      await fetch(`${base}/spillway/overview?replicas=0`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { deployments: { admitted: number; rejected: number }[] };
+    expect(overview.deployments[0]?.admitted).toBeGreaterThan(0);
+    expect(overview.deployments[0]?.rejected).toBeGreaterThan(0);
+
+    mkdirSync("docs/img", { recursive: true });
+    await page.screenshot({ path: SHOT, fullPage: true });
+    if (process.env.UPDATE_SCREENSHOTS === "1") copyFileSync(SHOT, "docs/img/dashboard.png");
+    expect(errors).toEqual([]);
+    expect(offHost).toEqual([]);
+  }, 90_000);
+});
