@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "vitest";
+import type { RunningEngineServer } from "../../../src/engine/index";
+import type { LlamaEngine } from "../../../src/engine/llama/llama-engine";
+import { LLAMA_INSTALL_COMMAND, nodeLlamaCppLocation } from "../../../src/engine/llama/node-llama-cpp";
+import { buildTestModel, type TestModelOptions } from "../../../src/engine/llama/test-model";
+import { Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
+
+/** True when the optional engines/llama package is installed. */
+export const llamaInstalled = nodeLlamaCppLocation().installed;
+const inCi = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
+
+/**
+ * `describe` for tests that need node-llama-cpp. A developer who did not install the optional package gets
+ * the suite skipped with a message saying how to install it; in CI (`CI` set) a missing package fails.
+ *
+ * @example
+ * ```ts
+ * describeLlama("llama engine", () => { it("streams", async () => { ... }); });
+ * ```
+ */
+export function describeLlama(name: string, body: () => void): void {
+  if (llamaInstalled) {
+    describe(name, body);
+    return;
+  }
+  const why = `node-llama-cpp is not installed (optional): ${LLAMA_INSTALL_COMMAND}`;
+  if (inCi) {
+    describe(name, () => {
+      it("needs the optional node-llama-cpp package in CI", () => {
+        throw new Error(`${why} (.ci/run installs it)`);
+      });
+    });
+    return;
+  }
+  console.warn(`[skipped] ${name}: ${why}`);
+  describe.skip(`${name} (skipped: ${why})`, body);
+}
+
+/**
+ * Writes the generated test model into a fresh temp folder.
+ *
+ * @example
+ * ```ts
+ * const model = writeTempModel(); // model.path, then model.remove() in afterAll
+ * ```
+ */
+export function writeTempModel(options: TestModelOptions = {}): { path: string; dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "spillway-llama-"));
+  const path = join(dir, "tiny.gguf");
+  writeFileSync(path, buildTestModel(options));
+  return { path, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Pool-vs-cells checks made before every `completeBatch` (see {@link accountingScheduler}). */
+export interface AccountingLog {
+  steps: number;
+  mismatches: string[];
+}
+
+/**
+ * A `createScheduler` hook: the real scheduler, checked before every completed step against the llama
+ * engine's cells (sum of every sequence's `nextTokenIndex` must equal the pool's used slots) and its own
+ * invariants.
+ *
+ * @example
+ * ```ts
+ * const log: AccountingLog = { steps: 0, mismatches: [] };
+ * server = await startEngineServer({ engine: "llama", createScheduler: accountingScheduler(() => server, log) });
+ * ```
+ */
+export function accountingScheduler(server: () => RunningEngineServer | undefined, log: AccountingLog) {
+  return (options: SchedulerOptions) => {
+    const s = new Scheduler(options);
+    return {
+      submit: s.submit.bind(s),
+      nextBatch: s.nextBatch.bind(s),
+      abort: s.abort.bind(s),
+      get: s.get.bind(s),
+      state: s.state.bind(s),
+      completeBatch: (output: Parameters<Scheduler["completeBatch"]>[0]) => {
+        const engine = server()?.engine as LlamaEngine | undefined;
+        if (engine) {
+          log.steps++;
+          const used = s.state().usedTokens;
+          const cells = engine.kvCells();
+          if (used !== cells) log.mismatches.push(`step ${log.steps}: pool used ${used}, engine cells ${cells}`);
+          s.checkInvariants();
+        }
+        return s.completeBatch(output);
+      },
+    };
+  };
+}
+
+/**
+ * `#running-req` of every decode-batch log line.
+ *
+ * @example
+ * ```ts
+ * Math.max(...runningReqs(lines)); // the largest decode batch
+ * ```
+ */
+export function runningReqs(lines: readonly string[]): number[] {
+  return lines.flatMap((l) => {
+    const m = /Decode batch, #running-req: (\d+)/.exec(l);
+    return m ? [Number(m[1])] : [];
+  });
+}
