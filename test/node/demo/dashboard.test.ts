@@ -8,6 +8,13 @@ import { type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scr
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
 import { freePort } from "./free-port";
 
+// The page-side callbacks below run in Chromium; this is the little of the DOM they use (no DOM lib in Node).
+declare const document: {
+  body: { dataset: Record<string, string | undefined> };
+  getElementById(id: string): { textContent: string | null } | null;
+  querySelector(selector: string): { getAttribute(name: string): string | null } | null;
+};
+
 const CHROMIUM = "/usr/bin/chromium";
 const TOKEN = "dashboard-test-token";
 // The screenshot of every run; UPDATE_SCREENSHOTS=1 also refreshes the README's (docs/img/dashboard.png).
