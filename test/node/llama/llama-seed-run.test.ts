@@ -8,12 +8,13 @@ import { type AccountingLog, accountingScheduler, describeLlama, runningReqs, wr
 // output tokens with ignore_eos. Each reserves 192; five reserve 960, a sixth would need 1152 > 1024, so
 // exactly five run at once, in waves, and nothing is retracted (the forecast is exact with ignore_eos).
 describeLlama("llama engine: the seed's run structure with a small pool", () => {
-  const model = writeTempModel();
+  let model: ReturnType<typeof writeTempModel>;
   const lines: string[] = [];
   const accounting: AccountingLog = { steps: 0, mismatches: [] };
   let server: RunningEngineServer | undefined;
 
   beforeAll(async () => {
+    model = writeTempModel();
     server = await startEngineServer({
       port: 0,
       engine: "llama",
@@ -28,7 +29,7 @@ describeLlama("llama engine: the seed's run structure with a small pool", () => 
   });
   afterAll(async () => {
     await server?.close();
-    model.remove();
+    model?.remove();
   });
 
   it("runs exactly as many at once as the token budget allows, every request completes, none is retracted", async () => {

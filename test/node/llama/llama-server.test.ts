@@ -8,13 +8,14 @@ import { type AccountingLog, accountingScheduler, describeLlama, runningReqs, wr
 // Pool 600: three requests of 20 + 200 tokens are admitted on the new-token ratio's forecast (0.7), but the
 // tiny model never samples EOS, so together they outgrow the pool and the scheduler must retract one.
 describeLlama("llama engine server (CPU, tiny generated model)", () => {
-  const model = writeTempModel();
+  let model: ReturnType<typeof writeTempModel>;
   const lines: string[] = [];
   const accounting: AccountingLog = { steps: 0, mismatches: [] };
   let server: RunningEngineServer | undefined;
   let client: OpenAI;
 
   beforeAll(async () => {
+    model = writeTempModel();
     server = await startEngineServer({
       port: 0,
       engine: "llama",
@@ -30,7 +31,7 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
   });
   afterAll(async () => {
     await server?.close();
-    model.remove();
+    model?.remove();
   });
 
   it("fits the scheduler to the engine: model tokenizer, no prefix cache, sequences = max running requests", () => {

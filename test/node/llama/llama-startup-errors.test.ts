@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { startEngineServer } from "../../../src/engine/index";
 import { LlamaGpuError } from "../../../src/engine/llama/errors";
 import { buildTestModel } from "../../../src/engine/llama/test-model";
@@ -28,7 +28,10 @@ function runEngineCli(args: string[]): Promise<{ code: number | null; signal: st
 }
 
 describeLlama("llama engine: startup errors are clear messages, never a crashed process", () => {
-  const model = writeTempModel();
+  let model: ReturnType<typeof writeTempModel>;
+  beforeAll(() => {
+    model = writeTempModel();
+  });
   afterAll(() => model.remove());
 
   it.skipIf(hasNvidiaDriver)("--gpu cuda on a machine without CUDA fails loudly (no CPU fallback)", async () => {
