@@ -41,13 +41,14 @@ export function createLlamaEngine(options: {
   const sample = { generateNext: { token: true, options: { temperature: 0 } } };
 
   const forget = (id: string) => {
-    const seq = held.get(id);
-    if (seq === undefined) return;
-    // A step in flight may still be evaluating this sequence: clear it once the step is over.
+    // During a step the sequence may still be evaluating, or be about to be taken by this step's prefill (a
+    // request aborted between the scheduler's choice and the evaluation): clear it once the step is over.
     if (stepping) {
       deferred.push(id);
       return;
     }
+    const seq = held.get(id);
+    if (seq === undefined) return;
     held.delete(id);
     const done: Promise<void> = seq.clearHistory().then(() => {
       clearing.delete(done);
@@ -60,15 +61,19 @@ export function createLlamaEngine(options: {
     while (clearing.size > 0) await Promise.all(clearing);
   };
 
+  /** Runs one step; releases that arrived meanwhile are applied after it, and settled before it returns. */
   const step = async <T>(run: () => Promise<T>): Promise<T> => {
-    await settle();
     stepping = true;
+    let result: T;
     try {
-      return await run();
+      await settle();
+      result = await run();
     } finally {
       stepping = false;
       for (const id of deferred.splice(0)) forget(id);
     }
+    await settle();
+    return result;
   };
 
   const sequenceOf = (r: RequestView, expectedCells: number, isNew: boolean): LlamaContextSequence => {
