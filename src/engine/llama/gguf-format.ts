@@ -8,10 +8,24 @@
  * ```
  */
 
-/** "GGUF" read as a little-endian uint32. */
+/**
+ * "GGUF" read as a little-endian uint32.
+ *
+ * @example
+ * ```ts
+ * if (buf.readUInt32LE(0) !== GGUF_MAGIC) throw new Error("not a GGUF file");
+ * ```
+ */
 export const GGUF_MAGIC = 0x46554747;
 
-/** Default alignment of the tensor data section (`general.alignment` overrides it). */
+/**
+ * Default alignment of the tensor data section (`general.alignment` overrides it).
+ *
+ * @example
+ * ```ts
+ * const dataStart = Math.ceil(headerEnd / GGUF_DEFAULT_ALIGNMENT) * GGUF_DEFAULT_ALIGNMENT;
+ * ```
+ */
 export const GGUF_DEFAULT_ALIGNMENT = 32;
 
 /**
@@ -38,7 +52,14 @@ export const GGUF_VALUE = {
   FLOAT64: 12,
 } as const;
 
-/** Byte width of each fixed-size metadata value type. */
+/**
+ * Byte width of each fixed-size metadata value type.
+ *
+ * @example
+ * ```ts
+ * GGUF_VALUE_BYTES[GGUF_VALUE.FLOAT32]; // 4
+ * ```
+ */
 export const GGUF_VALUE_BYTES: Readonly<Record<number, number>> = {
   0: 1,
   1: 1,

@@ -2,7 +2,14 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { GgufError } from "./errors";
 import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GGUF_VALUE, GGUF_VALUE_BYTES, tensorBytes } from "./gguf-format";
 
-/** What the engine needs to know about a model before loading it. */
+/**
+ * What the engine needs to know about a model before loading it.
+ *
+ * @example
+ * ```ts
+ * const { architecture, trainedContextLength, vocabSize } = validateGgufFile(path);
+ * ```
+ */
 export interface GgufSummary {
   version: number;
   /** `general.architecture`, e.g. `llama`. */

@@ -8,10 +8,24 @@ import { createLlamaEngine, type LlamaEngine } from "./llama-engine";
 import { loadLlamaRuntime } from "./llama-runtime";
 import { createLlamaTokenizer } from "./llama-tokenizer";
 
-/** Requests (= context sequences) that run at once when `--max-running-requests` is not given. */
+/**
+ * Requests (= context sequences) that run at once when `--max-running-requests` is not given.
+ *
+ * @example
+ * ```ts
+ * const sequences = options.maxRunningRequests ?? LLAMA_DEFAULT_SEQUENCES;
+ * ```
+ */
 export const LLAMA_DEFAULT_SEQUENCES = 8;
 
-/** A started llama.cpp engine with the options the server must run with. */
+/**
+ * A started llama.cpp engine with the options the server must run with.
+ *
+ * @example
+ * ```ts
+ * const { engine, tokenizer, options } = await startLlamaBackend(parsed, logger);
+ * ```
+ */
 export interface LlamaBackend {
   engine: LlamaEngine;
   tokenizer: Tokenizer;

@@ -2,7 +2,15 @@ import type { RequestView } from "../../scheduler/index";
 import type { Engine } from "../engine";
 import type { ControlledEvaluateItem, LlamaContextSequence, Token } from "./node-llama-cpp";
 
-/** The llama engine: an {@link Engine} plus what tests and benchmarks check it by. */
+/**
+ * The llama engine: an {@link Engine} plus what tests and benchmarks check it by.
+ *
+ * @example
+ * ```ts
+ * await engine.settle();
+ * expect(engine.kvCells()).toBe(scheduler.state().usedTokens);
+ * ```
+ */
 export interface LlamaEngine extends Engine {
   /** KV cells held: the sum of every sequence's `nextTokenIndex` (free sequences hold 0 once cleared). */
   kvCells(): number;

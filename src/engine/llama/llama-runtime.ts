@@ -10,13 +10,27 @@ import {
   type LlamaModel,
 } from "./node-llama-cpp";
 
-/** What the CUDA build needs, for the error message (the README says the same). */
+/**
+ * What the CUDA build needs, for the error message (the README says the same).
+ *
+ * @example
+ * ```ts
+ * throw new LlamaGpuError(`--gpu cuda: ${cause}. ${CUDA_REQUIREMENTS}.`);
+ * ```
+ */
 export const CUDA_REQUIREMENTS =
   "node-llama-cpp's prebuilt linux-x64 CUDA binary needs an NVIDIA GPU with its driver (libcuda.so.1) and the " +
   "CUDA runtime libraries on the loader path: libcudart.so.13 and libcublas.so.13 (CUDA 13, driver 580 or newer), " +
   "or libcudart.so.12 and libcublas.so.12 (CUDA 12, driver 525 or newer) for its fallback build";
 
-/** Options of {@link loadLlamaRuntime}. */
+/**
+ * Options of {@link loadLlamaRuntime}.
+ *
+ * @example
+ * ```ts
+ * const o: LlamaRuntimeOptions = { modelPath, gpu: "cpu", sequences: 8, contextLength: 2048, threads: 1, logger };
+ * ```
+ */
 export interface LlamaRuntimeOptions {
   modelPath: string;
   gpu: "cpu" | "cuda";
@@ -31,7 +45,14 @@ export interface LlamaRuntimeOptions {
   summary?: GgufSummary;
 }
 
-/** A loaded model with one context of `sequences` sequences. */
+/**
+ * A loaded model with one context of `sequences` sequences.
+ *
+ * @example
+ * ```ts
+ * const engine = createLlamaEngine({ sequences: runtime.sequences, eosTokenId: runtime.model.tokens.eos ?? -1 });
+ * ```
+ */
 export interface LlamaRuntime {
   llama: Llama;
   model: LlamaModel;

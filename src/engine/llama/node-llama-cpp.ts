@@ -3,9 +3,20 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { LlamaNotInstalledError } from "./errors";
 
-/*
+/**
  * The slice of node-llama-cpp 3.21.1's API that the llama engine uses, typed here so that the project
- * typechecks on machines where the optional package (engines/llama) is not installed.
+ * typechecks on machines where the optional package (engines/llama) is not installed. The types below mirror
+ * the package's own (`LlamaContextSequence`, `LlamaContext`, `LlamaModel`, `Llama`, `getLlama`).
+ *
+ * @example
+ * ```ts
+ * const { getLlama } = await importNodeLlamaCpp();
+ * const llama = await getLlama({ gpu: false, build: "never", skipDownload: true, usePrebuiltBinaries: true,
+ *   progressLogs: false, maxThreads: 1, logLevel: "warn" });
+ * const seq = (await (await llama.loadModel({ modelPath })).createContext({ sequences: 2, contextSize: 512 }))
+ *   .getSequence();
+ * await seq.controlledEvaluate([1, 259, [300, { generateNext: { token: true } }]]);
+ * ```
  */
 
 /** A token id. */
@@ -79,10 +90,24 @@ export interface NodeLlamaCpp {
   }): Promise<Llama>;
 }
 
-/** The optional package's folder, relative to the repository root. */
+/**
+ * The optional package's folder, relative to the repository root.
+ *
+ * @example
+ * ```ts
+ * join(repoRoot, LLAMA_PACKAGE_DIR, "package.json");
+ * ```
+ */
 export const LLAMA_PACKAGE_DIR = "engines/llama";
 
-/** How to install the optional package (for error messages and the tests' skip notice). */
+/**
+ * How to install the optional package (for error messages and the tests' skip notice).
+ *
+ * @example
+ * ```ts
+ * console.warn(`[skipped] node-llama-cpp is not installed: ${LLAMA_INSTALL_COMMAND}`);
+ * ```
+ */
 export const LLAMA_INSTALL_COMMAND = "NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm ci --prefix engines/llama";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -1,10 +1,24 @@
 import { seededRandom } from "../rng";
 import { GgufWriter } from "./gguf-writer";
 
-/** Where `npm run make-test-model` writes the model (gitignored), relative to the repository root. */
+/**
+ * Where `npm run make-test-model` writes the model (gitignored), relative to the repository root.
+ *
+ * @example
+ * ```ts
+ * await startEngineServer({ engine: "llama", modelPath: DEFAULT_TEST_MODEL_PATH });
+ * ```
+ */
 export const DEFAULT_TEST_MODEL_PATH = ".cache/models/spillway-tiny.gguf";
 
-/** Shape of the generated test model (defaults: the tiny model the tests and benchmarks use). */
+/**
+ * Shape of the generated test model (defaults: the tiny model the tests and benchmarks use).
+ *
+ * @example
+ * ```ts
+ * const broken = buildTestModel({ omitKeys: ["llama.feed_forward_length"] } satisfies TestModelOptions);
+ * ```
+ */
 export interface TestModelOptions {
   /** Transformer blocks (default 2). */
   layers?: number;

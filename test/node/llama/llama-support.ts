@@ -8,7 +8,14 @@ import { LLAMA_INSTALL_COMMAND, nodeLlamaCppLocation } from "../../../src/engine
 import { buildTestModel, type TestModelOptions } from "../../../src/engine/llama/test-model";
 import { Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
 
-/** True when the optional engines/llama package is installed. */
+/**
+ * True when the optional engines/llama package is installed.
+ *
+ * @example
+ * ```ts
+ * it.skipIf(!llamaInstalled)("needs llama", () => {});
+ * ```
+ */
 export const llamaInstalled = nodeLlamaCppLocation().installed;
 const inCi = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
 
@@ -54,7 +61,14 @@ export function writeTempModel(options: TestModelOptions = {}): { path: string; 
   return { path, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Pool-vs-cells checks made before every `completeBatch` (see {@link accountingScheduler}). */
+/**
+ * Pool-vs-cells checks made before every `completeBatch` (see {@link accountingScheduler}).
+ *
+ * @example
+ * ```ts
+ * expect(log.mismatches).toEqual([]);
+ * ```
+ */
 export interface AccountingLog {
   steps: number;
   mismatches: string[];
