@@ -50,7 +50,10 @@ export async function sendRequest(prompt: BenchPrompt, options: SendOptions): Pr
   try {
     let res: Response;
     for (;;) {
-      res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      // Like the OpenAI SDKs, number the retries (`x-stainless-retry-count`), so the router can tell them apart.
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (outcome.retries > 0) headers["x-stainless-retry-count"] = String(outcome.retries);
+      res = await fetch(url, { method: "POST", headers, body });
       if (
         (res.status === 429 || res.status === 503) &&
         options.honorRetryAfter &&

@@ -1,44 +1,58 @@
 /** Tunables of the `retry_schedule` policy. */
 export interface RetryScheduleOptions {
-  /** Seconds of future the schedule covers (hints never exceed 60 s, so 60 plus slack for jitter). */
+  /** Seconds of future the schedule covers (hints never exceed 60 s, so 60 plus slack). */
   horizonS: number;
   /** EWMA weights of the fresh-arrival rate: a fast one (the current load) and a slow one (the baseline). */
   fastAlpha: number;
   slowAlpha: number;
   /** Retries per second are never planned below this share of the drain rate (sustained overload). */
   minRetryShare: number;
+  /** A booking for second s holds queue room from `s - leadS` (so the queue can drain room for it)... */
+  leadS: number;
+  /** ...until `s + graceS` (late clients, clock skew); after that it lapses: a client that never returns frees it. */
+  graceS: number;
+  /** A booked slot's hint lies in [start + margin, end - margin] of the slot (jitter that stays inside it). */
+  slotMarginS: number;
 }
 
+/** Measured in the simulator (docs/retry-policy.md, "Tuning"); minRetryShare trades X against time to success. */
 export const DEFAULT_RETRY_SCHEDULE_OPTIONS: RetryScheduleOptions = {
   horizonS: 64,
   fastAlpha: 0.3,
   slowAlpha: 0.05,
-  minRetryShare: 0.1,
+  minRetryShare: 0.25,
+  leadS: 2,
+  graceS: 2,
+  slotMarginS: 0.05,
 };
 
 /**
- * The state of the `retry_schedule` policy: the retries this router has already told to come back, counted per
- * second of the future (a ring of `horizonS` one-second buckets), and the rate of fresh arrivals (every submit
- * minus the promised retries that fell due), so a new refusal is given the earliest second whose planned
- * retries still fit in the capacity that fresh arrivals leave free, after the current queue has drained.
+ * The state of the `retry_schedule` policy: the retries this router has told to come back, counted per
+ * second of the future (a ring of one-second buckets), and the rate of fresh (non-retry) arrivals.
  *
- * Every operation costs O(horizonS) at most - a constant, whatever the number of outstanding promises - and
- * touches memory only. Nothing is persisted: a restarted router starts with an empty schedule.
+ * A promise is a reservation: while a booked second is near (`leadS` before it to `graceS` after it), its
+ * outstanding bookings hold queue room that fresh arrivals may not take ({@link reservedRoom}); a returning
+ * retry takes one booking ({@link claim}) and may use that room. Bookings lapse `graceS` after their second.
+ *
+ * Every operation costs O(horizonS + graceS) at most - a constant, whatever the number of outstanding promises -
+ * and touches memory only. Nothing is persisted: a restarted router starts with an empty schedule.
  *
  * @example
  * ```ts
  * const schedule = new RetrySchedule(DEFAULT_RETRY_SCHEDULE_OPTIONS, 0);
- * schedule.onArrival(0);                                           // every submit
- * const s = schedule.estimate(0, { queueDepth: 100, drainRate: 10 }); // 10.5: after the queue's 10 s
- * schedule.book(0, s as number);                                   // the jittered hint actually sent
+ * schedule.onArrival(0, false);                                          // a fresh submit
+ * const s = schedule.estimate(0, { queueDepth: 100, drainRate: 10 }, () => 0.5); // 10.5: after the queue's 10 s
+ * schedule.book(0, s as number);                                         // the hint actually sent
+ * schedule.reservedRoom(10_000);                                         // 1: room held for it around second 10
+ * schedule.claim(10_500);                                                // true: the retry takes its booking
  * ```
  */
 export class RetrySchedule {
   private readonly buckets: Float64Array;
-  /** Absolute index (floor(ms / 1000)) of the oldest bucket the ring holds. */
-  private base: number;
-  private arrivalsInInterval = 0;
-  private dueInInterval = 0;
+  private readonly size: number;
+  /** Absolute second (floor(ms / 1000)) of the current time, as of the last advance. */
+  private current: number;
+  private freshInInterval = 0;
   private fast: number | undefined;
   private slow: number | undefined;
 
@@ -46,8 +60,10 @@ export class RetrySchedule {
     private readonly options: RetryScheduleOptions,
     nowMs: number,
   ) {
-    this.buckets = new Float64Array(options.horizonS);
-    this.base = Math.floor(nowMs / 1000);
+    // Past seconds are kept for `graceS` (bookings still claimable), future ones for `horizonS`.
+    this.size = options.horizonS + options.graceS + 1;
+    this.buckets = new Float64Array(this.size);
+    this.current = Math.floor(nowMs / 1000);
   }
 
   /** The fresh-arrival forecast (requests per second): the lower of the fast and slow EWMAs, `undefined` before the first second. */
@@ -56,77 +72,105 @@ export class RetrySchedule {
     return Math.min(this.fast, this.slow);
   }
 
-  /** Retries promised for the second starting `offsetS` seconds from now (for tests and stats). */
+  /** Outstanding bookings for the second starting `offsetS` seconds from now (for tests and stats). */
   promisedAt(nowMs: number, offsetS: number): number {
     this.advance(nowMs);
-    return this.buckets[this.slot(this.base + offsetS)] ?? 0;
+    return this.buckets[this.slot(this.current + offsetS)] ?? 0;
   }
 
-  /** Counts one submit (fresh or retry: the router cannot tell them apart). */
-  onArrival(nowMs: number): void {
+  /** Counts one submit; only fresh ones (not retries) feed the fresh-arrival rate. */
+  onArrival(nowMs: number, retry: boolean): void {
     this.advance(nowMs);
-    this.arrivalsInInterval += 1;
+    if (!retry) this.freshInInterval += 1;
+  }
+
+  /** Queue room held now for booked retries: outstanding bookings from `graceS` ago to `leadS` ahead. */
+  reservedRoom(nowMs: number): number {
+    this.advance(nowMs);
+    let room = 0;
+    for (let s = this.current - this.options.graceS; s <= this.current + this.options.leadS; s++)
+      room += this.buckets[this.slot(s)] ?? 0;
+    return room;
   }
 
   /**
-   * The delay (seconds) to suggest: the start of the earliest one-second slot at or after the queue's drain
-   * (`queueDepth / drainRate`) whose promised retries are below the retry capacity `drainRate - freshRate`
-   * (at least `minRetryShare * drainRate`), plus half a slot; if every slot up to 60 s is full, the least
-   * loaded one (so an overload spreads its retries evenly instead of stacking them at the 60 s clamp).
-   * `undefined` when the drain rate is unusable (the ladder falls back).
+   * A retry arrived: it takes one outstanding booking of the current second or the grace before it (the oldest
+   * first, since that one lapses first). Not a future one: a booked client arrives inside its own second, so
+   * an early retry (SDK backoff, another shard's client) must not take the room of one still on its way.
+   * False when there is none.
    */
-  estimate(nowMs: number, signals: { queueDepth: number; drainRate: number | undefined }): number | undefined {
+  claim(nowMs: number): boolean {
+    this.advance(nowMs);
+    for (let s = this.current - this.options.graceS; s <= this.current; s++) {
+      const slot = this.slot(s);
+      if ((this.buckets[slot] ?? 0) >= 1) {
+        this.buckets[slot] = (this.buckets[slot] ?? 0) - 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The delay (seconds) to suggest: a point inside the earliest one-second slot at or after the queue's drain
+   * (`queueDepth / drainRate`, at least 1 s away) whose bookings are below the retry capacity
+   * `drainRate - freshRate` (at least `minRetryShare * drainRate`), and that ends within 60 s. `random` places
+   * the hint inside the slot (the jitter stays in the booked second). `undefined` when the drain rate is
+   * unusable or no slot within 60 s has room: no honest time exists, and the ladder falls back.
+   */
+  estimate(
+    nowMs: number,
+    signals: { queueDepth: number; drainRate: number | undefined },
+    random: () => number,
+  ): number | undefined {
     const rate = signals.drainRate;
     if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
     this.advance(nowMs);
     const fresh = this.freshRate ?? 0;
     const capacity = Math.max(rate - fresh, rate * this.options.minRetryShare);
-    const nowOffsetS = nowMs / 1000 - this.base;
-    const last = Math.min(this.options.horizonS - 1, Math.floor(nowOffsetS + 60) - 1);
-    const first = Math.min(
-      last,
-      Math.max(Math.ceil(nowOffsetS + signals.queueDepth / rate), Math.ceil(nowOffsetS + 1)),
-    );
-    let best = first;
-    for (let i = first; i <= last; i++) {
-      const load = this.buckets[this.slot(this.base + i)] ?? 0;
+    const nowS = nowMs / 1000;
+    const margin = this.options.slotMarginS;
+    // The slot's hint must be in [1, 60] s: the last slot ends by now + 60, the first starts 1 s - margin away.
+    const last = Math.min(this.current + this.options.horizonS - 1, Math.floor(nowS + 60 - (1 - margin)));
+    const first = Math.ceil(nowS + Math.max(1 - margin, signals.queueDepth / rate));
+    for (let s = first; s <= last; s++) {
       // (The epsilon keeps float noise in the rate estimates from adding a retry to a full slot.)
-      if (load < capacity - 1e-9) return i + 0.5 - nowOffsetS;
-      if (load < (this.buckets[this.slot(this.base + best)] ?? 0)) best = i;
+      if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) {
+        const start = Math.max(s + margin, nowS + 1);
+        const end = Math.min(s + 1 - margin, nowS + 60);
+        return start - nowS + random() * Math.max(0, end - start);
+      }
     }
-    return best + 0.5 - nowOffsetS;
+    // Every second up to 60 s is booked full: any time would be a guess that brings the client back into a
+    // full queue, so there is no computed hint (the ladder gives the static value, or no header).
+    return undefined;
   }
 
   /** Records the promise actually sent: a client told to come back after `delayS` seconds. */
   book(nowMs: number, delayS: number): void {
     this.advance(nowMs);
-    const index = Math.floor(nowMs / 1000 + delayS);
-    if (!(delayS >= 0) || index - this.base >= this.options.horizonS) return;
-    const slot = this.slot(index);
+    const second = Math.floor(nowMs / 1000 + delayS);
+    if (!(delayS >= 0) || second - this.current >= this.options.horizonS) return;
+    const slot = this.slot(second);
     this.buckets[slot] = (this.buckets[slot] ?? 0) + 1;
   }
 
-  private slot(index: number): number {
-    return ((index % this.options.horizonS) + this.options.horizonS) % this.options.horizonS;
+  private slot(second: number): number {
+    return ((second % this.size) + this.size) % this.size;
   }
 
-  /** Moves the ring to `nowMs`: seconds that have passed close an interval of the fresh-rate EWMAs. */
+  /** Moves to `nowMs`: bookings older than the grace lapse; each elapsed second closes a fresh-rate interval. */
   private advance(nowMs: number): void {
-    const current = Math.floor(nowMs / 1000);
-    if (current <= this.base) return;
-    const steps = Math.min(current - this.base, this.options.horizonS);
-    for (let k = 0; k < steps; k++) {
-      const slot = this.slot(this.base + k);
-      this.dueInInterval += this.buckets[slot] ?? 0;
-      this.buckets[slot] = 0;
-    }
-    // One sample per elapsed second: the first holds the interval's counts, the rest (idle seconds) are zeros.
-    const elapsed = current - this.base;
-    const sample = Math.max(0, this.arrivalsInInterval - this.dueInInterval);
-    for (let k = 0; k < Math.min(elapsed, 32); k++) this.fold(k === 0 ? sample : 0);
-    this.arrivalsInInterval = 0;
-    this.dueInInterval = 0;
-    this.base = current;
+    const now = Math.floor(nowMs / 1000);
+    if (now <= this.current) return;
+    const elapsed = now - this.current;
+    // The seconds that fall out of the grace window: current - grace .. now - grace - 1.
+    for (let k = 0; k < Math.min(elapsed, this.size); k++)
+      this.buckets[this.slot(this.current - this.options.graceS + k)] = 0;
+    // One sample per elapsed second: the first holds the interval's count, the rest (idle seconds) are zeros.
+    for (let k = 0; k < Math.min(elapsed, 32); k++) this.fold(k === 0 ? this.freshInInterval : 0);
+    this.freshInInterval = 0;
+    this.current = now;
   }
 
   private fold(sample: number): void {

@@ -61,6 +61,12 @@ export interface Rejection {
   record: RejectionRecord;
 }
 
+/** What the Worker knows about an attempt besides its ticket. */
+export interface SubmitOptions {
+  /** The client says this is a retry (`x-stainless-retry-count` >= 1). */
+  retry?: boolean;
+}
+
 export type SubmitResult = { kind: "queued" } | { kind: "rejected"; rejection: Rejection };
 
 /** What a placement round needs the driver to do first. */
@@ -129,7 +135,7 @@ export class RouterCore {
     no_replica_available: 0,
   };
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
-  /** The retries already told to come back, for the `retry_schedule` policy (memory only: a restart is cold). */
+  /** The retries already told to come back, and the room they hold, for `retry_schedule` (memory only: a restart is cold). */
   private readonly retrySchedule: RetrySchedule | undefined;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
@@ -169,13 +175,19 @@ export class RouterCore {
 
   /**
    * Admission: queue the ticket, or reject it at once from in-memory state (no I/O on this path).
+   *
+   * `retry` says the client marked the request as a retry (the Worker reads `x-stainless-retry-count`). Only
+   * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
+   * hold, while any other request must leave that room free (the hint it was given is a reservation).
    */
-  submit(ticket: string): SubmitResult {
+  submit(ticket: string, { retry = false }: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
-    this.retrySchedule?.onArrival(now);
+    const schedule = this.retrySchedule;
+    schedule?.onArrival(now, retry);
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now) };
-    if (this.queue.size >= this.options.maxQueuedRequests) {
+    const reserved = schedule && !(retry && schedule.claim(now)) ? schedule.reservedRoom(now) : 0;
+    if (this.queue.size + reserved >= this.options.maxQueuedRequests) {
       return { kind: "rejected", rejection: this.reject("queue_full", now) };
     }
     this.queue.set(ticket, now);
@@ -333,8 +345,9 @@ export class RouterCore {
       reason === "no_replica_available"
         ? decideRetryAfter(signals, retryAfter, this.random, () => undefined)
         : schedule
-          ? decideRetryAfter(signals, retryAfter, this.random, () =>
-              signals.warm ? schedule.estimate(now, signals) : undefined,
+          ? // The schedule places the hint inside the booked second itself: the +-20% jitter would leave it.
+            decideRetryAfter(signals, { ...retryAfter, jitter: 0 }, this.random, () =>
+              signals.warm ? schedule.estimate(now, signals, this.random) : undefined,
             )
           : decideRetryAfter(signals, retryAfter, this.random);
     // The schedule records the promise actually sent (after jitter), so later hints plan around it.

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { signRequest } from "../core/request-signature";
-import type { Rejection } from "../core/router-core";
+import type { Rejection, SubmitOptions } from "../core/router-core";
 import { RouterCore } from "../core/router-core";
 import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
@@ -61,12 +61,18 @@ export class DeploymentRouter extends DurableObject<Env> {
   /**
    * Asks for a replica slot. The reject path answers from memory at once (no I/O, nothing awaited); a queued
    * request resolves when a replica takes it, or when it is shed (queue timeout, fleet down). `ticket`
-   * identifies the request for `release` and `cancel`.
+   * identifies the request for `release` and `cancel`; `options.retry` marks a client's retry (the Worker reads
+   * `x-stainless-retry-count`), which only `retry_schedule` uses.
    */
-  async acquire(deployment: string, shard: number, ticket: string): Promise<AcquireResult> {
+  async acquire(
+    deployment: string,
+    shard: number,
+    ticket: string,
+    options: SubmitOptions = {},
+  ): Promise<AcquireResult> {
     const core = this.coreFor(deployment, shard);
     if (this.recentlyCancelled.delete(ticket)) return CANCELLED;
-    const submitted = core.submit(ticket);
+    const submitted = core.submit(ticket, options);
     if (submitted.kind === "rejected") return this.refuse(submitted.rejection);
     const result = new Promise<AcquireResult>((resolve) => this.waiting.set(ticket, resolve));
     this.startPlacing();

@@ -86,6 +86,9 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
     const router = (options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER).getByName(routerName(deployment, shard));
     const clientSignal = c.req.raw.signal;
+    // The OpenAI SDKs (and every Stainless-generated one) number their retries; `retry_schedule` admits a
+    // booked retry into the queue room it reserved for it. Other policies ignore the flag.
+    const retry = isRetry(c.req.header("x-stainless-retry-count"));
 
     for (let attempt = 1; ; attempt++) {
       const ticket = crypto.randomUUID();
@@ -94,7 +97,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       clientSignal.addEventListener("abort", cancel, { once: true });
       let result: AcquireResult;
       try {
-        result = await router.acquire(deployment, shard, ticket);
+        result = await router.acquire(deployment, shard, ticket, { retry });
       } finally {
         clientSignal.removeEventListener("abort", cancel);
       }
@@ -142,4 +145,18 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       return new Response(relayBody(upstream.body, release, clientSignal, eventStream), upstream);
     }
   };
+}
+
+/**
+ * Whether the client says the request is a retry: `x-stainless-retry-count` is a whole number >= 1.
+ *
+ * @example
+ * ```ts
+ * isRetry("1"); // true
+ * isRetry("0"); // false (the first attempt; some SDK versions send it)
+ * ```
+ */
+export function isRetry(header: string | undefined): boolean {
+  if (header === undefined || !/^\s*\d+\s*$/.test(header)) return false;
+  return Number(header) >= 1;
 }

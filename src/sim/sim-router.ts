@@ -58,7 +58,8 @@ function rejected(rejection: Rejection): SimAcquireResult {
  * @example
  * ```ts
  * const router = new SimRouter(loop, deps, fleet, { probeMs: 2 });
- * router.acquire("t1", (result) => console.log(result.kind));
+ * router.acquire("t1", (result) => console.log(result.kind));          // a first attempt
+ * router.acquire("t1.1", (result) => console.log(result.kind), true);  // a retry (x-stainless-retry-count: 1)
  * ```
  */
 export class SimRouter {
@@ -83,9 +84,12 @@ export class SimRouter {
     return new RouterCore(this.deps.options, { now: () => this.loop.now() }, this.deps.random, this.deps.accuracy());
   }
 
-  /** Asks for a slot; `respond` is called once: at once for a rejection, later for a placement or a shed. */
-  acquire(ticket: string, respond: (result: SimAcquireResult) => void): void {
-    const submitted = this.core.submit(ticket);
+  /**
+   * Asks for a slot; `respond` is called once: at once for a rejection, later for a placement or a shed.
+   * `retry` is what the Worker reads from the SDK's `x-stainless-retry-count` header.
+   */
+  acquire(ticket: string, respond: (result: SimAcquireResult) => void, retry = false): void {
+    const submitted = this.core.submit(ticket, { retry });
     if (submitted.kind === "rejected") {
       respond(rejected(submitted.rejection));
       return;

@@ -93,48 +93,54 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
     trace.attempts.push(record);
     const router = routers[Math.floor(edgeRandom() * routers.length)] as SimRouter;
     const ticket = `${request.id}.${retriesSoFar}`;
-    router.acquire(ticket, (result) => {
-      record.answeredAtMs = loop.now();
-      if (result.kind === "admitted") {
-        record.outcome = "admitted";
-        const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
-        loop.after(forwardMs, () =>
-          replica.submit(
-            {
-              id: ticket,
-              promptTokenIds: promptIds(request.id, request.promptTokens),
-              maxTokens: request.maxTokens,
-              outputTokens: request.outputTokens,
-            },
-            (ok) =>
-              loop.after(forwardMs, () => {
-                router.release(ticket, false);
-                trace.result = ok ? "served" : "gave_up";
-                if (ok) trace.completedAtMs = loop.now();
-              }),
-          ),
-        );
-        return;
-      }
-      const headers: RetryHeaders = {};
-      if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
-      if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
-      record.status = result.status;
-      record.reason = result.reason;
-      if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
-      if (retriesSoFar >= scenario.client.maxRetries) {
-        trace.result = "gave_up";
-        return;
-      }
-      const delay = retryDelay(policy.client, headers, retriesSoFar, random);
-      meter.tick();
-      meter.clientsWaiting += 1;
-      loop.after(delay.delayMs, () => {
+    // Like the OpenAI SDKs, the client marks its retries (`x-stainless-retry-count: n`, n >= 1).
+    const isRetry = retriesSoFar > 0;
+    router.acquire(
+      ticket,
+      (result) => {
+        record.answeredAtMs = loop.now();
+        if (result.kind === "admitted") {
+          record.outcome = "admitted";
+          const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
+          loop.after(forwardMs, () =>
+            replica.submit(
+              {
+                id: ticket,
+                promptTokenIds: promptIds(request.id, request.promptTokens),
+                maxTokens: request.maxTokens,
+                outputTokens: request.outputTokens,
+              },
+              (ok) =>
+                loop.after(forwardMs, () => {
+                  router.release(ticket, false);
+                  trace.result = ok ? "served" : "gave_up";
+                  if (ok) trace.completedAtMs = loop.now();
+                }),
+            ),
+          );
+          return;
+        }
+        const headers: RetryHeaders = {};
+        if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
+        if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
+        record.status = result.status;
+        record.reason = result.reason;
+        if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
+        if (retriesSoFar >= scenario.client.maxRetries) {
+          trace.result = "gave_up";
+          return;
+        }
+        const delay = retryDelay(policy.client, headers, retriesSoFar, random);
         meter.tick();
-        meter.clientsWaiting -= 1;
-        attempt(request, trace, random, delay.hinted);
-      });
-    });
+        meter.clientsWaiting += 1;
+        loop.after(delay.delayMs, () => {
+          meter.tick();
+          meter.clientsWaiting -= 1;
+          attempt(request, trace, random, delay.hinted);
+        });
+      },
+      isRetry,
+    );
   };
 
   for (const request of workload) {

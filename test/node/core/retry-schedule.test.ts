@@ -1,36 +1,52 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
-import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
 import {
-  DEFAULT_RETRY_SCHEDULE_OPTIONS as RETRY_SCHEDULE_OPTIONS_FOR_TESTS,
-  RetrySchedule,
-} from "../../../src/core/retry-schedule";
+  DEFAULT_SATURATION_OPTIONS,
+  RETRY_AFTER_POLICIES,
+  type RetryAfterPolicyName,
+} from "../../../src/core/retry-after";
+import { DEFAULT_RETRY_SCHEDULE_OPTIONS as OPTIONS, RetrySchedule } from "../../../src/core/retry-schedule";
 import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+
+const mid = () => 0.5;
 
 describe("RetrySchedule", () => {
   it("a burst of refusals at one instant is spread over time, one slot's capacity at a time", () => {
-    const schedule = new RetrySchedule(RETRY_SCHEDULE_OPTIONS_FOR_TESTS, 0);
+    const schedule = new RetrySchedule(OPTIONS, 0);
     const hints: number[] = [];
     for (let i = 0; i < 50; i++) {
-      const s = schedule.estimate(0, { queueDepth: 20, drainRate: 10 }) as number;
+      const s = schedule.estimate(0, { queueDepth: 20, drainRate: 10 }, mid) as number;
       hints.push(s);
       schedule.book(0, s);
     }
-    // No fresh arrivals seen: 10 retries per second fit, after the queue's 2 s.
+    // No fresh arrivals seen: 10 retries per second fit, after the queue's 2 s; u = 0.5 is the slot's middle.
     expect(hints.slice(0, 10).every((s) => s === 2.5)).toBe(true);
     expect(hints.slice(10, 20).every((s) => s === 3.5)).toBe(true);
     expect(hints.at(-1)).toBe(6.5);
     expect(new Set(hints).size).toBe(5);
+    expect([2, 3, 4, 5, 6].map((s) => schedule.promisedAt(0, s))).toEqual([10, 10, 10, 10, 10]);
   });
 
-  it("fresh arrivals shrink the room left for retries", () => {
-    const schedule = new RetrySchedule(RETRY_SCHEDULE_OPTIONS_FOR_TESTS, 0);
-    for (let t = 0; t < 10; t++) for (let i = 0; i < 6; i++) schedule.onArrival(t * 1000 + i);
-    schedule.onArrival(10_000);
+  it("jitter stays inside the booked second", () => {
+    const schedule = new RetrySchedule(OPTIONS, 400);
+    const low = schedule.estimate(400, { queueDepth: 30, drainRate: 10 }, () => 0) as number;
+    const high = schedule.estimate(400, { queueDepth: 30, drainRate: 10 }, () => 0.999999) as number;
+    // The queue drains at 3.4 s: the slot is second 4, i.e. 3.6 s to 4.6 s from now, less the 50 ms margins.
+    expect(low).toBeCloseTo(3.65, 9);
+    expect(high).toBeCloseTo(4.55, 5);
+  });
+
+  it("fresh arrivals shrink the room left for retries; retries are not counted as fresh", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    for (let t = 0; t < 10; t++) {
+      for (let i = 0; i < 6; i++) schedule.onArrival(t * 1000 + i, false);
+      for (let i = 0; i < 3; i++) schedule.onArrival(t * 1000 + 10 + i, true);
+    }
+    schedule.onArrival(10_000, false);
     expect(schedule.freshRate).toBeCloseTo(6, 5);
     const hints: number[] = [];
     for (let i = 0; i < 8; i++) {
-      const s = schedule.estimate(10_000, { queueDepth: 0, drainRate: 10 }) as number;
+      const s = schedule.estimate(10_000, { queueDepth: 0, drainRate: 10 }, mid) as number;
       hints.push(s);
       schedule.book(10_000, s);
     }
@@ -38,36 +54,66 @@ describe("RetrySchedule", () => {
     expect(hints).toEqual([1.5, 1.5, 1.5, 1.5, 2.5, 2.5, 2.5, 2.5]);
   });
 
-  it("promises that fall due are not counted as fresh arrivals", () => {
-    const schedule = new RetrySchedule(RETRY_SCHEDULE_OPTIONS_FOR_TESTS, 0);
-    for (let i = 0; i < 5; i++) schedule.book(0, 1.5); // five retries due in second 1
-    for (let i = 0; i < 5; i++) schedule.onArrival(1_200); // ...and they arrive
-    schedule.onArrival(2_000);
-    expect(schedule.freshRate).toBe(0);
+  it("a booking holds room from 2 s before its second; only a retry in its second (or the grace) takes it", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    for (let i = 0; i < 3; i++) schedule.book(0, 5.5);
+    expect(schedule.reservedRoom(2_900)).toBe(0);
+    expect(schedule.reservedRoom(3_000)).toBe(3);
+    expect(schedule.claim(4_500)).toBe(false); // early: that room is still someone else's
+    expect(schedule.reservedRoom(4_500)).toBe(3);
+    expect([schedule.claim(5_200), schedule.claim(5_300), schedule.claim(5_400), schedule.claim(5_500)]).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect(schedule.reservedRoom(5_500)).toBe(0);
   });
 
-  it("when every slot up to 60 s is full, it picks the least loaded one instead of stacking at the clamp", () => {
-    const schedule = new RetrySchedule(RETRY_SCHEDULE_OPTIONS_FOR_TESTS, 0);
+  it("a booking nobody claims lapses 2 s after its second", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    schedule.book(0, 5.5);
+    schedule.book(0, 5.5);
+    expect(schedule.reservedRoom(7_900)).toBe(2);
+    expect(schedule.claim(7_900)).toBe(true); // a late client, within the grace
+    expect(schedule.reservedRoom(8_000)).toBe(0);
+    expect(schedule.claim(8_000)).toBe(false);
+  });
+
+  it("when every second up to 60 s is booked full, there is no estimate (the ladder falls back)", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
     const hints: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const s = schedule.estimate(0, { queueDepth: 0, drainRate: 1 }) as number;
+    for (;;) {
+      const s = schedule.estimate(0, { queueDepth: 0, drainRate: 1 }, mid);
+      if (s === undefined) break;
       hints.push(s);
       schedule.book(0, s);
     }
+    // One retry per second (no fresh arrivals, drain 1/s) in seconds 1..59: every hint in [1, 60] s, none twice.
+    expect(hints).toHaveLength(59);
+    expect(new Set(hints).size).toBe(59);
+    expect(Math.min(...hints)).toBeGreaterThanOrEqual(1);
     expect(Math.max(...hints)).toBeLessThanOrEqual(60);
-    const at59 = hints.filter((s) => s === 59.5).length;
-    expect(at59).toBeLessThanOrEqual(4);
   });
 
-  it("no usable drain rate: no estimate (the ladder falls back)", () => {
-    const schedule = new RetrySchedule(RETRY_SCHEDULE_OPTIONS_FOR_TESTS, 0);
-    expect(schedule.estimate(0, { queueDepth: 5, drainRate: undefined })).toBeUndefined();
-    expect(schedule.estimate(0, { queueDepth: 5, drainRate: 0 })).toBeUndefined();
+  it("no usable drain rate: no estimate", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    expect(schedule.estimate(0, { queueDepth: 5, drainRate: undefined }, mid)).toBeUndefined();
+    expect(schedule.estimate(0, { queueDepth: 5, drainRate: 0 }, mid)).toBeUndefined();
+    expect(schedule.estimate(0, { queueDepth: 5, drainRate: Number.NaN }, mid)).toBeUndefined();
+  });
+
+  it("a restart is cold: a new schedule holds nothing", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    schedule.book(0, 3.5);
+    const restarted = new RetrySchedule(OPTIONS, 1_000);
+    expect(restarted.freshRate).toBeUndefined();
+    expect(restarted.reservedRoom(3_000)).toBe(0);
   });
 });
 
 describe("RouterCore with retry_schedule", () => {
-  function setup() {
+  function setup(policy: RetryAfterPolicyName = "retry_schedule") {
     let now = 0;
     const options: RouterOptions = {
       replicas: ["a"],
@@ -77,15 +123,30 @@ describe("RouterCore with retry_schedule", () => {
       leaseTimeoutMs: 600_000,
       statusCode: 429,
       retryAfter: {
-        retryAfterPolicy: "retry_schedule",
+        retryAfterPolicy: policy,
         retryAfterS: undefined,
-        jitter: 0,
+        jitter: 0.2,
         saturation: DEFAULT_SATURATION_OPTIONS,
       },
       drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
     };
     const core = new RouterCore(options, { now: () => now }, () => 0.5);
-    return { core, tick: (ms: number) => (now += ms) };
+    const placeOne = () => {
+      const plan = core.beginRound();
+      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+      const outcome = plan ? core.finishRound(plan) : undefined;
+      if (outcome?.kind === "placed") core.release(outcome.ticket);
+    };
+    /** Two drains per second for 4 s, six fresh submits per drain: a warm estimator and a full queue. */
+    const warm = () => {
+      let n = 0;
+      for (let i = 0; i < 8; i++) {
+        now += 500;
+        placeOne();
+        for (let k = 0; k < 6; k++) core.submit(`w${n++}`);
+      }
+    };
+    return { core, tick: (ms: number) => (now += ms), now: () => now, placeOne, warm };
   }
 
   it("is a configurable policy name", () => {
@@ -93,31 +154,49 @@ describe("RouterCore with retry_schedule", () => {
   });
 
   it("cold: no header (the ladder's last rung); warm: a burst's hints spread instead of stacking", () => {
-    const { core, tick } = setup();
+    const { core, warm } = setup();
     for (let i = 0; i < 5; i++) core.submit(`q${i}`);
     const cold = core.submit("cold");
     expect(cold.kind === "rejected" && cold.rejection.decision.rung).toBe("none");
-    // Warm the estimator: two drains per second for 4 s.
-    let n = 0;
-    for (let s = 0; s < 4; s++) {
-      for (let k = 0; k < 2; k++) {
-        tick(500);
-        const plan = core.beginRound();
-        if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-        if (plan) core.finishRound(plan);
-        core.release(core.head ?? "");
-        for (const t of [...Array(6)].map(() => `w${n++}`)) core.submit(t);
-      }
-    }
+    warm();
     expect(core.stats().estimatorWarm).toBe(true);
     const hints: number[] = [];
     for (let i = 0; i < 20; i++) {
       const r = core.submit(`burst${i}`);
-      if (r.kind === "rejected") hints.push(r.rejection.decision.retryAfterMs as number);
+      if (r.kind === "rejected" && r.rejection.decision.retryAfterMs !== undefined)
+        hints.push(r.rejection.decision.retryAfterMs);
     }
-    expect(hints).toHaveLength(20);
-    expect(new Set(hints).size).toBeGreaterThan(5);
-    expect(Math.max(...hints) - Math.min(...hints)).toBeGreaterThan(5_000);
+    // Fresh arrivals outrun the drain, so a quarter of it (0.5/s) goes to retries: one per second, no two alike.
+    expect(hints.length).toBeGreaterThan(15);
+    expect(new Set(hints.map((ms) => Math.floor(ms / 1000))).size).toBe(hints.length);
+    expect(Math.min(...hints)).toBeGreaterThanOrEqual(1_000);
     expect(Math.max(...hints)).toBeLessThanOrEqual(60_000);
+  });
+
+  it("the hint is a reservation: at the booked second a fresh request is refused and the retry is admitted", () => {
+    const { core, warm, tick, placeOne } = setup();
+    warm();
+    const refused = core.submit("burst");
+    if (refused.kind !== "rejected") throw new Error("expected a refusal");
+    const hintMs = refused.rejection.decision.retryAfterMs as number;
+    tick(hintMs); // the client comes back when told, meanwhile the queue drains to one below its bound
+    while (core.queueDepth > 4) placeOne();
+    expect(core.queueDepth).toBe(4);
+    const fresh = core.submit("fresh");
+    expect(fresh.kind).toBe("rejected");
+    expect(core.submit("burst.1", { retry: true }).kind).toBe("queued");
+  });
+
+  it("a retry nobody booked, or a retry under another policy, is just a request", () => {
+    const { core, warm, placeOne } = setup("router_queue_drain_rate");
+    warm();
+    while (core.queueDepth > 4) placeOne();
+    expect(core.submit("r", { retry: true }).kind).toBe("queued");
+    expect(core.submit("f").kind).toBe("rejected");
+
+    const s = setup();
+    s.warm();
+    while (s.core.queueDepth > 4) s.placeOne();
+    expect(s.core.submit("unbooked", { retry: true }).kind).toBe("queued");
   });
 });
