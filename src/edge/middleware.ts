@@ -5,6 +5,7 @@ import type { Env } from "./env";
 import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
+import { isRetry } from "./retry-count";
 import { type AcquireResult, routerName } from "./router-protocol";
 
 /** What spillway decided for a request, readable by later middleware as `c.get("spillway")`. */
@@ -145,18 +146,4 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       return new Response(relayBody(upstream.body, release, clientSignal, eventStream), upstream);
     }
   };
-}
-
-/**
- * Whether the client says the request is a retry: `x-stainless-retry-count` is a whole number >= 1.
- *
- * @example
- * ```ts
- * isRetry("1"); // true
- * isRetry("0"); // false (the first attempt; some SDK versions send it)
- * ```
- */
-export function isRetry(header: string | undefined): boolean {
-  if (header === undefined || !/^\s*\d+\s*$/.test(header)) return false;
-  return Number(header) >= 1;
 }
