@@ -45,7 +45,9 @@ describe("the live dashboard in headless Chromium", () => {
 
   beforeAll(async () => {
     engines = await Promise.all(
-      [1, 2, 4].map((speed) =>
+      // Half the demo's speeds: the same picture at half the request rate, so this test leaves CPU to the
+      // timing-sensitive tests that vitest runs beside it.
+      [0.5, 1, 2].map((speed) =>
         startEngineServer({ port: 0, speed, name: `x${speed}`, accessLog: false, logLevel: "warning", log: () => {} }),
       ),
     );
@@ -112,8 +114,8 @@ describe("the live dashboard in headless Chromium", () => {
     trafficDone = runTraffic({
       baseUrl: base,
       phases: [
-        { seconds: 3, fromRps: 5, toRps: 50 },
-        { seconds: 60, fromRps: 50, toRps: 50 },
+        { seconds: 3, fromRps: 3, toRps: 25 },
+        { seconds: 60, fromRps: 25, toRps: 25 },
       ],
       cycles: 1,
       signal: traffic.signal,
