@@ -4,8 +4,13 @@ export interface QueueLengthEntry {
   queueLength: number;
   /** When the replica last reported (ms). */
   reportedAtMs: number;
-  /** False after a failed probe, until a probe succeeds. */
+  /** False after a failed or timed-out probe, until a probe succeeds. */
   valid: boolean;
+  /**
+   * True when the replica could not be reached at all (a refused connection, an error answer, a failed request);
+   * false when it was only slow to answer. Only unreachable replicas make the fleet "down".
+   */
+  unreachable: boolean;
 }
 
 /** Entries older than this are stale and re-probed (Ray Serve: 10 s). */
@@ -57,19 +62,27 @@ export class QueueLengthCache {
 
   /** Sets the entry from the replica's own report. */
   report(replica: string, queueLength: number, nowMs: number): void {
-    this.entries.set(replica, { queueLength: Math.max(0, queueLength), reportedAtMs: nowMs, valid: true });
+    this.entries.set(replica, {
+      queueLength: Math.max(0, queueLength),
+      reportedAtMs: nowMs,
+      valid: true,
+      unreachable: false,
+    });
   }
 
-  /** Marks the entry invalid after a failed probe or a failed request. */
-  invalidate(replica: string, nowMs: number): void {
+  /**
+   * Marks the entry invalid after a failed probe or a failed request (`unreachable`, the default), or after a
+   * probe that missed its deadline (`unreachable: false`: slow, not gone; the next deadline is longer).
+   */
+  invalidate(replica: string, nowMs: number, unreachable = true): void {
     const entry = this.entries.get(replica);
-    this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false });
+    this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false, unreachable });
   }
 
-  /** True when the replica failed a probe less than `DOWN_RECHECK_MS` ago and has not succeeded since. */
+  /** True when the replica was unreachable less than `DOWN_RECHECK_MS` ago and has not answered since. */
   isDown(replica: string, nowMs: number): boolean {
     const entry = this.entries.get(replica);
-    return entry?.valid === false && nowMs - entry.reportedAtMs < DOWN_RECHECK_MS;
+    return entry?.unreachable === true && nowMs - entry.reportedAtMs < DOWN_RECHECK_MS;
   }
 
   assign(replica: string): void {

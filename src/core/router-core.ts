@@ -206,10 +206,13 @@ export class RouterCore {
     };
   }
 
-  /** A probe's answer: the replica's queue length, or `undefined` when the probe failed or timed out. */
-  reportProbe(replica: string, queueLength: number | undefined): void {
+  /** A probe's answer: the replica's queue length, `undefined` when it failed, `"timeout"` when it missed its deadline. */
+  reportProbe(replica: string, queueLength: number | undefined | "timeout"): void {
     const now = this.clock.now();
-    if (queueLength === undefined || !Number.isFinite(queueLength)) this.cache.invalidate(replica, now);
+    // A probe past its deadline says "slow", not "gone": the replica is passed over this round, but it does
+    // not count towards a fleet that is down (that would refuse everyone with 503 on a busy machine).
+    if (queueLength === "timeout") this.cache.invalidate(replica, now, false);
+    else if (queueLength === undefined || !Number.isFinite(queueLength)) this.cache.invalidate(replica, now);
     else this.cache.report(replica, queueLength, now);
   }
 

@@ -204,9 +204,14 @@ export class DeploymentRouter extends DurableObject<Env> {
 
 /**
  * Asks a replica for its queue length (`GET /load`) within `deadlineMs`, signed when a secret is set (engines
- * may restrict `/load`); any failure reads as `undefined`.
+ * may restrict `/load`). A missed deadline reads as `"timeout"` (slow), any other failure as `undefined`.
  */
-async function probe(replica: string, deadlineMs: number, secret: string | undefined): Promise<number | undefined> {
+async function probe(
+  replica: string,
+  deadlineMs: number,
+  secret: string | undefined,
+): Promise<number | undefined | "timeout"> {
+  const deadline = AbortSignal.timeout(deadlineMs);
   try {
     const url = replicaUrl(replica, "/load");
     const headers = secret
@@ -219,11 +224,11 @@ async function probe(replica: string, deadlineMs: number, secret: string | undef
           nonce: crypto.randomUUID(),
         })
       : {};
-    const res = await fetch(url, { headers, signal: AbortSignal.timeout(deadlineMs) });
+    const res = await fetch(url, { headers, signal: deadline });
     if (!res.ok) return undefined;
     const load = (await res.json()) as { queueLength?: unknown };
     return typeof load.queueLength === "number" ? load.queueLength : undefined;
   } catch {
-    return undefined;
+    return deadline.aborted ? "timeout" : undefined;
   }
 }

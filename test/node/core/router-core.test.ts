@@ -141,6 +141,20 @@ describe("RouterCore", () => {
     expect(place({ a: 0, b: undefined })).toMatchObject({ kind: "placed", ticket: "t4", replica: "a" });
   });
 
+  it("a probe that misses its deadline passes the replica over without calling the fleet down", () => {
+    const { core, place } = setup({ replicas: ["a"], maxOngoingRequests: 4, maxQueuedRequests: 4 });
+    core.submit("t1");
+    const plan = core.beginRound();
+    if (!plan) throw new Error("no round");
+    for (const r of plan.probe) core.reportProbe(r, "timeout");
+    const outcome = core.finishRound(plan);
+    // Backoff (and a longer probe deadline next round), but nobody is shed and new requests still queue.
+    expect(outcome).toMatchObject({ kind: "backoff", shed: [] });
+    expect(core.beginRound()?.probeDeadlineMs).toBe(200);
+    expect(core.submit("t2").kind).toBe("queued");
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "t1" });
+  });
+
   it("a failed request marks its replica down until a probe succeeds", () => {
     const { core, place } = setup({ maxOngoingRequests: 4, maxQueuedRequests: 4 });
     core.submit("t1");
