@@ -5,8 +5,9 @@ import type { LlamaEngine } from "../../../src/engine/llama/llama-engine";
 import { type AccountingLog, accountingScheduler, describeLlama, runningReqs, writeTempModel } from "./llama-support";
 
 // The engine server with the real llama.cpp engine (CPU, the generated tiny model) behind the real scheduler.
-// Pool 600: three requests of 20 + 200 tokens are admitted on the new-token ratio's forecast (0.7), but the
-// tiny model never samples EOS, so together they outgrow the pool and the scheduler must retract one.
+// Pool 340: three requests of 20 + 100 tokens are admitted on the new-token ratio's forecast (0.7: two at once,
+// the third one step later when 340 - 40 - 2 x 100 x 0.7 = 160 > 120), but the tiny model never samples EOS, so
+// together they need 360 slots and the scheduler must retract one.
 describeLlama("llama engine server (CPU, tiny generated model)", () => {
   let model: ReturnType<typeof writeTempModel>;
   const lines: string[] = [];
@@ -20,7 +21,7 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
       port: 0,
       engine: "llama",
       modelPath: model.path,
-      maxTotalTokens: 600,
+      maxTotalTokens: 340,
       threads: 1,
       decodeLogInterval: 1,
       accessLog: false,
@@ -36,8 +37,8 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
 
   it("fits the scheduler to the engine: model tokenizer, no prefix cache, sequences = max running requests", () => {
     const o = server?.options;
-    expect(o).toMatchObject({ engine: "llama", disableRadixCache: true, maxRunningRequests: 8, contextLength: 600 });
-    expect(lines.some((l) => l.includes("engine: llama.cpp cpu, 8 sequences x 600 cells"))).toBe(true);
+    expect(o).toMatchObject({ engine: "llama", disableRadixCache: true, maxRunningRequests: 8, contextLength: 340 });
+    expect(lines.some((l) => l.includes("engine: llama.cpp cpu, 8 sequences x 340 cells"))).toBe(true);
   });
 
   it("streams real tokens to the official openai client (completions and chat)", async () => {
@@ -96,12 +97,12 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
     lines.length = 0;
     const prompts = ["a".repeat(18), "b".repeat(18), "c".repeat(18)]; // BOS + "▁" + 18 = 20 tokens each
     const results = await Promise.all(
-      prompts.map((prompt) => client.completions.create({ model: "demo-model", prompt, max_tokens: 200 })),
+      prompts.map((prompt) => client.completions.create({ model: "demo-model", prompt, max_tokens: 100 })),
     );
     const retraction = lines.find((l) => l.includes("KV cache pool is full. Retract requests."));
     expect(retraction).toBeDefined();
     for (const r of results) {
-      expect(r.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 200 });
+      expect(r.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 100 });
       expect(r.choices[0]?.finish_reason).toBe("length");
     }
     const metrics = await (await fetch(`${server?.url}/metrics`)).text();
@@ -130,7 +131,7 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
   });
 
   it("kept the pool's used slots equal to the engine's cells before every completed step", async () => {
-    expect(accounting.steps).toBeGreaterThan(250);
+    expect(accounting.steps).toBeGreaterThan(150);
     expect(accounting.mismatches).toEqual([]);
     const engine = server?.engine as LlamaEngine;
     await engine.settle();
