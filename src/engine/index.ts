@@ -59,8 +59,8 @@ export interface StartHooks {
 }
 
 /**
- * Starts one engine server (simulated GPU, or llama.cpp with `engine: "llama"`) and resolves once it listens. Options are validated with
- * {@link engineOptionsSchema} (throws on bad input); `port: 0` picks a free port.
+ * Starts one engine server (simulated GPU, or llama.cpp with `engine: "llama"`) and resolves once it listens.
+ * Options are validated with {@link engineOptionsSchema} (throws on bad input); `port: 0` picks a free port.
  *
  * @example
  * ```ts
