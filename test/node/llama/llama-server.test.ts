@@ -22,6 +22,7 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
       engine: "llama",
       modelPath: model.path,
       maxTotalTokens: 340,
+      chunkedPrefillSize: 16, // prompts of 20-21 tokens prefill in two chunks: both evaluation paths run
       threads: 1,
       decodeLogInterval: 1,
       accessLog: false,
@@ -62,6 +63,7 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
     expect(text.length).toBeGreaterThan(0);
     // The model's own tokenizer: BOS + "▁The▁quick▁brown▁fox" spelled in single characters = 1 + 20 tokens.
     expect(usage).toMatchObject({ prompt_tokens: 21, completion_tokens: 16 });
+    expect(lines.some((l) => l.includes("Prefill batch, #new-seq: 1, #new-token: 16,"))).toBe(true); // first chunk
 
     // Greedy sampling: the same prompt gets the same text, streamed or not.
     const again = await client.completions.create({
