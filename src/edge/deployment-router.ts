@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import { signRequest } from "../core/request-signature";
 import type { Rejection, SubmitOptions } from "../core/router-core";
 import { RouterCore } from "../core/router-core";
 import { rejectionPoint, writeDecision } from "./analytics";
@@ -7,6 +6,7 @@ import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
 import { replicaUrl } from "./replica-url";
 import type { AcquireResult, ShardStats } from "./router-protocol";
+import { signedGet } from "./signed-get";
 
 const RECENTLY_CANCELLED_MAX = 1024;
 
@@ -213,18 +213,7 @@ async function probe(
 ): Promise<number | undefined | "timeout"> {
   const deadline = AbortSignal.timeout(deadlineMs);
   try {
-    const url = replicaUrl(replica, "/load");
-    const headers = secret
-      ? await signRequest(secret, {
-          method: "GET",
-          path: new URL(url).pathname,
-          body: "",
-          deployment: "",
-          timestampMs: Date.now(),
-          nonce: crypto.randomUUID(),
-        })
-      : {};
-    const res = await fetch(url, { headers, signal: deadline });
+    const res = await signedGet(replicaUrl(replica, "/load"), secret, deadline);
     if (!res.ok) return undefined;
     const load = (await res.json()) as { queueLength?: unknown };
     return typeof load.queueLength === "number" ? load.queueLength : undefined;

@@ -1,5 +1,5 @@
-import { signRequest } from "../core/request-signature";
 import { replicaUrl } from "./replica-url";
+import { signedGet } from "./signed-get";
 
 /** What the dashboard shows of one engine server: its `/load` and a few `/metrics` series. */
 export interface ReplicaLoad {
@@ -43,17 +43,7 @@ export function promValue(text: string, name: string): number | null {
 }
 
 async function get(url: string, secret: string | undefined, timeoutMs: number): Promise<Response> {
-  const headers = secret
-    ? await signRequest(secret, {
-        method: "GET",
-        path: new URL(url).pathname,
-        body: "",
-        deployment: "",
-        timestampMs: Date.now(),
-        nonce: crypto.randomUUID(),
-      })
-    : {};
-  const res = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+  const res = await signedGet(url, secret, AbortSignal.timeout(timeoutMs));
   if (!res.ok) throw new Error(`${new URL(url).pathname} answered ${res.status}`);
   return res;
 }

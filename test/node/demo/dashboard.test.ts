@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runTraffic } from "../../../scripts/demo-traffic";
-import { type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
+import { freePort, type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
-import { freePort } from "./free-port";
 
 // The page-side callbacks below run in Chromium; this is the little of the DOM they use (no DOM lib in Node).
 declare const document: {

@@ -3,12 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { waitForHttp } from "../../../scripts/stack";
+import { freePort, waitForHttp } from "../../../scripts/stack";
 import { CliError } from "../../../src/engine/cli";
 import { type EngineCommand, parseEngineCommand } from "../../../src/engine/engine-command";
 import { startEngineServer } from "../../../src/engine/index";
 import { createShutdownGate } from "../../../src/engine/shutdown";
-import { freePort } from "./free-port";
 
 const files: Record<string, string> = {
   "ok.json": JSON.stringify({ maxTotalTokens: 4096, speed: 2, disableAccessLog: true, shutdownGraceS: 5 }),

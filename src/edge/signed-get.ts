@@ -1,0 +1,24 @@
+import { signRequest } from "../core/request-signature";
+
+/**
+ * `GET url`, signed with spillway's edge signature when a secret is set (engines may restrict `/load` and
+ * `/metrics` to the edge). Used by the router's probes and the dashboard's replica reads.
+ *
+ * @example
+ * ```ts
+ * const res = await signedGet("http://127.0.0.1:8001/load", env.SPILLWAY_SIGNING_SECRET, AbortSignal.timeout(100));
+ * ```
+ */
+export async function signedGet(url: string, secret: string | undefined, signal: AbortSignal): Promise<Response> {
+  const headers = secret
+    ? await signRequest(secret, {
+        method: "GET",
+        path: new URL(url).pathname,
+        body: "",
+        deployment: "",
+        timestampMs: Date.now(),
+        nonce: crypto.randomUUID(),
+      })
+    : {};
+  return fetch(url, { headers, signal });
+}
