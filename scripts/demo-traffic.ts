@@ -9,6 +9,7 @@
  * cycle five times faster).
  */
 import { parseArgs } from "node:util";
+import { seededRandom } from "../src/engine/rng";
 
 /** One stretch of the load profile: the arrival rate moves linearly from `fromRps` to `toRps`. */
 export interface TrafficPhase {
@@ -56,17 +57,6 @@ export interface TrafficOptions {
   seed?: number;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The arrival rate at `t` seconds into the profile (0 past its end).
  *
@@ -99,7 +89,7 @@ export async function runTraffic(options: TrafficOptions): Promise<void> {
   const phases = (options.phases ?? DEMO_PHASES).map((p) => ({ ...p, seconds: p.seconds * (options.timeScale ?? 1) }));
   const cycleS = phases.reduce((s, p) => s + p.seconds, 0);
   const cycles = options.cycles ?? 0;
-  const random = mulberry32(options.seed ?? 1);
+  const random = seededRandom(options.seed ?? 1);
   const tickS = options.tickS ?? 2;
   const url = `${options.baseUrl.replace(/\/+$/, "")}/v1/chat/completions`;
   const inFlight = new Set<Promise<void>>();

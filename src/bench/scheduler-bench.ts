@@ -9,6 +9,7 @@
  * refused for token budget) and then a decode step for all 1,024.
  */
 import os from "node:os";
+import { seededRandom } from "../engine/rng";
 import { type SchedulePolicy, Scheduler } from "../scheduler/index.js";
 
 const RUNNING = 1024;
@@ -32,7 +33,7 @@ function build(setup: Setup): Scheduler {
     maxRunningRequests: 4096,
     schedulePolicy: setup.policy,
     disableRadixCache: setup.disableRadixCache,
-    random: mulberry32(1),
+    random: seededRandom(1),
   });
   const system = Array.from({ length: setup.sharedPrefix }, (_, i) => 1_000_000 + i);
   for (let i = 0; i < RUNNING + WAITING; i++) {
@@ -51,17 +52,6 @@ function build(setup: Setup): Scheduler {
     throw new Error(`setup: ${st.running} running, ${st.waiting} waiting`);
   }
   return s;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WINDOW = 50;

@@ -1,19 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../../src/engine/rng.js";
 import { type Batch, Scheduler, type SchedulerOptions } from "../../../src/scheduler/index.js";
 import { itemsOf } from "./drive.js";
-
-/** Deterministic [0, 1) source from a seed (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const optionsArb = fc.record({
   maxTotalTokens: fc.integer({ min: 48, max: 400 }),
@@ -35,8 +24,12 @@ describe("random workloads keep the scheduler's invariants after every step", ()
     fc.assert(
       fc.property(optionsArb, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (o, seed) => {
         const chunked = o.chunkedPrefillSize > 0 ? Math.max(o.chunkedPrefillSize, o.pageSize) : -1;
-        const rnd = seeded(seed);
-        const options: SchedulerOptions = { ...o, chunkedPrefillSize: chunked, random: seeded(seed ^ 0x5bd1e995) };
+        const rnd = seededRandom(seed);
+        const options: SchedulerOptions = {
+          ...o,
+          chunkedPrefillSize: chunked,
+          random: seededRandom(seed ^ 0x5bd1e995),
+        };
         const s = new Scheduler(options);
         const capacity = s.state().maxTotalTokens;
         const submitted = new Set<string>();
