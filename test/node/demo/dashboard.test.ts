@@ -1,11 +1,12 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { runTraffic } from "../../../scripts/demo-traffic";
 import { freePort, type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
+import { describeWith } from "../../support/optional-suite";
 
 // The page-side callbacks below run in Chromium; this is the little of the DOM they use (no DOM lib in Node).
 declare const document: {
@@ -33,7 +34,7 @@ function sampleConfig(replicas: string[]): string {
  * The demo for real, on free ports: three engine servers of different speeds, `wrangler dev` with the sample
  * configuration, the traffic generator pushing past capacity, and the dashboard in headless Chromium.
  */
-describe("the live dashboard in headless Chromium", () => {
+describeWith(existsSync(CHROMIUM), "apt-get install -y chromium", "the live dashboard in headless Chromium", () => {
   let engines: RunningEngineServer[] = [];
   let worker: ManagedProcess | undefined;
   let context: BrowserContext | undefined;

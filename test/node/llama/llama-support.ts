@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "vitest";
 import type { RunningEngineServer } from "../../../src/engine/index";
 import type { LlamaEngine } from "../../../src/engine/llama/llama-engine";
 import { LLAMA_INSTALL_COMMAND, nodeLlamaCppLocation } from "../../../src/engine/llama/node-llama-cpp";
 import { buildTestModel, type TestModelOptions } from "../../../src/engine/llama/test-model";
 import { Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
+import { describeWith } from "../../support/optional-suite";
 
 /**
  * True when the optional engines/llama package is installed.
@@ -17,11 +17,10 @@ import { Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
  * ```
  */
 export const llamaInstalled = nodeLlamaCppLocation().installed;
-const inCi = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
 
 /**
- * `describe` for tests that need node-llama-cpp. A developer who did not install the optional package gets
- * the suite skipped with a message saying how to install it; in CI (`CI` set) a missing package fails.
+ * `describe` for tests that need node-llama-cpp: skipped with the install command for a developer who did not
+ * install the optional package, failing in CI (see `describeWith`).
  *
  * @example
  * ```ts
@@ -29,21 +28,7 @@ const inCi = process.env.CI !== undefined && process.env.CI !== "" && process.en
  * ```
  */
 export function describeLlama(name: string, body: () => void): void {
-  if (llamaInstalled) {
-    describe(name, body);
-    return;
-  }
-  const why = `node-llama-cpp is not installed (optional): ${LLAMA_INSTALL_COMMAND}`;
-  if (inCi) {
-    describe(name, () => {
-      it("needs the optional node-llama-cpp package in CI", () => {
-        throw new Error(`${why} (.ci/run installs it)`);
-      });
-    });
-    return;
-  }
-  console.warn(`[skipped] ${name}: ${why}`);
-  describe.skip(`${name} (skipped: ${why})`, body);
+  describeWith(llamaInstalled, `node-llama-cpp is optional: ${LLAMA_INSTALL_COMMAND}`, name, body);
 }
 
 /**
