@@ -278,7 +278,11 @@ export interface PrefillBatchEvent {
   readonly newToken: number;
   /** `#cached-token`: prefix tokens reused. */
   readonly cachedToken: number;
-  /** `token usage`: (maxTotalTokens - (free + evictable)) / maxTotalTokens, after admission. */
+  /**
+   * `token usage`: (maxTotalTokens - (free + evictable)) / maxTotalTokens, before this batch's slots are
+   * allocated - as SGLang logs it (its prefill stats are logged before the batch allocates; the seed's line,
+   * 4 new sequences and 896 new tokens at usage 0.28 with one request running, only adds up that way).
+   */
   readonly tokenUsage: number;
   /** `#running-req`: requests already running (not counting this batch). */
   readonly runningReq: number;
