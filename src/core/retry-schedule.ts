@@ -52,6 +52,10 @@ export class RetrySchedule {
   private readonly size: number;
   /** Absolute second (floor(ms / 1000)) of the current time, as of the last advance. */
   private current: number;
+  /** The due instant (ms) of every outstanding booking, earliest first: a retry may take one only once it is due. */
+  private readonly due = new MinHeap();
+  /** The last second in which {@link estimate} found no room within the horizon (`undefined`: never). */
+  private fullAt: number | undefined;
   private freshInInterval = 0;
   private fast: number | undefined;
   private slow: number | undefined;
@@ -94,21 +98,24 @@ export class RetrySchedule {
   }
 
   /**
-   * A retry arrived: it takes one outstanding booking of the current second or the grace before it (the oldest
-   * first, since that one lapses first). Not a future one: a booked client arrives inside its own second, so
-   * an early retry (SDK backoff, another shard's client) must not take the room of one still on its way.
-   * False when there is none.
+   * A retry arrived: it takes one outstanding booking that is due - told to come back at or before now - and
+   * not lapsed (its second ended at most `graceS` ago), the earliest first (it lapses first). Not one due later,
+   * even in the same second: a booked client returns at the very instant it was told (plus its round trip), so
+   * a retry arriving before that instant is someone else's (an SDK backoff retry, another shard's client), and
+   * letting it take the booking leaves the booked client, a moment later, with no room. False when none is due.
+   * O(log n) in the outstanding bookings.
    */
   claim(nowMs: number): boolean {
     this.advance(nowMs);
-    for (let s = this.current - this.options.graceS; s <= this.current; s++) {
-      const slot = this.slot(s);
-      if ((this.buckets[slot] ?? 0) >= 1) {
-        this.buckets[slot] = (this.buckets[slot] ?? 0) - 1;
-        return true;
-      }
-    }
-    return false;
+    const lapsedBeforeMs = (this.current - this.options.graceS) * 1000;
+    for (let head = this.due.peek(); head !== undefined && head < lapsedBeforeMs; head = this.due.peek())
+      this.due.pop();
+    const head = this.due.peek();
+    if (head === undefined || head > nowMs) return false;
+    this.due.pop();
+    const slot = this.slot(Math.floor(head / 1000));
+    this.buckets[slot] = Math.max(0, (this.buckets[slot] ?? 0) - 1);
+    return true;
   }
 
   /**
@@ -143,7 +150,17 @@ export class RetrySchedule {
     }
     // Every second up to 60 s is booked full: any time would be a guess that brings the client back into a
     // full queue, so there is no computed hint (the ladder gives the static value, or no header).
+    this.fullAt = this.current;
     return undefined;
+  }
+
+  /**
+   * Whether the schedule found no room within the horizon this second or the one before: the router is then
+   * telling refused clients that no retry capacity is left for them within 60 s.
+   */
+  isFull(nowMs: number): boolean {
+    this.advance(nowMs);
+    return this.fullAt !== undefined && this.current - this.fullAt <= 1;
   }
 
   /** Records the promise actually sent: a client told to come back after `delayS` seconds. */
@@ -153,6 +170,7 @@ export class RetrySchedule {
     if (!(delayS >= 0) || second - this.current >= this.options.horizonS) return;
     const slot = this.slot(second);
     this.buckets[slot] = (this.buckets[slot] ?? 0) + 1;
+    this.due.push(nowMs + delayS * 1000);
   }
 
   private slot(second: number): number {
@@ -177,5 +195,45 @@ export class RetrySchedule {
     const { fastAlpha, slowAlpha } = this.options;
     this.fast = this.fast === undefined ? sample : fastAlpha * sample + (1 - fastAlpha) * this.fast;
     this.slow = this.slow === undefined ? sample : slowAlpha * sample + (1 - slowAlpha) * this.slow;
+  }
+}
+
+/** A binary min-heap of numbers (the bookings' due instants): push, peek and pop in O(log n). */
+class MinHeap {
+  private readonly items: number[] = [];
+
+  peek(): number | undefined {
+    return this.items[0];
+  }
+
+  push(value: number): void {
+    const items = this.items;
+    let i = items.push(value) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((items[parent] as number) <= value) break;
+      items[i] = items[parent] as number;
+      i = parent;
+    }
+    items[i] = value;
+  }
+
+  pop(): number | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length === 0 || last === undefined) return top;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= items.length) break;
+      const right = left + 1;
+      const child = right < items.length && (items[right] as number) < (items[left] as number) ? right : left;
+      if ((items[child] as number) >= last) break;
+      items[i] = items[child] as number;
+      i = child;
+    }
+    items[i] = last;
+    return top;
   }
 }

@@ -186,8 +186,12 @@ export class RouterCore {
     const schedule = this.retrySchedule;
     schedule?.onArrival(now, retry);
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now) };
-    const reserved = schedule && !(retry && schedule.claim(now)) ? schedule.reservedRoom(now) : 0;
-    if (this.queue.size + reserved >= this.options.maxQueuedRequests) {
+    const claimed = schedule !== undefined && retry && schedule.claim(now);
+    const reserved = schedule && !claimed ? schedule.reservedRoom(now) : 0;
+    // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
+    // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
+    const unplanned = schedule !== undefined && retry && !claimed && schedule.isFull(now);
+    if (unplanned || this.queue.size + reserved >= this.options.maxQueuedRequests) {
       return { kind: "rejected", rejection: this.reject("queue_full", now) };
     }
     this.queue.set(ticket, now);

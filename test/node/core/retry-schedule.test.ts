@@ -54,20 +54,42 @@ describe("RetrySchedule", () => {
     expect(hints).toEqual([1.5, 1.5, 1.5, 1.5, 2.5, 2.5, 2.5, 2.5]);
   });
 
-  it("a booking holds room from 2 s before its second; only a retry in its second (or the grace) takes it", () => {
+  it("a booking holds room from 2 s before its second; only a retry at or after its due instant takes it", () => {
     const schedule = new RetrySchedule(OPTIONS, 0);
     for (let i = 0; i < 3; i++) schedule.book(0, 5.5);
     expect(schedule.reservedRoom(2_900)).toBe(0);
     expect(schedule.reservedRoom(3_000)).toBe(3);
     expect(schedule.claim(4_500)).toBe(false); // early: that room is still someone else's
-    expect(schedule.reservedRoom(4_500)).toBe(3);
-    expect([schedule.claim(5_200), schedule.claim(5_300), schedule.claim(5_400), schedule.claim(5_500)]).toEqual([
+    // Same second, but before the instant the booked clients were told: an SDK backoff retry, not one of them.
+    expect(schedule.claim(5_200)).toBe(false);
+    expect(schedule.reservedRoom(5_200)).toBe(3);
+    expect([schedule.claim(5_500), schedule.claim(5_500), schedule.claim(5_600), schedule.claim(5_700)]).toEqual([
       true,
       true,
       true,
       false,
     ]);
-    expect(schedule.reservedRoom(5_500)).toBe(0);
+    expect(schedule.reservedRoom(5_700)).toBe(0);
+  });
+
+  it("bookings are taken earliest-due first, whatever the order they were made in", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    for (const s of [7.9, 5.2, 6.4, 5.8, 7.1]) schedule.book(0, s);
+    expect(schedule.claim(5_100)).toBe(false);
+    expect([5_200, 5_800].map((t) => schedule.claim(t))).toEqual([true, true]);
+    expect(schedule.claim(6_300)).toBe(false); // 6.4 is not due yet
+    expect(schedule.promisedAt(6_300, 0)).toBe(1);
+    expect([6_400, 7_100, 7_900, 8_000].map((t) => schedule.claim(t))).toEqual([true, true, true, false]);
+  });
+
+  it("full: set when no second within 60 s has room, for that second and the next", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    expect(schedule.isFull(0)).toBe(false);
+    while (schedule.estimate(0, { queueDepth: 0, drainRate: 1 }, mid) !== undefined)
+      schedule.book(0, schedule.estimate(0, { queueDepth: 0, drainRate: 1 }, mid) as number);
+    expect(schedule.isFull(500)).toBe(true);
+    expect(schedule.isFull(1_999)).toBe(true);
+    expect(schedule.isFull(2_000)).toBe(false);
   });
 
   it("a booking nobody claims lapses 2 s after its second", () => {
@@ -198,5 +220,25 @@ describe("RouterCore with retry_schedule", () => {
     s.warm();
     while (s.core.queueDepth > 4) s.placeOne();
     expect(s.core.submit("unbooked", { retry: true }).kind).toBe("queued");
+  });
+
+  it("while the schedule is full, a retry without a booking is refused even with room (the room is the fresh arrivals')", () => {
+    const { core, warm, tick, placeOne } = setup();
+    warm();
+    // Refuse until the schedule has no second with room within 60 s: the last refusals carry no header.
+    let last: ReturnType<typeof core.submit> | undefined;
+    for (let i = 0; i < 200; i++) {
+      last = core.submit(`over${i}`);
+      if (last.kind === "rejected" && last.rejection.decision.rung === "none") break;
+    }
+    expect(last?.kind === "rejected" && last.rejection.decision.rung).toBe("none");
+    tick(450); // the SDK's first backoff retry of that client
+    while (core.queueDepth > 2) placeOne();
+    expect(core.submit("over.1", { retry: true }).kind).toBe("rejected");
+    expect(core.submit("fresh").kind).toBe("queued");
+    // Two seconds later (no refusal meanwhile found the schedule full) an unbooked retry is a request again.
+    tick(2_000);
+    while (core.queueDepth > 2) placeOne();
+    expect(core.submit("later.1", { retry: true }).kind).toBe("queued");
   });
 });
