@@ -28,6 +28,7 @@ const policyIds = values.policies?.split(",") ?? [
   "static-30",
   "router_queue_drain_rate",
   "queue_drain_rate",
+  "retry_schedule",
 ];
 const port = Number(values.port ?? 8797);
 
