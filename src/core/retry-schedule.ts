@@ -107,9 +107,6 @@ export class RetrySchedule {
    */
   claim(nowMs: number): boolean {
     this.advance(nowMs);
-    const lapsedBeforeMs = (this.current - this.options.graceS) * 1000;
-    for (let head = this.due.peek(); head !== undefined && head < lapsedBeforeMs; head = this.due.peek())
-      this.due.pop();
     const head = this.due.peek();
     if (head === undefined || head > nowMs) return false;
     this.due.pop();
@@ -189,6 +186,16 @@ export class RetrySchedule {
     for (let k = 0; k < Math.min(elapsed, 32); k++) this.fold(k === 0 ? this.freshInInterval : 0);
     this.freshInInterval = 0;
     this.current = now;
+    // Lapsed bookings leave the heap here, not only when a retry claims: clients that never come back must not
+    // make it grow.
+    const lapsedBeforeMs = (this.current - this.options.graceS) * 1000;
+    for (let head = this.due.peek(); head !== undefined && head < lapsedBeforeMs; head = this.due.peek())
+      this.due.pop();
+  }
+
+  /** Bookings not yet claimed or lapsed (for tests and stats). */
+  get outstanding(): number {
+    return this.due.size;
   }
 
   private fold(sample: number): void {
@@ -201,6 +208,10 @@ export class RetrySchedule {
 /** A binary min-heap of numbers (the bookings' due instants): push, peek and pop in O(log n). */
 class MinHeap {
   private readonly items: number[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
 
   peek(): number | undefined {
     return this.items[0];

@@ -11,6 +11,14 @@ import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
 const mid = () => 0.5;
 
 describe("RetrySchedule", () => {
+  it("forgets lapsed bookings even when no retry ever comes back (memory stays bounded)", () => {
+    const schedule = new RetrySchedule(OPTIONS, 0);
+    for (let i = 0; i < 500; i++) schedule.book(0, 5 + (i % 20));
+    expect(schedule.outstanding).toBe(500);
+    schedule.estimate(30_000, { queueDepth: 0, drainRate: 10 }, () => 0.5); // time passes; nobody returns
+    expect(schedule.outstanding).toBe(0);
+  });
+
   it("a burst of refusals at one instant is spread over time, one slot's capacity at a time", () => {
     const schedule = new RetrySchedule(OPTIONS, 0);
     const hints: number[] = [];
