@@ -99,6 +99,8 @@ export interface RouterStats {
   suggestedDelayBuckets: { le: number; count: number }[];
   replicas: Record<string, QueueLengthEntry | null>;
   recentObservations: DrainObservation[];
+  /** Rejections whose queue has not drained yet (bounded: the tracker drops the oldest). */
+  pendingObservations: number;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -329,6 +331,7 @@ export class RouterCore {
       suggestedDelayBuckets: SUGGESTED_DELAY_BOUNDS.map((le, i) => ({ le, count: this.suggestedDelayCounts[i] ?? 0 })),
       replicas: Object.fromEntries(this.options.replicas.map((r) => [r, cached[r] ?? null])),
       recentObservations: this.accuracy.recent(),
+      pendingObservations: this.accuracy.pendingCount,
     };
   }
 

@@ -104,7 +104,13 @@ export class DeploymentRouter extends DurableObject<Env> {
   /** Read-only state for the stats endpoint. */
   async stats(deployment: string, shard: number): Promise<ShardStats> {
     const core = this.coreFor(deployment, shard);
-    return { ...core.stats(), ...this.identity };
+    const stats = core.stats();
+    const internal = {
+      waiters: this.waiting.size,
+      recentlyCancelled: this.recentlyCancelled.size,
+      pendingObservations: stats.pendingObservations,
+    };
+    return { ...stats, ...this.identity, internal };
   }
 
   private coreFor(deployment: string, shard: number): RouterCore {

@@ -18,6 +18,8 @@ export type AcquireResult =
 export interface ShardStats extends RouterStats {
   deployment: string;
   shard: number;
+  /** Sizes of the Durable Object's own collections: all bounded, and waiters 0 once the queue is empty. */
+  internal: { waiters: number; recentlyCancelled: number; pendingObservations: number };
 }
 
 /**

@@ -14,6 +14,7 @@ const { values } = parseArgs({
     "idle-s": { type: "string", default: "10" },
     port: { type: "string", default: "0" },
     "max-requests": { type: "string", default: "60000" },
+    verbose: { type: "boolean", default: false },
   },
 });
 
@@ -29,6 +30,7 @@ const report = await runSoak({
   idleS: Number(values["idle-s"]),
   maxRequests: Number(values["max-requests"]),
   log: (line) => console.error(`[soak] ${line}`),
+  verbose: values.verbose,
 });
 console.log(JSON.stringify(report, null, 2));
 const ok =
@@ -36,6 +38,7 @@ const ok =
   report.refusedWithoutValidHint === 0 &&
   report.after.queueDepth === 0 &&
   report.after.activeLeases === 0 &&
+  report.after.routerWaiters === 0 &&
   report.after.engineRunning + report.after.engineWaiting === 0;
 console.error(ok ? "[soak] PASS: nothing lost, nothing leaked" : "[soak] FAIL");
 process.exit(ok ? 0 : 1);

@@ -25,6 +25,8 @@ export interface SoakOptions {
   /** Upper bound on requests sent, whatever the rate. */
   maxRequests: number;
   log?: (line: string) => void;
+  /** Show wrangler's and workerd's own output (for diagnosis). */
+  verbose?: boolean;
 }
 
 /** The soak's figures (docs/reliability.md). */
@@ -44,7 +46,16 @@ export interface SoakReport {
   lost: number;
   rejectionLatencyMs: { p50: number; p99: number };
   servedLatencyMs: { p50: number; p99: number };
-  after: { queueDepth: number; activeLeases: number; engineRunning: number; engineWaiting: number };
+  after: {
+    queueDepth: number;
+    activeLeases: number;
+    /** The Durable Object's pending `acquire` promises (0 once nothing waits). */
+    routerWaiters: number;
+    engineRunning: number;
+    engineWaiting: number;
+  };
+  /** The Durable Object's bounded collections after the idle period (see `ShardStats.internal`). */
+  routerInternal: ShardStats["internal"] | undefined;
   /** Resident memory of `wrangler dev` + workerd (the Worker and its Durable Object) and of the engines. */
   memoryKiB: {
     workerBefore: number;
@@ -118,7 +129,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         SPILLWAY_SIGNING_SECRET: SIGNING_SECRET,
       },
       persistTo,
-      quiet: true,
+      quiet: !options.verbose,
     });
     const base = `http://127.0.0.1:${options.port}`;
     await waitForHttp(`${base}/health`, 60_000);
@@ -168,7 +179,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       lost: 0,
       rejectionLatencyMs: { p50: 0, p99: 0 },
       servedLatencyMs: { p50: 0, p99: 0 },
-      after: { queueDepth: 0, activeLeases: 0, engineRunning: 0, engineWaiting: 0 },
+      after: { queueDepth: 0, activeLeases: 0, routerWaiters: 0, engineRunning: 0, engineWaiting: 0 },
+      routerInternal: undefined,
       memoryKiB: {
         workerBefore,
         workerPeak: workerBefore,
@@ -236,9 +248,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     report.after = {
       queueDepth: stats.queueDepth,
       activeLeases: stats.activeLeases,
+      routerWaiters: stats.internal.waiters,
       engineRunning: loads.reduce((sum, l) => sum + l.running, 0),
       engineWaiting: loads.reduce((sum, l) => sum + l.waiting, 0),
     };
+    report.routerInternal = stats.internal;
     report.rejectionLatencyMs = { p50: percentile(rejectionLatencies, 50), p99: percentile(rejectionLatencies, 99) };
     report.servedLatencyMs = { p50: percentile(servedLatencies, 50), p99: percentile(servedLatencies, 99) };
     report.memoryKiB.workerAfter = workerMemory();

@@ -24,6 +24,12 @@ describe("soak, short form", () => {
     expect(report.refusedWithoutValidHint, report.invalidHintExample).toBe(0);
     expect(report.otherStatus).toEqual({});
     expect(report.served + report.refused).toBe(report.sent);
-    expect(report.after).toEqual({ queueDepth: 0, activeLeases: 0, engineRunning: 0, engineWaiting: 0 });
+    expect(report.after).toEqual({
+      queueDepth: 0,
+      activeLeases: 0,
+      routerWaiters: 0,
+      engineRunning: 0,
+      engineWaiting: 0,
+    });
   }, 120_000);
 });
