@@ -142,8 +142,20 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         release(false);
         return new Response(null, upstream);
       }
-      const eventStream = upstream.headers.get("content-type")?.includes("text/event-stream") ?? false;
-      return new Response(relayBody(upstream.body, release, clientSignal, eventStream), upstream);
+      if (upstream.headers.get("content-type")?.includes("text/event-stream")) {
+        return new Response(relayBody(upstream.body, release, clientSignal, true), upstream);
+      }
+      // A whole JSON answer is small: read it, release the slot, answer (cheaper than relaying a stream).
+      let answer: ArrayBuffer;
+      try {
+        answer = await upstream.arrayBuffer();
+      } catch {
+        const clientLeft = clientSignal.aborted;
+        release(!clientLeft);
+        return openAIError(502, "the replica failed mid-answer", "server_error", "upstream_failed");
+      }
+      release(false);
+      return new Response(answer, upstream);
     }
   };
 }

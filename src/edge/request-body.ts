@@ -52,8 +52,14 @@ export async function readRequestBody(
 ): Promise<AcceptedBody | BodyProblem> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) return { status: 413, message: `request body exceeds ${maxBytes} bytes`, param: null };
-  const bytes = await readLimited(request.body, maxBytes);
-  if (bytes === undefined) return { status: 413, message: `request body exceeds ${maxBytes} bytes`, param: null };
+  // A declared length within the limit is read natively (the runtime holds the body to it); a body without one
+  // is read chunk by chunk and cut off at the limit.
+  const bytes =
+    request.headers.has("content-length") && declared <= maxBytes
+      ? new Uint8Array(await request.arrayBuffer())
+      : await readLimited(request.body, maxBytes);
+  if (bytes === undefined || bytes.byteLength > maxBytes)
+    return { status: 413, message: `request body exceeds ${maxBytes} bytes`, param: null };
   let text: string;
   let parsed: unknown;
   try {
