@@ -14,6 +14,14 @@ describe("faults", () => {
     expect(Object.values(s.replicas)[0]?.valid).toBe(false);
   });
 
+  it("an engine killed mid-answer (not streaming): 502, the slot is released, the replica marked down", async () => {
+    const res = await chat("json-kill", "jsonkill");
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_failed");
+    await waitFor(async () => (await stats0("json-kill")).activeLeases === 0, "slot released");
+    expect(Object.values((await stats0("json-kill")).replicas)[0]?.valid).toBe(false);
+  });
+
   it("an engine that accepts and hangs: 504 after the deadline, and the slot comes back", async () => {
     const res = await chat("hang", "hang");
     expect(res.status).toBe(504);

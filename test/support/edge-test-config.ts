@@ -44,6 +44,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       sharded: { replicas: [r("sharded")], maxOngoingRequests: 8, routerShards: 4 },
       misc: { replicas: [r("misc")] },
       "midstream-kill": { replicas: [r("mk")], maxOngoingRequests: 2 },
+      "json-kill": { replicas: [r("jk")], maxOngoingRequests: 2 },
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       "slow-probe": { replicas: [r("sp-slow"), r("sp-fast")], maxOngoingRequests: 1 },
       signed: { replicas: [r("signed-a")] },

@@ -17,7 +17,7 @@ const replayGuard = new ReplayGuard(30_000);
  *   for release K, then finishes;
  * - `hang` never answers (until the server closes);
  * - with `stream: true`, `streamkill` sends one chunk and then resets the connection (an engine killed
- *   mid-stream);
+ *   mid-stream); without `stream`, `jsonkill` sends the headers and half an answer, then resets;
  * - anything else: answer at once.
  * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__up`, `__slowload/MS` (answer
  * `/load` after MS ms), `GET __state`. Replicas whose id starts with `signed-` verify spillway's signature.
@@ -168,6 +168,14 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     }
     finished = true;
     res.end("data: [DONE]\n\n");
+    return;
+  }
+  if (verb === "jsonkill") {
+    // Headers and half a JSON answer, then the process "dies".
+    res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+    res.write('{"object":"chat.completion","choices":[');
+    await new Promise((r) => setTimeout(r, 20));
+    res.socket?.destroy();
     return;
   }
   finished = true;
