@@ -44,6 +44,39 @@ function rejectionResponse(result: Extract<AcquireResult, { kind: "rejected" }>)
   return openAIError(result.status, result.message, type, code, headers);
 }
 
+/** 499, nginx's "client closed request": nobody reads it, but logs and `c.res` see why the request ended. */
+function clientClosed(): Response {
+  return openAIError(499, "client closed the request", "invalid_request_error", "client_closed_request");
+}
+
+/**
+ * The replica's answer, passed on untouched, with the slot released when it has been delivered: SSE is relayed
+ * chunk by chunk (released when the stream ends, fails or the client leaves); a whole JSON answer is small, so
+ * it is read, the slot released, and answered (cheaper than relaying a stream).
+ */
+async function answerFrom(
+  upstream: Response,
+  release: (replicaFailed: boolean) => void,
+  clientSignal: AbortSignal,
+): Promise<Response> {
+  if (!upstream.body) {
+    release(false);
+    return new Response(null, upstream);
+  }
+  if (upstream.headers.get("content-type")?.includes("text/event-stream")) {
+    return new Response(relayBody(upstream.body, release, clientSignal, true), upstream);
+  }
+  let answer: ArrayBuffer;
+  try {
+    answer = await upstream.arrayBuffer();
+  } catch {
+    release(!clientSignal.aborted);
+    return openAIError(502, "the replica failed mid-answer", "server_error", "upstream_failed");
+  }
+  release(false);
+  return new Response(answer, upstream);
+}
+
 /**
  * spillway: load shedding for OpenAI-compatible LLM APIs. Maps a request to its deployment (the body's
  * `model`), asks that deployment's router (a Durable Object) for a replica slot, and either forwards the
@@ -110,7 +143,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       const release = (replicaFailed: boolean) => c.executionCtx.waitUntil(router.release(ticket, replicaFailed));
       if (clientSignal.aborted) {
         release(false);
-        return openAIError(499, "client closed the request", "invalid_request_error", "client_closed_request");
+        return clientClosed();
       }
       const outcome = await forwardToReplica({
         replica: result.replica,
@@ -124,7 +157,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       });
       if (outcome.kind === "client_gone") {
         release(false);
-        return openAIError(499, "client closed the request", "invalid_request_error", "client_closed_request");
+        return clientClosed();
       }
       if (outcome.kind === "timeout") {
         // The engine took the request and went silent: its slot is not coming back by itself.
@@ -137,25 +170,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         if (attempt < connectAttempts) continue;
         return openAIError(502, "no replica could be reached", "server_error", "bad_gateway");
       }
-      const upstream = outcome.response;
-      if (!upstream.body) {
-        release(false);
-        return new Response(null, upstream);
-      }
-      if (upstream.headers.get("content-type")?.includes("text/event-stream")) {
-        return new Response(relayBody(upstream.body, release, clientSignal, true), upstream);
-      }
-      // A whole JSON answer is small: read it, release the slot, answer (cheaper than relaying a stream).
-      let answer: ArrayBuffer;
-      try {
-        answer = await upstream.arrayBuffer();
-      } catch {
-        const clientLeft = clientSignal.aborted;
-        release(!clientLeft);
-        return openAIError(502, "the replica failed mid-answer", "server_error", "upstream_failed");
-      }
-      release(false);
-      return new Response(answer, upstream);
+      return answerFrom(outcome.response, release, clientSignal);
     }
   };
 }
