@@ -11,6 +11,7 @@ import {
 } from "../scheduler/index";
 import type { Engine } from "./engine";
 import type { EngineCore, GenerationRequest, GenerationSink, GenerationUsage, LoadReport } from "./generation";
+import { IncrementalDecoder } from "./incremental-decoder";
 import type { Logger } from "./log-line";
 import type { EngineMetrics } from "./metrics";
 import { ApiError } from "./openai-error";
@@ -21,6 +22,8 @@ interface Live {
   request: GenerationRequest;
   sink: GenerationSink;
   stop: StopMatcher;
+  /** Token ids to text deltas, holding back a character split over tokens. */
+  text: IncrementalDecoder;
   arrivalS: number;
   admittedS: number | null;
   lastTokenS: number | null;
@@ -93,7 +96,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       l.sink.onError(ended.message ?? "request aborted", usageOf(l, ended.outputTokenIds.length));
       return;
     }
-    const rest = l.stop.flush();
+    const rest = l.stop.push(l.text.flush()).text + l.stop.flush();
     if (rest !== "") l.sink.onText(rest);
     l.sink.onFinish(ended.reason, usageOf(l, ended.outputTokenIds.length));
   };
@@ -151,7 +154,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     else metrics.interTokenLatency.observe(t - l.lastTokenS);
     l.lastTokenS = t;
     if (token === tokenizer.eosTokenId) return false;
-    const { text, stopped } = l.stop.push(tokenizer.decode([token]));
+    const { text, stopped } = l.stop.push(l.text.push(token));
     if (text !== "") l.sink.onText(text);
     return stopped;
   };
@@ -252,6 +255,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
         request,
         sink,
         stop: new StopMatcher(request.stop),
+        text: new IncrementalDecoder((ids) => tokenizer.decode(ids)),
         arrivalS: now(),
         admittedS: null,
         lastTokenS: null,

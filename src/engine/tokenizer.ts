@@ -1,4 +1,4 @@
-import { decode, EndOfText, encode, vocabularySize } from "gpt-tokenizer/encoding/cl100k_base";
+import cl100k, { EndOfText, encode, vocabularySize } from "gpt-tokenizer/encoding/cl100k_base";
 
 /**
  * The engine's tokenizer: OpenAI's cl100k_base BPE (gpt-tokenizer, pure JS, offline).
@@ -15,7 +15,10 @@ import { decode, EndOfText, encode, vocabularySize } from "gpt-tokenizer/encodin
 export interface Tokenizer {
   /** Text to token ids. */
   encode(text: string): number[];
-  /** Token ids to text (ids outside the vocabulary decode to nothing). */
+  /**
+   * Token ids to text (ids outside the vocabulary decode to nothing). Stateless: bytes of a character cut by
+   * the end of `ids` decode to U+FFFD, never into the next call's text.
+   */
   decode(ids: readonly number[]): string;
   /** The end-of-sequence token the engine emits when a request stops early. */
   readonly eosTokenId: number;
@@ -28,22 +31,44 @@ const EOS_ID = encode(EndOfText, { allowedSpecial: new Set([EndOfText]) })[0] as
 /** The cl100k_base tokenizer (see {@link Tokenizer}). */
 export const tokenizer: Tokenizer = {
   encode: (text) => encode(text, { disallowedSpecial: new Set() }),
-  decode: (ids) => {
-    // Token-id prompts may contain ids the BPE table lacks (gaps, specials); decode what it knows.
-    try {
-      return decode(ids as number[]);
-    } catch {
-      return ids.map((id) => safeDecodeOne(id)).join("");
-    }
-  },
+  decode: decodeIds,
   eosTokenId: EOS_ID,
   vocabSize: vocabularySize,
 };
 
-function safeDecodeOne(id: number): string {
-  try {
-    return decode([id]);
-  } catch {
-    return "";
+/**
+ * gpt-tokenizer's own `decode` shares one streaming TextDecoder across every call: bytes of a character split
+ * over tokens stay inside it and come out at the start of the next call, whichever request makes it. Two
+ * requests decoding in one engine would trade bytes. So the tokens' bytes are gathered here and decoded with
+ * a fresh, non-streaming decoder per call.
+ */
+const core = (
+  cl100k as unknown as {
+    bytePairEncodingCoreProcessor: { tryDecodeToken(token: number): string | Uint8Array | undefined };
   }
+).bytePairEncodingCoreProcessor;
+const utf8 = new TextEncoder();
+
+function decodeIds(ids: readonly number[]): string {
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  for (const id of ids) {
+    let piece: string | Uint8Array | undefined;
+    try {
+      piece = core.tryDecodeToken(id);
+    } catch {
+      piece = undefined; // ids the BPE table lacks (gaps, specials) decode to nothing
+    }
+    if (piece === undefined) continue;
+    const bytes = typeof piece === "string" ? utf8.encode(piece) : piece;
+    parts.push(bytes);
+    length += bytes.byteLength;
+  }
+  const all = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    all.set(part, offset);
+    offset += part.byteLength;
+  }
+  return new TextDecoder("utf-8").decode(all);
 }
