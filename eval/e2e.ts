@@ -10,7 +10,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { startWranglerDev, waitForHttp } from "../scripts/stack";
+import { startWorkerOnFreePort, startWranglerDev, waitForWorker } from "../scripts/stack";
 import type { RequestOutcome } from "../src/bench/request-outcome";
 import { sendRequest } from "../src/bench/send-request";
 import { startEngineServer } from "../src/engine/index";
@@ -30,7 +30,7 @@ const policyIds = values.policies?.split(",") ?? [
   "queue_drain_rate",
   "retry_schedule",
 ];
-const port = Number(values.port ?? 8797);
+const port = Number(values.port ?? 0);
 
 /** The e2e fleet: 3 engine servers, 2 requests each at a time, prompts 64 and outputs 32 tokens. */
 const REPLICAS = 3;
@@ -117,11 +117,14 @@ const deployments = Object.fromEntries(
   }),
 );
 const config = JSON.stringify({ deployments, logRejections: false });
-const worker = startWranglerDev({ port, vars: { SPILLWAY_CONFIG: config }, quiet: true, root });
-const baseUrl = `http://127.0.0.1:${port}`;
+// A given --port is used as is; otherwise a free one (another run or test may hold any fixed port).
+const wranglerOptions = { vars: { SPILLWAY_CONFIG: config }, quiet: true, root };
+const { worker, base: baseUrl } = port
+  ? { worker: startWranglerDev({ ...wranglerOptions, port }), base: `http://127.0.0.1:${port}` }
+  : await startWorkerOnFreePort(wranglerOptions);
 const results: E2eResult[] = [];
 try {
-  await waitForHttp(`${baseUrl}/health`, 60_000);
+  await waitForWorker(worker, `${baseUrl}/health`);
   const prompt = { prompt: Array.from({ length: PROMPT }, (_, i) => 100 + i), promptLen: PROMPT, outputLen: OUTPUT };
   for (const [s, scenario] of SCENARIOS.entries()) {
     const result: E2eResult = { scenario: scenario.name, description: scenario.description, policies: [] };

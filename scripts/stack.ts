@@ -101,6 +101,17 @@ export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void
   }
 }
 
+/** How to start `wrangler dev`. */
+export interface WranglerDevOptions {
+  port: number;
+  /** `--var NAME:VALUE` bindings (the configuration, tokens for tests). */
+  vars?: Record<string, string>;
+  /** `--persist-to`: a folder of its own, so two instances never share state. */
+  persistTo?: string;
+  quiet?: boolean;
+  root?: string;
+}
+
 /**
  * Starts `wrangler dev` on 127.0.0.1 with the offline environment.
  *
@@ -110,13 +121,7 @@ export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void
  * await waitForHttp("http://127.0.0.1:8787/health");
  * ```
  */
-export function startWranglerDev(options: {
-  port: number;
-  vars?: Record<string, string>;
-  persistTo?: string;
-  quiet?: boolean;
-  root?: string;
-}): ManagedProcess {
+export function startWranglerDev(options: WranglerDevOptions): ManagedProcess {
   const root = options.root ?? process.cwd();
   mkdirSync(resolve(root, ".wrangler/logs"), { recursive: true });
   const args = ["dev", "--local", "--ip", "127.0.0.1", "--port", String(options.port), "--log-level", "warn"];
@@ -148,4 +153,64 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Waits until a server process it started (`wrangler dev`, an engine) answers `url` with 200, and fails at once
+ * if the process exits first (for example because its port was taken): answering is not enough, since
+ * whatever took the port answers too.
+ *
+ * @example
+ * ```ts
+ * await waitForWorker(worker, "http://127.0.0.1:8787/health");
+ * ```
+ */
+export async function waitForWorker(worker: ManagedProcess, url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
+      throw new Error(
+        `wrangler dev exited (${worker.child.exitCode ?? worker.child.signalCode}) before ${url} answered`,
+      );
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Starts `wrangler dev` on a free port of 127.0.0.1 and resolves once the Worker answers `/health`. A port can
+ * be taken between finding it free and wrangler binding it (tests start servers side by side): then wrangler
+ * exits, and this tries another port.
+ *
+ * @example
+ * ```ts
+ * const { worker, base } = await startWorkerOnFreePort({ vars: { SPILLWAY_CONFIG: config }, quiet: true });
+ * await fetch(`${base}/v1/models`);
+ * await worker.stop();
+ * ```
+ */
+export async function startWorkerOnFreePort(
+  options: Omit<WranglerDevOptions, "port">,
+  attempts = 3,
+): Promise<{ worker: ManagedProcess; port: number; base: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const worker = startWranglerDev({ ...options, port });
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitForWorker(worker, `${base}/health`);
+      return { worker, port, base };
+    } catch (error) {
+      await worker.stop();
+      if (attempt >= attempts) throw error;
+    }
+  }
 }

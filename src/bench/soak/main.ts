@@ -4,7 +4,6 @@
  * --overload, --idle-s, --port, --max-requests.
  */
 import { parseArgs } from "node:util";
-import { freePort } from "../../../scripts/stack";
 import { runSoak } from "./run-soak";
 
 const { values } = parseArgs({
@@ -19,7 +18,7 @@ const { values } = parseArgs({
 });
 
 const report = await runSoak({
-  port: Number(values.port) || (await freePort()),
+  port: Number(values.port),
   replicas: 3,
   maxOngoingRequests: 4,
   maxQueuedRequests: 32,

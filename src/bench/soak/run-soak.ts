@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, type ManagedProcess, startManaged, startWranglerDev, waitForHttp } from "../../../scripts/stack";
+import {
+  freePort,
+  type ManagedProcess,
+  startManaged,
+  startWorkerOnFreePort,
+  startWranglerDev,
+  waitForWorker,
+} from "../../../scripts/stack";
 import type { ShardStats } from "../../edge/router-protocol";
 import type { LoadReport } from "../../engine/index";
 import { percentile } from "../stats";
@@ -9,8 +16,8 @@ import { residentKiBOfGroup } from "./process-memory";
 
 /** What a soak run does. */
 export interface SoakOptions {
-  /** Port for `wrangler dev` on 127.0.0.1. */
-  port: number;
+  /** Port for `wrangler dev` on 127.0.0.1; 0 (or absent) picks a free one. */
+  port?: number;
   replicas: number;
   maxOngoingRequests: number;
   maxQueuedRequests: number;
@@ -69,6 +76,30 @@ export interface SoakReport {
   invalidHintExample?: string;
 }
 
+/**
+ * One engine server as its own process on a free port, checked by name: a port can be taken between finding it
+ * free and the engine binding it, and then whatever took it must not pass for the engine.
+ */
+async function startEngineProcess(name: string, speed: number): Promise<{ url: string; process: ManagedProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const args = ["src/engine/main.ts", "--port", String(port), "--speed", String(speed), "--name", name];
+    args.push("--disable-access-log", "--log-level", "error");
+    const env = { ...process.env, SPILLWAY_SIGNING_SECRET: SIGNING_SECRET };
+    const engine = startManaged(name, "node_modules/.bin/tsx", args, { env, quiet: true });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitForWorker(engine, `${url}/health`, 30_000);
+      const health = (await (await fetch(`${url}/health`)).json()) as { name?: string };
+      if (health.name !== name) throw new Error(`port ${port} is held by something else`);
+      return { url, process: engine };
+    } catch (error) {
+      await engine.stop();
+      if (attempt >= 3) throw error;
+    }
+  }
+}
+
 const ADMIN_TOKEN = "soak-admin-token";
 const SIGNING_SECRET = "soak-signing-secret";
 
@@ -101,15 +132,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   let worker: ManagedProcess | undefined;
   const persistTo = mkdtempSync(join(tmpdir(), "spillway-soak-"));
   try {
-    for (let i = 0; i < options.replicas; i++) {
-      const port = await freePort();
-      const args = ["src/engine/main.ts", "--port", String(port), "--speed", String(options.engineSpeed)];
-      args.push("--disable-access-log", "--log-level", "error");
-      const env = { ...process.env, SPILLWAY_SIGNING_SECRET: SIGNING_SECRET };
-      const engine = startManaged(`engine-${i}`, "node_modules/.bin/tsx", args, { env, quiet: true });
-      engines.push({ url: `http://127.0.0.1:${port}`, process: engine });
-    }
-    await Promise.all(engines.map((e) => waitForHttp(`${e.url}/health`)));
+    for (let i = 0; i < options.replicas; i++)
+      engines.push(await startEngineProcess(`soak-engine-${i}`, options.engineSpeed));
     const config = {
       logRejections: false,
       deployments: {
@@ -121,8 +145,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         },
       },
     };
-    worker = startWranglerDev({
-      port: options.port,
+    const wranglerOptions = {
       vars: {
         SPILLWAY_CONFIG: JSON.stringify(config),
         SPILLWAY_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -130,9 +153,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       },
       persistTo,
       quiet: !options.verbose,
-    });
-    const base = `http://127.0.0.1:${options.port}`;
-    await waitForHttp(`${base}/health`, 60_000);
+    };
+    let base: string;
+    if (options.port) {
+      worker = startWranglerDev({ ...wranglerOptions, port: options.port });
+      base = `http://127.0.0.1:${options.port}`;
+      await waitForWorker(worker, `${base}/health`);
+    } else {
+      const started = await startWorkerOnFreePort(wranglerOptions);
+      worker = started.worker;
+      base = started.base;
+    }
     const body = JSON.stringify({
       model: "demo-model",
       prompt: "soak",

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { runTraffic } from "../../../scripts/demo-traffic";
-import { freePort, type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
+import { type ManagedProcess, startWorkerOnFreePort } from "../../../scripts/stack";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
 import { describeWith } from "../../support/optional-suite";
 
@@ -51,17 +51,15 @@ describeWith(existsSync(CHROMIUM), "apt-get install -y chromium", "the live dash
         startEngineServer({ port: 0, speed, name: `x${speed}`, accessLog: false, logLevel: "warning", log: () => {} }),
       ),
     );
-    const port = await freePort();
     const persistTo = mkdtempSync(join(tmpdir(), "spillway-dashboard-"));
     dirs.push(persistTo);
-    worker = startWranglerDev({
-      port,
+    const started = await startWorkerOnFreePort({
       vars: { SPILLWAY_CONFIG: sampleConfig(engines.map((e) => e.url)), SPILLWAY_ADMIN_TOKEN: TOKEN },
       persistTo,
       quiet: true,
     });
-    base = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${base}/health`, 60_000);
+    worker = started.worker;
+    base = started.base;
     const userDataDir = mkdtempSync(join(tmpdir(), "spillway-chromium-"));
     dirs.push(userDataDir);
     context = await chromium.launchPersistentContext(userDataDir, {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, type ManagedProcess, startWranglerDev, waitForHttp } from "../../../scripts/stack";
+import { type ManagedProcess, startWorkerOnFreePort } from "../../../scripts/stack";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
 
 const SIGNING_SECRET = "e2e-signing-secret";
@@ -32,7 +32,6 @@ describe("wrangler dev + two engine servers + the openai client", () => {
         }),
       ),
     );
-    const port = await freePort();
     persistTo = mkdtempSync(join(tmpdir(), "spillway-e2e-"));
     const config = {
       logRejections: false,
@@ -48,9 +47,9 @@ describe("wrangler dev + two engine servers + the openai client", () => {
     };
     // A var here for the test; in production it is a wrangler secret.
     const vars = { SPILLWAY_CONFIG: JSON.stringify(config), SPILLWAY_SIGNING_SECRET: SIGNING_SECRET };
-    worker = startWranglerDev({ port, vars, persistTo, quiet: true });
-    baseURL = `http://127.0.0.1:${port}/v1`;
-    await waitForHttp(`http://127.0.0.1:${port}/health`, 60_000);
+    const started = await startWorkerOnFreePort({ vars, persistTo, quiet: true });
+    worker = started.worker;
+    baseURL = `${started.base}/v1`;
   }, 90_000);
 
   afterAll(async () => {

@@ -1,12 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { freePort } from "../../../scripts/stack";
 import { runSoak } from "../../../src/bench/soak/run-soak";
 
 /** The soak's short form (the full one is `npm run soak`): overload, idle, then nothing lost or leaked. */
 describe("soak, short form", () => {
   it("answers every request (served, or refused with a valid Retry-After) and leaks nothing", async () => {
     const report = await runSoak({
-      port: await freePort(),
       replicas: 2,
       maxOngoingRequests: 2,
       maxQueuedRequests: 8,
