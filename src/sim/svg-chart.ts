@@ -73,11 +73,7 @@ export function groupedBarChart(input: {
       top,
     ),
   );
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">
-<rect width="100%" height="100%" fill="white"/>
-${parts.join("\n")}
-</svg>
-`;
+  return svgDocument(width, height, parts);
 }
 
 /**
@@ -138,6 +134,11 @@ export function lineChart(input: {
       top,
     ),
   );
+  return svgDocument(width, height, parts);
+}
+
+/** The SVG document around a chart's parts, on a white background. */
+function svgDocument(width: number, height: number, parts: readonly string[]): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">
 <rect width="100%" height="100%" fill="white"/>
 ${parts.join("\n")}
