@@ -8,6 +8,9 @@ process.env.WRANGLER_SEND_METRICS ??= "false";
 process.env.WRANGLER_SEND_ERROR_REPORTS ??= "false";
 process.env.WRANGLER_HIDE_BANNER ??= "true";
 
+/** Test files that start processes are named `*.process.test.ts` (see the "process" project). */
+const PROCESS_SUITES = "test/node/**/*.process.test.ts";
+
 export default defineConfig({
   test: {
     projects: [
@@ -16,7 +19,23 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
+          exclude: [PROCESS_SUITES],
           testTimeout: 30_000,
+        },
+      },
+      {
+        // Suites that start processes (wrangler dev, workerd, Chromium, engine servers, the soak): after the
+        // other projects (groupOrder 1), one file at a time, so they neither starve nor are starved by the
+        // timing-sensitive workerd tests. Each of their hooks and tests states its own worst-case timeout;
+        // these are only the ceilings for the rest.
+        test: {
+          name: "process",
+          environment: "node",
+          include: [PROCESS_SUITES],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
         },
       },
       {
@@ -29,12 +48,15 @@ export default defineConfig({
                 SPILLWAY_CONFIG: JSON.stringify(edgeTestConfig(inject("fakeEngineUrl"))),
                 SPILLWAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
                 SPILLWAY_SIGNING_SECRET: TEST_SIGNING_SECRET,
+                // Test seams such as DeploymentRouter.setClockForTesting (never set outside these tests).
+                SPILLWAY_TEST_HOOKS: "1",
               },
             },
           })),
         ],
         test: {
           name: "edge",
+          sequence: { groupOrder: 0 },
           include: ["test/edge/**/*.test.ts"],
           globalSetup: ["./test/support/edge-global-setup.ts"],
           testTimeout: 30_000,

@@ -57,6 +57,9 @@ export class DeploymentRouter extends DurableObject<Env> {
   private placing = false;
   private wakeBackoff: (() => void) | undefined;
   private expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set only by {@link setClockForTesting}: the router's time stands still at this value. */
+  private frozenNowMs: number | undefined;
+  private readonly clock = { now: () => this.frozenNowMs ?? Date.now() };
 
   /**
    * Asks for a replica slot. The reject path answers from memory at once (no I/O, nothing awaited); a queued
@@ -113,6 +116,22 @@ export class DeploymentRouter extends DurableObject<Env> {
     return { ...stats, ...this.identity, internal };
   }
 
+  /**
+   * Test seam: stops this router's clock at `nowMs` (a later call moves it on; `null` gives it back real time),
+   * so that a test decides which drains fall into which of the estimator's intervals instead of the machine's
+   * speed deciding it. Set it before the router's first request: the estimator starts its first interval then.
+   * Refused unless the Worker has the binding `SPILLWAY_TEST_HOOKS = "1"` (the workerd tests set it).
+   *
+   * @example
+   * ```ts
+   * await env.DEPLOYMENT_ROUTER.getByName(routerName("llama", 0)).setClockForTesting(0);
+   * ```
+   */
+  async setClockForTesting(nowMs: number | null): Promise<void> {
+    if (this.env.SPILLWAY_TEST_HOOKS !== "1") throw new Error("setClockForTesting needs SPILLWAY_TEST_HOOKS=1");
+    this.frozenNowMs = nowMs ?? undefined;
+  }
+
   private coreFor(deployment: string, shard: number): RouterCore {
     if (this.core) return this.core;
     const config = configFromEnv(this.env.SPILLWAY_CONFIG);
@@ -120,7 +139,7 @@ export class DeploymentRouter extends DurableObject<Env> {
     if (!deploymentConfig) throw new Error(`unknown deployment ${deployment}`);
     this.identity = { deployment, shard };
     this.logRejections = config.logRejections;
-    this.core = new RouterCore(routerOptionsFor(deploymentConfig), Date, Math.random);
+    this.core = new RouterCore(routerOptionsFor(deploymentConfig), this.clock, Math.random);
     return this.core;
   }
 
@@ -203,7 +222,7 @@ export class DeploymentRouter extends DurableObject<Env> {
         if (reclaimed.length > 0) this.wakeBackoff?.();
         this.armExpiry();
       },
-      Math.max(0, next - Date.now()) + 5,
+      Math.max(0, next - this.clock.now()) + 5,
     );
   }
 }

@@ -21,6 +21,8 @@ export interface Env {
   SPILLWAY_SIGNING_SECRET?: string;
   /** Workers Analytics Engine dataset for routing decisions (optional; see analytics.ts). Unset: not written. */
   SPILLWAY_METRICS?: AnalyticsEngineDataset;
+  /** "1" enables test seams such as `DeploymentRouter.setClockForTesting` (the workerd tests only). Unset: off. */
+  SPILLWAY_TEST_HOOKS?: string;
 }
 
 declare global {

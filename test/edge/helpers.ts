@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { inject } from "vitest";
-import type { ShardStats } from "../../src/edge/router-protocol";
+import { routerName, type ShardStats } from "../../src/edge/router-protocol";
 import { TEST_ADMIN_TOKEN } from "../support/edge-test-config";
 
 /** Sends a chat completion through the Worker; `content` is the fake engine's command. */
@@ -64,4 +65,49 @@ export function direct(id: string, content: string): Promise<Response> {
     method: "POST",
     body: JSON.stringify({ model: "x", messages: [{ role: "user", content }] }),
   });
+}
+
+/**
+ * Stops (or moves) the clock of a deployment's shard-0 router, so which drains fall into which estimator
+ * interval is the test's choice, not the machine's speed (`DeploymentRouter.setClockForTesting`).
+ */
+export async function setRouterClock(deployment: string, nowMs: number | null): Promise<void> {
+  await env.DEPLOYMENT_ROUTER.getByName(routerName(deployment, 0)).setClockForTesting(nowMs);
+}
+
+/**
+ * Warms a deployment's estimator by construction: `intervals` waves of `perInterval` short requests, each
+ * wave drained while the router's clock stands still at `startMs + (i - 1) * intervalMs`, then the clock moved
+ * on by one interval. Each interval is then closed (by the next wave, or by the stats read) with exactly
+ * `perInterval` drains: every sample is `perInterval / interval`, whatever the machine's speed.
+ */
+export async function warmRouter(
+  deployment: string,
+  {
+    startMs,
+    intervalMs,
+    intervals = 3,
+    perInterval = 5,
+  }: { startMs: number; intervalMs: number; intervals?: number; perInterval?: number },
+): Promise<void> {
+  for (let i = 1; i <= intervals; i++) {
+    const wave = Array.from({ length: perInterval }, () => chat(deployment, "sleep:1"));
+    for (const res of await Promise.all(wave)) {
+      if (res.status !== 200) throw new Error(`a warm-up request answered ${res.status}`);
+      await res.arrayBuffer();
+    }
+    await setRouterClock(deployment, startMs + i * intervalMs);
+  }
+}
+
+/**
+ * The range a computed `router_queue_drain_rate` hint must fall in (ms) for a refusal at `depth` with drain
+ * rate `rate`: the saturation factor lies in [1, 1.5], jitter is +-20%, and both clamps are [1, 60] s.
+ */
+export function computedHintRangeMs(depth: number, rate: number): [number, number] {
+  const clamp = (s: number) => Math.min(60, Math.max(1, s));
+  return [
+    Math.floor(clamp(clamp(depth / rate) * 0.8) * 1000),
+    Math.ceil(clamp(clamp((depth / rate) * 1.5) * 1.2) * 1000),
+  ];
 }

@@ -133,7 +133,9 @@ describe("npm run engine: SIGTERM", () => {
     try {
       const url = `http://127.0.0.1:${port}`;
       await waitForHttp(`${url}/health`, 20_000);
-      const inFlight = completion(url, 24);
+      // About 2.5 s of decoding at speed 4: long enough that the request is still running when the SIGTERM is
+      // handled on a busy machine (24 tokens, 0.15 s, had finished before it there), short beside the 30 s grace.
+      const inFlight = completion(url, 400);
       await untilRunning(url);
       child.kill("SIGTERM");
       const answer = await inFlight;

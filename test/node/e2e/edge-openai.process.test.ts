@@ -56,7 +56,8 @@ describe("wrangler dev + two engine servers + the openai client", () => {
     await worker?.stop();
     await Promise.all(engines.map((e) => e.close()));
     if (persistTo) rmSync(persistTo, { recursive: true, force: true });
-  });
+    // Worst case: wrangler's 5 s SIGTERM grace before SIGKILL; the engines run in this process.
+  }, 30_000);
 
   it("streams a chat completion through the edge", async () => {
     const client = new OpenAI({ baseURL, apiKey: "unused" });

@@ -87,7 +87,9 @@ describeWith(existsSync(CHROMIUM), "apt-get install -y chromium", "the live dash
     await worker?.stop();
     await Promise.all(engines.map((e) => e.close()));
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+    // Worst case: Chromium's close, then wrangler's 5 s SIGTERM grace before SIGKILL (the engines run in this
+    // process and close at once). Vitest's default of 10 s was too short on a busy machine.
+  }, 60_000);
 
   it("shows nothing before the token, then charts that fill as load is admitted, queued and shed", async () => {
     if (!context) throw new Error("no browser");
