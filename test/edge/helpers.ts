@@ -28,9 +28,12 @@ export async function stats0(deployment: string): Promise<ShardStats> {
   return (await stats(deployment))[0] as ShardStats;
 }
 
-/** Polls until `check` returns true (bounded: 200 polls of 25 ms). */
+/**
+ * Polls until `check` returns true. Bounded by a count, not a clock (600 polls, 25 ms apart: 15 s or more), so a
+ * condition that is never reached fails with its name well before the test's own timeout.
+ */
 export async function waitFor(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 600; i++) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -124,7 +124,7 @@ describeLlama("llama engine server (CPU, tiny generated model)", () => {
       // the SDK may end the iteration quietly or throw an abort error: either way the socket is gone
     }
     // The server notices the closed socket and aborts the request (bounded wait, no timing assertion).
-    for (let i = 0; i < 200 && server?.core.load().running !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && server?.core.load().running !== 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(server?.core.load().running).toBe(0);
     const metrics = await (await fetch(`${server?.url}/metrics`)).text();
     expect(metrics).toMatch(/sglang:num_aborted_requests_total\{[^}]*\} 1\n/);
