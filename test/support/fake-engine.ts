@@ -30,7 +30,8 @@ interface ReplicaState {
   probes: number;
   loadDelayMs: number;
   unsigned: number;
-  holds: Map<string, () => void>;
+  /** Requests waiting for their key's release: several may hold one key (e.g. a flood of `hold:flood`). */
+  holds: Map<string, Array<() => void>>;
   released: Set<string>;
 }
 
@@ -57,7 +58,9 @@ function stateOf(id: string): ReplicaState {
 
 function waitRelease(state: ReplicaState, key: string): Promise<void> {
   if (state.released.has(key)) return Promise.resolve();
-  return new Promise((resolve) => state.holds.set(key, resolve));
+  // Every holder is kept: when a router lets two requests of one key in at once (its probe can read the
+  // replica before the first one arrived), remembering only the last left the first hanging for ever.
+  return new Promise((resolve) => state.holds.set(key, [...(state.holds.get(key) ?? []), resolve]));
 }
 
 async function readText(req: IncomingMessage): Promise<string> {
@@ -113,7 +116,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (path.startsWith("/__release/")) {
     const key = path.slice("/__release/".length);
     state.released.add(key);
-    state.holds.get(key)?.();
+    for (const release of state.holds.get(key) ?? []) release();
     state.holds.delete(key);
     return json(res, 200, {});
   }
