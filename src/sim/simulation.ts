@@ -1,6 +1,6 @@
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
 import type { RouterOptions } from "../core/router-core";
-import { parseConfig, routerOptionsFor } from "../edge/config";
+import { routerOptionsFromSettings, routerSettingsSchema } from "../core/router-schema";
 import { type RetryHeaders, retryDelay } from "./client-model";
 import { EventLoop } from "./event-loop";
 import { buildFleet, promptIds } from "./fleet";
@@ -13,31 +13,25 @@ import type { AttemptRecord, DrainSample, RequestTrace, RunTrace } from "./trace
 import type { WorkloadRequest } from "./workload";
 
 /**
- * The router options of a scenario under a policy, built by the edge's own config parser (so defaults such
- * as the estimator's alpha and the jitter are exactly the deployed ones).
+ * The router options of a scenario under a policy, from the core's router schema (the one the edge's config
+ * extends), so defaults such as the estimator's alpha and the jitter are exactly the deployed ones.
  *
  * @example
  * ```ts
- * const options = routerOptionsForRun(scenario, EVAL_POLICIES[4]);
+ * const options = routerOptionsForRun(scenario, EVAL_POLICIES[4], ["replica-0"]);
  * ```
  */
 export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, replicas: string[]): RouterOptions {
-  const config = parseConfig({
-    deployments: {
-      sim: {
-        replicas,
-        maxOngoingRequests: scenario.fleet.maxOngoingRequests,
-        maxQueuedRequests: scenario.router.maxQueuedRequests,
-        queueTimeoutS: scenario.router.queueTimeoutS,
-        routerShards: scenario.router.shards,
-        backpressure: {
-          retryAfterPolicy: policy.retryAfterPolicy,
-          ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
-        },
-      },
+  const settings = routerSettingsSchema.parse({
+    maxOngoingRequests: scenario.fleet.maxOngoingRequests,
+    maxQueuedRequests: scenario.router.maxQueuedRequests,
+    queueTimeoutS: scenario.router.queueTimeoutS,
+    backpressure: {
+      retryAfterPolicy: policy.retryAfterPolicy,
+      ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
     },
   });
-  return routerOptionsFor(config.deployments.sim as NonNullable<(typeof config.deployments)["sim"]>);
+  return routerOptionsFromSettings(replicas, settings);
 }
 
 /**
