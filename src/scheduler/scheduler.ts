@@ -100,6 +100,11 @@ function numberAtLeast(name: string, value: number, min: number): number {
   return value;
 }
 
+/** Stands in for `random` under the policies that never draw (the constructor demands one for `random`). */
+function noRandomSource(): number {
+  throw new SchedulerConfigError("no random source: pass options.random");
+}
+
 /**
  * The scheduler an engine drives step by step.
  *
@@ -172,6 +177,10 @@ export class Scheduler {
     if (!["fcfs", "lpm", "lof", "random"].includes(policy)) {
       throw new SchedulerConfigError(`schedulePolicy must be fcfs, lpm, lof or random, got ${policy}`);
     }
+    // Randomness is a parameter here (the engine passes a seeded source): the random policy needs one.
+    if (policy === "random" && options.random === undefined) {
+      throw new SchedulerConfigError("schedulePolicy random needs a random source (options.random)");
+    }
     const minFactor = numberAtLeast("minNewTokenRatioFactor", options.minNewTokenRatioFactor ?? 0.14, 0);
     if (minFactor > 1) throw new SchedulerConfigError("minNewTokenRatioFactor must be <= 1");
     this.o = {
@@ -188,7 +197,7 @@ export class Scheduler {
       clip: integerAtLeast("clipMaxNewTokens", options.clipMaxNewTokens ?? 4096, 0),
       retractDecodeSteps: numberAtLeast("retractDecodeSteps", options.retractDecodeSteps ?? 20, 0),
       decodeLogInterval: integerAtLeast("decodeLogInterval", options.decodeLogInterval ?? 40, 1),
-      random: options.random ?? Math.random,
+      random: options.random ?? noRandomSource,
     };
     this.pool = new PagePool(maxTotalTokens, pageSize);
     this.cache = this.o.disableRadixCache ? null : new RadixCache(pageSize);

@@ -55,7 +55,7 @@ export interface SchedulerOptions {
   retractDecodeSteps?: number;
   /** A decode-batch event comes out every this many decode steps (`--decode-log-interval`). Default 40. */
   decodeLogInterval?: number;
-  /** Uniform [0, 1) source for the `random` policy. Default `Math.random` (inject a seeded one for replay). */
+  /** Uniform [0, 1) source for the `random` policy, required by it (the engine passes a seeded one, for replay). */
   random?: () => number;
 }
 

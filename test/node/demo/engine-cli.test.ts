@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, waitForHttp } from "../../../scripts/stack";
+import { freePort, waitForHttp } from "../../../src/bench/stack";
 import { CliError } from "../../../src/engine/cli";
 import { type EngineCommand, parseEngineCommand } from "../../../src/engine/engine-command";
 import { startEngineServer } from "../../../src/engine/index";

@@ -139,6 +139,8 @@ describe("admission", () => {
     };
     expect(order(1)).toEqual(order(1));
     expect(order(1)).not.toEqual(["r0", "r1", "r2", "r3", "r4", "r5"]);
+    // The scheduler reads no global randomness: the random policy needs its source.
+    expect(() => new Scheduler({ maxTotalTokens: 10_000, schedulePolicy: "random" })).toThrow(/random source/);
   });
 
   it("lpm takes the longest cached prefix first", () => {
