@@ -5,6 +5,7 @@
 import { type AdmissionContext, type AdmissionRound, admitRound } from "./admission.js";
 import { SchedulerConfigError, SchedulerInputError, SchedulerProtocolError } from "./errors.js";
 import { NewTokenRatio, ratioAfterRetraction } from "./new-token-ratio.js";
+import { resolveSchedulerOptions } from "./options.js";
 import { orderWaiting } from "./policy.js";
 import { ceilToPage, floorToPage, PagePool } from "./pool.js";
 import { RadixCache, type RadixNode } from "./radix-cache.js";
@@ -87,20 +88,7 @@ function mutableCounters() {
   };
 }
 
-function integerAtLeast(name: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) {
-    throw new SchedulerConfigError(`${name} must be an integer >= ${min}, got ${value}`);
-  }
-  return value;
-}
-
-function numberAtLeast(name: string, value: number, min: number): number {
-  if (!Number.isFinite(value) || value < min)
-    throw new SchedulerConfigError(`${name} must be a number >= ${min}, got ${value}`);
-  return value;
-}
-
-/** Stands in for `random` under the policies that never draw (the constructor demands one for `random`). */
+/** Stands in for `random` under the policies that never draw (the options schema demands one for `random`). */
 function noRandomSource(): number {
   throw new SchedulerConfigError("no random source: pass options.random");
 }
@@ -157,55 +145,34 @@ export class Scheduler {
   private readonly admission: AdmissionContext;
 
   /**
-   * @throws SchedulerConfigError for options out of range.
+   * @throws SchedulerConfigError for options out of range (see `schedulerOptionsSchema`).
    * @example
    * ```ts
    * const s = new Scheduler({ maxTotalTokens: 4096, pageSize: 1, schedulePolicy: "lpm" });
    * ```
    */
   constructor(options: SchedulerOptions) {
-    const maxTotalTokens = integerAtLeast("maxTotalTokens", options.maxTotalTokens, 1);
-    const pageSize = integerAtLeast("pageSize", options.pageSize ?? 1, 1);
-    if (pageSize > maxTotalTokens) throw new SchedulerConfigError("pageSize must not exceed maxTotalTokens");
-    const chunkedPrefillSize = options.chunkedPrefillSize ?? 8192;
-    if (!Number.isInteger(chunkedPrefillSize) || (chunkedPrefillSize > 0 && chunkedPrefillSize < pageSize)) {
-      throw new SchedulerConfigError(
-        `chunkedPrefillSize must be an integer, -1 (off) or >= pageSize, got ${chunkedPrefillSize}`,
-      );
-    }
-    const policy = options.schedulePolicy ?? "fcfs";
-    if (!["fcfs", "lpm", "lof", "random"].includes(policy)) {
-      throw new SchedulerConfigError(`schedulePolicy must be fcfs, lpm, lof or random, got ${policy}`);
-    }
-    // Randomness is a parameter here (the engine passes a seeded source): the random policy needs one.
-    if (policy === "random" && options.random === undefined) {
-      throw new SchedulerConfigError("schedulePolicy random needs a random source (options.random)");
-    }
-    const minFactor = numberAtLeast("minNewTokenRatioFactor", options.minNewTokenRatioFactor ?? 0.14, 0);
-    if (minFactor > 1) throw new SchedulerConfigError("minNewTokenRatioFactor must be <= 1");
+    const o = resolveSchedulerOptions(options);
+    const { maxTotalTokens, pageSize } = o;
     this.o = {
       pageSize,
-      maxRunningRequests: integerAtLeast(
-        "maxRunningRequests",
-        options.maxRunningRequests ?? Math.max(1, Math.floor(maxTotalTokens / 2)),
-        1,
-      ),
-      maxPrefillTokens: integerAtLeast("maxPrefillTokens", options.maxPrefillTokens ?? 16384, 1),
-      chunkedPrefillSize,
-      schedulePolicy: policy,
-      disableRadixCache: options.disableRadixCache ?? false,
-      clip: integerAtLeast("clipMaxNewTokens", options.clipMaxNewTokens ?? 4096, 0),
-      retractDecodeSteps: numberAtLeast("retractDecodeSteps", options.retractDecodeSteps ?? 20, 0),
-      decodeLogInterval: integerAtLeast("decodeLogInterval", options.decodeLogInterval ?? 40, 1),
-      random: options.random ?? noRandomSource,
+      maxRunningRequests: o.maxRunningRequests,
+      maxPrefillTokens: o.maxPrefillTokens,
+      chunkedPrefillSize: o.chunkedPrefillSize,
+      schedulePolicy: o.schedulePolicy,
+      disableRadixCache: o.disableRadixCache,
+      clip: o.clipMaxNewTokens,
+      retractDecodeSteps: o.retractDecodeSteps,
+      decodeLogInterval: o.decodeLogInterval,
+      random: o.random ?? noRandomSource,
     };
     this.pool = new PagePool(maxTotalTokens, pageSize);
     this.cache = this.o.disableRadixCache ? null : new RadixCache(pageSize);
     this.ratio = new NewTokenRatio({
-      conservativeness: numberAtLeast("scheduleConservativeness", options.scheduleConservativeness ?? 1, 0),
-      init: numberAtLeast("initNewTokenRatio", options.initNewTokenRatio ?? 0.7, 0),
-      minFactor,
-      decaySteps: integerAtLeast("newTokenRatioDecaySteps", options.newTokenRatioDecaySteps ?? 600, 1),
+      conservativeness: o.scheduleConservativeness,
+      init: o.initNewTokenRatio,
+      minFactor: o.minNewTokenRatioFactor,
+      decaySteps: o.newTokenRatioDecaySteps,
     });
     const cache = this.cache;
     this.admission = {
@@ -432,6 +399,21 @@ export class Scheduler {
    */
   get(id: string): RequestView | undefined {
     return this.live.get(id);
+  }
+
+  /**
+   * Token slots an admission could still hand out now: free plus evictable slots, minus what the running
+   * requests hold back for the output they may still produce (their clipped remaining max_new_tokens, scaled by
+   * the new-token ratio unless they ignore EOS) - SGLang's `rem_total_tokens` at the start of an admission round.
+   * An engine compares it with a typical request's footprint to say whether it would admit one now (`/load`).
+   * @example
+   * ```ts
+   * const wouldAdmit = scheduler.admissionHeadroomTokens() > promptTokens + Math.min(maxTokens, 4096);
+   * ```
+   */
+  admissionHeadroomTokens(): number {
+    const evictable = this.cache === null ? 0 : this.cache.evictableTokens;
+    return this.pool.freeTokens + evictable - (this.reserveScaled * this.ratio.value + this.reserveFixed);
   }
 
   /**

@@ -79,6 +79,7 @@ export function accountingScheduler(server: () => RunningEngineServer | undefine
       abort: s.abort.bind(s),
       get: s.get.bind(s),
       state: s.state.bind(s),
+      admissionHeadroomTokens: s.admissionHeadroomTokens.bind(s),
       completeBatch: (output: Parameters<Scheduler["completeBatch"]>[0]) => {
         const engine = server()?.engine as LlamaEngine | undefined;
         if (engine) {

@@ -232,3 +232,32 @@ describe("ending requests", () => {
     s.checkInvariants();
   });
 });
+
+describe("admission headroom (the engine's /load estimate)", () => {
+  it("is free + evictable minus the running requests' clipped remaining output, ratio-scaled unless ignore_eos", () => {
+    const clip = 50;
+    const s = new Scheduler({ maxTotalTokens: 2_000, clipMaxNewTokens: clip });
+    const ids = ["a", "b", "c", "d"];
+    s.submit({ id: "a", promptTokenIds: prompt(100, 0), maxNewTokens: 80 });
+    s.submit({ id: "b", promptTokenIds: prompt(60, 1000), maxNewTokens: 20, ignoreEos: true });
+    s.submit({ id: "c", promptTokenIds: prompt(40, 2000), maxNewTokens: 200 });
+    const expected = () => {
+      const st = s.state();
+      let reserved = 0;
+      for (const id of ids) {
+        const r = s.get(id);
+        if (r?.status !== "running") continue;
+        const remaining = Math.min(Math.max(r.maxNewTokens - r.outputTokenIds.length, 0), clip);
+        reserved += remaining * (r.ignoreEos ? 1 : st.newTokenRatio);
+      }
+      return st.freeTokens + st.evictableTokens - reserved;
+    };
+    expect(s.admissionHeadroomTokens()).toBe(2_000);
+    for (let i = 0; i < 30; i++) {
+      if (i === 5) s.submit({ id: "d", promptTokenIds: prompt(30, 3000), maxNewTokens: 10 });
+      step(s, i * 0.05);
+      expect(s.admissionHeadroomTokens()).toBeCloseTo(expected(), 9);
+    }
+    expect(s.admissionHeadroomTokens()).toBeLessThan(2_000);
+  });
+});
