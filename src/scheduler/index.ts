@@ -17,6 +17,7 @@ export {
   type SchedulerInputErrorCode,
   SchedulerProtocolError,
 } from "./errors.js";
+export { checkSchedulerInvariants } from "./invariants.js";
 export {
   formatAbortLine,
   formatDecodeBatchLine,

@@ -68,6 +68,24 @@ interface Resolved {
   random: () => number;
 }
 
+/** What {@link Scheduler.internals} exposes to the invariant checker. */
+export interface SchedulerInternals {
+  pageSize: number;
+  clip: number;
+  live: ReadonlyMap<string, Req>;
+  waiting: readonly Req[];
+  running: readonly Req[];
+  pool: Readonly<PagePool>;
+  cache: RadixCache | null;
+  /** Running requests' clipped remaining max_new_tokens: scaled by the ratio, and ignore_eos ones (1.0). */
+  reserveScaled: number;
+  reserveFixed: number;
+  /** Sum of prompt + output over waiting requests. */
+  waitingTokens: number;
+  /** The requests of a decode step in flight (they hold this step's slot), or null. */
+  deciding: ReadonlySet<Req> | null;
+}
+
 type InFlight = { kind: "prefill"; entries: PrefillEntry[] } | { kind: "decode"; reqs: Req[] };
 
 function mutableCounters() {
@@ -444,76 +462,27 @@ export class Scheduler {
   }
 
   /**
-   * Recount the pool from scratch and throw if any slot is leaked or double-counted, a lock is wrong or a
-   * running total drifted (SGLang's `self_check_during_idle`). O(requests + cache nodes); for idle time and tests.
+   * The scheduler's internal state, read-only, for the invariant checker (`checkSchedulerInvariants` in
+   * invariants.ts) - not for driving the scheduler.
    * @example
    * ```ts
-   * if (batch.kind === "idle") scheduler.checkInvariants();
+   * if (batch.kind === "idle") checkSchedulerInvariants(scheduler); // reads scheduler.internals()
    * ```
    */
-  checkInvariants(): void {
-    const P = this.o.pageSize;
-    const fail = (what: string) => {
-      throw new Error(`scheduler invariant violated: ${what}`);
+  internals(): SchedulerInternals {
+    return {
+      pageSize: this.o.pageSize,
+      clip: this.o.clip,
+      live: this.live,
+      waiting: this.waiting,
+      running: this.running,
+      pool: this.pool,
+      cache: this.cache,
+      reserveScaled: this.reserveScaled,
+      reserveFixed: this.reserveFixed,
+      waitingTokens: this.waitingTokens,
+      deciding: this.inFlight?.kind === "decode" ? new Set(this.inFlight.reqs) : null,
     };
-    let ownedPages = 0;
-    const expectedLocks = new Map<RadixNode, number>();
-    let waitingSeen = 0;
-    let runningSeen = 0;
-    for (const r of this.live.values()) {
-      if (r.status === "waiting") {
-        waitingSeen++;
-        if (r.kvLength !== 0 || r.node !== null) fail(`waiting request ${r.id} holds KV`);
-        continue;
-      }
-      if (r.status !== "running") fail(`ended request ${r.id} is still live`);
-      runningSeen++;
-      if (r.cachedLength % P !== 0 || r.cachedLength > r.kvLength) fail(`request ${r.id} cached length`);
-      if (r.kvLength > r.fillLength) fail(`request ${r.id} holds KV beyond its tokens`);
-      ownedPages += Math.ceil((r.kvLength - r.cachedLength) / P);
-      for (let n = r.node; n !== null; n = n.parent) expectedLocks.set(n, (expectedLocks.get(n) ?? 0) + 1);
-    }
-    if (waitingSeen !== this.waiting.length) fail("waiting queue and live requests disagree");
-    for (const r of this.running) if (r.status !== "running" || this.live.get(r.id) !== r) fail(`running ${r.id}`);
-    if (runningSeen < this.running.length) fail("running list has extra requests");
-    let cachePages = 0;
-    if (this.cache !== null) {
-      let total = 0;
-      let evictable = 0;
-      for (const n of this.cache.nodes()) {
-        if (n.key.length === 0 || n.key.length % P !== 0) fail("a cache node is not whole pages");
-        total += n.key.length;
-        if (n.lockRef !== (expectedLocks.get(n) ?? 0)) fail(`lock count ${n.lockRef} != ${expectedLocks.get(n) ?? 0}`);
-        if (n.lockRef === 0) evictable += n.key.length;
-      }
-      if (total !== this.cache.totalTokens) fail(`cache total ${this.cache.totalTokens} != ${total}`);
-      if (evictable !== this.cache.evictableTokens)
-        fail(`cache evictable ${this.cache.evictableTokens} != ${evictable}`);
-      cachePages = total / P;
-    }
-    if (this.pool.freePages + ownedPages + cachePages !== this.pool.totalPages) {
-      fail(
-        `slots: free ${this.pool.freePages} + owned ${ownedPages} + cached ${cachePages} != ${this.pool.totalPages}`,
-      );
-    }
-    let scaled = 0;
-    let fixed = 0;
-    for (const r of this.running) {
-      if (r.reserved !== r.remainingClipped(this.o.clip)) fail(`request ${r.id} reservation`);
-      if (r.ignoreEos) fixed += r.reserved;
-      else scaled += r.reserved;
-    }
-    if (scaled !== this.reserveScaled || fixed !== this.reserveFixed) fail("reservation sums drifted");
-    // Every running request holds KV for all its tokens but the last sampled one, plus this step's slot while a
-    // decode step is in flight.
-    const deciding = this.inFlight?.kind === "decode" ? new Set(this.inFlight.reqs) : null;
-    for (const r of this.running) {
-      const expected = deciding?.has(r) ? r.fillLength : r.fillLength - 1;
-      if (r.kvLength !== expected) fail(`running request ${r.id} holds ${r.kvLength} slots, expected ${expected}`);
-    }
-    let waitingTokens = 0;
-    for (const r of this.waiting) waitingTokens += r.fillLength;
-    if (waitingTokens !== this.waitingTokens) fail("waiting token sum drifted");
   }
 
   // ---- steps ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import type { RunningEngineServer } from "../../../src/engine/index";
 import type { LlamaEngine } from "../../../src/engine/llama/llama-engine";
 import { LLAMA_INSTALL_COMMAND, nodeLlamaCppLocation } from "../../../src/engine/llama/node-llama-cpp";
 import { buildTestModel, type TestModelOptions } from "../../../src/engine/llama/test-model";
-import { Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
+import { checkSchedulerInvariants, Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
 import { describeWith } from "../../support/optional-suite";
 
 /**
@@ -87,7 +87,7 @@ export function accountingScheduler(server: () => RunningEngineServer | undefine
           const used = s.state().usedTokens;
           const cells = engine.kvCells();
           if (used !== cells) log.mismatches.push(`step ${log.steps}: pool used ${used}, engine cells ${cells}`);
-          s.checkInvariants();
+          checkSchedulerInvariants(s);
         }
         return s.completeBatch(output);
       },

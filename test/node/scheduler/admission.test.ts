@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type Batch, Scheduler, SchedulerInputError, SchedulerProtocolError } from "../../../src/scheduler/index.js";
+import {
+  type Batch,
+  checkSchedulerInvariants,
+  Scheduler,
+  SchedulerInputError,
+  SchedulerProtocolError,
+} from "../../../src/scheduler/index.js";
 import { completeAll, prompt, step } from "./drive.js";
 
 function prefillIds(batch: Batch): string[] {
@@ -48,7 +54,7 @@ describe("admission", () => {
     s.submit({ id: "Z", promptTokenIds: prompt(60, 900), maxNewTokens: 30 });
     expect(prefillIds(s.nextBatch(2))).toEqual(["Z"]);
     expect(s.state().cachedTokens).toBeLessThanOrEqual(40); // evicted to make room
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 
   it("a cached prefix that is locked by a running request is not capacity", () => {
@@ -118,7 +124,7 @@ describe("admission", () => {
       [96, 4, true, 0],
     ]);
     expect(s.get("long")?.outputTokenIds).toEqual([7]);
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 
   it("orders by policy: lof takes the longest output first; random follows the injected source", () => {
@@ -214,7 +220,7 @@ describe("ending requests", () => {
       { id: "two", reason: "length", outputTokenIds: [11, 13] },
     ]);
     expect(s.nextBatch(2).kind).toBe("idle");
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 
   it("abort while a step is in flight releases at once and ignores the token", () => {
@@ -229,7 +235,7 @@ describe("ending requests", () => {
     expect(s.get("a")).toBeUndefined();
     expect(s.get("b")?.outputTokenIds).toEqual([7, 9]);
     expect(s.state().counters.abortedRequestsTotal).toBe(1);
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 });
 
@@ -259,5 +265,17 @@ describe("admission headroom (the engine's /load estimate)", () => {
       expect(s.admissionHeadroomTokens()).toBeCloseTo(expected(), 9);
     }
     expect(s.admissionHeadroomTokens()).toBeLessThan(2_000);
+  });
+});
+
+describe("checkSchedulerInvariants", () => {
+  it("passes a consistent scheduler and names a leaked slot", () => {
+    const s = new Scheduler({ maxTotalTokens: 1_000 });
+    s.submit({ id: "a", promptTokenIds: prompt(10, 0), maxNewTokens: 5 });
+    step(s);
+    expect(() => checkSchedulerInvariants(s)).not.toThrow();
+    // Leak one page behind the scheduler's back: the recount must see it.
+    (s.internals().pool as { freePages: number }).freePages -= 1;
+    expect(() => checkSchedulerInvariants(s)).toThrow(/slots: free/);
   });
 });
