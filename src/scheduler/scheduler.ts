@@ -8,7 +8,7 @@ import { NewTokenRatio, ratioAfterRetraction } from "./new-token-ratio.js";
 import { resolveSchedulerOptions } from "./options.js";
 import { orderWaiting } from "./policy.js";
 import { ceilToPage, floorToPage, PagePool } from "./pool.js";
-import { RadixCache, type RadixNode } from "./radix-cache.js";
+import { RadixCache } from "./radix-cache.js";
 import { Req } from "./request.js";
 import { decodePagesNeeded, retract } from "./retraction.js";
 import type {
