@@ -10,9 +10,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { startWorkerOnFreePort, startWranglerDev, waitForWorker } from "../scripts/stack";
 import type { RequestOutcome } from "../src/bench/request-outcome";
 import { sendRequest } from "../src/bench/send-request";
+import { startWorkerOnFreePort, startWranglerDev, waitForWorker } from "../src/bench/stack";
 import { startEngineServer } from "../src/engine/index";
 import { seededRandom } from "../src/engine/rng";
 import { measureCapacity } from "../src/sim/capacity";

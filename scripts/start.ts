@@ -13,8 +13,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { type ManagedProcess, startManaged, startWranglerDev, waitForHttp } from "../src/bench/stack";
 import { formatTick, runTraffic } from "./demo-traffic";
-import { type ManagedProcess, startManaged, startWranglerDev, waitForHttp } from "./stack";
 
 /** The demo's admin token, for local use only (it guards nothing anyone else can reach on 127.0.0.1). */
 const DEMO_TOKEN = "demo-token";

@@ -1,4 +1,5 @@
 import type { Context, Env as HonoEnv, MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
 import { openAIError } from "./openai-error";
 
 const encoder = new TextEncoder();
@@ -20,24 +21,33 @@ export async function secretsEqual(a: string, b: string): Promise<boolean> {
   return crypto.subtle.timingSafeEqual(da, db);
 }
 
+/** Every refusal looks the same (no header, a malformed one, a wrong token): 401 and an OpenAI-style body. */
+const refuse = () =>
+  openAIError(401, "unauthorized", "invalid_request_error", "unauthorized", {
+    "www-authenticate": 'Bearer realm="spillway"',
+  });
+
 /**
- * Requires `Authorization: Bearer <token>` matching the token `tokenOf` returns. Without a configured token
- * every request is refused: an admin route is never open by accident. A refusal reveals nothing but 401.
+ * Requires `Authorization: Bearer <token>` matching the token `tokenOf` returns: Hono's `bearerAuth`, with a
+ * constant-time comparison. Without a configured token every request is refused: an admin route is never open by
+ * accident. A refusal reveals nothing but 401 (thrown as Hono's `HTTPException` carrying that response).
  *
  * @example
  * ```ts
- * app.use("/spillway/*", bearerAuth((c) => c.env.SPILLWAY_ADMIN_TOKEN));
+ * app.use("/spillway/*", adminBearerAuth((c) => c.env.SPILLWAY_ADMIN_TOKEN));
  * ```
  */
-export function bearerAuth<E extends HonoEnv>(tokenOf: (c: Context<E>) => string | undefined): MiddlewareHandler<E> {
-  return async function bearerAuth(c, next) {
-    const expected = tokenOf(c);
-    const given = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-    if (!expected || !given || !(await secretsEqual(given, expected))) {
-      return openAIError(401, "unauthorized", "invalid_request_error", "unauthorized", {
-        "www-authenticate": 'Bearer realm="spillway"',
-      });
-    }
-    await next();
-  };
+export function adminBearerAuth<E extends HonoEnv>(
+  tokenOf: (c: Context<E>) => string | undefined,
+): MiddlewareHandler<E> {
+  return bearerAuth<E>({
+    realm: "spillway",
+    verifyToken: async (token, c) => {
+      const expected = tokenOf(c);
+      return expected !== undefined && expected !== "" && (await secretsEqual(token, expected));
+    },
+    noAuthenticationHeader: { message: refuse },
+    invalidAuthenticationHeader: { message: refuse },
+    invalidToken: { message: refuse },
+  });
 }

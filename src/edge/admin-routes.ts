@@ -12,7 +12,7 @@ import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./prometheus";
  *
  * @example
  * ```ts
- * app.use("/spillway/*", bearerAuth((c) => c.env.SPILLWAY_ADMIN_TOKEN));
+ * app.use("/spillway/*", adminBearerAuth((c) => c.env.SPILLWAY_ADMIN_TOKEN));
  * app.route("/spillway", adminRoutes());
  * ```
  */

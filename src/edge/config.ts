@@ -1,46 +1,18 @@
 import { z } from "zod";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../core/drain-rate";
-import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "../core/retry-after";
 import type { RouterOptions } from "../core/router-core";
-
-const backpressureSchema = z.strictObject({
-  /** Status of a backpressure rejection (Ray's default is 503; ours 429, which SDKs retry). */
-  statusCode: z.union([z.literal(429), z.literal(503)]).default(429),
-  retryAfterPolicy: z.enum(RETRY_AFTER_POLICIES).default("router_queue_drain_rate"),
-  /** Static Retry-After (seconds): the policy `static`, and the fallback of the computed policies. */
-  retryAfterS: z.number().min(0).optional(),
-  jitter: z.number().min(0).max(1).default(0.2),
-});
-
-/** Implementation constants of the estimator, exposed for tuning (spec defaults). */
-const estimatorSchema = z.strictObject({
-  alpha: z.number().gt(0).max(1).default(DEFAULT_DRAIN_RATE_OPTIONS.alpha),
-  intervalS: z.number().gt(0).max(3600).default(DEFAULT_DRAIN_RATE_OPTIONS.intervalS),
-  warmupSamples: z.int().min(1).max(1000).default(DEFAULT_DRAIN_RATE_OPTIONS.warmupSamples),
-  backoffStreakSaturation: z.int().min(1).default(DEFAULT_SATURATION_OPTIONS.backoffStreakSaturation),
-  occupancyWeight: z.number().min(0).max(10).default(DEFAULT_SATURATION_OPTIONS.occupancyWeight),
-  backoffWeight: z.number().min(0).max(10).default(DEFAULT_SATURATION_OPTIONS.backoffWeight),
-});
+import { routerOptionsFromSettings, routerSettingsShape } from "../core/router-schema";
 
 const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
 const deploymentSchema = z.strictObject({
   /** Base URLs of the engine servers serving this deployment. */
   replicas: z.array(replicaUrl).min(1, "needs at least one replica"),
-  /** A replica accepts a request while its queue length is below this (Ray's `max_ongoing_requests`). */
-  maxOngoingRequests: z.int().min(1).default(5),
-  /** Requests that may wait for a replica at one router (Ray's `max_queued_requests`); more are shed. */
-  maxQueuedRequests: z.int().min(0).default(100),
-  /** A request that waited this long for a replica is shed. */
-  queueTimeoutS: z.number().gt(0).max(3600).default(30),
-  /** A slot whose Worker never released it (killed mid-request) is reclaimed after this long. */
-  leaseTimeoutS: z.number().gt(0).max(86_400).default(600),
+  /** The router's own settings (queue, timeouts, backpressure, estimator): defaults from the core's schema. */
+  ...routerSettingsShape,
   /** Deadline for a replica's response headers; an engine that accepts and hangs ends in 504. */
   upstreamTimeoutS: z.number().gt(0).max(3600).default(300),
   /** Routers (Durable Objects) for this deployment, each with its own queue and estimator. */
   routerShards: z.int().min(1).max(256).default(1),
-  backpressure: backpressureSchema.default(backpressureSchema.parse({})),
-  estimator: estimatorSchema.default(estimatorSchema.parse({})),
 });
 
 const configSchema = z.strictObject({
@@ -104,26 +76,7 @@ export function parseConfig(source: string | unknown): SpillwayConfig {
  * ```
  */
 export function routerOptionsFor(deployment: DeploymentConfig): RouterOptions {
-  const { backpressure, estimator } = deployment;
-  return {
-    replicas: deployment.replicas,
-    maxOngoingRequests: deployment.maxOngoingRequests,
-    maxQueuedRequests: deployment.maxQueuedRequests,
-    queueTimeoutMs: deployment.queueTimeoutS * 1000,
-    leaseTimeoutMs: deployment.leaseTimeoutS * 1000,
-    statusCode: backpressure.statusCode,
-    retryAfter: {
-      retryAfterPolicy: backpressure.retryAfterPolicy,
-      retryAfterS: backpressure.retryAfterS,
-      jitter: backpressure.jitter,
-      saturation: {
-        backoffStreakSaturation: estimator.backoffStreakSaturation,
-        occupancyWeight: estimator.occupancyWeight,
-        backoffWeight: estimator.backoffWeight,
-      },
-    },
-    drainRate: { alpha: estimator.alpha, intervalS: estimator.intervalS, warmupSamples: estimator.warmupSamples },
-  };
+  return routerOptionsFromSettings(deployment.replicas, deployment);
 }
 
 let cached: { raw: string; config: SpillwayConfig } | undefined;

@@ -1,18 +1,7 @@
-import type { RejectionReason, RouterStats } from "../core/router-core";
+import type { RouterStats } from "../core/router-core";
 
-/** The router's answer to `acquire`: a replica slot (a lease), or a refusal with its Retry-After. */
-export type AcquireResult =
-  | { kind: "admitted"; replica: string }
-  | {
-      kind: "rejected";
-      status: number;
-      reason: RejectionReason | "cancelled";
-      message: string;
-      /** `Retry-After` header value (whole seconds), absent on the ladder's "none" rung. */
-      retryAfterS?: number;
-      /** `retry-after-ms` header value. */
-      retryAfterMs?: number;
-    };
+/** The router's answer to `acquire` (the driver's result, shared with the simulator). */
+export type { AcquireResult } from "../core/router-driver";
 
 /** A router's stats, named by deployment and shard. */
 export interface ShardStats extends RouterStats {

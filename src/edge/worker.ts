@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { bearerAuth } from "./admin-auth";
+import { HTTPException } from "hono/http-exception";
+import { adminBearerAuth } from "./admin-auth";
 import { adminRoutes } from "./admin-routes";
 import { configFromEnv } from "./config";
 import { dashboardRoutes } from "./dashboard/routes";
@@ -50,7 +51,7 @@ app.post("/v1/completions", spillway());
 app.route("/spillway", dashboardRoutes());
 app.use(
   "/spillway/*",
-  bearerAuth<WorkerEnv>((c) => c.env.SPILLWAY_ADMIN_TOKEN),
+  adminBearerAuth<WorkerEnv>((c) => c.env.SPILLWAY_ADMIN_TOKEN),
 );
 app.route("/spillway", adminRoutes());
 app.get("/spillway/stats/:deployment", async (c) => {
@@ -78,6 +79,8 @@ app.notFound((c) =>
 );
 
 app.onError((error, c) => {
+  // An answer decided by a middleware (the admin guard's 401), not a failure.
+  if (error instanceof HTTPException) return error.getResponse();
   console.error(JSON.stringify({ event: "spillway.error", path: c.req.path, message: error.message }));
   return openAIError(500, "internal error in the edge", "server_error", "internal_error");
 });

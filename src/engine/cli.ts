@@ -233,6 +233,79 @@ export function engineHelp(): string {
 /** A flag or environment error with a message meant for the command line. */
 export class CliError extends Error {}
 
+/** The `parseArgs` option table of the engine's flags (plus `--help`). */
+export function engineParseArgsOptions(): Record<string, { type: "boolean" | "string"; short?: string }> {
+  return {
+    help: { type: "boolean", short: "h" },
+    ...Object.fromEntries(
+      FLAGS.map((f) => [f.flag, { type: f.kind === "bool" ? ("boolean" as const) : ("string" as const) }]),
+    ),
+  };
+}
+
+/**
+ * Turns `parseArgs` results into engine option input (flag names to option keys, strings to numbers), and says
+ * which flag each key came from.
+ *
+ * @example
+ * ```ts
+ * engineInputFromFlags({ "max-total-tokens": "4096", "disable-access-log": true }); // { maxTotalTokens: 4096, accessLog: false }
+ * ```
+ */
+export function engineInputFromFlags(values: Record<string, unknown>): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const f of FLAGS) {
+    const raw = values[f.flag];
+    if (raw === undefined) continue;
+    if (f.kind === "bool") input[f.key] = f.key === "accessLog" ? !raw : raw;
+    else input[f.key] = convert(`--${f.flag}`, f.kind, raw as string);
+  }
+  return input;
+}
+
+/**
+ * SGLang's environment variables (`SGLANG_INIT_NEW_TOKEN_RATIO`, ...) as engine option input.
+ *
+ * @example
+ * ```ts
+ * engineInputFromEnv({ SGLANG_RETRACT_DECODE_STEPS: "10" }); // { retractDecodeSteps: 10 }
+ * ```
+ */
+export function engineInputFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const e of ENV_VARS) {
+    const raw = env[e.name];
+    if (raw !== undefined && raw !== "") input[e.key] = convert(e.name, "number", raw);
+  }
+  return input;
+}
+
+/** The flag (`--max-total-tokens`) or environment variable that sets an option key. */
+export function sourceOfKey(key: string): string {
+  const flag = FLAGS.find((f) => f.key === key);
+  return flag ? `--${flag.flag}` : (ENV_VARS.find((e) => e.key === key)?.name ?? key);
+}
+
+/**
+ * Validates merged option input once (the schema applies every default); a problem is reported by the source
+ * `describe` names for its key (default: the flag or environment variable).
+ *
+ * @example
+ * ```ts
+ * validateEngineInput({ maxTotalTokens: 4096 }); // EngineOptions
+ * ```
+ */
+export function validateEngineInput(
+  input: Record<string, unknown>,
+  describe: (key: string) => string = sourceOfKey,
+): EngineOptions {
+  const result = engineOptionsSchema.safeParse(input);
+  if (result.success) return result.data;
+  throw new CliError(
+    result.error.issues.map((issue) => `${describe(String(issue.path[0] ?? ""))}: ${issue.message}`).join("\n"),
+  );
+}
+
 /**
  * Parses `npm run engine` arguments and SGLang's environment variables into validated options.
  * Returns `"help"` for `--help`. Throws {@link CliError} with a message naming the flag.
@@ -245,39 +318,12 @@ export class CliError extends Error {}
 export function parseEngineArgs(argv: string[], env: NodeJS.ProcessEnv = {}): EngineOptions | "help" {
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        help: { type: "boolean", short: "h" },
-        ...Object.fromEntries(FLAGS.map((f) => [f.flag, { type: f.kind === "bool" ? "boolean" : "string" }])),
-      } as Parameters<typeof parseArgs>[0] extends infer P ? (P extends { options?: infer O } ? O : never) : never,
-    });
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: false, options: engineParseArgsOptions() });
   } catch (error) {
     throw new CliError(`${(error as Error).message}\nRun with --help for the list of flags.`);
   }
   if (parsed.values.help) return "help";
-  const input: Record<string, unknown> = {};
-  for (const f of FLAGS) {
-    const raw = parsed.values[f.flag];
-    if (raw === undefined) continue;
-    if (f.kind === "bool") input[f.key] = f.key === "accessLog" ? !raw : raw;
-    else input[f.key] = convert(`--${f.flag}`, f.kind, raw as string);
-  }
-  for (const e of ENV_VARS) {
-    const raw = env[e.name];
-    if (raw !== undefined && raw !== "") input[e.key] = convert(e.name, "number", raw);
-  }
-  const result = engineOptionsSchema.safeParse(input);
-  if (result.success) return result.data;
-  const messages = result.error.issues.map((issue) => {
-    const key = String(issue.path[0] ?? "");
-    const source =
-      FLAGS.find((f) => f.key === key)?.flag.replace(/^/, "--") ?? ENV_VARS.find((e) => e.key === key)?.name ?? key;
-    return `${source}: ${issue.message}`;
-  });
-  throw new CliError(messages.join("\n"));
+  return validateEngineInput({ ...engineInputFromFlags(parsed.values), ...engineInputFromEnv(env) });
 }
 
 function convert(source: string, kind: Kind, raw: string): unknown {
@@ -289,13 +335,26 @@ function convert(source: string, kind: Kind, raw: string): unknown {
 }
 
 /**
- * The engine's flags and their kinds (for `--config` files, whose keys are these flags' camelCase names).
+ * The engine's flags: name, option key and kind (for `--config` files, whose keys are these flags' camelCase names).
  *
  * @example
  * ```ts
- * engineFlags().find((f) => f.flag === "max-total-tokens"); // { flag: "max-total-tokens", kind: "int" }
+ * engineFlags().find((f) => f.flag === "max-total-tokens"); // { flag: "max-total-tokens", key: "maxTotalTokens", kind: "int" }
  * ```
  */
-export function engineFlags(): { flag: string; kind: "int" | "number" | "string" | "bool" }[] {
-  return FLAGS.map(({ flag, kind }) => ({ flag, kind }));
+export function engineFlags(): { flag: string; key: string; kind: Kind }[] {
+  return FLAGS.map(({ flag, key, kind }) => ({ flag, key, kind }));
+}
+
+/**
+ * A flag's value as option input: a string converted to its kind (`"inf"` reads as Infinity), named by `source`
+ * in the error.
+ *
+ * @example
+ * ```ts
+ * convertFlagValue("--speed", "number", "inf"); // Infinity
+ * ```
+ */
+export function convertFlagValue(source: string, kind: Kind, raw: string): unknown {
+  return convert(source, kind, raw);
 }

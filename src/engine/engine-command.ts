@@ -1,5 +1,16 @@
 import { readFileSync } from "node:fs";
-import { CliError, engineFlags, parseEngineArgs } from "./cli";
+import { parseArgs } from "node:util";
+import {
+  CliError,
+  convertFlagValue,
+  engineFlags,
+  engineInputFromEnv,
+  engineInputFromFlags,
+  engineParseArgsOptions,
+  type parseEngineArgs,
+  sourceOfKey,
+  validateEngineInput,
+} from "./cli";
 import type { EngineOptions } from "./options";
 
 /** What `npm run engine` runs with: the engine's options and the process's own settings. */
@@ -24,23 +35,6 @@ export const COMMAND_HELP = [
 
 const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** Removes `--name value` / `--name=value` from argv; returns the last value given. */
-function takeFlag(argv: string[], name: string): string | undefined {
-  let value: string | undefined;
-  for (let i = 0; i < argv.length; ) {
-    const arg = argv[i] as string;
-    if (arg === `--${name}`) {
-      if (i + 1 >= argv.length) throw new CliError(`--${name}: a value is required`);
-      value = argv[i + 1];
-      argv.splice(i, 2);
-    } else if (arg.startsWith(`--${name}=`)) {
-      value = arg.slice(name.length + 3);
-      argv.splice(i, 1);
-    } else i++;
-  }
-  return value;
-}
-
 function graceOf(source: string, raw: unknown): number {
   const value = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : raw;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
@@ -48,17 +42,23 @@ function graceOf(source: string, raw: unknown): number {
   return value;
 }
 
-/** Turns a config file's object into flags, checking each key and value's type. */
-function configToArgs(file: string, json: unknown): { args: string[]; shutdownGraceS?: number } {
+/** What a config file sets: engine option input (by option key), the flag of each key, and the grace period. */
+interface ConfigInput {
+  input: Record<string, unknown>;
+  flagOf: Map<string, string>;
+  shutdownGraceS?: number;
+}
+
+/** Turns a config file's object into engine option input, checking each key and value's type. */
+function configInput(file: string, json: unknown): ConfigInput {
   if (typeof json !== "object" || json === null || Array.isArray(json))
     throw new CliError(`--config ${file}: expected a JSON object of flags, e.g. {"port": 8001}`);
   const flags = new Map(engineFlags().map((f) => [camel(f.flag), f]));
-  const args: string[] = [];
-  let shutdownGraceS: number | undefined;
+  const result: ConfigInput = { input: {}, flagOf: new Map() };
   for (const [key, value] of Object.entries(json)) {
     const where = `--config ${file}: ${key}`;
     if (key === "shutdownGraceS") {
-      shutdownGraceS = graceOf(where, value);
+      result.shutdownGraceS = graceOf(where, value);
       continue;
     }
     const flag = flags.get(key);
@@ -67,27 +67,38 @@ function configToArgs(file: string, json: unknown): { args: string[]; shutdownGr
         `--config ${file}: unknown key "${key}"; keys are the flags' camelCase names (${[...flags.keys(), "shutdownGraceS"].join(", ")})`,
       );
     }
+    result.flagOf.set(flag.key, flag.flag);
     if (flag.kind === "bool") {
       if (typeof value !== "boolean")
         throw new CliError(`${where}: expected true or false, got ${JSON.stringify(value)}`);
-      if (value) args.push(`--${flag.flag}`);
+      // The flag `--disable-access-log` sets `accessLog: false`; the other switches set their key to true.
+      result.input[flag.key] = flag.key === "accessLog" ? !value : value;
     } else if (flag.kind === "string") {
       if (typeof value !== "string") throw new CliError(`${where}: expected a string, got ${JSON.stringify(value)}`);
-      args.push(`--${flag.flag}`, value);
+      result.input[flag.key] = value;
     } else {
       // Numbers, or strings such as "inf" (JSON has no Infinity).
       if (typeof value !== "number" && typeof value !== "string")
         throw new CliError(`${where}: expected a number, got ${JSON.stringify(value)}`);
-      args.push(`--${flag.flag}`, String(value));
+      result.input[flag.key] = convertFlagValue(`--config ${file}: --${flag.flag}`, flag.kind, String(value));
     }
   }
-  return { args, shutdownGraceS };
+  return result;
+}
+
+/** A `parseArgs` failure as a message naming the flag (a missing value reads "--name: a value is required"). */
+function argsError(error: Error & { code?: string }): CliError {
+  const missing = /^Option '(--[a-z-]+)[^']*' argument missing/.exec(error.message);
+  if (missing) return new CliError(`${missing[1]}: a value is required`);
+  return new CliError(`${error.message}\nRun with --help for the list of flags.`);
 }
 
 /**
- * Parses `npm run engine` arguments: `--config FILE.json` (flags as camelCase keys; the command line
- * overrides them), `--shutdown-grace-s`, and every engine flag (see {@link parseEngineArgs}). Returns `"help"`
- * for `--help`. Throws {@link CliError} with a message naming the flag, or the file and key.
+ * Parses `npm run engine` arguments with one `node:util` `parseArgs`: `--config FILE.json` (flags as camelCase
+ * keys), `--shutdown-grace-s`, and every engine flag (see {@link parseEngineArgs}). The file's object and the
+ * command line's flags merge as objects (the command line wins), then SGLang's environment variables, and the
+ * result is validated once. Returns `"help"` for `--help`. Throws {@link CliError} with a message naming the
+ * flag, or the file and key.
  *
  * @example
  * ```ts
@@ -101,10 +112,24 @@ export function parseEngineCommand(
   env: NodeJS.ProcessEnv = {},
   readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
 ): EngineCommand | "help" {
-  const rest = [...argv];
-  const configFile = takeFlag(rest, "config");
-  const graceFlag = takeFlag(rest, "shutdown-grace-s");
-  let fromConfig: { args: string[]; shutdownGraceS?: number } = { args: [] };
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...engineParseArgsOptions(),
+        config: { type: "string" },
+        "shutdown-grace-s": { type: "string" },
+      },
+    }).values;
+  } catch (error) {
+    throw argsError(error as Error);
+  }
+  if (values.help) return "help";
+  const configFile = values.config as string | undefined;
+  let fromConfig: ConfigInput = { input: {}, flagOf: new Map() };
   if (configFile !== undefined) {
     let text: string;
     try {
@@ -118,23 +143,17 @@ export function parseEngineCommand(
     } catch (error) {
       throw new CliError(`--config ${configFile}: not valid JSON (${(error as Error).message})`);
     }
-    fromConfig = configToArgs(configFile, json);
+    fromConfig = configInput(configFile, json);
   }
-  let options: EngineOptions | "help";
-  try {
-    // Later flags win in parseArgs: the command line overrides the file.
-    options = parseEngineArgs([...fromConfig.args, ...rest], env);
-  } catch (error) {
-    if (!(error instanceof CliError) || configFile === undefined) throw error;
-    // Say where a bad value came from when the file alone is already wrong.
-    try {
-      parseEngineArgs(fromConfig.args, env);
-    } catch (configError) {
-      if (configError instanceof CliError) throw new CliError(`--config ${configFile}: ${configError.message}`);
-    }
-    throw error;
-  }
-  if (options === "help") return "help";
+  const fromFlags = engineInputFromFlags(values);
+  const input = { ...fromConfig.input, ...fromFlags, ...engineInputFromEnv(env) };
+  // A bad value is named where it came from: the command line, or the file when the command line left it.
+  const describe = (key: string) =>
+    !Object.hasOwn(fromFlags, key) && fromConfig.flagOf.has(key)
+      ? `--config ${configFile}: --${fromConfig.flagOf.get(key)}`
+      : sourceOfKey(key);
+  const options = validateEngineInput(input, describe);
+  const graceFlag = values["shutdown-grace-s"];
   const shutdownGraceS =
     graceFlag !== undefined
       ? graceOf("--shutdown-grace-s", graceFlag)

@@ -3,6 +3,7 @@ import {
   type EndedRequest,
   formatEventLine,
   type RequestView,
+  resolveSchedulerOptions,
   Scheduler,
   type SchedulerCounters,
   type SchedulerEvent,
@@ -33,7 +34,10 @@ interface Live {
 }
 
 /** The scheduler methods the loop uses (the real {@link Scheduler}, or a test double). */
-export type SchedulerLike = Pick<Scheduler, "submit" | "nextBatch" | "completeBatch" | "abort" | "get" | "state">;
+export type SchedulerLike = Pick<
+  Scheduler,
+  "submit" | "nextBatch" | "completeBatch" | "abort" | "get" | "state" | "admissionHeadroomTokens"
+>;
 
 /** Options of {@link createEngineLoop}. */
 export interface EngineLoopOptions {
@@ -70,8 +74,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
   const now = options.now ?? (() => performance.now() / 1000);
   const { engine, tokenizer, metrics, logger } = options;
   const scheduler = (options.createScheduler ?? ((o) => new Scheduler(o)))(options.scheduler);
-  const clip = options.scheduler.clipMaxNewTokens ?? 4096;
-  const maxRunning = options.scheduler.maxRunningRequests ?? Math.floor(options.scheduler.maxTotalTokens / 2);
+  const { clipMaxNewTokens: clip, maxRunningRequests: maxRunning } = resolveSchedulerOptions(options.scheduler);
   const live = new Map<string, Live>();
   const recentFootprints: number[] = [];
   let counters: SchedulerCounters = scheduler.state().counters;
@@ -273,14 +276,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     },
     load(): LoadReport {
       const s = scheduler.state();
-      let reserved = 0;
-      for (const l of live.values()) {
-        const r = scheduler.get(l.request.id);
-        if (r?.status !== "running") continue;
-        const remaining = Math.min(Math.max(r.maxNewTokens - r.outputTokenIds.length, 0), clip);
-        reserved += remaining * (r.ignoreEos ? 1 : s.newTokenRatio);
-      }
-      const budget = s.freeTokens + s.evictableTokens - reserved;
+      const budget = scheduler.admissionHeadroomTokens();
       const typical = recentFootprints.length
         ? recentFootprints.reduce((a, b) => a + b, 0) / recentFootprints.length
         : 0;

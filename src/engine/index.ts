@@ -163,7 +163,7 @@ export function schedulerOptionsOf(o: EngineOptions): SchedulerOptions {
   return {
     maxTotalTokens: o.maxTotalTokens,
     pageSize: o.pageSize,
-    maxRunningRequests: o.maxRunningRequests ?? Math.min(Math.floor(o.maxTotalTokens / 2), 4096),
+    maxRunningRequests: o.maxRunningRequests,
     maxPrefillTokens: o.maxPrefillTokens,
     chunkedPrefillSize: o.chunkedPrefillSize,
     scheduleConservativeness: o.scheduleConservativeness,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SCHEDULER_DEFAULTS as S } from "../scheduler/index";
 import { LOG_LEVELS } from "./log-line";
 
 const int = () => z.int();
@@ -6,8 +7,8 @@ const positive = () => z.number().positive();
 
 /**
  * Every engine-server option, validated (the CLI builds one of these from flags and SGLang's environment
- * variables; {@link startEngineServer} validates what callers pass). Defaults follow SGLang where the
- * concept is the same; timing and output-length defaults are calibrated to the seed's run.
+ * variables; {@link startEngineServer} validates what callers pass). The scheduler's defaults come from
+ * `SCHEDULER_DEFAULTS` (SGLang's values); timing and output-length defaults are calibrated to the seed's run.
  *
  * @example
  * ```ts
@@ -22,26 +23,26 @@ export const engineOptionsSchema = z
     /** Reported as `served_by` in responses and `/health` (defaults to `engine-<port>`). */
     name: z.string().min(1).optional(),
     maxTotalTokens: int().min(2).default(32768),
-    /** Defaults to min(maxTotalTokens / 2, 4096), SGLang's rule without a request-pool limit. */
+    /** Defaults to min(maxTotalTokens / 2, 4096), SGLang's rule without a request-pool limit (the scheduler applies it). */
     maxRunningRequests: int().min(1).optional(),
-    maxPrefillTokens: int().min(1).default(16384),
+    maxPrefillTokens: int().min(1).default(S.maxPrefillTokens),
     chunkedPrefillSize: int()
       .refine((v) => v === -1 || v >= 1, "must be -1 (off) or at least 1")
-      .default(8192),
-    scheduleConservativeness: positive().default(1),
-    schedulePolicy: z.enum(["fcfs", "lpm", "lof", "random"]).default("fcfs"),
-    disableRadixCache: z.boolean().default(false),
-    pageSize: int().min(1).default(1),
+      .default(S.chunkedPrefillSize),
+    scheduleConservativeness: positive().default(S.scheduleConservativeness),
+    schedulePolicy: z.enum(["fcfs", "lpm", "lof", "random"]).default(S.schedulePolicy),
+    disableRadixCache: z.boolean().default(S.disableRadixCache),
+    pageSize: int().min(1).default(S.pageSize),
     /** The longest prompt + max_tokens a request may ask for (defaults to maxTotalTokens). */
     contextLength: int().min(2).optional(),
     logLevel: z.enum(LOG_LEVELS).default("info"),
-    decodeLogInterval: int().min(1).default(40),
+    decodeLogInterval: int().min(1).default(S.decodeLogInterval),
     randomSeed: int().default(0),
-    clipMaxNewTokensEstimation: int().min(1).default(4096),
-    initNewTokenRatio: positive().max(1).default(0.7),
-    minNewTokenRatioFactor: positive().max(1).default(0.14),
-    newTokenRatioDecaySteps: positive().default(600),
-    retractDecodeSteps: int().min(0).default(20),
+    clipMaxNewTokensEstimation: int().min(1).default(S.clipMaxNewTokens),
+    initNewTokenRatio: positive().max(1).default(S.initNewTokenRatio),
+    minNewTokenRatioFactor: positive().max(1).default(S.minNewTokenRatioFactor),
+    newTokenRatioDecaySteps: positive().default(S.newTokenRatioDecaySteps),
+    retractDecodeSteps: int().min(0).default(S.retractDecodeSteps),
     speed: positive().or(z.literal(Number.POSITIVE_INFINITY)).default(1),
     prefillThroughput: positive().default(3900),
     prefillOverheadMs: z.number().min(0).default(5),

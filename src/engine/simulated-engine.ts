@@ -2,7 +2,7 @@ import type { RequestView } from "../scheduler/index";
 import type { Engine } from "./engine";
 import { eosAfterTokens, type OutputLengthModel } from "./output-length-model";
 import { createTextGenerator, type TextGenerator } from "./text-generator";
-import { decodeStepSeconds, prefillSeconds, type TimingModel } from "./timing-model";
+import { batchSeconds, type TimingModel } from "./timing-model";
 
 /**
  * A simulated GPU: step times from a {@link TimingModel}, deterministic text from a
@@ -48,14 +48,11 @@ export function createSimulatedEngine(options: {
 
   return {
     async prefill(batch) {
-      const extendTokens = batch.entries.reduce((s, e) => s + e.extendTokens, 0);
-      await options.sleep(prefillSeconds(options.timing, { extendTokens }));
+      await options.sleep(batchSeconds(options.timing, batch));
       return batch.entries.map((e) => (e.lastChunk ? nextToken(e.request) : -1));
     },
     async decode(batch) {
-      let tokensInBatch = 0;
-      for (const r of batch.requests) tokensInBatch += r.promptTokenIds.length + r.outputTokenIds.length;
-      await options.sleep(decodeStepSeconds(options.timing, { batchSize: batch.requests.length, tokensInBatch }));
+      await options.sleep(batchSeconds(options.timing, batch));
       return batch.requests.map(nextToken);
     },
     release(id) {

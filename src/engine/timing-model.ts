@@ -1,3 +1,5 @@
+import type { DecodeBatch, PrefillBatch } from "../scheduler/index";
+
 /**
  * The simulated GPU's step-time model. Pure: it returns seconds, it never sleeps, so the server's loop
  * and a virtual-time simulator share it.
@@ -56,4 +58,26 @@ export function decodeStepSeconds(model: TimingModel, batch: { batchSize: number
     model.decodePerRequestS * batch.batchSize +
     (model.decodePerKTokenS * batch.tokensInBatch) / 1000;
   return s / model.speed;
+}
+
+/**
+ * Seconds the simulated GPU takes for one scheduler batch: a prefill batch by its new (extend) tokens, a decode
+ * step by its size and the tokens its sequences hold (prompt + output so far). The one place a batch becomes a
+ * step time, for the engine's simulated GPU and the virtual-time simulator alike.
+ *
+ * @example
+ * ```ts
+ * const batch = scheduler.nextBatch(now);
+ * if (batch.kind !== "idle") await sleep(batchSeconds(defaultTimingModel, batch));
+ * ```
+ */
+export function batchSeconds(model: TimingModel, batch: PrefillBatch | DecodeBatch): number {
+  if (batch.kind === "prefill") {
+    let extendTokens = 0;
+    for (const e of batch.entries) extendTokens += e.extendTokens;
+    return prefillSeconds(model, { extendTokens });
+  }
+  let tokensInBatch = 0;
+  for (const r of batch.requests) tokensInBatch += r.promptTokenIds.length + r.outputTokenIds.length;
+  return decodeStepSeconds(model, { batchSize: batch.requests.length, tokensInBatch });
 }

@@ -17,6 +17,7 @@ export {
   type SchedulerInputErrorCode,
   SchedulerProtocolError,
 } from "./errors.js";
+export { checkSchedulerInvariants } from "./invariants.js";
 export {
   formatAbortLine,
   formatDecodeBatchLine,
@@ -26,6 +27,13 @@ export {
   type LineOptions,
   pythonFixed,
 } from "./log-lines.js";
+export {
+  defaultMaxRunningRequests,
+  type ResolvedSchedulerOptions,
+  resolveSchedulerOptions,
+  SCHEDULER_DEFAULTS,
+  schedulerOptionsSchema,
+} from "./options.js";
 export { NEVER_FITS_AGAIN_MESSAGE, OUT_OF_MEMORY_ABORT_MESSAGE, Scheduler } from "./scheduler.js";
 export type {
   AbortEvent,

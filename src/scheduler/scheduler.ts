@@ -5,9 +5,10 @@
 import { type AdmissionContext, type AdmissionRound, admitRound } from "./admission.js";
 import { SchedulerConfigError, SchedulerInputError, SchedulerProtocolError } from "./errors.js";
 import { NewTokenRatio, ratioAfterRetraction } from "./new-token-ratio.js";
+import { resolveSchedulerOptions } from "./options.js";
 import { orderWaiting } from "./policy.js";
 import { ceilToPage, floorToPage, PagePool } from "./pool.js";
-import { RadixCache, type RadixNode } from "./radix-cache.js";
+import { RadixCache } from "./radix-cache.js";
 import { Req } from "./request.js";
 import { decodePagesNeeded, retract } from "./retraction.js";
 import type {
@@ -67,6 +68,24 @@ interface Resolved {
   random: () => number;
 }
 
+/** What {@link Scheduler.internals} exposes to the invariant checker. */
+export interface SchedulerInternals {
+  pageSize: number;
+  clip: number;
+  live: ReadonlyMap<string, Req>;
+  waiting: readonly Req[];
+  running: readonly Req[];
+  pool: Readonly<PagePool>;
+  cache: RadixCache | null;
+  /** Running requests' clipped remaining max_new_tokens: scaled by the ratio, and ignore_eos ones (1.0). */
+  reserveScaled: number;
+  reserveFixed: number;
+  /** Sum of prompt + output over waiting requests. */
+  waitingTokens: number;
+  /** The requests of a decode step in flight (they hold this step's slot), or null. */
+  deciding: ReadonlySet<Req> | null;
+}
+
 type InFlight = { kind: "prefill"; entries: PrefillEntry[] } | { kind: "decode"; reqs: Req[] };
 
 function mutableCounters() {
@@ -87,17 +106,9 @@ function mutableCounters() {
   };
 }
 
-function integerAtLeast(name: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) {
-    throw new SchedulerConfigError(`${name} must be an integer >= ${min}, got ${value}`);
-  }
-  return value;
-}
-
-function numberAtLeast(name: string, value: number, min: number): number {
-  if (!Number.isFinite(value) || value < min)
-    throw new SchedulerConfigError(`${name} must be a number >= ${min}, got ${value}`);
-  return value;
+/** Stands in for `random` under the policies that never draw (the options schema demands one for `random`). */
+function noRandomSource(): number {
+  throw new SchedulerConfigError("no random source: pass options.random");
 }
 
 /**
@@ -152,51 +163,34 @@ export class Scheduler {
   private readonly admission: AdmissionContext;
 
   /**
-   * @throws SchedulerConfigError for options out of range.
+   * @throws SchedulerConfigError for options out of range (see `schedulerOptionsSchema`).
    * @example
    * ```ts
    * const s = new Scheduler({ maxTotalTokens: 4096, pageSize: 1, schedulePolicy: "lpm" });
    * ```
    */
   constructor(options: SchedulerOptions) {
-    const maxTotalTokens = integerAtLeast("maxTotalTokens", options.maxTotalTokens, 1);
-    const pageSize = integerAtLeast("pageSize", options.pageSize ?? 1, 1);
-    if (pageSize > maxTotalTokens) throw new SchedulerConfigError("pageSize must not exceed maxTotalTokens");
-    const chunkedPrefillSize = options.chunkedPrefillSize ?? 8192;
-    if (!Number.isInteger(chunkedPrefillSize) || (chunkedPrefillSize > 0 && chunkedPrefillSize < pageSize)) {
-      throw new SchedulerConfigError(
-        `chunkedPrefillSize must be an integer, -1 (off) or >= pageSize, got ${chunkedPrefillSize}`,
-      );
-    }
-    const policy = options.schedulePolicy ?? "fcfs";
-    if (!["fcfs", "lpm", "lof", "random"].includes(policy)) {
-      throw new SchedulerConfigError(`schedulePolicy must be fcfs, lpm, lof or random, got ${policy}`);
-    }
-    const minFactor = numberAtLeast("minNewTokenRatioFactor", options.minNewTokenRatioFactor ?? 0.14, 0);
-    if (minFactor > 1) throw new SchedulerConfigError("minNewTokenRatioFactor must be <= 1");
+    const o = resolveSchedulerOptions(options);
+    const { maxTotalTokens, pageSize } = o;
     this.o = {
       pageSize,
-      maxRunningRequests: integerAtLeast(
-        "maxRunningRequests",
-        options.maxRunningRequests ?? Math.max(1, Math.floor(maxTotalTokens / 2)),
-        1,
-      ),
-      maxPrefillTokens: integerAtLeast("maxPrefillTokens", options.maxPrefillTokens ?? 16384, 1),
-      chunkedPrefillSize,
-      schedulePolicy: policy,
-      disableRadixCache: options.disableRadixCache ?? false,
-      clip: integerAtLeast("clipMaxNewTokens", options.clipMaxNewTokens ?? 4096, 0),
-      retractDecodeSteps: numberAtLeast("retractDecodeSteps", options.retractDecodeSteps ?? 20, 0),
-      decodeLogInterval: integerAtLeast("decodeLogInterval", options.decodeLogInterval ?? 40, 1),
-      random: options.random ?? Math.random,
+      maxRunningRequests: o.maxRunningRequests,
+      maxPrefillTokens: o.maxPrefillTokens,
+      chunkedPrefillSize: o.chunkedPrefillSize,
+      schedulePolicy: o.schedulePolicy,
+      disableRadixCache: o.disableRadixCache,
+      clip: o.clipMaxNewTokens,
+      retractDecodeSteps: o.retractDecodeSteps,
+      decodeLogInterval: o.decodeLogInterval,
+      random: o.random ?? noRandomSource,
     };
     this.pool = new PagePool(maxTotalTokens, pageSize);
     this.cache = this.o.disableRadixCache ? null : new RadixCache(pageSize);
     this.ratio = new NewTokenRatio({
-      conservativeness: numberAtLeast("scheduleConservativeness", options.scheduleConservativeness ?? 1, 0),
-      init: numberAtLeast("initNewTokenRatio", options.initNewTokenRatio ?? 0.7, 0),
-      minFactor,
-      decaySteps: integerAtLeast("newTokenRatioDecaySteps", options.newTokenRatioDecaySteps ?? 600, 1),
+      conservativeness: o.scheduleConservativeness,
+      init: o.initNewTokenRatio,
+      minFactor: o.minNewTokenRatioFactor,
+      decaySteps: o.newTokenRatioDecaySteps,
     });
     const cache = this.cache;
     this.admission = {
@@ -426,6 +420,21 @@ export class Scheduler {
   }
 
   /**
+   * Token slots an admission could still hand out now: free plus evictable slots, minus what the running
+   * requests hold back for the output they may still produce (their clipped remaining max_new_tokens, scaled by
+   * the new-token ratio unless they ignore EOS) - SGLang's `rem_total_tokens` at the start of an admission round.
+   * An engine compares it with a typical request's footprint to say whether it would admit one now (`/load`).
+   * @example
+   * ```ts
+   * const wouldAdmit = scheduler.admissionHeadroomTokens() > promptTokens + Math.min(maxTokens, 4096);
+   * ```
+   */
+  admissionHeadroomTokens(): number {
+    const evictable = this.cache === null ? 0 : this.cache.evictableTokens;
+    return this.pool.freeTokens + evictable - (this.reserveScaled * this.ratio.value + this.reserveFixed);
+  }
+
+  /**
    * A snapshot of queue lengths, pool usage, the ratio and counters.
    * @example
    * ```ts
@@ -453,76 +462,27 @@ export class Scheduler {
   }
 
   /**
-   * Recount the pool from scratch and throw if any slot is leaked or double-counted, a lock is wrong or a
-   * running total drifted (SGLang's `self_check_during_idle`). O(requests + cache nodes); for idle time and tests.
+   * The scheduler's internal state, read-only, for the invariant checker (`checkSchedulerInvariants` in
+   * invariants.ts) - not for driving the scheduler.
    * @example
    * ```ts
-   * if (batch.kind === "idle") scheduler.checkInvariants();
+   * if (batch.kind === "idle") checkSchedulerInvariants(scheduler); // reads scheduler.internals()
    * ```
    */
-  checkInvariants(): void {
-    const P = this.o.pageSize;
-    const fail = (what: string) => {
-      throw new Error(`scheduler invariant violated: ${what}`);
+  internals(): SchedulerInternals {
+    return {
+      pageSize: this.o.pageSize,
+      clip: this.o.clip,
+      live: this.live,
+      waiting: this.waiting,
+      running: this.running,
+      pool: this.pool,
+      cache: this.cache,
+      reserveScaled: this.reserveScaled,
+      reserveFixed: this.reserveFixed,
+      waitingTokens: this.waitingTokens,
+      deciding: this.inFlight?.kind === "decode" ? new Set(this.inFlight.reqs) : null,
     };
-    let ownedPages = 0;
-    const expectedLocks = new Map<RadixNode, number>();
-    let waitingSeen = 0;
-    let runningSeen = 0;
-    for (const r of this.live.values()) {
-      if (r.status === "waiting") {
-        waitingSeen++;
-        if (r.kvLength !== 0 || r.node !== null) fail(`waiting request ${r.id} holds KV`);
-        continue;
-      }
-      if (r.status !== "running") fail(`ended request ${r.id} is still live`);
-      runningSeen++;
-      if (r.cachedLength % P !== 0 || r.cachedLength > r.kvLength) fail(`request ${r.id} cached length`);
-      if (r.kvLength > r.fillLength) fail(`request ${r.id} holds KV beyond its tokens`);
-      ownedPages += Math.ceil((r.kvLength - r.cachedLength) / P);
-      for (let n = r.node; n !== null; n = n.parent) expectedLocks.set(n, (expectedLocks.get(n) ?? 0) + 1);
-    }
-    if (waitingSeen !== this.waiting.length) fail("waiting queue and live requests disagree");
-    for (const r of this.running) if (r.status !== "running" || this.live.get(r.id) !== r) fail(`running ${r.id}`);
-    if (runningSeen < this.running.length) fail("running list has extra requests");
-    let cachePages = 0;
-    if (this.cache !== null) {
-      let total = 0;
-      let evictable = 0;
-      for (const n of this.cache.nodes()) {
-        if (n.key.length === 0 || n.key.length % P !== 0) fail("a cache node is not whole pages");
-        total += n.key.length;
-        if (n.lockRef !== (expectedLocks.get(n) ?? 0)) fail(`lock count ${n.lockRef} != ${expectedLocks.get(n) ?? 0}`);
-        if (n.lockRef === 0) evictable += n.key.length;
-      }
-      if (total !== this.cache.totalTokens) fail(`cache total ${this.cache.totalTokens} != ${total}`);
-      if (evictable !== this.cache.evictableTokens)
-        fail(`cache evictable ${this.cache.evictableTokens} != ${evictable}`);
-      cachePages = total / P;
-    }
-    if (this.pool.freePages + ownedPages + cachePages !== this.pool.totalPages) {
-      fail(
-        `slots: free ${this.pool.freePages} + owned ${ownedPages} + cached ${cachePages} != ${this.pool.totalPages}`,
-      );
-    }
-    let scaled = 0;
-    let fixed = 0;
-    for (const r of this.running) {
-      if (r.reserved !== r.remainingClipped(this.o.clip)) fail(`request ${r.id} reservation`);
-      if (r.ignoreEos) fixed += r.reserved;
-      else scaled += r.reserved;
-    }
-    if (scaled !== this.reserveScaled || fixed !== this.reserveFixed) fail("reservation sums drifted");
-    // Every running request holds KV for all its tokens but the last sampled one, plus this step's slot while a
-    // decode step is in flight.
-    const deciding = this.inFlight?.kind === "decode" ? new Set(this.inFlight.reqs) : null;
-    for (const r of this.running) {
-      const expected = deciding?.has(r) ? r.fillLength : r.fillLength - 1;
-      if (r.kvLength !== expected) fail(`running request ${r.id} holds ${r.kvLength} slots, expected ${expected}`);
-    }
-    let waitingTokens = 0;
-    for (const r of this.waiting) waitingTokens += r.fillLength;
-    if (waitingTokens !== this.waitingTokens) fail("waiting token sum drifted");
   }
 
   // ---- steps ---------------------------------------------------------------------------------------------

@@ -18,46 +18,8 @@
  */
 export type SchedulePolicy = "fcfs" | "lpm" | "lof" | "random";
 
-/**
- * Options of {@link Scheduler}. Only `maxTotalTokens` is required; the rest default to SGLang's values.
- *
- * @example
- * ```ts
- * const options: SchedulerOptions = { maxTotalTokens: 4096, schedulePolicy: "fcfs", random: seededRandom(42) };
- * ```
- */
-export interface SchedulerOptions {
-  /** KV pool size in token slots (`--max-total-tokens`). Rounded down to whole pages. */
-  maxTotalTokens: number;
-  /** Tokens per KV page (`--page-size`). Default 1. */
-  pageSize?: number;
-  /** Most requests running at once (`--max-running-requests`). Default `floor(maxTotalTokens / 2)` (SGLang). */
-  maxRunningRequests?: number;
-  /** Most prompt tokens prefilled in one batch (`--max-prefill-tokens`). Default 16384. */
-  maxPrefillTokens?: number;
-  /** Chunk size for long prompts (`--chunked-prefill-size`); -1 turns chunking off. Default 8192. */
-  chunkedPrefillSize?: number;
-  /** `--schedule-conservativeness`; scales the initial new-token ratio. Default 1.0. */
-  scheduleConservativeness?: number;
-  /** `--schedule-policy`. Default `fcfs`. */
-  schedulePolicy?: SchedulePolicy;
-  /** `--disable-radix-cache`. Default false (prefix cache on). */
-  disableRadixCache?: boolean;
-  /** `SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION`: cap on the new tokens one request reserves. Default 4096. */
-  clipMaxNewTokens?: number;
-  /** `SGLANG_INIT_NEW_TOKEN_RATIO`. Default 0.7. */
-  initNewTokenRatio?: number;
-  /** `SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR`: the floor is `init * factor`. Default 0.14. */
-  minNewTokenRatioFactor?: number;
-  /** `SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS`: decode steps from init to the floor. Default 600. */
-  newTokenRatioDecaySteps?: number;
-  /** `SGLANG_RETRACT_DECODE_STEPS`: used by the ratio reset after a retraction. Default 20. */
-  retractDecodeSteps?: number;
-  /** A decode-batch event comes out every this many decode steps (`--decode-log-interval`). Default 40. */
-  decodeLogInterval?: number;
-  /** Uniform [0, 1) source for the `random` policy. Default `Math.random` (inject a seeded one for replay). */
-  random?: () => number;
-}
+/** Options of {@link Scheduler}: defined, with their defaults, by `schedulerOptionsSchema` (options.ts). */
+export type { SchedulerOptions } from "./options.js";
 
 /**
  * A request handed to {@link Scheduler.submit}.

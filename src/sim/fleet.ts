@@ -18,7 +18,6 @@ export function buildFleet(scenario: Scenario, loop: EventLoop): Map<string, Sim
   const { maxTotalTokens } = scenario.fleet;
   const schedulerOptions: SchedulerOptions = {
     maxTotalTokens,
-    maxRunningRequests: Math.min(Math.floor(maxTotalTokens / 2), 4096),
     disableRadixCache: true,
   };
   for (const group of scenario.fleet.replicas) {

@@ -1,4 +1,4 @@
-import { decodeStepSeconds, prefillSeconds, type TimingModel } from "../engine/timing-model";
+import { batchSeconds, type TimingModel } from "../engine/timing-model";
 import { type Batch, type RequestView, Scheduler, type SchedulerOptions } from "../scheduler/index";
 import type { EventLoop } from "./event-loop";
 
@@ -77,18 +77,7 @@ export class SimReplica {
       return;
     }
     this.busy = true;
-    this.loop.after(this.stepSeconds(batch) * 1000, () => this.complete(batch));
-  }
-
-  private stepSeconds(batch: Exclude<Batch, { kind: "idle" }>): number {
-    if (batch.kind === "prefill") {
-      let extendTokens = 0;
-      for (const e of batch.entries) extendTokens += e.extendTokens;
-      return prefillSeconds(this.timing, { extendTokens });
-    }
-    let tokensInBatch = 0;
-    for (const r of batch.requests) tokensInBatch += r.promptTokenIds.length + r.outputTokenIds.length;
-    return decodeStepSeconds(this.timing, { batchSize: batch.requests.length, tokensInBatch });
+    this.loop.after(batchSeconds(this.timing, batch) * 1000, () => this.complete(batch));
   }
 
   private complete(batch: Exclude<Batch, { kind: "idle" }>): void {

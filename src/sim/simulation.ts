@@ -1,6 +1,6 @@
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
 import type { RouterOptions } from "../core/router-core";
-import { parseConfig, routerOptionsFor } from "../edge/config";
+import { routerOptionsFromSettings, routerSettingsSchema } from "../core/router-schema";
 import { type RetryHeaders, retryDelay } from "./client-model";
 import { EventLoop } from "./event-loop";
 import { buildFleet, promptIds } from "./fleet";
@@ -8,36 +8,30 @@ import { IdleMeter } from "./idle-meter";
 import type { PolicySpec } from "./policies";
 import { randomStream } from "./random-streams";
 import { type Scenario, trafficDurationS } from "./scenario";
-import { SimRouter } from "./sim-router";
+import { createSimRouter } from "./sim-router";
 import type { AttemptRecord, DrainSample, RequestTrace, RunTrace } from "./trace";
 import type { WorkloadRequest } from "./workload";
 
 /**
- * The router options of a scenario under a policy, built by the edge's own config parser (so defaults such
- * as the estimator's alpha and the jitter are exactly the deployed ones).
+ * The router options of a scenario under a policy, from the core's router schema (the one the edge's config
+ * extends), so defaults such as the estimator's alpha and the jitter are exactly the deployed ones.
  *
  * @example
  * ```ts
- * const options = routerOptionsForRun(scenario, EVAL_POLICIES[4]);
+ * const options = routerOptionsForRun(scenario, EVAL_POLICIES[4], ["replica-0"]);
  * ```
  */
 export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, replicas: string[]): RouterOptions {
-  const config = parseConfig({
-    deployments: {
-      sim: {
-        replicas,
-        maxOngoingRequests: scenario.fleet.maxOngoingRequests,
-        maxQueuedRequests: scenario.router.maxQueuedRequests,
-        queueTimeoutS: scenario.router.queueTimeoutS,
-        routerShards: scenario.router.shards,
-        backpressure: {
-          retryAfterPolicy: policy.retryAfterPolicy,
-          ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
-        },
-      },
+  const settings = routerSettingsSchema.parse({
+    maxOngoingRequests: scenario.fleet.maxOngoingRequests,
+    maxQueuedRequests: scenario.router.maxQueuedRequests,
+    queueTimeoutS: scenario.router.queueTimeoutS,
+    backpressure: {
+      retryAfterPolicy: policy.retryAfterPolicy,
+      ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
     },
   });
-  return routerOptionsFor(config.deployments.sim as NonNullable<(typeof config.deployments)["sim"]>);
+  return routerOptionsFromSettings(replicas, settings);
 }
 
 /**
@@ -63,15 +57,13 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
         drainSamples.push({ atMs: o.atMs, suggestedS: o.suggestedS, observedS: o.observedS });
     });
   const fleetView = { queueLength: (replica: string) => fleet.get(replica)?.queueLength };
-  const routers = Array.from(
-    { length: scenario.router.shards },
-    (_, i) =>
-      new SimRouter(
-        loop,
-        { options, random: randomStream(scenario.seed, "router", i), accuracy: trackerFactory },
-        fleetView,
-        { probeMs: scenario.network.probeMs },
-      ),
+  const routers = Array.from({ length: scenario.router.shards }, (_, i) =>
+    createSimRouter(
+      loop,
+      { options, random: randomStream(scenario.seed, "router", i), accuracy: trackerFactory },
+      fleetView,
+      { probeMs: scenario.network.probeMs },
+    ),
   );
   const maxOngoing = scenario.fleet.maxOngoingRequests;
   const meter = new IdleMeter(() => loop.now(), replicaNames.length * maxOngoing);
@@ -91,56 +83,52 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
     const record: AttemptRecord = { atMs: loop.now(), outcome: "rejected", answeredAtMs: loop.now(), hinted };
     const retriesSoFar = trace.attempts.length;
     trace.attempts.push(record);
-    const router = routers[Math.floor(edgeRandom() * routers.length)] as SimRouter;
+    const router = routers[Math.floor(edgeRandom() * routers.length)] as (typeof routers)[number];
     const ticket = `${request.id}.${retriesSoFar}`;
     // Like the OpenAI SDKs, the client marks its retries (`x-stainless-retry-count: n`, n >= 1).
     const isRetry = retriesSoFar > 0;
-    router.acquire(
-      ticket,
-      (result) => {
-        record.answeredAtMs = loop.now();
-        if (result.kind === "admitted") {
-          record.outcome = "admitted";
-          const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
-          loop.after(forwardMs, () =>
-            replica.submit(
-              {
-                id: ticket,
-                promptTokenIds: promptIds(request.id, request.promptTokens),
-                maxTokens: request.maxTokens,
-                outputTokens: request.outputTokens,
-              },
-              (ok) =>
-                loop.after(forwardMs, () => {
-                  router.release(ticket, false);
-                  trace.result = ok ? "served" : "gave_up";
-                  if (ok) trace.completedAtMs = loop.now();
-                }),
-            ),
-          );
-          return;
-        }
-        const headers: RetryHeaders = {};
-        if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
-        if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
-        record.status = result.status;
-        record.reason = result.reason;
-        if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
-        if (retriesSoFar >= scenario.client.maxRetries) {
-          trace.result = "gave_up";
-          return;
-        }
-        const delay = retryDelay(policy.client, headers, retriesSoFar, random);
+    router.acquire(ticket, { retry: isRetry }, (result) => {
+      record.answeredAtMs = loop.now();
+      if (result.kind === "admitted") {
+        record.outcome = "admitted";
+        const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
+        loop.after(forwardMs, () =>
+          replica.submit(
+            {
+              id: ticket,
+              promptTokenIds: promptIds(request.id, request.promptTokens),
+              maxTokens: request.maxTokens,
+              outputTokens: request.outputTokens,
+            },
+            (ok) =>
+              loop.after(forwardMs, () => {
+                router.release(ticket, false);
+                trace.result = ok ? "served" : "gave_up";
+                if (ok) trace.completedAtMs = loop.now();
+              }),
+          ),
+        );
+        return;
+      }
+      const headers: RetryHeaders = {};
+      if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
+      if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
+      record.status = result.status;
+      record.reason = result.reason;
+      if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
+      if (retriesSoFar >= scenario.client.maxRetries) {
+        trace.result = "gave_up";
+        return;
+      }
+      const delay = retryDelay(policy.client, headers, retriesSoFar, random);
+      meter.tick();
+      meter.clientsWaiting += 1;
+      loop.after(delay.delayMs, () => {
         meter.tick();
-        meter.clientsWaiting += 1;
-        loop.after(delay.delayMs, () => {
-          meter.tick();
-          meter.clientsWaiting -= 1;
-          attempt(request, trace, random, delay.hinted);
-        });
-      },
-      isRetry,
-    );
+        meter.clientsWaiting -= 1;
+        attempt(request, trace, random, delay.hinted);
+      });
+    });
   };
 
   for (const request of workload) {

@@ -75,12 +75,16 @@ describe("the ready Worker's API", () => {
   });
 
   it("guards the stats endpoint with the admin token and reveals nothing without it", async () => {
-    for (const authorization of [undefined, "Bearer wrong", `Basic ${TEST_ADMIN_TOKEN}`]) {
+    // Missing, wrong, malformed (Hono's bearerAuth would say 400 there): every refusal is the same 401.
+    for (const authorization of [undefined, "Bearer wrong", `Basic ${TEST_ADMIN_TOKEN}`, "Bearer", "Bearer a!b"]) {
       const res = await SELF.fetch("http://spillway/spillway/stats/misc", {
         headers: authorization ? { authorization } : {},
       });
-      expect(res.status).toBe(401);
-      expect(await res.text()).not.toContain("queueDepth");
+      expect(res.status, `authorization: ${authorization}`).toBe(401);
+      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="spillway"');
+      const text = await res.text();
+      expect(text).not.toContain("queueDepth");
+      expect(JSON.parse(text)).toMatchObject({ error: { code: "unauthorized" } });
     }
     const ok = await SELF.fetch("http://spillway/spillway/stats/misc", {
       headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },

@@ -17,7 +17,7 @@ import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, type RetryAfterPolicyName } from "../../core/retry-after";
-import { RouterCore } from "../../core/router-core";
+import { RouterDriver, type RouterDriverIO } from "../../core/router-driver";
 import { startEngineServer } from "../../engine/index";
 import { closedLoopLoad, type LoadResult } from "./http-load";
 
@@ -30,33 +30,57 @@ const CONCURRENCY = Number(values.concurrency);
 /** ns per rejection of a full router using `policy`, over `n` submits. */
 function rejectCostNs(policy: RetryAfterPolicyName, n: number): number {
   let now = 0;
-  const core = new RouterCore(
-    {
-      replicas: ["a", "b", "c", "d"],
-      maxOngoingRequests: 8,
-      maxQueuedRequests: 64,
-      queueTimeoutMs: 1e12,
-      leaseTimeoutMs: 1e12,
-      statusCode: 429,
-      retryAfter: { retryAfterPolicy: policy, retryAfterS: 5, jitter: 0.2, saturation: DEFAULT_SATURATION_OPTIONS },
-      drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
+  // The router driver over an in-process I/O: probes answer at once ("empty" while warming up, then "full"),
+  // timers fire as `now` passes them.
+  let replicaQueueLength = 0;
+  const timers: Array<{ atMs: number; fire: () => void }> = [];
+  const io: RouterDriverIO = {
+    now: () => now,
+    setTimer(delayMs, fire) {
+      const timer = { atMs: now + delayMs, fire };
+      timers.push(timer);
+      return () => {
+        const at = timers.indexOf(timer);
+        if (at >= 0) timers.splice(at, 1);
+      };
     },
-    { now: () => now },
-    Math.random,
+    defer: (run) => run(),
+    probe: (_replica, _deadlineMs, answer) => answer(replicaQueueLength),
+  };
+  const fireDue = () => {
+    for (let due = timers.find((t) => t.atMs <= now); due; due = timers.find((t) => t.atMs <= now)) {
+      timers.splice(timers.indexOf(due), 1);
+      due.fire();
+    }
+  };
+  const driver = new RouterDriver(
+    {
+      options: {
+        replicas: ["a", "b", "c", "d"],
+        maxOngoingRequests: 8,
+        maxQueuedRequests: 64,
+        queueTimeoutMs: 1e12,
+        leaseTimeoutMs: 1e12,
+        statusCode: 429,
+        retryAfter: { retryAfterPolicy: policy, retryAfterS: 5, jitter: 0.2, saturation: DEFAULT_SATURATION_OPTIONS },
+        drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
+      },
+      random: Math.random,
+    },
+    io,
   );
-  // Warm the estimator with a few busy seconds, then fill the queue.
+  const ignore = () => {};
+  // Warm the estimator with a few busy seconds, then fill the queue of a full fleet (the loop sleeps its backoff).
   for (let s = 0; s < 4; s++) {
     for (let i = 0; i < 10; i++) {
-      core.submit(`w${s}-${i}`);
-      const plan = core.beginRound();
-      if (plan) {
-        for (const r of plan.probe) core.reportProbe(r, 0);
-        core.finishRound(plan);
-      }
+      driver.acquire(`w${s}-${i}`, {}, ignore);
       now += 100;
+      fireDue();
     }
   }
-  for (let i = 0; core.queueDepth < 64; i++) core.submit(`fill-${i}`);
+  replicaQueueLength = 8;
+  for (let i = 0; driver.core.queueDepth < 64; i++) driver.acquire(`fill-${i}`, {}, ignore);
+  const core = driver.core;
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < n; i++) {
     core.submit("overflow");

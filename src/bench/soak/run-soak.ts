@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ShardStats } from "../../edge/router-protocol";
+import type { LoadReport } from "../../engine/index";
 import {
   freePort,
   type ManagedProcess,
@@ -8,9 +10,7 @@ import {
   startWorkerOnFreePort,
   startWranglerDev,
   waitForWorker,
-} from "../../../scripts/stack";
-import type { ShardStats } from "../../edge/router-protocol";
-import type { LoadReport } from "../../engine/index";
+} from "../stack";
 import { percentile } from "../stats";
 import { residentKiBOfGroup } from "./process-memory";
 

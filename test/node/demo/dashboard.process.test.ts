@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { runTraffic } from "../../../scripts/demo-traffic";
-import { type ManagedProcess, startWorkerOnFreePort } from "../../../scripts/stack";
+import { type ManagedProcess, startWorkerOnFreePort } from "../../../src/bench/stack";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
 import { describeWith } from "../../support/optional-suite";
 

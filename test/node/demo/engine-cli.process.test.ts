@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, waitForHttp } from "../../../scripts/stack";
+import { freePort, waitForHttp } from "../../../src/bench/stack";
 import { CliError } from "../../../src/engine/cli";
 import { type EngineCommand, parseEngineCommand } from "../../../src/engine/engine-command";
 import { startEngineServer } from "../../../src/engine/index";
@@ -17,6 +17,7 @@ const files: Record<string, string> = {
   "array.json": "[1]",
   "broken.json": "{oops",
   "inf.json": JSON.stringify({ speed: "inf" }),
+  "switches.json": JSON.stringify({ disableRadixCache: true, speed: 0 }),
 };
 const read = (path: string) => {
   const text = files[path];
@@ -55,6 +56,16 @@ describe("engine --config FILE.json", () => {
     ["missing.json", "cannot read it"],
   ])("refuses %s with a message naming the file and key", (file, message) => {
     expect(failure(["--config", file])).toContain(message);
+  });
+
+  it("merges the file and the command line as objects, validated once, naming a bad value's source", () => {
+    // The file's bad speed is overridden by the command line: nothing is wrong with the merged options.
+    expect(parse(["--config", "switches.json", "--speed", "3"]).options).toMatchObject({
+      disableRadixCache: true,
+      speed: 3,
+    });
+    expect(failure(["--config", "switches.json"])).toContain("--config switches.json: --speed");
+    expect(failure(["--config", "ok.json", "--speed", "0"])).toMatch(/^--speed: /);
   });
 
   it("refuses a bad --shutdown-grace-s", () => {

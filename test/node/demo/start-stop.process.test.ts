@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { freePort, waitForHttp } from "../../../scripts/stack";
+import { freePort, waitForHttp } from "../../../src/bench/stack";
 
 /** Processes whose command line mentions `needle` (ps, as an operator would check). */
 function processesMentioning(needle: string): string[] {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ManagedProcess, startWorkerOnFreePort } from "../../../scripts/stack";
+import { type ManagedProcess, startWorkerOnFreePort } from "../../../src/bench/stack";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
 
 const SIGNING_SECRET = "e2e-signing-secret";

@@ -149,6 +149,14 @@ export function fakeScheduler(extra: { oomAbortAtStep?: number } = {}) {
       get(id: string) {
         return reqs.get(id);
       },
+      admissionHeadroomTokens() {
+        const clip = options.clipMaxNewTokens ?? 4096;
+        const reserved = running.reduce(
+          (sum, r) => sum + Math.min(Math.max(r.maxNewTokens - r.outputTokenIds.length, 0), clip) * 0.7,
+          0,
+        );
+        return options.maxTotalTokens - used() - reserved;
+      },
       state(): SchedulerState {
         const u = used();
         return {

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { CliError, engineHelp, parseEngineArgs } from "../../../src/engine/cli";
 import { eosAfterTokens } from "../../../src/engine/output-length-model";
 import { StopMatcher } from "../../../src/engine/stop-matcher";
-import { decodeStepSeconds, defaultTimingModel, prefillSeconds } from "../../../src/engine/timing-model";
+import { batchSeconds, decodeStepSeconds, defaultTimingModel, prefillSeconds } from "../../../src/engine/timing-model";
+import { Scheduler } from "../../../src/scheduler/index";
 
 describe("timing model", () => {
   it("is calibrated to the seed: ~24 ms per decode step at batch 5, ~3,900 prefill tok/s", () => {
@@ -20,6 +21,24 @@ describe("timing model", () => {
     expect(decodeStepSeconds({ ...t, speed: 10 }, { batchSize: 5, tokensInBatch: 2560 })).toBeCloseTo(0.0024, 4);
     expect(decodeStepSeconds({ ...t, speed: Number.POSITIVE_INFINITY }, { batchSize: 5, tokensInBatch: 2560 })).toBe(0);
     expect(prefillSeconds({ ...t, speed: Number.POSITIVE_INFINITY }, { extendTokens: 100 })).toBe(0);
+  });
+});
+
+describe("batchSeconds: a scheduler batch's step time", () => {
+  it("prices a prefill batch by its extend tokens and a decode step by its size and held tokens", () => {
+    const s = new Scheduler({ maxTotalTokens: 10_000 });
+    s.submit({ id: "a", promptTokenIds: Array.from({ length: 300 }, (_, i) => i), maxNewTokens: 4 });
+    s.submit({ id: "b", promptTokenIds: Array.from({ length: 200 }, (_, i) => 1000 + i), maxNewTokens: 4 });
+    const prefill = s.nextBatch(0);
+    if (prefill.kind !== "prefill") throw new Error(`expected a prefill batch, got ${prefill.kind}`);
+    expect(batchSeconds(defaultTimingModel, prefill)).toBe(prefillSeconds(defaultTimingModel, { extendTokens: 500 }));
+    s.completeBatch({ tokenIds: [7, 7] });
+    const decode = s.nextBatch(0.1);
+    if (decode.kind !== "decode") throw new Error(`expected a decode batch, got ${decode.kind}`);
+    // Two sequences holding 300 + 1 and 200 + 1 tokens.
+    expect(batchSeconds(defaultTimingModel, decode)).toBe(
+      decodeStepSeconds(defaultTimingModel, { batchSize: 2, tokensInBatch: 502 }),
+    );
   });
 });
 

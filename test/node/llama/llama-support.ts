@@ -5,7 +5,7 @@ import type { RunningEngineServer } from "../../../src/engine/index";
 import type { LlamaEngine } from "../../../src/engine/llama/llama-engine";
 import { LLAMA_INSTALL_COMMAND, nodeLlamaCppLocation } from "../../../src/engine/llama/node-llama-cpp";
 import { buildTestModel, type TestModelOptions } from "../../../src/engine/llama/test-model";
-import { Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
+import { checkSchedulerInvariants, Scheduler, type SchedulerOptions } from "../../../src/scheduler/index";
 import { describeWith } from "../../support/optional-suite";
 
 /**
@@ -79,6 +79,7 @@ export function accountingScheduler(server: () => RunningEngineServer | undefine
       abort: s.abort.bind(s),
       get: s.get.bind(s),
       state: s.state.bind(s),
+      admissionHeadroomTokens: s.admissionHeadroomTokens.bind(s),
       completeBatch: (output: Parameters<Scheduler["completeBatch"]>[0]) => {
         const engine = server()?.engine as LlamaEngine | undefined;
         if (engine) {
@@ -86,7 +87,7 @@ export function accountingScheduler(server: () => RunningEngineServer | undefine
           const used = s.state().usedTokens;
           const cells = engine.kvCells();
           if (used !== cells) log.mismatches.push(`step ${log.steps}: pool used ${used}, engine cells ${cells}`);
-          s.checkInvariants();
+          checkSchedulerInvariants(s);
         }
         return s.completeBatch(output);
       },

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type Batch, Scheduler, SchedulerInputError, SchedulerProtocolError } from "../../../src/scheduler/index.js";
+import {
+  type Batch,
+  checkSchedulerInvariants,
+  Scheduler,
+  SchedulerInputError,
+  SchedulerProtocolError,
+} from "../../../src/scheduler/index.js";
 import { completeAll, prompt, step } from "./drive.js";
 
 function prefillIds(batch: Batch): string[] {
@@ -48,7 +54,7 @@ describe("admission", () => {
     s.submit({ id: "Z", promptTokenIds: prompt(60, 900), maxNewTokens: 30 });
     expect(prefillIds(s.nextBatch(2))).toEqual(["Z"]);
     expect(s.state().cachedTokens).toBeLessThanOrEqual(40); // evicted to make room
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 
   it("a cached prefix that is locked by a running request is not capacity", () => {
@@ -118,7 +124,7 @@ describe("admission", () => {
       [96, 4, true, 0],
     ]);
     expect(s.get("long")?.outputTokenIds).toEqual([7]);
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 
   it("orders by policy: lof takes the longest output first; random follows the injected source", () => {
@@ -139,6 +145,8 @@ describe("admission", () => {
     };
     expect(order(1)).toEqual(order(1));
     expect(order(1)).not.toEqual(["r0", "r1", "r2", "r3", "r4", "r5"]);
+    // The scheduler reads no global randomness: the random policy needs its source.
+    expect(() => new Scheduler({ maxTotalTokens: 10_000, schedulePolicy: "random" })).toThrow(/random source/);
   });
 
   it("lpm takes the longest cached prefix first", () => {
@@ -212,7 +220,7 @@ describe("ending requests", () => {
       { id: "two", reason: "length", outputTokenIds: [11, 13] },
     ]);
     expect(s.nextBatch(2).kind).toBe("idle");
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 
   it("abort while a step is in flight releases at once and ignores the token", () => {
@@ -227,6 +235,47 @@ describe("ending requests", () => {
     expect(s.get("a")).toBeUndefined();
     expect(s.get("b")?.outputTokenIds).toEqual([7, 9]);
     expect(s.state().counters.abortedRequestsTotal).toBe(1);
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
+  });
+});
+
+describe("admission headroom (the engine's /load estimate)", () => {
+  it("is free + evictable minus the running requests' clipped remaining output, ratio-scaled unless ignore_eos", () => {
+    const clip = 50;
+    const s = new Scheduler({ maxTotalTokens: 2_000, clipMaxNewTokens: clip });
+    const ids = ["a", "b", "c", "d"];
+    s.submit({ id: "a", promptTokenIds: prompt(100, 0), maxNewTokens: 80 });
+    s.submit({ id: "b", promptTokenIds: prompt(60, 1000), maxNewTokens: 20, ignoreEos: true });
+    s.submit({ id: "c", promptTokenIds: prompt(40, 2000), maxNewTokens: 200 });
+    const expected = () => {
+      const st = s.state();
+      let reserved = 0;
+      for (const id of ids) {
+        const r = s.get(id);
+        if (r?.status !== "running") continue;
+        const remaining = Math.min(Math.max(r.maxNewTokens - r.outputTokenIds.length, 0), clip);
+        reserved += remaining * (r.ignoreEos ? 1 : st.newTokenRatio);
+      }
+      return st.freeTokens + st.evictableTokens - reserved;
+    };
+    expect(s.admissionHeadroomTokens()).toBe(2_000);
+    for (let i = 0; i < 30; i++) {
+      if (i === 5) s.submit({ id: "d", promptTokenIds: prompt(30, 3000), maxNewTokens: 10 });
+      step(s, i * 0.05);
+      expect(s.admissionHeadroomTokens()).toBeCloseTo(expected(), 9);
+    }
+    expect(s.admissionHeadroomTokens()).toBeLessThan(2_000);
+  });
+});
+
+describe("checkSchedulerInvariants", () => {
+  it("passes a consistent scheduler and names a leaked slot", () => {
+    const s = new Scheduler({ maxTotalTokens: 1_000 });
+    s.submit({ id: "a", promptTokenIds: prompt(10, 0), maxNewTokens: 5 });
+    step(s);
+    expect(() => checkSchedulerInvariants(s)).not.toThrow();
+    // Leak one page behind the scheduler's back: the recount must see it.
+    (s.internals().pool as { freePages: number }).freePages -= 1;
+    expect(() => checkSchedulerInvariants(s)).toThrow(/slots: free/);
   });
 });

@@ -1,7 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../src/engine/rng.js";
-import { type Batch, Scheduler, type SchedulerOptions } from "../../../src/scheduler/index.js";
+import {
+  type Batch,
+  checkSchedulerInvariants,
+  Scheduler,
+  type SchedulerOptions,
+} from "../../../src/scheduler/index.js";
 import { itemsOf } from "./drive.js";
 
 const optionsArb = fc.record({
@@ -54,7 +59,7 @@ describe("random workloads keep the scheduler's invariants after every step", ()
           }
         };
         const check = (batch: Batch | null) => {
-          s.checkInvariants();
+          checkSchedulerInvariants(s);
           const st = s.state();
           expect(st.freeTokens).toBeGreaterThanOrEqual(0);
           expect(st.freeTokens + st.cachedTokens).toBeLessThanOrEqual(capacity);

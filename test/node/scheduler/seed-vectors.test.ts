@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { formatRetractionLine, OUT_OF_MEMORY_ABORT_MESSAGE, Scheduler } from "../../../src/scheduler/index.js";
+import {
+  checkSchedulerInvariants,
+  formatRetractionLine,
+  OUT_OF_MEMORY_ABORT_MESSAGE,
+  Scheduler,
+} from "../../../src/scheduler/index.js";
 import { prompt, step } from "./drive.js";
 
 describe("the seed's measured case: pool 4096, prompts 256, outputs 512, ignore_eos", () => {
@@ -32,7 +37,7 @@ describe("the seed's measured case: pool 4096, prompts 256, outputs 512, ignore_
       expect(new Set(["r5", "r6", "r7", "r8", "r9"].map((id) => startedAt.get(id))).size).toBe(1);
       expect(s.state().counters.retractedRequestsTotal).toBe(0);
       expect(s.state().counters.finishedRequestsTotal).toBe(32);
-      s.checkInvariants();
+      checkSchedulerInvariants(s);
     });
   }
 
@@ -97,7 +102,7 @@ describe("retraction", () => {
     for (let i = 0; i < 20 && retraction === undefined; i++) {
       const { batch } = step(s);
       if (batch.events.some((e) => e.type === "retraction")) retraction = batch;
-      s.checkInvariants();
+      checkSchedulerInvariants(s);
     }
     expect(retraction?.kind).toBe("decode");
     const event = retraction?.events.find((e) => e.type === "retraction");
@@ -141,6 +146,6 @@ describe("retraction", () => {
     expect(last?.batch.events.map((e) => e.type)).toEqual(["retraction", "abort"]);
     expect(s.nextBatch(1).kind).toBe("idle");
     expect(s.state().counters.abortedRequestsTotal).toBe(1);
-    s.checkInvariants();
+    checkSchedulerInvariants(s);
   });
 });

@@ -1,0 +1,325 @@
+import type { DrainAccuracyTracker } from "./drain-accuracy";
+import type { Rung } from "./retry-after";
+import {
+  type Rejection,
+  type RejectionReason,
+  type RoundPlan,
+  RouterCore,
+  type RouterOptions,
+  type RouterStats,
+  type SubmitOptions,
+} from "./router-core";
+
+/** A probe's answer: the replica's queue length, `undefined` when it failed, `"timeout"` past its deadline. */
+export type ProbeAnswer = number | undefined | "timeout";
+
+/** The router's answer to one attempt: a replica slot (a lease), or a refusal with its Retry-After. */
+export type AcquireResult =
+  | { kind: "admitted"; replica: string }
+  | {
+      kind: "rejected";
+      status: number;
+      reason: RejectionReason | "cancelled" | "router_restart";
+      message: string;
+      /** The ladder's rung that produced the hint ("none" for a refusal without one). */
+      rung: Rung;
+      /** `Retry-After` header value (whole seconds), absent on the ladder's "none" rung. */
+      retryAfterS?: number;
+      /** `retry-after-ms` header value. */
+      retryAfterMs?: number;
+    };
+
+/** Called exactly once per `acquire`: at once for a refusal, later for a placement or a shed. */
+export type Respond = (result: AcquireResult) => void;
+
+/**
+ * Everything the driver does not compute: the clock, timers, probes, and observers of its decisions. The
+ * Durable Object implements it with `Date`, `setTimeout`, microtasks and `fetch`; the simulator with its event
+ * loop. Callbacks may run later (a promise, an event) or, for `probe`, at once.
+ */
+export interface RouterDriverIO {
+  /** Milliseconds on the router's clock (also the core's clock). */
+  now(): number;
+  /** Runs `fire` after `delayMs`; the returned function cancels it (a no-op once it has fired). */
+  setTimer(delayMs: number, fire: () => void): () => void;
+  /** Runs `run` after the current step, before any timer (Durable Object: a microtask; simulator: a 0 ms event). */
+  defer(run: () => void): void;
+  /** Asks `replica` for its queue length (`GET /load`) within `deadlineMs`; calls `answer` once. */
+  probe(replica: string, deadlineMs: number, answer: (queueLength: ProbeAnswer) => void): void;
+  /** Sees every refusal the core computed (the Durable Object logs it and writes analytics). */
+  onRejection?(rejection: Rejection): void;
+  /** Sees every placement, with the queue depth left behind. */
+  onAdmission?(replica: string, queueDepth: number): void;
+}
+
+/** What builds a router incarnation's core (a restart builds a fresh, cold one). */
+export interface RouterDriverDeps {
+  options: RouterOptions;
+  random: () => number;
+  /** A fresh accuracy tracker per incarnation; the core's default (it keeps 256) when absent. */
+  accuracy?: () => DrainAccuracyTracker;
+}
+
+/** Cancels remembered before their acquire arrived; bounded (the oldest is forgotten first). */
+const RECENTLY_CANCELLED_MAX = 1024;
+/** The expiry timer fires this long after the earliest deadline, so `expire()` always finds it passed. */
+const EXPIRY_SLACK_MS = 5;
+
+const CANCELLED: AcquireResult = {
+  kind: "rejected",
+  status: 499,
+  reason: "cancelled",
+  message: "client closed the request",
+  rung: "none",
+};
+
+const RESTARTED: AcquireResult = {
+  kind: "rejected",
+  status: 500,
+  reason: "router_restart",
+  message: "the router restarted",
+  rung: "none",
+};
+
+/**
+ * A core rejection as the Worker answers it.
+ *
+ * @example
+ * ```ts
+ * const submitted = core.submit("t1");
+ * if (submitted.kind === "rejected") rejected(submitted.rejection).status; // 429
+ * ```
+ */
+export function rejected(rejection: Rejection): AcquireResult {
+  const { decision } = rejection;
+  return {
+    kind: "rejected",
+    status: rejection.statusCode,
+    reason: rejection.reason,
+    message: rejection.message,
+    rung: decision.rung,
+    ...(decision.retryAfterS !== undefined ? { retryAfterS: decision.retryAfterS } : {}),
+    ...(decision.retryAfterMs !== undefined ? { retryAfterMs: decision.retryAfterMs } : {}),
+  };
+}
+
+/**
+ * The one driver of {@link RouterCore}, shared by the Durable Object and the simulator so that a simulated
+ * decision is the deployed one. It owns the round protocol (begin a round, probe the candidates that need it,
+ * finish the round), one placement loop at a time, the backoff sleep (ended early by a released slot: a replica
+ * has room now), the expiry timer (`nextExpiryMs() + 5 ms`), cancels that overtake their acquire, and restarts.
+ * All waiting goes through {@link RouterDriverIO}.
+ *
+ * `restart()` models a Durable Object restart: waiting requests fail with 500, the core is rebuilt cold, leases
+ * released later are unknown to it, and answers or timers of the old incarnation are ignored.
+ *
+ * @example
+ * ```ts
+ * const driver = new RouterDriver({ options, random: Math.random }, io);
+ * driver.acquire("t1", {}, (result) => {
+ *   if (result.kind === "admitted") forward(result.replica).finally(() => driver.release("t1"));
+ * });
+ * ```
+ */
+export class RouterDriver {
+  private current: RouterCore;
+  private readonly waiting = new Map<string, Respond>();
+  private readonly recentlyCancelled = new Set<string>();
+  private placing = false;
+  /** Ends the backoff sleep early; set while the placement loop sleeps. */
+  private wakeBackoff: (() => void) | undefined;
+  private cancelExpiry: (() => void) | undefined;
+  /** Bumped by a restart: continuations of the previous incarnation become no-ops. */
+  private incarnation = 0;
+
+  constructor(
+    private readonly deps: RouterDriverDeps,
+    private readonly io: RouterDriverIO,
+  ) {
+    this.current = this.buildCore();
+  }
+
+  /** The current incarnation's core, for read-only views (stats, load signals). */
+  get core(): RouterCore {
+    return this.current;
+  }
+
+  /** Requests waiting for a placement (0 once the queue is empty). */
+  get waiters(): number {
+    return this.waiting.size;
+  }
+
+  /** Cancels remembered for an acquire not seen yet (at most 1024). */
+  get recentlyCancelledCount(): number {
+    return this.recentlyCancelled.size;
+  }
+
+  /**
+   * Asks for a slot. A refusal is answered at once from memory (no I/O); a queued request is answered when the
+   * placement loop gives it a replica or it is shed. `options` go to the core untouched.
+   */
+  acquire(ticket: string, options: SubmitOptions, respond: Respond): void {
+    if (this.recentlyCancelled.delete(ticket)) {
+      respond(CANCELLED);
+      return;
+    }
+    const submitted = this.current.submit(ticket, options);
+    if (submitted.kind === "rejected") {
+      respond(this.refuse(submitted.rejection));
+      return;
+    }
+    this.waiting.set(ticket, respond);
+    this.startPlacing();
+    this.armExpiry();
+  }
+
+  /** Ends a lease (`replicaFailed` marks the replica down until a probe succeeds) and wakes a sleeping loop. */
+  release(ticket: string, replicaFailed = false): void {
+    if (this.current.release(ticket, replicaFailed)) this.wake();
+  }
+
+  /** The client went away: leave the queue or give back the slot. Safe for any ticket, any time. */
+  cancel(ticket: string): void {
+    const outcome = this.current.cancel(ticket);
+    if (outcome === "dequeued") {
+      this.settle(ticket, CANCELLED);
+    } else if (outcome === "released") {
+      this.wake();
+    } else {
+      // The cancel overtook its acquire (both are messages to the router): refuse the acquire when it arrives.
+      this.recentlyCancelled.add(ticket);
+      if (this.recentlyCancelled.size > RECENTLY_CANCELLED_MAX) {
+        this.recentlyCancelled.delete(this.recentlyCancelled.values().next().value as string);
+      }
+    }
+  }
+
+  /** The core's stats (advances the estimator to now). */
+  stats(): RouterStats {
+    return this.current.stats();
+  }
+
+  /** The router restarted: waiting requests fail with 500 and the core starts cold. */
+  restart(): void {
+    this.incarnation += 1;
+    const failed = [...this.waiting.values()];
+    this.waiting.clear();
+    this.recentlyCancelled.clear();
+    this.placing = false;
+    this.wakeBackoff = undefined;
+    this.cancelExpiry?.();
+    this.cancelExpiry = undefined;
+    this.current = this.buildCore();
+    for (const respond of failed) respond(RESTARTED);
+  }
+
+  private buildCore(): RouterCore {
+    const { options, random, accuracy } = this.deps;
+    return new RouterCore(options, this.io, random, accuracy?.());
+  }
+
+  private refuse(rejection: Rejection): AcquireResult {
+    this.io.onRejection?.(rejection);
+    return rejected(rejection);
+  }
+
+  private settle(ticket: string, result: AcquireResult): boolean {
+    const respond = this.waiting.get(ticket);
+    if (!respond) return false;
+    this.waiting.delete(ticket);
+    respond(result);
+    return true;
+  }
+
+  private wake(): void {
+    this.wakeBackoff?.();
+  }
+
+  /** One placement loop at a time; it runs while anything is queued. */
+  private startPlacing(): void {
+    if (this.placing) return;
+    this.placing = true;
+    this.placeQueued(this.incarnation);
+  }
+
+  /** Runs rounds until the queue is empty, or until it must wait for probes or a backoff (which resume it). */
+  private placeQueued(incarnation: number): void {
+    if (incarnation !== this.incarnation) return;
+    for (let plan = this.current.beginRound(); plan; plan = this.current.beginRound()) {
+      if (plan.probe.length > 0) {
+        this.probeThenFinish(plan, incarnation);
+        return;
+      }
+      if (!this.finishRound(plan)) return;
+    }
+    this.placing = false;
+  }
+
+  /** Probes the round's candidates concurrently; the last answer finishes the round and resumes the loop. */
+  private probeThenFinish(plan: RoundPlan, incarnation: number): void {
+    let outstanding = plan.probe.length;
+    for (const replica of plan.probe) {
+      let answered = false;
+      this.io.probe(replica, plan.probeDeadlineMs, (queueLength) => {
+        if (answered || incarnation !== this.incarnation) return;
+        answered = true;
+        this.current.reportProbe(replica, queueLength);
+        outstanding -= 1;
+        if (outstanding === 0 && this.finishRound(plan)) this.placeQueued(incarnation);
+      });
+    }
+  }
+
+  /** Finishes a round; false when the loop now sleeps a backoff (it resumes itself). */
+  private finishRound(plan: RoundPlan): boolean {
+    const core = this.current;
+    const outcome = core.finishRound(plan);
+    if (outcome.kind === "placed") {
+      this.io.onAdmission?.(outcome.replica, core.queueDepth);
+      // The waiter may have gone between the round's start and now; give its slot back.
+      if (!this.settle(outcome.ticket, { kind: "admitted", replica: outcome.replica })) core.release(outcome.ticket);
+      return true;
+    }
+    if (outcome.kind === "backoff") {
+      for (const { ticket, rejection } of outcome.shed) this.settle(ticket, this.refuse(rejection));
+      this.sleepBackoff(outcome.delayMs);
+      return false;
+    }
+    return true;
+  }
+
+  /** Sleeps the placement backoff; a released slot ends it early, after the current step. */
+  private sleepBackoff(delayMs: number): void {
+    const incarnation = this.incarnation;
+    let done = false;
+    let cancelTimer = () => {};
+    const resume = () => {
+      if (done) return;
+      done = true;
+      cancelTimer();
+      if (incarnation !== this.incarnation) return;
+      this.wakeBackoff = undefined;
+      this.placeQueued(incarnation);
+    };
+    cancelTimer = this.io.setTimer(delayMs, resume);
+    this.wakeBackoff = () => {
+      this.wakeBackoff = undefined;
+      this.io.defer(resume);
+    };
+  }
+
+  /** Sheds requests past the queue timeout and reclaims abandoned leases, on a timer while any exist. */
+  private armExpiry(): void {
+    const next = this.current.nextExpiryMs();
+    if (next === undefined || this.cancelExpiry !== undefined) return;
+    const incarnation = this.incarnation;
+    this.cancelExpiry = this.io.setTimer(Math.max(0, next - this.io.now()) + EXPIRY_SLACK_MS, () => {
+      if (incarnation !== this.incarnation) return;
+      this.cancelExpiry = undefined;
+      const { timedOut, reclaimed } = this.current.expire();
+      for (const { ticket, rejection } of timedOut) this.settle(ticket, this.refuse(rejection));
+      if (reclaimed.length > 0) this.wake();
+      this.armExpiry();
+    });
+  }
+}

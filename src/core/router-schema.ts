@@ -1,0 +1,88 @@
+import { z } from "zod";
+import { DEFAULT_DRAIN_RATE_OPTIONS } from "./drain-rate";
+import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "./retry-after";
+import type { RouterOptions } from "./router-core";
+
+const backpressureSchema = z.strictObject({
+  /** Status of a backpressure rejection (Ray's default is 503; ours 429, which SDKs retry). */
+  statusCode: z.union([z.literal(429), z.literal(503)]).default(429),
+  retryAfterPolicy: z.enum(RETRY_AFTER_POLICIES).default("router_queue_drain_rate"),
+  /** Static Retry-After (seconds): the policy `static`, and the fallback of the computed policies. */
+  retryAfterS: z.number().min(0).optional(),
+  jitter: z.number().min(0).max(1).default(0.2),
+});
+
+/** Implementation constants of the estimator, exposed for tuning. */
+const estimatorSchema = z.strictObject({
+  alpha: z.number().gt(0).max(1).default(DEFAULT_DRAIN_RATE_OPTIONS.alpha),
+  intervalS: z.number().gt(0).max(3600).default(DEFAULT_DRAIN_RATE_OPTIONS.intervalS),
+  warmupSamples: z.int().min(1).max(1000).default(DEFAULT_DRAIN_RATE_OPTIONS.warmupSamples),
+  backoffStreakSaturation: z.int().min(1).default(DEFAULT_SATURATION_OPTIONS.backoffStreakSaturation),
+  occupancyWeight: z.number().min(0).max(10).default(DEFAULT_SATURATION_OPTIONS.occupancyWeight),
+  backoffWeight: z.number().min(0).max(10).default(DEFAULT_SATURATION_OPTIONS.backoffWeight),
+});
+
+/**
+ * The fields of a router's settings, as a user writes them (seconds), each with its default: the one source of
+ * router defaults for the edge's configuration (which adds replicas, shards and the upstream timeout) and the
+ * simulator.
+ */
+export const routerSettingsShape = {
+  /** A replica accepts a request while its queue length is below this (Ray's `max_ongoing_requests`). */
+  maxOngoingRequests: z.int().min(1).default(5),
+  /** Requests that may wait for a replica at one router (Ray's `max_queued_requests`); more are shed. */
+  maxQueuedRequests: z.int().min(0).default(100),
+  /** A request that waited this long for a replica is shed. */
+  queueTimeoutS: z.number().gt(0).max(3600).default(30),
+  /** A slot whose Worker never released it (killed mid-request) is reclaimed after this long. */
+  leaseTimeoutS: z.number().gt(0).max(86_400).default(600),
+  backpressure: backpressureSchema.default(backpressureSchema.parse({})),
+  estimator: estimatorSchema.default(estimatorSchema.parse({})),
+};
+
+/**
+ * A router's settings with defaults applied.
+ *
+ * @example
+ * ```ts
+ * routerSettingsSchema.parse({ maxQueuedRequests: 20 }).backpressure.jitter; // 0.2
+ * ```
+ */
+export const routerSettingsSchema = z.strictObject(routerSettingsShape);
+
+/** Validated router settings (every default applied). */
+export type RouterSettings = z.output<typeof routerSettingsSchema>;
+/** Router settings as written (every field with a default may be left out). */
+export type RouterSettingsInput = z.input<typeof routerSettingsSchema>;
+
+/**
+ * The core's options from validated settings and the replicas to route to.
+ *
+ * @example
+ * ```ts
+ * const options = routerOptionsFromSettings(["http://127.0.0.1:8001"], routerSettingsSchema.parse({}));
+ * options.queueTimeoutMs; // 30000
+ * ```
+ */
+export function routerOptionsFromSettings(replicas: string[], settings: RouterSettings): RouterOptions {
+  const { backpressure, estimator } = settings;
+  return {
+    replicas,
+    maxOngoingRequests: settings.maxOngoingRequests,
+    maxQueuedRequests: settings.maxQueuedRequests,
+    queueTimeoutMs: settings.queueTimeoutS * 1000,
+    leaseTimeoutMs: settings.leaseTimeoutS * 1000,
+    statusCode: backpressure.statusCode,
+    retryAfter: {
+      retryAfterPolicy: backpressure.retryAfterPolicy,
+      retryAfterS: backpressure.retryAfterS,
+      jitter: backpressure.jitter,
+      saturation: {
+        backoffStreakSaturation: estimator.backoffStreakSaturation,
+        occupancyWeight: estimator.occupancyWeight,
+        backoffWeight: estimator.backoffWeight,
+      },
+    },
+    drainRate: { alpha: estimator.alpha, intervalS: estimator.intervalS, warmupSamples: estimator.warmupSamples },
+  };
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { routerOptionsFromSettings, routerSettingsSchema } from "../../../src/core/router-schema";
+import { ConfigError, parseConfig, routerOptionsFor } from "../../../src/edge/config";
+
+describe("the router's settings schema (one source of router defaults)", () => {
+  it("fills every default", () => {
+    expect(routerOptionsFromSettings(["http://a"], routerSettingsSchema.parse({}))).toEqual({
+      replicas: ["http://a"],
+      maxOngoingRequests: 5,
+      maxQueuedRequests: 100,
+      queueTimeoutMs: 30_000,
+      leaseTimeoutMs: 600_000,
+      statusCode: 429,
+      retryAfter: {
+        retryAfterPolicy: "router_queue_drain_rate",
+        retryAfterS: undefined,
+        jitter: 0.2,
+        saturation: { backoffStreakSaturation: 5, occupancyWeight: 0.25, backoffWeight: 0.25 },
+      },
+      drainRate: { alpha: 0.3, intervalS: 1, warmupSamples: 3 },
+    });
+  });
+
+  it("is what the edge's configuration applies to a deployment", () => {
+    const written = { maxQueuedRequests: 7, queueTimeoutS: 2, backpressure: { retryAfterPolicy: "static" as const } };
+    const config = parseConfig({ deployments: { llama: { replicas: ["http://127.0.0.1:8001"], ...written } } });
+    expect(routerOptionsFor(config.deployments.llama as NonNullable<typeof config.deployments.llama>)).toEqual(
+      routerOptionsFromSettings(["http://127.0.0.1:8001"], routerSettingsSchema.parse(written)),
+    );
+  });
+
+  it("the edge names a bad router setting by its path", () => {
+    const bad = { deployments: { llama: { replicas: ["http://127.0.0.1:8001"], estimator: { alpha: 2 } } } };
+    expect(() => parseConfig(bad)).toThrow(ConfigError);
+    expect(() => parseConfig(bad)).toThrow(/deployments\.llama\.estimator\.alpha/);
+  });
+});

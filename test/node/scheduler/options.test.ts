@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { engineOptionsSchema } from "../../../src/engine/options";
+import {
+  defaultMaxRunningRequests,
+  resolveSchedulerOptions,
+  SCHEDULER_DEFAULTS,
+  SchedulerConfigError,
+} from "../../../src/scheduler/index.js";
+
+describe("scheduler options (one schema, one set of defaults)", () => {
+  it("applies SGLang's defaults, and max running requests = min(pool / 2, 4096), at least 1", () => {
+    const resolved = resolveSchedulerOptions({ maxTotalTokens: 32_768 });
+    expect(resolved).toMatchObject({ ...SCHEDULER_DEFAULTS, maxTotalTokens: 32_768, maxRunningRequests: 4096 });
+    expect(resolveSchedulerOptions({ maxTotalTokens: 1000 }).maxRunningRequests).toBe(500);
+    expect([1, 2, 3, 9_000, 100_000].map(defaultMaxRunningRequests)).toEqual([1, 1, 1, 4096, 4096]);
+    expect(resolveSchedulerOptions({ maxTotalTokens: 1000, maxRunningRequests: 7 }).maxRunningRequests).toBe(7);
+  });
+
+  it("names every bad field in one SchedulerConfigError", () => {
+    const bad = () =>
+      resolveSchedulerOptions({ maxTotalTokens: 100, pageSize: 200, minNewTokenRatioFactor: 2, decodeLogInterval: 0 });
+    expect(bad).toThrow(SchedulerConfigError);
+    expect(bad).toThrow(/decodeLogInterval/);
+    expect(bad).toThrow(/minNewTokenRatioFactor/);
+    expect(() => resolveSchedulerOptions({ maxTotalTokens: 100, pageSize: 200 })).toThrow(/pageSize/);
+    expect(() => resolveSchedulerOptions({ maxTotalTokens: 100, pageSize: 8, chunkedPrefillSize: 4 })).toThrow(
+      /chunkedPrefillSize/,
+    );
+  });
+
+  it("the engine's options default to the scheduler's values", () => {
+    const engine = engineOptionsSchema.parse({});
+    expect({
+      pageSize: engine.pageSize,
+      maxPrefillTokens: engine.maxPrefillTokens,
+      chunkedPrefillSize: engine.chunkedPrefillSize,
+      scheduleConservativeness: engine.scheduleConservativeness,
+      schedulePolicy: engine.schedulePolicy,
+      disableRadixCache: engine.disableRadixCache,
+      clipMaxNewTokens: engine.clipMaxNewTokensEstimation,
+      initNewTokenRatio: engine.initNewTokenRatio,
+      minNewTokenRatioFactor: engine.minNewTokenRatioFactor,
+      newTokenRatioDecaySteps: engine.newTokenRatioDecaySteps,
+      retractDecodeSteps: engine.retractDecodeSteps,
+      decodeLogInterval: engine.decodeLogInterval,
+    }).toEqual(SCHEDULER_DEFAULTS);
+  });
+});
