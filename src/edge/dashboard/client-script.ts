@@ -227,7 +227,8 @@ export const DASHBOARD_JS = `"use strict";
       push(view.rungs, x, [rung("computed"), rung("static_fallback"), rung("none")]);
       view.buckets.set(d.suggestedDelayBuckets);
       view.prev = { atMs: overview.atMs, admitted: d.admitted, rejected: d.rejected, rejections: d.rejections };
-      push(view.queue, x, [d.queueDepth, d.activeLeases, d.maxQueuedRequests]);
+      var bounded = d.maxQueuedRequests >= 0; // -1: unlimited (no bound line)
+      push(view.queue, x, [d.queueDepth, d.activeLeases, bounded ? d.maxQueuedRequests : null]);
       push(view.rates, x, [admittedRate, shedRate]);
       push(view.drain, x, [d.drainRate]);
       var obs = d.recentObservations;
@@ -245,7 +246,7 @@ export const DASHBOARD_JS = `"use strict";
       push(view.rretract, x, d.replicas.map(function (r) { return r.retractions; }));
       renderTable(view.table, d.replicas);
       var t = view.tiles;
-      t.queue.value.textContent = d.queueDepth + " / " + d.maxQueuedRequests;
+      t.queue.value.textContent = d.queueDepth + " / " + (bounded ? d.maxQueuedRequests : "unlimited");
       t.drain.value.textContent = fmt(d.drainRate, 1);
       t.admitted.value.textContent = fmt(admittedRate, 1);
       t.rejected.value.textContent = fmt(shedRate, 1);
