@@ -65,6 +65,12 @@ export interface Rejection {
 export interface SubmitOptions {
   /** The client says this is a retry (`x-stainless-retry-count` >= 1). */
   retry?: boolean;
+  /**
+   * Milliseconds this request already waited in a router that was reset before placing it (the Worker
+   * re-acquires it once on the fresh router). It queues as if it had arrived that long ago: ahead of younger
+   * requests, and shed when its total wait reaches the queue timeout.
+   */
+  waitedMs?: number;
 }
 
 export type SubmitResult = { kind: "queued" } | { kind: "rejected"; rejection: Rejection };
@@ -187,7 +193,7 @@ export class RouterCore {
    * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
    * hold, while any other request must leave that room free (the hint it was given is a reservation).
    */
-  submit(ticket: string, { retry = false }: SubmitOptions = {}): SubmitResult {
+  submit(ticket: string, { retry = false, waitedMs = 0 }: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
     const schedule = this.retrySchedule;
@@ -202,8 +208,22 @@ export class RouterCore {
     if (unplanned || (bound >= 0 && this.queue.size + reserved >= bound)) {
       return { kind: "rejected", rejection: this.reject("queue_full", now) };
     }
-    this.queue.set(ticket, now);
+    if (waitedMs > 0 && !this.queue.has(ticket)) this.enqueueOlder(ticket, now - waitedMs);
+    else this.queue.set(ticket, now);
     return { kind: "queued" };
+  }
+
+  /** Queues `ticket` as enqueued at `enqueuedAt`, in arrival order (placement and expiry both read the order). */
+  private enqueueOlder(ticket: string, enqueuedAt: number): void {
+    const entries = [...this.queue];
+    const at = entries.findIndex(([, t]) => t > enqueuedAt);
+    if (at < 0) {
+      this.queue.set(ticket, enqueuedAt);
+      return;
+    }
+    entries.splice(at, 0, [ticket, enqueuedAt]);
+    this.queue.clear();
+    for (const [t, e] of entries) this.queue.set(t, e);
   }
 
   /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */

@@ -8,7 +8,7 @@ import { IdleMeter } from "./idle-meter";
 import type { PolicySpec } from "./policies";
 import { randomStream } from "./random-streams";
 import { type Scenario, trafficDurationS } from "./scenario";
-import { SimRouter } from "./sim-router";
+import { type SimAcquireResult, SimRouter } from "./sim-router";
 import type { AttemptRecord, DrainSample, RequestTrace, RunTrace } from "./trace";
 import type { WorkloadRequest } from "./workload";
 
@@ -95,52 +95,57 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
     const ticket = `${request.id}.${retriesSoFar}`;
     // Like the OpenAI SDKs, the client marks its retries (`x-stainless-retry-count: n`, n >= 1).
     const isRetry = retriesSoFar > 0;
-    router.acquire(
-      ticket,
-      (result) => {
-        record.answeredAtMs = loop.now();
-        if (result.kind === "admitted") {
-          record.outcome = "admitted";
-          const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
-          loop.after(forwardMs, () =>
-            replica.submit(
-              {
-                id: ticket,
-                promptTokenIds: promptIds(request.id, request.promptTokens),
-                maxTokens: request.maxTokens,
-                outputTokens: request.outputTokens,
-              },
-              (ok) =>
-                loop.after(forwardMs, () => {
-                  router.release(ticket, false);
-                  trace.result = ok ? "served" : "gave_up";
-                  if (ok) trace.completedAtMs = loop.now();
-                }),
-            ),
-          );
-          return;
-        }
-        const headers: RetryHeaders = {};
-        if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
-        if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
-        record.status = result.status;
-        record.reason = result.reason;
-        if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
-        if (retriesSoFar >= scenario.client.maxRetries) {
-          trace.result = "gave_up";
-          return;
-        }
-        const delay = retryDelay(policy.client, headers, retriesSoFar, random);
+    let reacquired = false;
+    const onResult = (result: SimAcquireResult) => {
+      // The Worker's call failed because the router restarted: the request never reached an engine, so the
+      // Worker asks the fresh router once more (src/edge/acquire-slot.ts), the client none the wiser.
+      if (result.kind === "rejected" && result.reason === "router_restart" && !reacquired) {
+        reacquired = true;
+        router.acquire(ticket, onResult, isRetry);
+        return;
+      }
+      record.answeredAtMs = loop.now();
+      if (result.kind === "admitted") {
+        record.outcome = "admitted";
+        const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
+        loop.after(forwardMs, () =>
+          replica.submit(
+            {
+              id: ticket,
+              promptTokenIds: promptIds(request.id, request.promptTokens),
+              maxTokens: request.maxTokens,
+              outputTokens: request.outputTokens,
+            },
+            (ok) =>
+              loop.after(forwardMs, () => {
+                router.release(ticket, false);
+                trace.result = ok ? "served" : "gave_up";
+                if (ok) trace.completedAtMs = loop.now();
+              }),
+          ),
+        );
+        return;
+      }
+      const headers: RetryHeaders = {};
+      if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
+      if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
+      record.status = result.status;
+      record.reason = result.reason;
+      if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
+      if (retriesSoFar >= scenario.client.maxRetries) {
+        trace.result = "gave_up";
+        return;
+      }
+      const delay = retryDelay(policy.client, headers, retriesSoFar, random);
+      meter.tick();
+      meter.clientsWaiting += 1;
+      loop.after(delay.delayMs, () => {
         meter.tick();
-        meter.clientsWaiting += 1;
-        loop.after(delay.delayMs, () => {
-          meter.tick();
-          meter.clientsWaiting -= 1;
-          attempt(request, trace, random, delay.hinted);
-        });
-      },
-      isRetry,
-    );
+        meter.clientsWaiting -= 1;
+        attempt(request, trace, random, delay.hinted);
+      });
+    };
+    router.acquire(ticket, onResult, isRetry);
   };
 
   for (const request of workload) {

@@ -114,6 +114,21 @@ describe("RouterCore", () => {
     expect(stats.drainCount).toBe(12);
   });
 
+  it("a request re-acquired after a router reset queues by its first arrival and keeps its queue timeout", () => {
+    const { core, place, advance } = setup({ replicas: ["a"], maxOngoingRequests: 1, maxQueuedRequests: 10 });
+    advance(10_000);
+    core.submit("young"); // arrived at 10 s
+    core.submit("old", { waitedMs: 25_000 }); // re-acquired: first arrived at -15 s (30 s timeout: due at 15 s)
+    core.submit("older", { waitedMs: 28_000 });
+    // FIFO by first arrival: the re-acquired ones go ahead of the young one.
+    expect(core.nextExpiryMs()).toBe(10_000 - 28_000 + 30_000);
+    advance(2_000); // 12 s: "older" has waited 30 s in all
+    expect(core.expire().timedOut.map((t) => t.ticket)).toEqual(["older"]);
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "old" });
+    core.release("old");
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "young" });
+  });
+
   it("maxQueuedRequests -1 is unlimited (Ray's max_queued_requests = -1): a full fleet queues, never sheds", () => {
     const { core, place } = setup({ replicas: ["a"], maxOngoingRequests: 1, maxQueuedRequests: -1 });
     for (let i = 0; i < 500; i++) expect(core.submit(`q${i}`).kind).toBe("queued");
