@@ -6,14 +6,17 @@
  * the fleet's capacity and back.
  *
  * Ctrl-C stops everything: each child runs in its own process group and the whole group is signalled, so no
- * workerd or engine process is left behind.
+ * workerd or engine process is left behind. So does a closed terminal (SIGHUP) or a killed parent (npm, tsx: this
+ * process is reparented). Killed itself with SIGKILL, it cannot stop anyone: each child group has a guard that
+ * watches this process and kills the group when it is gone. Ports already taken (a second `npm start`) are
+ * reported in one line before anything starts.
  *
  * Flags (for tests and busy machines): `--port` (8787), `--engine-ports 8001,8002,8003` (other ports than the
  * sample's are passed to wrangler as SPILLWAY_CONFIG), `--persist-to DIR`.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type ManagedProcess, startManaged, startWranglerDev, waitForHttp } from "../src/bench/stack";
+import { type ManagedProcess, startManaged, startWranglerDev, takenPorts, waitForHttp } from "../src/bench/stack";
 import { formatTick, runTraffic } from "./demo-traffic";
 
 /** The demo's admin token, for local use only (it guards nothing anyone else can reach on 127.0.0.1). */
@@ -47,6 +50,14 @@ const vars: Record<string, string> = ownToken ? {} : { SPILLWAY_ADMIN_TOKEN: DEM
 const config = configFor(enginePorts);
 if (config) vars.SPILLWAY_CONFIG = config;
 
+const taken = await takenPorts([...enginePorts, workerPort]);
+if (taken.length > 0) {
+  console.error(
+    `npm start: port${taken.length > 1 ? "s" : ""} ${taken.join(", ")} already in use on 127.0.0.1 (another demo running?); stop it or pass --port / --engine-ports`,
+  );
+  process.exit(1);
+}
+
 const processes: ManagedProcess[] = [];
 const traffic = new AbortController();
 let trafficDone: Promise<void> = Promise.resolve();
@@ -67,26 +78,37 @@ async function stopAll(code: number): Promise<never> {
 
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
+process.on("SIGHUP", () => void stopAll(0)); // the terminal closed
+// npm or tsx killed: this process is reparented; nobody is left to press Ctrl-C.
+const parentAtStart = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentAtStart) void stopAll(1);
+}, 500).unref();
 
 enginePorts.forEach((port, i) => {
   const speed = SPEEDS[i % SPEEDS.length] ?? 1;
   processes.push(
-    startManaged(`engine:${port}`, "node_modules/.bin/tsx", [
-      "src/engine/main.ts",
-      "--port",
-      String(port),
-      "--speed",
-      String(speed),
-      "--name",
-      `engine-${port}-x${speed}`,
-      // Keep the console readable under load: warnings only, no access lines.
-      "--log-level",
-      "warning",
-      "--disable-access-log",
-    ]),
+    startManaged(
+      `engine:${port}`,
+      "node_modules/.bin/tsx",
+      [
+        "src/engine/main.ts",
+        "--port",
+        String(port),
+        "--speed",
+        String(speed),
+        "--name",
+        `engine-${port}-x${speed}`,
+        // Keep the console readable under load: warnings only, no access lines.
+        "--log-level",
+        "warning",
+        "--disable-access-log",
+      ],
+      { watchParent: true },
+    ),
   );
 });
-const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"] });
+const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"], watchParent: true });
 processes.push(worker);
 for (const p of processes) {
   p.child.once("exit", (code) => {

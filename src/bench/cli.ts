@@ -18,6 +18,8 @@ A bench_serving-compatible load client (streaming POST /v1/completions, dataset 
   --random-prompt-format <f>  ids (token-id prompts, exact lengths) or text (random words) (default ids)
   --disable-ignore-eos        Let requests stop at the model's EOS (ignore_eos is on by default)
   --seed <n>                  Seed of prompts, lengths and arrivals (default 1)
+  --warmup-requests <n>       Warm-up requests (the first prompt, at most 32 tokens) sent and awaited before
+                              the run, not counted (default 1; 0 skips the warm-up)
   --output-file <path>        Write the results (summary and per-request data) as JSON
   --honor-retry-after         On 429/503 wait retry-after-ms (else Retry-After) and retry
   --max-retries <n>           Retries per request with --honor-retry-after (default 10)
@@ -37,6 +39,7 @@ const schema = z.object({
   promptFormat: z.enum(["ids", "text"]),
   honorRetryAfter: z.boolean(),
   maxRetries: z.int().min(0),
+  warmupRequests: z.int().min(0),
 });
 
 /** Parsed bench arguments: run options plus the output file. */
@@ -76,6 +79,7 @@ export function parseBenchArgs(argv: string[]): BenchCliOptions | "help" {
       "output-file": str,
       "honor-retry-after": bool,
       "max-retries": str,
+      "warmup-requests": str,
     },
   });
   if (values.help) return "help";
@@ -104,6 +108,7 @@ export function parseBenchArgs(argv: string[]): BenchCliOptions | "help" {
     promptFormat: values["random-prompt-format"] ?? d.promptFormat,
     honorRetryAfter: values["honor-retry-after"] ?? false,
     maxRetries: num("max-retries", d.maxRetries),
+    warmupRequests: num("warmup-requests", d.warmupRequests ?? 1),
   };
   if (input.baseUrl === undefined) throw new Error("--base-url is required, e.g. --base-url http://127.0.0.1:8001");
   const result = schema.safeParse(input);

@@ -21,6 +21,12 @@ export interface BenchOptions {
   promptFormat: "ids" | "text";
   honorRetryAfter: boolean;
   maxRetries: number;
+  /**
+   * bench_serving's `--warmup-requests` (default 1): before the run, this many copies of the first prompt with
+   * `min(output_len, 32)` tokens are sent at once and awaited; they are not in the results (the server counts
+   * them, and keeps the prompt's KV in its prefix cache). If none succeeds, the run stops, as bench_serving's does.
+   */
+  warmupRequests?: number;
 }
 
 /** A finished run: the summary, every request's outcome, and the prompts sent. */
@@ -53,6 +59,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchRun> {
     format: options.promptFormat,
   });
   const send = { ...options, model };
+  await warmUp(prompts, send, options.warmupRequests ?? 1);
   const limit = options.maxConcurrency ?? Number.POSITIVE_INFINITY;
   const arrivals = seededRandom(options.seed + 1);
   let inFlight = 0;
@@ -108,7 +115,21 @@ export const defaultBenchOptions: Omit<BenchOptions, "baseUrl"> = {
   promptFormat: "ids",
   honorRetryAfter: false,
   maxRetries: 10,
+  warmupRequests: 1,
 };
+
+/** bench_serving's warm-up: the first prompt, at most 32 output tokens, awaited; not counted. */
+async function warmUp(prompts: BenchPrompt[], send: BenchOptions & { model: string }, count: number): Promise<void> {
+  const first = prompts[0];
+  if (count <= 0 || first === undefined) return;
+  const test = { ...first, outputLen: Math.min(first.outputLen, 32) };
+  const outcomes = await Promise.all(Array.from({ length: count }, () => sendRequest(test, send)));
+  if (!outcomes.some((o) => o.success)) {
+    throw new Error(
+      `Warmup failed - please make sure the benchmark arguments are correct. Error: ${outcomes[0]?.error ?? ""}`,
+    );
+  }
+}
 
 async function firstModel(baseUrl: string): Promise<string> {
   const res = await fetch(`${baseUrl.replace(/\/$/, "")}/v1/models`);

@@ -25,7 +25,39 @@ export interface ManagedProcess {
 }
 
 /**
- * Starts a command in its own process group with output prefixed by its name.
+ * The guard's program (plain JavaScript for `node -e`, so it starts in milliseconds): every 300 ms it checks that
+ * the supervisor is alive; once it is gone (SIGKILL, a closed terminal), the guarded group gets SIGTERM, then
+ * SIGKILL 3 s later. It exits by itself when the guarded group is gone.
+ */
+const GUARD_PROGRAM = `
+const [parent, group] = process.argv.slice(-2).map(Number);
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { return e.code === "EPERM"; } };
+const signal = (s) => { try { process.kill(-group, s); } catch {} };
+const timer = setInterval(() => {
+  if (!alive(-group)) process.exit(0);
+  if (alive(parent)) return;
+  clearInterval(timer);
+  signal("SIGTERM");
+  setTimeout(() => { signal("SIGKILL"); process.exit(0); }, 3000);
+}, 300);
+`;
+
+/**
+ * Makes the process group `group` watch `supervisor`: a tiny guard process kills the group when the supervisor
+ * dies without stopping it (a SIGKILL gives it no chance to). Detached, so nothing waits for it.
+ */
+function guardGroup(group: number, supervisor: number): void {
+  const guard = spawn(process.execPath, ["-e", GUARD_PROGRAM, String(supervisor), String(group)], {
+    detached: true,
+    stdio: "ignore",
+  });
+  guard.unref();
+}
+
+/**
+ * Starts a command in its own process group with output prefixed by its name. With `watchParent`, the group
+ * also watches this process: if it dies without stopping its children (SIGKILL, a closed terminal), the group
+ * is killed too, so no engine or workerd outlives the supervisor.
  *
  * @example
  * ```ts
@@ -37,13 +69,14 @@ export function startManaged(
   name: string,
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; quiet?: boolean } = {},
+  options: { env?: NodeJS.ProcessEnv; quiet?: boolean; watchParent?: boolean } = {},
 ): ManagedProcess {
   const child = spawn(command, args, {
     detached: true,
     env: options.env ?? process.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  if (options.watchParent && child.pid !== undefined) guardGroup(child.pid, process.pid);
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   if (!options.quiet) {
     const prefix = (chunk: Buffer) =>
@@ -110,6 +143,8 @@ export interface WranglerDevOptions {
   persistTo?: string;
   quiet?: boolean;
   root?: string;
+  /** Kill wrangler and its workerd processes if this process dies without stopping them (see `startManaged`). */
+  watchParent?: boolean;
 }
 
 /**
@@ -131,7 +166,30 @@ export function startWranglerDev(options: WranglerDevOptions): ManagedProcess {
   return startManaged("wrangler", resolve(root, "node_modules/.bin/wrangler"), args, {
     env: offlineWranglerEnv(root),
     quiet: options.quiet ?? false,
+    watchParent: options.watchParent ?? false,
   });
+}
+
+/**
+ * The ports among `ports` that something already listens on at 127.0.0.1.
+ *
+ * @example
+ * ```ts
+ * const taken = await takenPorts([8001, 8787]); // e.g. [8787] while another demo runs
+ * ```
+ */
+export async function takenPorts(ports: number[]): Promise<number[]> {
+  const taken = await Promise.all(
+    ports.map(
+      (port) =>
+        new Promise<boolean>((done) => {
+          const server = createServer();
+          server.once("error", () => done(true));
+          server.listen(port, "127.0.0.1", () => server.close(() => done(false)));
+        }),
+    ),
+  );
+  return ports.filter((_, i) => taken[i]);
 }
 
 /**

@@ -10,6 +10,26 @@ export interface DrainObservation {
   observedS: number;
 }
 
+/**
+ * Upper bounds (seconds) of the drain-time error histogram: error = suggested - observed, so a positive error is a
+ * hint longer than the queue took to drain, a negative one a hint too short. The last bound is +Inf.
+ */
+export const DRAIN_ERROR_BOUNDS = [-60, -30, -10, -5, -2, -1, 0, 1, 2, 5, 10, 30, 60, Number.POSITIVE_INFINITY];
+
+/**
+ * A cumulative-count-ready histogram since start: per-bucket counts (not cumulative), their sum and count.
+ *
+ * @example
+ * ```ts
+ * const h: HistogramSnapshot = { buckets: [{ le: 0, count: 1 }, { le: Infinity, count: 2 }], sum: 3.5, count: 3 };
+ * ```
+ */
+export interface HistogramSnapshot {
+  buckets: { le: number; count: number }[];
+  sum: number;
+  count: number;
+}
+
 interface Pending {
   atMs: number;
   queueDepth: number;
@@ -38,6 +58,10 @@ export class DrainAccuracyTracker {
   /** Sorted by target drain count, ascending. */
   private readonly pending: Pending[] = [];
   private readonly results: DrainObservation[] = [];
+  /** Every observation with a hint since start (not only the recent window): suggested - observed. */
+  private readonly errorCounts = DRAIN_ERROR_BOUNDS.map(() => 0);
+  private errorSum = 0;
+  private errorCount = 0;
 
   /**
    * `onObservation` sees every completed observation, not just the bounded recent window (the simulator
@@ -70,6 +94,13 @@ export class DrainAccuracyTracker {
         observedS: (nowMs - done.atMs) / 1000,
       };
       this.results.push(observation);
+      if (observation.suggestedS !== undefined) {
+        const error = observation.suggestedS - observation.observedS;
+        const i = DRAIN_ERROR_BOUNDS.findIndex((le) => error <= le);
+        this.errorCounts[i] = (this.errorCounts[i] ?? 0) + 1;
+        this.errorSum += error;
+        this.errorCount += 1;
+      }
       this.onObservation?.(observation);
       if (this.results.length > this.maxResults) this.results.shift();
     }
@@ -78,6 +109,25 @@ export class DrainAccuracyTracker {
   /** Completed observations, oldest first. */
   recent(): DrainObservation[] {
     return [...this.results];
+  }
+
+  /**
+   * The drain-time error (suggested - observed, seconds) of every hinted observation since start, as a histogram
+   * over {@link DRAIN_ERROR_BOUNDS} (per-bucket counts), with its sum and count.
+   *
+   * @example
+   * ```ts
+   * tracker.recordRejection(0, 1, 0, 3);
+   * tracker.onDrain(2_000, 1); // observed 2 s, suggested 3 s: error +1 s
+   * tracker.errorHistogram(); // { buckets: [..., { le: 1, count: 1 }, ...], sum: 1, count: 1 }
+   * ```
+   */
+  errorHistogram(): HistogramSnapshot {
+    return {
+      buckets: DRAIN_ERROR_BOUNDS.map((le, i) => ({ le, count: this.errorCounts[i] ?? 0 })),
+      sum: this.errorSum,
+      count: this.errorCount,
+    };
   }
 
   get pendingCount(): number {

@@ -1,5 +1,5 @@
 import { backoffDelayMs, probeDeadlineMs } from "./backoff";
-import { DrainAccuracyTracker, type DrainObservation } from "./drain-accuracy";
+import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
@@ -18,7 +18,7 @@ export interface RouterOptions {
   replicas: string[];
   /** A replica accepts a request while its queue length is below this (Ray's `max_ongoing_requests`). */
   maxOngoingRequests: number;
-  /** A request arriving while this many wait is rejected (Ray's `max_queued_requests`). */
+  /** A request arriving while this many wait is rejected (Ray's `max_queued_requests`); -1: never (unlimited). */
   maxQueuedRequests: number;
   /** A request that waits longer than this is shed. */
   queueTimeoutMs: number;
@@ -65,6 +65,12 @@ export interface Rejection {
 export interface SubmitOptions {
   /** The client says this is a retry (`x-stainless-retry-count` >= 1). */
   retry?: boolean;
+  /**
+   * Milliseconds this request already waited in a router that was reset before placing it (the Worker
+   * re-acquires it once on the fresh router). It queues as if it had arrived that long ago: ahead of younger
+   * requests, and shed when its total wait reaches the queue timeout.
+   */
+  waitedMs?: number;
 }
 
 export type SubmitResult = { kind: "queued" } | { kind: "rejected"; rejection: Rejection };
@@ -97,6 +103,10 @@ export interface RouterStats {
   rejectionsByReason: Record<RejectionReason, number>;
   /** Histogram of suggested delays (seconds): counts per upper bound, the last bound +Inf. */
   suggestedDelayBuckets: { le: number; count: number }[];
+  /** Sum of the suggested delays counted in `suggestedDelayBuckets` (the histogram's `_sum`). */
+  suggestedDelaySumS: number;
+  /** Drain-time error (suggested - observed seconds) of every hinted rejection observed drained since start. */
+  drainTimeError: HistogramSnapshot;
   replicas: Record<string, QueueLengthEntry | null>;
   recentObservations: DrainObservation[];
   /** Rejections whose queue has not drained yet (bounded: the tracker drops the oldest). */
@@ -137,6 +147,7 @@ export class RouterCore {
     no_replica_available: 0,
   };
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
+  private suggestedDelaySumS = 0;
   /** The retries already told to come back, and the room they hold, for `retry_schedule` (memory only: a restart is cold). */
   private readonly retrySchedule: RetrySchedule | undefined;
 
@@ -182,7 +193,7 @@ export class RouterCore {
    * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
    * hold, while any other request must leave that room free (the hint it was given is a reservation).
    */
-  submit(ticket: string, { retry = false }: SubmitOptions = {}): SubmitResult {
+  submit(ticket: string, { retry = false, waitedMs = 0 }: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
     const schedule = this.retrySchedule;
@@ -193,11 +204,26 @@ export class RouterCore {
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
     const unplanned = schedule !== undefined && retry && !claimed && schedule.isFull(now);
-    if (unplanned || this.queue.size + reserved >= this.options.maxQueuedRequests) {
+    const bound = this.options.maxQueuedRequests; // -1: unlimited (Ray's max_queued_requests = -1)
+    if (unplanned || (bound >= 0 && this.queue.size + reserved >= bound)) {
       return { kind: "rejected", rejection: this.reject("queue_full", now) };
     }
-    this.queue.set(ticket, now);
+    if (waitedMs > 0 && !this.queue.has(ticket)) this.enqueueOlder(ticket, now - waitedMs);
+    else this.queue.set(ticket, now);
     return { kind: "queued" };
+  }
+
+  /** Queues `ticket` as enqueued at `enqueuedAt`, in arrival order (placement and expiry both read the order). */
+  private enqueueOlder(ticket: string, enqueuedAt: number): void {
+    const entries = [...this.queue];
+    const at = entries.findIndex(([, t]) => t > enqueuedAt);
+    if (at < 0) {
+      this.queue.set(ticket, enqueuedAt);
+      return;
+    }
+    entries.splice(at, 0, [ticket, enqueuedAt]);
+    this.queue.clear();
+    for (const [t, e] of entries) this.queue.set(t, e);
   }
 
   /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */
@@ -329,6 +355,8 @@ export class RouterCore {
       rejections: { ...this.rejections },
       rejectionsByReason: { ...this.rejectionsByReason },
       suggestedDelayBuckets: SUGGESTED_DELAY_BOUNDS.map((le, i) => ({ le, count: this.suggestedDelayCounts[i] ?? 0 })),
+      suggestedDelaySumS: this.suggestedDelaySumS,
+      drainTimeError: this.accuracy.errorHistogram(),
       replicas: Object.fromEntries(this.options.replicas.map((r) => [r, cached[r] ?? null])),
       recentObservations: this.accuracy.recent(),
       pendingObservations: this.accuracy.pendingCount,
@@ -368,6 +396,7 @@ export class RouterCore {
     if (decision.jitteredS !== undefined) {
       const bucket = SUGGESTED_DELAY_BOUNDS.findIndex((le) => (decision.jitteredS as number) <= le);
       this.suggestedDelayCounts[bucket] = (this.suggestedDelayCounts[bucket] ?? 0) + 1;
+      this.suggestedDelaySumS += decision.jitteredS;
     }
     this.accuracy.recordRejection(now, signals.queueDepth, this.estimator.drainCount, decision.jitteredS);
     const message =

@@ -30,8 +30,11 @@ const estimatorSchema = z.strictObject({
 export const routerSettingsShape = {
   /** A replica accepts a request while its queue length is below this (Ray's `max_ongoing_requests`). */
   maxOngoingRequests: z.int().min(1).default(5),
-  /** Requests that may wait for a replica at one router (Ray's `max_queued_requests`); more are shed. */
-  maxQueuedRequests: z.int().min(0).default(100),
+  /**
+   * Requests that may wait for a replica at one router (Ray's `max_queued_requests`); more are shed. -1 means
+   * unlimited, as in Ray (where it is the default). Ours defaults to a bound: see README, Configuration.
+   */
+  maxQueuedRequests: z.int().min(-1, "must be -1 (unlimited) or an integer >= 0").default(100),
   /** A request that waited this long for a replica is shed. */
   queueTimeoutS: z.number().gt(0).max(3600).default(30),
   /** A slot whose Worker never released it (killed mid-request) is reclaimed after this long. */

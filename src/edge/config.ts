@@ -13,6 +13,11 @@ const deploymentSchema = z.strictObject({
   upstreamTimeoutS: z.number().gt(0).max(3600).default(300),
   /** Routers (Durable Objects) for this deployment, each with its own queue and estimator. */
   routerShards: z.int().min(1).max(256).default(1),
+  /**
+   * When the router cannot be reached or is overloaded: `shed` answers 503 with the static Retry-After;
+   * `pass` forwards to a random replica, at most `maxOngoingRequests` at once per Worker isolate.
+   */
+  routerUnavailable: z.enum(["shed", "pass"]).default("shed"),
 });
 
 const configSchema = z.strictObject({

@@ -59,7 +59,10 @@ export function mergeShards(deployment: string, shards: ShardStats[], replicas: 
   return {
     deployment,
     shards: shards.length,
-    maxQueuedRequests: shards.reduce((n, s) => n + s.maxQueuedRequests, 0),
+    // -1 (unlimited) on any shard makes the deployment's bound unlimited too.
+    maxQueuedRequests: shards.some((s) => s.maxQueuedRequests < 0)
+      ? -1
+      : shards.reduce((n, s) => n + s.maxQueuedRequests, 0),
     queueDepth: shards.reduce((n, s) => n + s.queueDepth, 0),
     drainRate: rates.length > 0 ? rates.reduce((a, b) => a + b, 0) : null,
     estimatorWarm: shards.every((s) => s.estimatorWarm),

@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
 import { configFromEnv, parseConfig, type SpillwayConfig, type SpillwayConfigInput } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
@@ -7,6 +8,7 @@ import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { isRetry } from "./retry-count";
 import { type AcquireResult, routerName } from "./router-protocol";
+import { routerUnavailable } from "./router-unavailable";
 
 /** What spillway decided for a request, readable by later middleware as `c.get("spillway")`. */
 export interface SpillwayDecision {
@@ -118,7 +120,9 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       );
     }
     const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
-    const router = (options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER).getByName(routerName(deployment, shard));
+    const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
+    // A fresh stub per call: after a Durable Object reset the old stub keeps failing.
+    const routerOf = () => routers.getByName(routerName(deployment, shard));
     const clientSignal = c.req.raw.signal;
     // The OpenAI SDKs (and every Stainless-generated one) number their retries; `retry_schedule` admits a
     // booked retry into the queue room it reserved for it. Other policies ignore the flag.
@@ -127,26 +131,44 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     for (let attempt = 1; ; attempt++) {
       const ticket = crypto.randomUUID();
       // A client that leaves while queued must not keep its queue place (or the slot it was just given).
-      const cancel = () => c.executionCtx.waitUntil(router.cancel(ticket));
+      const cancel = () => c.executionCtx.waitUntil(routerOf().cancel(ticket));
       clientSignal.addEventListener("abort", cancel, { once: true });
-      let result: AcquireResult;
+      let acquired: AcquireOutcome;
       try {
-        result = await router.acquire(deployment, shard, ticket, { retry });
+        acquired = await acquireSlot(routerOf, { deployment, shard, ticket, retry });
       } finally {
         clientSignal.removeEventListener("abort", cancel);
       }
-      if (result.kind === "rejected") {
-        c.set("spillway", { deployment, shard, outcome: "rejected", retryAfterS: result.retryAfterS });
-        return rejectionResponse(result);
+      let replica: string;
+      let release: (replicaFailed: boolean) => void;
+      if (acquired.kind === "unavailable") {
+        const passed = routerUnavailable(deploymentConfig, deployment, acquired);
+        if ("response" in passed) {
+          c.set("spillway", {
+            deployment,
+            shard,
+            outcome: "rejected",
+            retryAfterS: deploymentConfig.backpressure.retryAfterS,
+          });
+          return passed.response;
+        }
+        ({ replica, release } = passed);
+      } else {
+        const result = acquired.result;
+        if (result.kind === "rejected") {
+          c.set("spillway", { deployment, shard, outcome: "rejected", retryAfterS: result.retryAfterS });
+          return rejectionResponse(result);
+        }
+        replica = result.replica;
+        release = (replicaFailed: boolean) => c.executionCtx.waitUntil(routerOf().release(ticket, replicaFailed));
       }
       c.set("spillway", { deployment, shard, outcome: "admitted" });
-      const release = (replicaFailed: boolean) => c.executionCtx.waitUntil(router.release(ticket, replicaFailed));
       if (clientSignal.aborted) {
         release(false);
         return clientClosed();
       }
       const outcome = await forwardToReplica({
-        replica: result.replica,
+        replica,
         pathAndSearch: c.req.path + new URL(c.req.url).search,
         headers: upstreamHeaders(c.req.raw.headers),
         body: body.text,

@@ -1,3 +1,4 @@
+import type { HistogramSnapshot } from "../core/drain-accuracy";
 import type { ShardStats } from "./router-protocol";
 
 type Labels = Record<string, string | number>;
@@ -40,7 +41,8 @@ export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
 
 /**
  * Renders routers' stats as Prometheus text: one series per deployment shard (labels `deployment`, `shard`).
- * The suggested-delay histogram is cumulative, as Prometheus expects (the router keeps per-bucket counts).
+ * Histograms (suggested delays, drain-time error) are complete Prometheus histograms: cumulative `_bucket`
+ * series ending at `le="+Inf"`, `_sum` and `_count` (the router keeps per-bucket counts and the sum).
  *
  * @example
  * ```ts
@@ -81,15 +83,29 @@ export function prometheusText(shards: ShardStats[]): string {
     for (const [reason, n] of Object.entries(s.rejectionsByReason))
       out.sample("spillway_rejections_by_reason_total", { ...id(s), reason }, n);
 
-  out.family("spillway_suggested_delay_seconds", "histogram", "Suggested Retry-After of rejections (after jitter).");
-  for (const s of shards) {
-    let cumulative = 0;
-    for (const b of s.suggestedDelayBuckets) {
-      cumulative += b.count;
-      out.sample("spillway_suggested_delay_seconds_bucket", { ...id(s), le: numberText(b.le) }, cumulative);
+  const histogram = (name: string, help: string, value: (s: ShardStats) => HistogramSnapshot) => {
+    out.family(name, "histogram", help);
+    for (const s of shards) {
+      const h = value(s);
+      let cumulative = 0;
+      for (const b of h.buckets) {
+        cumulative += b.count;
+        out.sample(`${name}_bucket`, { ...id(s), le: numberText(b.le) }, cumulative);
+      }
+      out.sample(`${name}_sum`, id(s), h.sum);
+      out.sample(`${name}_count`, id(s), cumulative);
     }
-    out.sample("spillway_suggested_delay_seconds_count", id(s), cumulative);
-  }
+  };
+  histogram("spillway_suggested_delay_seconds", "Suggested Retry-After of rejections (after jitter).", (s) => ({
+    buckets: s.suggestedDelayBuckets,
+    sum: s.suggestedDelaySumS,
+    count: s.suggestedDelayBuckets.reduce((n, b) => n + b.count, 0),
+  }));
+  histogram(
+    "spillway_drain_time_error_seconds",
+    "Suggested delay minus the time the queue ahead of the rejection took to drain (the RFC's accuracy).",
+    (s) => s.drainTimeError,
+  );
 
   out.family("spillway_replica_queue_length", "gauge", "The router's cached queue length of a replica.");
   for (const s of shards)

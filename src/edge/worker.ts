@@ -70,6 +70,10 @@ app.get("/spillway/stats/:deployment", async (c) => {
     shards: shards.map((s) => ({
       ...s,
       suggestedDelayBuckets: s.suggestedDelayBuckets.map((b) => ({ ...b, le: Number.isFinite(b.le) ? b.le : "+Inf" })),
+      drainTimeError: {
+        ...s.drainTimeError,
+        buckets: s.drainTimeError.buckets.map((b) => ({ ...b, le: Number.isFinite(b.le) ? b.le : "+Inf" })),
+      },
     })),
   });
 });

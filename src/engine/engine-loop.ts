@@ -16,6 +16,7 @@ import { IncrementalDecoder } from "./incremental-decoder";
 import type { Logger } from "./log-line";
 import type { EngineMetrics } from "./metrics";
 import { ApiError } from "./openai-error";
+import { createRetractedReqsGauge } from "./retracted-reqs-gauge";
 import { StopMatcher } from "./stop-matcher";
 import type { Tokenizer } from "./tokenizer";
 
@@ -82,6 +83,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
   let closed = false;
 
   metrics.maxTotalNumTokens.set(scheduler.state().maxTotalTokens);
+  const retractedGauge = createRetractedReqsGauge((v) => metrics.numRetractedReqs.set(v));
 
   const usageOf = (l: Live, outputTokens: number): GenerationUsage => ({
     promptTokens: l.request.promptTokens.length,
@@ -89,12 +91,21 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     cachedTokens: l.cachedTokens,
   });
 
+  /** SGLang's `observe_one_finished_request`: request and token counters count a request when it ends. */
+  const countEnded = (l: Live, outputTokens: number) => {
+    metrics.numRequestsTotal.inc();
+    metrics.promptTokensTotal.inc(l.request.promptTokens.length);
+    metrics.generationTokensTotal.inc(outputTokens);
+    if (l.cachedTokens > 0) metrics.cachedTokensTotal.inc(l.cachedTokens);
+    metrics.e2eRequestLatency.observe(now() - l.arrivalS);
+  };
+
   const endLive = (id: string, ended: EndedRequest) => {
     const l = live.get(id);
     if (!l) return;
     live.delete(id);
     engine.release(id);
-    metrics.e2eRequestLatency.observe(now() - l.arrivalS);
+    countEnded(l, ended.outputTokenIds.length);
     if (ended.reason === "abort") {
       l.sink.onError(ended.message ?? "request aborted", usageOf(l, ended.outputTokenIds.length));
       return;
@@ -111,14 +122,15 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
         case "prefill": {
           const total = e.newToken + e.cachedToken;
           metrics.cacheHitRate.set(total > 0 ? e.cachedToken / total : 0);
+          retractedGauge.logLine();
           break;
         }
         case "decode":
           metrics.genThroughput.set(e.genThroughput);
-          metrics.numRetractedReqs.set(0);
+          retractedGauge.logLine();
           break;
         case "retraction":
-          metrics.numRetractedReqs.inc(e.retractedIds.length);
+          retractedGauge.retracted(e.retractedIds.length);
           for (const id of e.retractedIds) engine.retract?.(id);
           break;
         case "abort": {
@@ -141,13 +153,10 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     const inc = (counter: { inc(v: number): void }, a: number, b: number) => {
       if (a > b) counter.inc(a - b);
     };
-    inc(metrics.numRequestsTotal, c.requestsTotal, counters.requestsTotal);
     inc(metrics.numAbortedRequestsTotal, c.abortedRequestsTotal, counters.abortedRequestsTotal);
     inc(metrics.numRetractedRequestsTotal, c.retractedRequestsTotal, counters.retractedRequestsTotal);
     inc(metrics.numRetractedInputTokensTotal, c.retractedInputTokensTotal, counters.retractedInputTokensTotal);
     inc(metrics.numRetractedOutputTokensTotal, c.retractedOutputTokensTotal, counters.retractedOutputTokensTotal);
-    inc(metrics.promptTokensTotal, c.promptTokensTotal, counters.promptTokensTotal);
-    inc(metrics.generationTokensTotal, c.generationTokensTotal, counters.generationTokensTotal);
     counters = c;
   };
 
@@ -195,7 +204,8 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       const stopString = emitToken(l, token, t);
       if (stopString || (!r.ignoreEos && token === tokenizer.eosTokenId)) stopped.push(r.id);
     }
-    const { ended } = scheduler.completeBatch({ tokenIds, stopped });
+    const { ended, events } = scheduler.completeBatch({ tokenIds, stopped, now: t });
+    handleEvents(events);
     for (const e of ended) endLive(e.id, e);
   };
 
@@ -203,6 +213,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     for (const [id, l] of live) {
       live.delete(id);
       engine.release(id);
+      countEnded(l, scheduler.get(id)?.outputTokenIds.length ?? 0);
       l.sink.onError(message, usageOf(l, 0));
     }
   };
@@ -267,8 +278,11 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       });
       wake?.();
       return () => {
-        if (!live.delete(request.id)) return;
+        const l = live.get(request.id);
+        if (l === undefined) return;
+        live.delete(request.id);
         engine.release(request.id);
+        countEnded(l, scheduler.get(request.id)?.outputTokenIds.length ?? 0);
         const event = scheduler.abort(request.id, now());
         if (event) logger.info(formatEventLine(event));
         syncMetrics();
@@ -291,8 +305,9 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     },
     async close() {
       closed = true;
-      for (const id of [...live.keys()]) scheduler.abort(id, now(), "Server shutting down.", 503);
-      failAll("engine server is shutting down");
+      const ids = [...live.keys()];
+      failAll("engine server is shutting down"); // first: it counts each request's output before the abort drops it
+      for (const id of ids) scheduler.abort(id, now(), "Server shutting down.", 503);
       wake?.();
       await running;
     },

@@ -8,22 +8,62 @@ const ITL_BUCKETS = [
 const E2E_BUCKETS = [0.1, 0.2, 0.4, 0.8, 1, 2, 5, 10, 20, 40, 60, 80, 100, 150, 200, 250, 300, 350, 500, 1000];
 
 /**
- * The engine's Prometheus metrics under SGLang's names, in a per-server {@link Registry} (several
- * servers in one process - tests, the simulator - must not share counters). Every series carries
- * `model_name`, as SGLang's do.
+ * The labels SGLang's scheduler puts on its series (`SchedulerMetricsMixin.init_metrics`): gauges and the
+ * retraction counters carry these beside `model_name`; one engine is one unified (not disaggregated) rank 0.
+ */
+export const SCHEDULER_LABELS = { engine_type: "unified", tp_rank: "0", pp_rank: "0" } as const;
+const SCHEDULER_LABEL_NAMES = Object.keys(SCHEDULER_LABELS);
+
+/** A gauge bound to {@link SCHEDULER_LABELS}. */
+export interface SchedulerGauge {
+  set(value: number): void;
+  inc(value?: number): void;
+  get: Gauge["get"];
+}
+
+/** A counter bound to {@link SCHEDULER_LABELS}. */
+export interface SchedulerCounter {
+  inc(value?: number): void;
+  get: Counter["get"];
+}
+
+/**
+ * The engine's Prometheus metrics under SGLang's names and labels, in a per-server {@link Registry} (several
+ * servers in one process - tests, the simulator - must not share counters). Every series carries `model_name`,
+ * as SGLang's do; the scheduler's series (gauges, retraction counters) also carry SGLang's scheduler labels
+ * `engine_type`, `tp_rank`, `pp_rank` ({@link SCHEDULER_LABELS}); the request series (request and token counters,
+ * latency histograms) are the tokenizer manager's in SGLang and carry `model_name` only.
+ *
+ * Request and token counters count when a request ends (SGLang's `observe_one_finished_request`): a request
+ * in flight is in none of them.
  *
  * @example
  * ```ts
  * const m = createEngineMetrics("demo-model");
  * m.numRequestsTotal.inc();
- * const text = await m.registry.metrics(); // Prometheus text exposition
+ * const text = await m.registry.metrics();
+ * // ... sglang:num_requests_total{model_name="demo-model"} 1
+ * // ... sglang:token_usage{engine_type="unified",tp_rank="0",pp_rank="0",model_name="demo-model"} 0
  * ```
  */
 export function createEngineMetrics(modelName: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ model_name: modelName });
   const registers = [registry];
-  const gauge = (name: string, help: string) => new Gauge({ name: `sglang:${name}`, help, registers });
+  const gauge = (name: string, help: string): SchedulerGauge => {
+    const g = new Gauge({ name: `sglang:${name}`, help, labelNames: SCHEDULER_LABEL_NAMES, registers });
+    g.set(SCHEDULER_LABELS, 0);
+    return {
+      set: (value) => g.set(SCHEDULER_LABELS, value),
+      inc: (value = 1) => g.inc(SCHEDULER_LABELS, value),
+      get: () => g.get(),
+    };
+  };
+  const schedulerCounter = (name: string, help: string): SchedulerCounter => {
+    const c = new Counter({ name: `sglang:${name}`, help, labelNames: SCHEDULER_LABEL_NAMES, registers });
+    c.inc(SCHEDULER_LABELS, 0);
+    return { inc: (value = 1) => c.inc(SCHEDULER_LABELS, value), get: () => c.get() };
+  };
   const counter = (name: string, help: string) => new Counter({ name: `sglang:${name}`, help, registers });
   const histogram = (name: string, help: string, buckets: number[]) =>
     new Histogram({ name: `sglang:${name}`, help, buckets, registers });
@@ -39,16 +79,20 @@ export function createEngineMetrics(modelName: string) {
     newTokenRatio: gauge("new_token_ratio", "The current new-token ratio used by admission."),
     numRetractedReqs: gauge(
       "num_retracted_reqs",
-      "Requests retracted in the current log interval (zeroed after each interval).",
+      "Requests retracted in the log interval that the latest prefill or decode log line closed (SGLang's gauge).",
     ),
-    numRetractedRequestsTotal: counter("num_retracted_requests_total", "Total retracted requests."),
-    numRetractedInputTokensTotal: counter("num_retracted_input_tokens_total", "Prompt tokens of retracted requests."),
-    numRetractedOutputTokensTotal: counter(
+    numRetractedRequestsTotal: schedulerCounter("num_retracted_requests_total", "Total retracted requests."),
+    numRetractedInputTokensTotal: schedulerCounter(
+      "num_retracted_input_tokens_total",
+      "Prompt tokens of retracted requests.",
+    ),
+    numRetractedOutputTokensTotal: schedulerCounter(
       "num_retracted_output_tokens_total",
       "Output tokens held by requests when retracted.",
     ),
     promptTokensTotal: counter("prompt_tokens_total", "Prompt tokens of finished requests."),
     generationTokensTotal: counter("generation_tokens_total", "Generated tokens of finished requests."),
+    cachedTokensTotal: counter("cached_tokens_total", "Prompt tokens of finished requests found in the prefix cache."),
     numRequestsTotal: counter("num_requests_total", "Requests that finished (any reason)."),
     numAbortedRequestsTotal: counter("num_aborted_requests_total", "Requests aborted (disconnect or OOM)."),
     timeToFirstToken: histogram("time_to_first_token_seconds", "Time to first token.", TTFT_BUCKETS),

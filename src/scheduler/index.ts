@@ -6,9 +6,10 @@
  * import { Scheduler, formatEventLine } from "../scheduler/index.js";
  * const scheduler = new Scheduler({ maxTotalTokens: 4096 });
  * scheduler.submit({ id: "r1", promptTokenIds: [1, 2, 3], maxNewTokens: 8 });
- * const batch = scheduler.nextBatch(0); // { kind: "prefill", entries: [...], events: [...] }
- * for (const e of batch.events) console.log(formatEventLine(e));
- * scheduler.completeBatch({ tokenIds: [42] });
+ * const batch = scheduler.nextBatch(0); // { kind: "prefill", entries: [...], events: [], ended: [] }
+ * const done = scheduler.completeBatch({ tokenIds: [42], now: 0.01 });
+ * for (const e of done.events) console.log(formatEventLine(e)); // "Prefill batch, #new-seq: 1, ..."
+
  * ```
  */
 export {

@@ -19,6 +19,7 @@ import type {
   EndedRequest,
   EndReason,
   PrefillBatch,
+  PrefillBatchEvent,
   PrefillEntry,
   RequestView,
   SchedulePolicy,
@@ -133,7 +134,9 @@ function noRandomSource(): number {
  *   await gpu.run(batch); // time cost from the batch's shape
  *   const tokenIds = items.map((r) => sample(r));
  *   const stopped = items.filter((r, i) => !r.ignoreEos && tokenIds[i] === EOS).map((r) => r.id);
- *   for (const e of scheduler.completeBatch({ tokenIds, stopped }).ended) respond(e);
+ *   const done = scheduler.completeBatch({ tokenIds, stopped, now: clock.now() });
+ *   for (const e of done.events) logger.info(formatEventLine(e)); // a prefill batch's line
+ *   for (const e of done.ended) respond(e);
  * }
  * ```
  */
@@ -159,7 +162,10 @@ export class Scheduler {
   private lastDecodeTic: number | null = null;
   private generatedSinceDecodeEvent = 0;
   private lastPrefillTic: number | null = null;
-  private lastPrefillTokens = 0;
+  /** The in-flight prefill batch's line, less what is read once it ran (usage, queue, throughput). */
+  private prefillReport: Omit<PrefillBatchEvent, "now" | "tokenUsage" | "queueReq" | "inputThroughput"> & {
+    startedAt: number;
+  } = { type: "prefill", newSeq: 0, newToken: 0, cachedToken: 0, runningReq: 0, pendingToken: 0, startedAt: 0 };
   private readonly admission: AdmissionContext;
 
   /**
@@ -371,8 +377,27 @@ export class Scheduler {
       this.counters.generationTokensTotal += produced;
       this.generatedSinceDecodeEvent += produced;
       if (anyEnded) this.running = this.running.filter((r) => r.status === "running");
+      return { ended, events: [] };
     }
-    return { ended };
+    return { ended, events: [this.prefillEvent(output.now ?? this.prefillReport.startedAt)] };
+  }
+
+  /**
+   * The prefill line of the batch that just ran (SGLang's `report_prefill_stats`, called after the batch's result
+   * is processed): usage and queue as they are now, throughput = this batch's tokens over the time since the
+   * previous prefill line.
+   */
+  private prefillEvent(now: number): PrefillBatchEvent {
+    const { startedAt: _, ...report } = this.prefillReport;
+    const gap = now - (this.lastPrefillTic as number);
+    this.lastPrefillTic = now;
+    return {
+      ...report,
+      now,
+      tokenUsage: this.usage(),
+      queueReq: this.waiting.length,
+      inputThroughput: gap > 0 ? report.newToken / gap : 0,
+    };
   }
 
   /**
@@ -494,7 +519,6 @@ export class Scheduler {
       r.status = "running";
     }
     const runningBefore = this.running.length;
-    const usage = this.usage();
     const entries: PrefillEntry[] = [];
     let chunked: Req | null = null;
     for (const a of round.admitted) {
@@ -518,21 +542,15 @@ export class Scheduler {
     }
     this.chunked = chunked;
     const pending = this.waitingTokens + (chunked === null ? 0 : chunked.fillLength - chunked.kvLength);
-    const gap = now - (this.lastPrefillTic as number);
-    events.push({
+    this.prefillReport = {
       type: "prefill",
-      now,
       newSeq: entries.length,
       newToken: round.newTokens,
       cachedToken: round.cachedTokens,
-      tokenUsage: usage,
       runningReq: runningBefore,
-      queueReq: this.waiting.length,
       pendingToken: pending,
-      inputThroughput: gap > 0 ? this.lastPrefillTokens / gap : 0,
-    });
-    this.lastPrefillTic = now;
-    this.lastPrefillTokens = round.newTokens;
+      startedAt: now,
+    };
     this.counters.prefillBatchesTotal++;
     this.counters.prefillTokensTotal += round.newTokens;
     this.counters.cachedTokensTotal += round.cachedTokens;

@@ -102,7 +102,10 @@ export interface PrefillEntry {
 export interface PrefillBatch {
   readonly kind: "prefill";
   readonly entries: readonly PrefillEntry[];
-  /** Events of this step, in order (a retraction that left nothing running may come first; the prefill event is last). */
+  /**
+   * Events of preparing this step (a retraction that left nothing running, its aborts). The batch's own prefill
+   * event comes from `completeBatch`, once it ran.
+   */
   readonly events: readonly SchedulerEvent[];
   /**
    * Requests the scheduler ended while preparing this step (out-of-memory aborts, status 500): respond to their
@@ -179,6 +182,11 @@ export interface BatchOutput {
    * reach `maxNewTokens` end by themselves with reason `length`; naming them here too is harmless.
    */
   readonly stopped?: Iterable<string>;
+  /**
+   * When the batch finished (seconds, the clock given to `nextBatch`). A prefill batch's event is stamped with
+   * it and its input throughput measured up to it. Default: the `now` of the `nextBatch` that started the batch.
+   */
+  readonly now?: number;
 }
 
 /**
@@ -221,18 +229,27 @@ export interface EndedRequest {
 export interface StepResult {
   /** Requests that ended with this step (finished by `stop` / `length`), in batch order. */
   readonly ended: readonly EndedRequest[];
+  /**
+   * Events of the finished batch: a prefill batch's {@link PrefillBatchEvent} comes out here, once the batch
+   * ran (SGLang reports the prefill line when the batch's result is processed, not when it is scheduled).
+   */
+  readonly events: readonly SchedulerEvent[];
 }
 
 /**
- * A prefill batch was scheduled (SGLang's "Prefill batch" line). Fields are the line's numbers.
+ * A prefill batch ran (SGLang's "Prefill batch" line). Fields are the line's numbers, with SGLang's definitions
+ * (`report_prefill_stats` in its scheduler metrics, called when the batch's result is processed):
+ * the counts describe the admission round that built the batch; `token usage` and `#queue-req` are read when
+ * the batch has run; the throughput is this batch's new tokens over the time since the previous prefill line.
  *
  * @example
  * ```ts
- * if (event.type === "prefill") log(formatPrefillBatchLine(event));
+ * for (const e of scheduler.completeBatch(out).events) if (e.type === "prefill") log(formatPrefillBatchLine(e));
  * ```
  */
 export interface PrefillBatchEvent {
   readonly type: "prefill";
+  /** When the batch finished (`BatchOutput.now`). */
   readonly now: number;
   /** `#new-seq`: requests in the batch. */
   readonly newSeq: number;
@@ -241,18 +258,26 @@ export interface PrefillBatchEvent {
   /** `#cached-token`: prefix tokens reused. */
   readonly cachedToken: number;
   /**
-   * `token usage`: (maxTotalTokens - (free + evictable)) / maxTotalTokens, before this batch's slots are
-   * allocated - as SGLang logs it (its prefill stats are logged before the batch allocates; the seed's line,
-   * 4 new sequences and 896 new tokens at usage 0.28 with one request running, only adds up that way).
+   * `token usage`: (maxTotalTokens - (free + evictable)) / maxTotalTokens after the batch ran, so it includes
+   * the slots the batch just took. The seed's second line: one request holding 257 slots, a batch of 896 new
+   * tokens -> (257 + 896) / 4096 = 0.28.
    */
   readonly tokenUsage: number;
-  /** `#running-req`: requests already running (not counting this batch). */
+  /** `#running-req`: requests already running when the batch was admitted (not counting this batch). */
   readonly runningReq: number;
-  /** `#queue-req`: requests still waiting after this admission. */
+  /** `#queue-req`: requests waiting after the batch ran. */
   readonly queueReq: number;
-  /** `#pending-token`: tokens still to prefill (waiting requests' prompt + output, plus a chunked remainder). */
+  /**
+   * `#pending-token`: SGLang's `_get_num_pending_tokens(chunk_deduct=this chunk)` at admission: the sum of
+   * `seqlen` (prompt + output so far) over the waiting queue, plus what a chunked prompt still has to prefill
+   * after this batch's chunk. Not uncached tokens: a waiting request's cached prefix counts in full.
+   */
   readonly pendingToken: number;
-  /** `input throughput (token/s)`: the previous prefill batch's tokens over the time since it (as SGLang). */
+  /**
+   * `input throughput (token/s)`: this batch's `#new-token` over the time since the previous prefill line
+   * (SGLang's `log_input_tokens / gap_latency`; 0 when no time passed). Back to back, that gap is the prefill's
+   * own time.
+   */
   readonly inputThroughput: number;
 }
 

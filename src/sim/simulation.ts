@@ -1,5 +1,6 @@
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
 import type { RouterOptions } from "../core/router-core";
+import type { AcquireResult } from "../core/router-driver";
 import { routerOptionsFromSettings, routerSettingsSchema } from "../core/router-schema";
 import { type RetryHeaders, retryDelay } from "./client-model";
 import { EventLoop } from "./event-loop";
@@ -87,7 +88,15 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
     const ticket = `${request.id}.${retriesSoFar}`;
     // Like the OpenAI SDKs, the client marks its retries (`x-stainless-retry-count: n`, n >= 1).
     const isRetry = retriesSoFar > 0;
-    router.acquire(ticket, { retry: isRetry }, (result) => {
+    let reacquired = false;
+    const onResult = (result: AcquireResult) => {
+      // The Worker's call failed because the router restarted: the request never reached an engine, so the
+      // Worker asks the fresh router once more (src/edge/acquire-slot.ts), the client none the wiser.
+      if (result.kind === "rejected" && result.reason === "router_restart" && !reacquired) {
+        reacquired = true;
+        router.acquire(ticket, { retry: isRetry }, onResult);
+        return;
+      }
       record.answeredAtMs = loop.now();
       if (result.kind === "admitted") {
         record.outcome = "admitted";
@@ -128,7 +137,8 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
         meter.clientsWaiting -= 1;
         attempt(request, trace, random, delay.hinted);
       });
-    });
+    };
+    router.acquire(ticket, { retry: isRetry }, onResult);
   };
 
   for (const request of workload) {

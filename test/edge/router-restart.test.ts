@@ -1,6 +1,17 @@
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { chat, computedHintRangeMs, releaseHold, setRouterClock, stats0, waitFor, warmRouter } from "./helpers";
+import { routerName } from "../../src/edge/router-protocol";
+import {
+  chat,
+  computedHintRangeMs,
+  direct,
+  releaseHold,
+  replicaState,
+  setRouterClock,
+  stats0,
+  waitFor,
+  warmRouter,
+} from "./helpers";
 
 /**
  * Overloads the `restart` deployment (one slot, 20 queue places) with requests that hold their slot until
@@ -54,5 +65,29 @@ describe("a router restarted mid-overload", () => {
       expect(Number(r.headers.get("retry-after-ms"))).toBeLessThanOrEqual(high);
     }
     expect(high).toBeLessThan(7000 * 0.8);
+  }, 60_000);
+});
+
+describe("a router reset with requests queued", () => {
+  it("loses none of them: each re-acquires once on the fresh router, and every request is served (0 5xx)", async () => {
+    // The replica's one slot is taken outside the edge, so the fourteen requests all wait in the router's queue.
+    const blocker = direct("reset", "hold:reset");
+    await waitFor(async () => (await replicaState("reset")).inflight === 1, "the replica busy");
+    const pending = Array.from({ length: 14 }, (_, i) => chat("reset", `queued-${i}`));
+    await waitFor(async () => (await stats0("reset")).queueDepth === 14, "fourteen queued");
+    // Reset the router as a deploy or a crash does: its memory (the queue) is gone and every call waiting in it
+    // fails. (abortAllDurableObjects() would leave the old instance serving its calls: no failure to recover.)
+    const router = env.DEPLOYMENT_ROUTER.getByName(routerName("reset", 0));
+    await runInDurableObject(router, (_instance, state) => state.abort("reset by the test")).catch(() => {});
+    // The fourteen come back to the fresh router by themselves (before the re-acquire: fourteen 500s).
+    await waitFor(async () => (await stats0("reset")).queueDepth === 14, "fourteen queued again");
+    await releaseHold("reset", "reset");
+    await blocker;
+    const responses = await Promise.all(pending);
+    expect(responses.map((r) => r.status)).toEqual(Array.from({ length: 14 }, () => 200));
+    const served = (await replicaState("reset")).served;
+    expect(served.filter((c) => c.startsWith("queued-")).sort()).toEqual(
+      Array.from({ length: 14 }, (_, i) => `queued-${i}`).sort(),
+    );
   }, 60_000);
 });

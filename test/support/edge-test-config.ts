@@ -48,6 +48,9 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       "slow-probe": { replicas: [r("sp-slow"), r("sp-fast")], maxOngoingRequests: 1 },
       signed: { replicas: [r("signed-a")] },
+      reset: { replicas: [r("reset")], maxOngoingRequests: 1, maxQueuedRequests: 20, queueTimeoutS: 60 },
+      "unavailable-shed": { replicas: [r("us")], backpressure: { retryAfterS: 4.5 } },
+      "unavailable-pass": { replicas: [r("up")], maxOngoingRequests: 2, routerUnavailable: "pass" },
       restart: {
         replicas: [r("restart")],
         maxOngoingRequests: 1,

@@ -1,3 +1,5 @@
+import { usagePercent } from "./token-usage";
+
 /**
  * The dashboard's browser script, served as `/spillway/dashboard/app.js`. It shows nothing until an admin
  * token is given (typed in the page, or passed once as `#token=...` in the URL, which never reaches a server),
@@ -28,6 +30,9 @@ export const DASHBOARD_JS = `"use strict";
     s.textContent = text;
     s.className = "status " + kind;
   }
+  // One unit (percent) and one rounding (one decimal) for the KV token usage chart and table.
+  // (assigned, not declared: a bundler may rename the function, never this variable)
+  var usagePercent = ${usagePercent.toString()};
   function fmt(v, digits) {
     if (v === null || v === undefined || !isFinite(v)) return "-";
     return Number(v).toFixed(digits === undefined ? 1 : digits);
@@ -202,7 +207,7 @@ export const DASHBOARD_JS = `"use strict";
     replicas.forEach(function (r) {
       var tr = el("tr");
       [shortName(r.replica), r.ok ? "up" : "down", fmt(r.queueLength, 0), fmt(r.running, 0), fmt(r.waiting, 0),
-        r.tokenUsage === null ? "-" : fmt(r.tokenUsage * 100, 0) + "%", fmt(r.retractions, 0), fmt(r.genThroughput, 0)]
+        r.tokenUsage === null ? "-" : fmt(usagePercent(r.tokenUsage), 1) + "%", fmt(r.retractions, 0), fmt(r.genThroughput, 0)]
         .forEach(function (text, i) {
           var td = el("td", i === 1 ? (r.ok ? "up" : "down") : "", text);
           tr.appendChild(td);
@@ -227,7 +232,8 @@ export const DASHBOARD_JS = `"use strict";
       push(view.rungs, x, [rung("computed"), rung("static_fallback"), rung("none")]);
       view.buckets.set(d.suggestedDelayBuckets);
       view.prev = { atMs: overview.atMs, admitted: d.admitted, rejected: d.rejected, rejections: d.rejections };
-      push(view.queue, x, [d.queueDepth, d.activeLeases, d.maxQueuedRequests]);
+      var bounded = d.maxQueuedRequests >= 0; // -1: unlimited (no bound line)
+      push(view.queue, x, [d.queueDepth, d.activeLeases, bounded ? d.maxQueuedRequests : null]);
       push(view.rates, x, [admittedRate, shedRate]);
       push(view.drain, x, [d.drainRate]);
       var obs = d.recentObservations;
@@ -241,11 +247,11 @@ export const DASHBOARD_JS = `"use strict";
       view.retry.plot.setScale("x", { min: view.queue.data[0][0], max: x });
       view.retry.box.dataset.points = String(obs.length);
       push(view.rqueue, x, d.replicas.map(function (r) { return r.queueLength; }));
-      push(view.rusage, x, d.replicas.map(function (r) { return r.tokenUsage === null ? null : r.tokenUsage * 100; }));
+      push(view.rusage, x, d.replicas.map(function (r) { return usagePercent(r.tokenUsage); }));
       push(view.rretract, x, d.replicas.map(function (r) { return r.retractions; }));
       renderTable(view.table, d.replicas);
       var t = view.tiles;
-      t.queue.value.textContent = d.queueDepth + " / " + d.maxQueuedRequests;
+      t.queue.value.textContent = d.queueDepth + " / " + (bounded ? d.maxQueuedRequests : "unlimited");
       t.drain.value.textContent = fmt(d.drainRate, 1);
       t.admitted.value.textContent = fmt(admittedRate, 1);
       t.rejected.value.textContent = fmt(shedRate, 1);

@@ -64,7 +64,10 @@ describe("bench client pieces", () => {
       requestRate: Number.POSITIVE_INFINITY,
       maxConcurrency: null,
       ignoreEos: true,
+      warmupRequests: 1,
     });
+    expect(parseBenchArgs(["--base-url", "http://x:1", "--warmup-requests", "0"])).toMatchObject({ warmupRequests: 0 });
+    expect(() => parseBenchArgs(["--base-url", "http://x:1", "--warmup-requests", "-1"])).toThrow(/--warmup-requests/);
     expect(() => parseBenchArgs(["--base-url", "http://x:1", "--num-prompts", "zero"])).toThrow(/--num-prompts/);
     expect(() => parseBenchArgs(["--base-url", "http://x:1", "--max-concurrency", "0"])).toThrow(/--max-concurrency/);
     expect(() => parseBenchArgs(["--num-prompts", "3"])).toThrow(/--base-url/);

@@ -56,6 +56,7 @@ const options = (honorRetryAfter: boolean) => ({
   promptFormat: "ids" as const,
   honorRetryAfter,
   maxRetries: 5,
+  warmupRequests: 0, // every body is refused first: a warm-up would eat prompt 0's refusals
 });
 
 describe("bench client --honor-retry-after", () => {

@@ -92,7 +92,49 @@ describe("RouterCore", () => {
       9,
     );
     expect(r.rejection.decision.retryAfterS).toBe(2);
-    expect(r.rejection.record).toMatchObject({ estimator_warm: true, policy: "router_queue_drain_rate" });
+    // The structured log record carries every field the RFC lists, with the values of this decision.
+    const pre = r.rejection.decision.preJitterS as number;
+    expect(r.rejection.record).toEqual({
+      event: "spillway.rejection",
+      reason: "queue_full",
+      status: 429,
+      policy: "router_queue_drain_rate", // policy
+      rung: "computed", // fallback rung
+      queue_depth: 4, // observed queue depth
+      max_queued_requests: 4,
+      drain_rate: stats.drainRate, // drain rate
+      estimator_warm: true, // estimator warm
+      pre_jitter_s: pre, // pre-jitter value
+      post_jitter_s: pre, // post-jitter value (u = 0.5 leaves it)
+      retry_after_s: 2,
+      retry_after_ms: Math.ceil(pre * 1000),
+      drain_counter: stats.drainCount, // the drain counter
+      backoff_streak: 0,
+    });
+    expect(stats.drainCount).toBe(12);
+  });
+
+  it("a request re-acquired after a router reset queues by its first arrival and keeps its queue timeout", () => {
+    const { core, place, advance } = setup({ replicas: ["a"], maxOngoingRequests: 1, maxQueuedRequests: 10 });
+    advance(10_000);
+    core.submit("young"); // arrived at 10 s
+    core.submit("old", { waitedMs: 25_000 }); // re-acquired: first arrived at -15 s (30 s timeout: due at 15 s)
+    core.submit("older", { waitedMs: 28_000 });
+    // FIFO by first arrival: the re-acquired ones go ahead of the young one.
+    expect(core.nextExpiryMs()).toBe(10_000 - 28_000 + 30_000);
+    advance(2_000); // 12 s: "older" has waited 30 s in all
+    expect(core.expire().timedOut.map((t) => t.ticket)).toEqual(["older"]);
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "old" });
+    core.release("old");
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "young" });
+  });
+
+  it("maxQueuedRequests -1 is unlimited (Ray's max_queued_requests = -1): a full fleet queues, never sheds", () => {
+    const { core, place } = setup({ replicas: ["a"], maxOngoingRequests: 1, maxQueuedRequests: -1 });
+    for (let i = 0; i < 500; i++) expect(core.submit(`q${i}`).kind).toBe("queued");
+    expect(place({ a: 1 })).toMatchObject({ kind: "backoff" });
+    expect(core.queueDepth).toBe(500);
+    expect(core.stats().maxQueuedRequests).toBe(-1);
   });
 
   it("a cancelled queued request leaves the queue and holds no slot", () => {

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,6 +11,45 @@ function processesMentioning(needle: string): string[] {
   return execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
     .split("\n")
     .filter((line) => line.includes(needle) && !line.includes("ps -eo"));
+}
+
+/** Starts `npm start`'s script (as its own process group) on free ports; output is collected. */
+async function startDemo() {
+  const [worker, ...engines] = (await Promise.all([freePort(), freePort(), freePort(), freePort()])) as [
+    number,
+    ...number[],
+  ];
+  const persistTo = mkdtempSync(join(tmpdir(), "spillway-start-"));
+  const child = spawn(
+    "node_modules/.bin/tsx",
+    ["scripts/start.ts", "--port", String(worker), "--engine-ports", engines.join(","), "--persist-to", persistTo],
+    { stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  const out = { text: "" };
+  child.stdout.on("data", (d: Buffer) => {
+    out.text += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    out.text += d.toString();
+  });
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const cleanUp = () => {
+    try {
+      process.kill(-(child.pid as number), "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    rmSync(persistTo, { recursive: true, force: true });
+  };
+  return { worker, engines, child, out, exited, cleanUp };
+}
+
+/** No process mentions any of the ports (engines and wrangler: `--port P`; workerd: `127.0.0.1:P`). */
+function leftBehind(ports: number[]): string[] {
+  return ports.flatMap((port) => [
+    ...processesMentioning(`--port ${port}`),
+    ...processesMentioning(`127.0.0.1:${port}`),
+  ]);
 }
 
 describe("npm start", () => {
@@ -58,4 +98,48 @@ describe("npm start", () => {
       rmSync(persistTo, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it("killed with SIGKILL (no chance to clean up), it leaves no engine or workerd behind: the children watch it", async () => {
+    const demo = await startDemo();
+    try {
+      await waitForHttp(`http://127.0.0.1:${demo.worker}/health`, 60_000);
+      const ports = [demo.worker, ...demo.engines];
+      expect(leftBehind(ports).length).toBeGreaterThan(0);
+      process.kill(-(demo.child.pid as number), "SIGKILL"); // tsx and the supervisor, at once
+      await demo.exited;
+      for (let i = 0; i < 100 && leftBehind(ports).length > 0; i++) await new Promise((r) => setTimeout(r, 200));
+      expect(leftBehind(ports)).toEqual([]);
+    } finally {
+      demo.cleanUp();
+    }
+  }, 90_000);
+
+  it("a second npm start while the ports are taken says so in one line and starts nothing", async () => {
+    const occupied = createServer();
+    const port = await freePort();
+    await new Promise<void>((done) => occupied.listen(port, "127.0.0.1", done));
+    const [engineA, engineB, worker] = [await freePort(), await freePort(), await freePort()];
+    try {
+      const child = spawn(
+        "node_modules/.bin/tsx",
+        ["scripts/start.ts", "--port", String(worker), "--engine-ports", [port, engineA, engineB].join(",")],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let output = "";
+      child.stdout.on("data", (d: Buffer) => {
+        output += d.toString();
+      });
+      child.stderr.on("data", (d: Buffer) => {
+        output += d.toString();
+      });
+      const code = await new Promise<number | null>((done) => child.once("exit", (c) => done(c)));
+      expect(code).toBe(1);
+      const lines = output.split("\n").filter((l) => l.trim() !== "");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`port ${port} already in use`));
+      expect(leftBehind([engineA, engineB, worker])).toEqual([]);
+    } finally {
+      await new Promise((done) => occupied.close(done));
+    }
+  }, 60_000);
 });

@@ -138,7 +138,7 @@ export function fakeScheduler(extra: { oomAbortAtStep?: number } = {}) {
           if (stopped.has(r.id)) ended.push(end(r, "stop"));
           else if (r.outputTokenIds.length >= r.maxNewTokens) ended.push(end(r, "length"));
         });
-        return { ended };
+        return { ended, events: [] };
       },
       abort(id: string, now = 0, message = "Client disconnected.", status = 499) {
         const r = reqs.get(id);

@@ -157,7 +157,10 @@ describe("engine server, OpenAI API", () => {
       "sglang:num_retracted_requests_total",
     ])
       expect(text).toContain(name);
-    expect(text).toContain('sglang:max_total_num_tokens{model_name="demo-model"} 4096');
+    expect(text).toContain(
+      'sglang:max_total_num_tokens{engine_type="unified",tp_rank="0",pp_rank="0",model_name="demo-model"} 4096',
+    );
+    expect(text).toContain('sglang:num_requests_total{model_name="demo-model"}');
   });
 
   it("prints one access line per request", () => {

@@ -45,8 +45,12 @@ describe("admission", () => {
     const y = s.nextBatch(1);
     if (y.kind !== "prefill") throw new Error("expected a prefill");
     expect(y.entries[0]).toMatchObject({ extendTokens: 10, cachedTokens: 40, startPosition: 40, lastChunk: true });
-    expect(y.events[0]).toMatchObject({ type: "prefill", newSeq: 1, newToken: 10, cachedToken: 40 });
-    completeAll(s, y);
+    expect(s.completeBatch({ tokenIds: [7] }).events[0]).toMatchObject({
+      type: "prefill",
+      newSeq: 1,
+      newToken: 10,
+      cachedToken: 40,
+    });
     s.finish("Y");
 
     // Nothing runs; 50 free + 50 cached (evictable). Z needs 60 + 30 = 90 < 100 only if the cache counts.
@@ -109,12 +113,11 @@ describe("admission", () => {
       const batch = s.nextBatch(i);
       if (batch.kind !== "prefill") throw new Error("expected prefill");
       const e = batch.entries[0];
-      const ev = batch.events.at(-1);
+      const ev = s.completeBatch({ tokenIds: batch.entries.map(() => 7) }).events.at(-1);
       if (e === undefined || ev?.type !== "prefill") throw new Error("unreachable");
       seen.push([e.startPosition, e.extendTokens, e.lastChunk, ev.pendingToken]);
       if (i < 3) expect(batch.entries).toHaveLength(1);
       else expect(prefillIds(batch)).toEqual(["long", "next"]);
-      completeAll(s, batch);
       if (i < 3) expect(s.get("long")?.outputTokenIds).toEqual([]);
     }
     expect(seen).toEqual([

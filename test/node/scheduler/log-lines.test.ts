@@ -76,24 +76,24 @@ describe("SGLang's log lines", () => {
     expect(pythonFixed(0, 2)).toBe("0.00");
   });
 
-  it("the scheduler emits prefill events per batch and decode events every decodeLogInterval steps", () => {
+  it("the scheduler reports a prefill event per batch once it ran, and decode events every decodeLogInterval steps", () => {
     const s = new Scheduler({ maxTotalTokens: 4096, decodeLogInterval: 40 });
     for (let i = 0; i < 6; i++)
       s.submit({ id: `r${i}`, promptTokenIds: prompt(256, i * 1000), maxNewTokens: 512, ignoreEos: true });
     const first = s.nextBatch(0);
-    s.completeBatch({ tokenIds: [1, 1, 1, 1, 1] });
-    expect(first.events).toEqual([
+    expect(first.events).toEqual([]);
+    expect(s.completeBatch({ tokenIds: [1, 1, 1, 1, 1], now: 0.4 }).events).toEqual([
       {
         type: "prefill",
-        now: 0,
+        now: 0.4,
         newSeq: 5,
         newToken: 1280,
         cachedToken: 0,
-        tokenUsage: 0,
+        tokenUsage: 1280 / 4096,
         runningReq: 0,
         queueReq: 1,
         pendingToken: 256,
-        inputThroughput: 0,
+        inputThroughput: 1280 / 0.4,
       },
     ]);
     const decodeEvents = [];

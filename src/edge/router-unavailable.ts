@@ -1,0 +1,56 @@
+import type { DeploymentConfig } from "./config";
+import { openAIError } from "./openai-error";
+import { takePassSlot } from "./pass-through";
+
+/**
+ * What the Worker does when a deployment's router (its Durable Object) cannot answer - overloaded, or
+ * unreachable even after one re-acquire - as the operator chose with `routerUnavailable`:
+ * - `shed` (the default): 503 with the static Retry-After (`backpressure.retryAfterS`, also as `retry-after-ms`;
+ *   no header when unset). No estimate exists without the router, so none is invented.
+ * - `pass`: forward to a replica picked at random, at most `maxOngoingRequests` at once per Worker isolate
+ *   (blind routing, bounded); past that bound, shed as above.
+ * Either way one structured log line records it (`spillway.router_unavailable`).
+ *
+ * @example
+ * ```ts
+ * const decision = routerUnavailable(deploymentConfig, "llama", { cause: "overloaded", message: "..." });
+ * if ("response" in decision) return decision.response;
+ * forwardTo(decision.replica); // then decision.release(replicaFailed)
+ * ```
+ */
+export function routerUnavailable(
+  config: DeploymentConfig,
+  deployment: string,
+  why: { cause: "overloaded" | "unreachable"; message: string },
+): { response: Response } | { replica: string; release: (replicaFailed: boolean) => void } {
+  const passSlot =
+    config.routerUnavailable === "pass" ? takePassSlot(deployment, config.maxOngoingRequests) : undefined;
+  console.log(
+    JSON.stringify({
+      event: "spillway.router_unavailable",
+      deployment,
+      cause: why.cause,
+      action: passSlot ? "pass" : "shed",
+      message: why.message,
+    }),
+  );
+  if (passSlot) {
+    const replica = config.replicas[Math.floor(Math.random() * config.replicas.length)] as string;
+    return { replica, release: () => passSlot() };
+  }
+  const headers: Record<string, string> = {};
+  const staticS = config.backpressure.retryAfterS;
+  if (staticS !== undefined) {
+    headers["retry-after"] = String(Math.ceil(staticS));
+    headers["retry-after-ms"] = String(Math.round(staticS * 1000));
+  }
+  return {
+    response: openAIError(
+      503,
+      `The router of deployment ${deployment} is unavailable; retry later`,
+      "server_error",
+      "service_unavailable",
+      headers,
+    ),
+  };
+}
