@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "../core/retry-after";
 import type { RouterOptions } from "../core/router-core";
+import { LOAD_SOURCES, type ReplicaTarget } from "./replica-probe";
 
 const backpressureSchema = z.strictObject({
   /** Status of a backpressure rejection (Ray's default is 503; ours 429, which SDKs retry). */
@@ -24,9 +25,39 @@ const estimatorSchema = z.strictObject({
 
 const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
+/** A replica: a URL (spillway's engine, probed by `GET /load`) or `{ url, load, model }` for any other server. */
+const replicaEntry = z
+  .union([
+    replicaUrl,
+    z.strictObject({
+      url: replicaUrl,
+      /** How the router reads this replica's load (see README, "In front of vLLM / SGLang / TGI"). */
+      load: z.enum(LOAD_SOURCES).default("spillway"),
+      /** Count only the `/metrics` samples labelled `model_name="<model>"`. */
+      model: z.string().min(1).optional(),
+    }),
+  ])
+  .transform((entry): ReplicaTarget => (typeof entry === "string" ? { url: entry, load: "spillway" } : entry));
+
+/** Durable Objects' location hints: where a deployment's routers are placed (near its GPU fleet). */
+const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"] as const;
+
 const deploymentSchema = z.strictObject({
-  /** Base URLs of the engine servers serving this deployment. */
-  replicas: z.array(replicaUrl).min(1, "needs at least one replica"),
+  /** The servers of this deployment: engine server URLs, or `{ url, load }` for vLLM, SGLang, TGI or others. */
+  replicas: z
+    .array(replicaEntry)
+    .min(1, "needs at least one replica")
+    .refine((rs) => new Set(rs.map((r) => r.url)).size === rs.length, "a replica URL is listed twice"),
+  /**
+   * Name of a Worker secret holding the backend's API key (e.g. vLLM's `--api-key`): sent upstream as
+   * `Authorization: Bearer <key>` in place of the client's own `Authorization`. Unset: the client's is passed on.
+   */
+  upstreamApiKeySecret: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a binding name")
+    .optional(),
+  /** Where this deployment's router Durable Objects are created (a location hint); unset: near the first request. */
+  locationHint: z.enum(LOCATION_HINTS).optional(),
   /** A replica accepts a request while its queue length is below this (Ray's `max_ongoing_requests`). */
   maxOngoingRequests: z.int().min(1).default(5),
   /** Requests that may wait for a replica at one router (Ray's `max_queued_requests`); more are shed. */
@@ -106,7 +137,8 @@ export function parseConfig(source: string | unknown): SpillwayConfig {
 export function routerOptionsFor(deployment: DeploymentConfig): RouterOptions {
   const { backpressure, estimator } = deployment;
   return {
-    replicas: deployment.replicas,
+    replicas: deployment.replicas.map((r) => r.url),
+    unprobedReplicas: deployment.replicas.filter((r) => r.load === "none").map((r) => r.url),
     maxOngoingRequests: deployment.maxOngoingRequests,
     maxQueuedRequests: deployment.maxQueuedRequests,
     queueTimeoutMs: deployment.queueTimeoutS * 1000,

@@ -4,9 +4,9 @@ import { RouterCore } from "../core/router-core";
 import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
-import { replicaUrl } from "./replica-url";
+import { type ProbeAnswer, replicaProber } from "./replica-probe";
 import type { AcquireResult, ShardStats } from "./router-protocol";
-import { signedGet } from "./signed-get";
+import { upstreamApiKey } from "./upstream-credential";
 
 const RECENTLY_CANCELLED_MAX = 1024;
 
@@ -31,7 +31,7 @@ const CANCELLED: AcquireResult = {
 
 /**
  * The router of one deployment shard, a Durable Object driving the pure `RouterCore`: it answers `acquire`
- * with a replica slot or a refusal, probes replicas' `/load`, sleeps the placement backoff, and sheds
+ * with a replica slot or a refusal, probes replicas (`/load` or `/metrics`, see replica-probe.ts), sleeps the placement backoff, and sheds
  * requests that wait too long. Request and response bodies never pass through it.
  *
  * State lives in memory only: a restarted router starts cold (empty queue, no estimate) and falls back to the
@@ -50,6 +50,7 @@ const CANCELLED: AcquireResult = {
  */
 export class DeploymentRouter extends DurableObject<Env> {
   private core: RouterCore | undefined;
+  private probe: (replica: string, deadlineMs: number) => Promise<ProbeAnswer> = async () => undefined;
   private identity = { deployment: "", shard: 0 };
   private logRejections = true;
   private readonly waiting = new Map<string, (result: AcquireResult) => void>();
@@ -120,6 +121,10 @@ export class DeploymentRouter extends DurableObject<Env> {
     if (!deploymentConfig) throw new Error(`unknown deployment ${deployment}`);
     this.identity = { deployment, shard };
     this.logRejections = config.logRejections;
+    this.probe = replicaProber(deploymentConfig.replicas, {
+      signingSecret: this.env.SPILLWAY_SIGNING_SECRET,
+      upstreamApiKey: upstreamApiKey(this.env, deploymentConfig, false),
+    });
     this.core = new RouterCore(routerOptionsFor(deploymentConfig), Date, Math.random);
     return this.core;
   }
@@ -152,9 +157,8 @@ export class DeploymentRouter extends DurableObject<Env> {
     for (let plan = core.beginRound(); plan; plan = core.beginRound()) {
       if (plan.probe.length > 0) {
         const deadline = plan.probeDeadlineMs;
-        const secret = this.env.SPILLWAY_SIGNING_SECRET;
         await Promise.all(
-          plan.probe.map(async (replica) => core.reportProbe(replica, await probe(replica, deadline, secret))),
+          plan.probe.map(async (replica) => core.reportProbe(replica, await this.probe(replica, deadline))),
         );
       }
       const outcome = core.finishRound(plan);
@@ -205,25 +209,5 @@ export class DeploymentRouter extends DurableObject<Env> {
       },
       Math.max(0, next - Date.now()) + 5,
     );
-  }
-}
-
-/**
- * Asks a replica for its queue length (`GET /load`) within `deadlineMs`, signed when a secret is set (engines
- * may restrict `/load`). A missed deadline reads as `"timeout"` (slow), any other failure as `undefined`.
- */
-async function probe(
-  replica: string,
-  deadlineMs: number,
-  secret: string | undefined,
-): Promise<number | undefined | "timeout"> {
-  const deadline = AbortSignal.timeout(deadlineMs);
-  try {
-    const res = await signedGet(replicaUrl(replica, "/load"), secret, deadline);
-    if (!res.ok) return undefined;
-    const load = (await res.json()) as { queueLength?: unknown };
-    return typeof load.queueLength === "number" ? load.queueLength : undefined;
-  } catch {
-    return deadline.aborted ? "timeout" : undefined;
   }
 }

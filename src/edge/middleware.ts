@@ -7,6 +7,7 @@ import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { isRetry } from "./retry-count";
 import { type AcquireResult, routerName } from "./router-protocol";
+import { upstreamApiKey } from "./upstream-credential";
 
 /** What spillway decided for a request, readable by later middleware as `c.get("spillway")`. */
 export interface SpillwayDecision {
@@ -117,8 +118,18 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         "model",
       );
     }
+    let apiKey: string | undefined;
+    try {
+      apiKey = upstreamApiKey(c.env, deploymentConfig);
+    } catch (error) {
+      return openAIError(500, (error as Error).message, "server_error", "upstream_credential_missing");
+    }
     const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
-    const router = (options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER).getByName(routerName(deployment, shard));
+    const { locationHint } = deploymentConfig;
+    const router = (options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER).getByName(
+      routerName(deployment, shard),
+      locationHint ? { locationHint } : undefined,
+    );
     const clientSignal = c.req.raw.signal;
     // The OpenAI SDKs (and every Stainless-generated one) number their retries; `retry_schedule` admits a
     // booked retry into the queue room it reserved for it. Other policies ignore the flag.
@@ -145,10 +156,13 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         release(false);
         return clientClosed();
       }
+      const headers = upstreamHeaders(c.req.raw.headers);
+      // The backend's own key replaces the client's (which authenticated to this Worker, not to the backend).
+      if (apiKey !== undefined) headers.set("authorization", `Bearer ${apiKey}`);
       const outcome = await forwardToReplica({
         replica: result.replica,
         pathAndSearch: c.req.path + new URL(c.req.url).search,
-        headers: upstreamHeaders(c.req.raw.headers),
+        headers,
         body: body.text,
         deployment,
         signingSecret: c.env.SPILLWAY_SIGNING_SECRET,

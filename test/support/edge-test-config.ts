@@ -5,6 +5,9 @@ export const TEST_ADMIN_TOKEN = "test-admin-token";
 /** The secret the workerd tests' Worker signs with; fake replicas named `signed-*` refuse anything else. */
 export const TEST_SIGNING_SECRET = "test-signing-secret";
 
+/** The API key the fake backends with ids `key-*` require (vLLM's `--api-key`). */
+export const TEST_UPSTREAM_KEY = "test-upstream-key";
+
 /**
  * The deployments the workerd tests use: each test gets its own deployment and its own virtual replicas on
  * the fake engine, so no two tests share a router or a replica.
@@ -16,6 +19,7 @@ export const TEST_SIGNING_SECRET = "test-signing-secret";
  */
 export function edgeTestConfig(fake: string): SpillwayConfigInput {
   const r = (id: string) => `${fake}/r/${id}`;
+  const b = (kind: "vllm" | "sglang" | "tgi", id: string) => `${fake}/b/${kind}/${id}`;
   const tight = { maxOngoingRequests: 1, maxQueuedRequests: 1 };
   return {
     logRejections: false,
@@ -48,6 +52,27 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       "slow-probe": { replicas: [r("sp-slow"), r("sp-fast")], maxOngoingRequests: 1 },
       signed: { replicas: [r("signed-a")] },
+      "openai-backends": {
+        replicas: [
+          { url: b("vllm", "ob"), load: "vllm", model: "m" },
+          { url: b("sglang", "ob"), load: "sglang" },
+          { url: b("tgi", "ob"), load: "tgi" },
+        ],
+        maxOngoingRequests: 3,
+        maxQueuedRequests: 12,
+        backpressure: { retryAfterS: 7 },
+        estimator: { intervalS: 0.2 },
+      },
+      "counted-only": {
+        replicas: [{ url: b("vllm", "co"), load: "none" }],
+        maxOngoingRequests: 2,
+        maxQueuedRequests: 4,
+      },
+      "upstream-key": {
+        replicas: [{ url: b("vllm", "key-uk"), load: "vllm" }],
+        upstreamApiKeySecret: "TEST_UPSTREAM_KEY",
+      },
+      "missing-key": { replicas: [{ url: b("vllm", "key-mk"), load: "vllm" }], upstreamApiKeySecret: "NOT_BOUND" },
       restart: {
         replicas: [r("restart")],
         maxOngoingRequests: 1,
