@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
+import type { BackendState } from "../../src/bench/fake-backend-state";
 import { spillway } from "../../src/edge/middleware";
 import { TEST_UPSTREAM_KEY } from "../support/edge-test-config";
-import type { BackendState } from "../support/fake-backend-state";
 import { chat, stats0, waitFor } from "./helpers";
 
 const backend = async (kind: string, id: string): Promise<BackendState> =>

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type BackendKind, createFakeBackend, type FakeBackend } from "../../src/bench/fake-openai-backends";
 import { ReplayGuard, verifyRequest } from "../../src/core/request-signature";
 import { TEST_SIGNING_SECRET, TEST_UPSTREAM_KEY } from "./edge-test-config";
-import { type BackendKind, createFakeBackend, type FakeBackend } from "./fake-openai-backends";
 
 const replayGuard = new ReplayGuard(30_000);
 

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BackendKind, startFakeBackend } from "../../../src/bench/fake-openai-backends";
 import { probeReplica, readMetrics } from "../../../src/edge/replica-probe";
-import { type BackendKind, startFakeBackend } from "../../support/fake-openai-backends";
 
 type Started = Awaited<ReturnType<typeof startFakeBackend>>;
 

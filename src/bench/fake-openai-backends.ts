@@ -51,6 +51,23 @@ python_info{implementation="CPython",major="3",minor="12",patchlevel="3",version
 process_resident_memory_bytes 2.1474836e+09
 `;
 
+/** The histograms a vLLM v1 server exports, by name and HELP text. */
+const VLLM_HISTOGRAMS: Array<[string, string]> = [
+  ["e2e_request_latency_seconds", "Histogram of e2e request latency in seconds."],
+  ["time_to_first_token_seconds", "Histogram of time to first token in seconds."],
+  ["inter_token_latency_seconds", "Histogram of inter-token latency in seconds."],
+  ["request_queue_time_seconds", "Histogram of time spent in WAITING phase for request."],
+  ["request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request."],
+  ["request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request."],
+  ["request_decode_time_seconds", "Histogram of time spent in DECODE phase for request."],
+  ["request_prompt_tokens", "Number of prefill tokens processed."],
+  ["request_generation_tokens", "Number of generation tokens processed."],
+  ["iteration_tokens_total", "Histogram of number of tokens per engine_step."],
+  ["request_max_num_generation_tokens", "Histogram of maximum number of requested generation tokens."],
+  ["request_params_n", "Histogram of the n request parameter."],
+  ["request_params_max_tokens", "Histogram of the max_tokens request parameter."],
+];
+
 const LATENCY_BUCKETS = [
   "0.3",
   "0.5",
@@ -92,17 +109,17 @@ function vllmMetrics(state: BackendState, options: Required<BackendOptions>): st
     const labels = { engine: "0", finished_reason: reason, model_name: options.model };
     lines.push(`vllm:request_success_total${labelText(labels)} ${reason === "stop" ? state.served : 0}.0`);
   }
-  lines.push(
-    "# HELP vllm:e2e_request_latency_seconds Histogram of e2e request latency in seconds.",
-    "# TYPE vllm:e2e_request_latency_seconds histogram",
-  );
-  for (const le of LATENCY_BUCKETS) {
-    const labels = { engine: "0", le, model_name: options.model };
-    lines.push(`vllm:e2e_request_latency_seconds_bucket${labelText(labels)} ${state.served}.0`);
+  // vLLM's page is mostly histograms (a real one is tens of KB): the probe must parse all of it.
+  for (const [name, help] of VLLM_HISTOGRAMS) {
+    lines.push(`# HELP vllm:${name} ${help}`, `# TYPE vllm:${name} histogram`);
+    for (const le of LATENCY_BUCKETS) {
+      const labels = { engine: "0", le, model_name: options.model };
+      lines.push(`vllm:${name}_bucket${labelText(labels)} ${state.served}.0`);
+    }
+    const base = labelText({ engine: "0", model_name: options.model });
+    lines.push(`vllm:${name}_count${base} ${state.served}.0`);
+    lines.push(`vllm:${name}_sum${base} ${(state.served * 0.05).toFixed(3)}`);
   }
-  const base = labelText({ engine: "0", model_name: options.model });
-  lines.push(`vllm:e2e_request_latency_seconds_count${base} ${state.served}.0`);
-  lines.push(`vllm:e2e_request_latency_seconds_sum${base} ${(state.served * 0.05).toFixed(3)}`);
   return `${lines.join("\n")}\n`;
 }
 
