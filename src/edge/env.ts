@@ -1,12 +1,14 @@
 import type { DeploymentRouter } from "./deployment-router";
 
-type SpillwayEnv = Env;
-
 /**
- * The Worker's bindings, as declared in wrangler.toml.
+ * The bindings spillway reads, as declared in wrangler.toml (exported by the package as `SpillwayBindings`;
+ * a Worker's own `Env`, e.g. from `wrangler types`, extends or includes it). Secrets named by a deployment's
+ * `upstreamApiKeySecret` are read by name besides these.
  *
  * @example
  * ```ts
+ * import type { SpillwayBindings } from "spillway";
+ * type Env = SpillwayBindings & { MY_KV: KVNamespace };
  * export default { fetch: (req: Request, env: Env) => new Response(env.SPILLWAY_CONFIG) };
  * ```
  */
@@ -21,11 +23,4 @@ export interface Env {
   SPILLWAY_SIGNING_SECRET?: string;
   /** Workers Analytics Engine dataset for routing decisions (optional; see analytics.ts). Unset: not written. */
   SPILLWAY_METRICS?: AnalyticsEngineDataset;
-}
-
-declare global {
-  namespace Cloudflare {
-    // Lets `env` from "cloudflare:test" and "cloudflare:workers" carry our bindings' types.
-    interface Env extends SpillwayEnv {}
-  }
 }

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { configFromEnv, parseConfig, type SpillwayConfig, type SpillwayConfigInput } from "./config";
+import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
@@ -23,10 +23,11 @@ export type SpillwayVariables = { spillway: SpillwayDecision };
 
 type SpillwayEnv = { Bindings: Env; Variables: SpillwayVariables };
 
-/** Options of `spillway()`; every one has a default that fits the ready Worker's wrangler.toml. */
+/**
+ * Options of `spillway()`; every one has a default that fits the ready Worker's wrangler.toml. The configuration
+ * itself is always the `SPILLWAY_CONFIG` binding: the router Durable Objects read it too, so it has one source.
+ */
 export interface SpillwayOptions {
-  /** The configuration document; default: `c.env.SPILLWAY_CONFIG`, parsed once per isolate. */
-  config?: SpillwayConfigInput;
   /** The router Durable Object namespace; default: `c.env.DEPLOYMENT_ROUTER`. */
   routers?: (c: Context<SpillwayEnv>) => DurableObjectNamespace<DeploymentRouter>;
   /** Maps a request to its deployment; default: the body's `model`. */
@@ -90,20 +91,19 @@ async function answerFrom(
  * @example
  * ```ts
  * import { Hono } from "hono";
- * import { spillway } from "spillway/edge/middleware";
- * export { DeploymentRouter } from "spillway/edge/deployment-router";
+ * import { spillway, type SpillwayBindings } from "spillway";
+ * export { DeploymentRouter } from "spillway";
  *
- * const app = new Hono<{ Bindings: Env }>();
- * app.use("/v1/*", spillway());
+ * const app = new Hono<{ Bindings: SpillwayBindings }>();
+ * app.post("/v1/chat/completions", spillway());
  * export default app;
  * ```
  */
 export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<SpillwayEnv> {
-  const fixedConfig: SpillwayConfig | undefined = options.config ? parseConfig(options.config) : undefined;
   const connectAttempts = Math.max(1, options.connectAttempts ?? 2);
   return async function spillway(c, next) {
     if (c.req.method !== "POST") return next();
-    const config = fixedConfig ?? configFromEnv(c.env.SPILLWAY_CONFIG);
+    const config = configFromEnv(c.env.SPILLWAY_CONFIG);
     const body = await readRequestBody(c.req.raw, c.req.path, config.maxBodyBytes);
     if ("status" in body) return openAIError(body.status, body.message, "invalid_request_error", null, {}, body.param);
     const deployment = options.deploymentOf ? options.deploymentOf(c, body) : body.model;

@@ -73,6 +73,14 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         upstreamApiKeySecret: "TEST_UPSTREAM_KEY",
       },
       "missing-key": { replicas: [{ url: b("vllm", "key-mk"), load: "vllm" }], upstreamApiKeySecret: "NOT_BOUND" },
+      // Never probed, so the router does send to the dead one: what the middleware's connectAttempts is for.
+      "dead-only": { replicas: [{ url: "http://127.0.0.1:1/dead", load: "none" }] },
+      "dead-then-live": {
+        replicas: [
+          { url: "http://127.0.0.1:1/dead", load: "none" },
+          { url: b("vllm", "dtl"), load: "none" },
+        ],
+      },
       restart: {
         replicas: [r("restart")],
         maxOngoingRequests: 1,
