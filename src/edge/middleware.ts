@@ -6,7 +6,7 @@ import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { isRetry } from "./retry-count";
-import { type AcquireResult, routerName } from "./router-protocol";
+import { type AcquireResult, placement, routerName } from "./router-protocol";
 import { upstreamApiKey } from "./upstream-credential";
 
 /** What spillway decided for a request, readable by later middleware as `c.get("spillway")`. */
@@ -125,10 +125,9 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       return openAIError(500, (error as Error).message, "server_error", "upstream_credential_missing");
     }
     const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
-    const { locationHint } = deploymentConfig;
     const router = (options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER).getByName(
       routerName(deployment, shard),
-      locationHint ? { locationHint } : undefined,
+      placement(deploymentConfig.locationHint),
     );
     const clientSignal = c.req.raw.signal;
     // The OpenAI SDKs (and every Stainless-generated one) number their retries; `retry_schedule` admits a

@@ -68,6 +68,25 @@ describe("spillway() options, in a user's Hono app", () => {
     expect(asked).toBe(1);
   });
 
+  it("a deployment's locationHint goes with every router lookup", async () => {
+    const hints: unknown[] = [];
+    const { send } = userApp({
+      routers: (c) =>
+        ({
+          getByName: (name: string, options?: unknown) => {
+            hints.push(options);
+            return c.env.DEPLOYMENT_ROUTER.getByName(name, options as { locationHint: "weur" } | undefined);
+          },
+        }) as unknown as typeof c.env.DEPLOYMENT_ROUTER,
+    });
+    for (const model of ["hinted", "misc"]) {
+      const res = await send({ model });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    expect(hints).toEqual([{ locationHint: "weur" }, undefined]);
+  });
+
   it("connectAttempts: 1 answers 502 at the first replica that cannot be reached", async () => {
     const { send } = userApp({ connectAttempts: 1 });
     const res = await send({ model: "dead-only" });

@@ -1,9 +1,11 @@
+import { SELF } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
 import type { BackendState } from "../../src/bench/fake-backend-state";
+import type { FleetOverview } from "../../src/edge/fleet-overview";
 import { spillway } from "../../src/edge/middleware";
-import { TEST_UPSTREAM_KEY } from "../support/edge-test-config";
+import { TEST_ADMIN_TOKEN, TEST_UPSTREAM_KEY } from "../support/edge-test-config";
 import { chat, stats0, waitFor } from "./helpers";
 
 const backend = async (kind: string, id: string): Promise<BackendState> =>
@@ -69,6 +71,22 @@ describe("vLLM, SGLang and TGI replicas (probed by /metrics, no /load)", () => {
     expect(state.metricsReads).toBe(0);
     expect(state.peakInflight).toBeLessThanOrEqual(2);
     expect(state.served).toBe(responses.filter((r) => r.status === 200).length);
+  });
+
+  it("the overview reads their load from /metrics (and says a load: none replica is not probed)", async () => {
+    const res = await SELF.fetch("http://spillway/spillway/overview", {
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    const overview = (await res.json()) as FleetOverview;
+    const probed = overview.deployments.find((d) => d.deployment === "openai-backends");
+    expect(probed?.replicas.map((r) => [r.ok, r.queueLength])).toEqual([
+      [true, 0],
+      [true, 0],
+      [true, 0],
+    ]);
+    expect(probed?.replicas[0]?.tokenUsage).toBe(0);
+    const counted = overview.deployments.find((d) => d.deployment === "counted-only");
+    expect(counted?.replicas[0]).toMatchObject({ ok: false, queueLength: null, error: 'load "none": never probed' });
   });
 
   it("the upstream credential replaces the client's Authorization on the way to the backend", async () => {

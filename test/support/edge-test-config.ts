@@ -47,6 +47,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "all-down": { replicas: ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"], backpressure: { retryAfterS: 9 } },
       sharded: { replicas: [r("sharded")], maxOngoingRequests: 8, routerShards: 4 },
       misc: { replicas: [r("misc")] },
+      hinted: { replicas: [r("hinted")], locationHint: "weur" },
       "midstream-kill": { replicas: [r("mk")], maxOngoingRequests: 2 },
       "json-kill": { replicas: [r("jk")], maxOngoingRequests: 2 },
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
