@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -12,6 +12,16 @@ const ROOT = resolve(".");
 const UPSTREAM_KEY = "example-vllm-key";
 const MAX_ONGOING = 3;
 const MAX_QUEUED = 10;
+
+// Both suites install the same tarballs: build and pack once (builds write packages/*/dist, so never twice at once).
+let tarballs: ReturnType<typeof buildAndPack> | undefined;
+const packDir = mkdtempSync(join(tmpdir(), "spillway-packed-"));
+const packed = () => tarballs as ReturnType<typeof buildAndPack>;
+// A file-level hook runs before every suite's own.
+beforeAll(() => {
+  tarballs = buildAndPack(packDir);
+}, 300_000);
+afterAll(() => rmSync(packDir, { recursive: true, force: true }));
 
 interface Answer {
   status: number;
@@ -67,13 +77,12 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "spillway-dropin-"));
-    const tarballs = buildAndPack(join(work, "packed"));
     app = join(work, "app");
     cpSync(resolve("examples/worker"), app, { recursive: true, filter: (src) => !/node_modules|\.wrangler/.test(src) });
     // What a user's `npm install spillway hono` gives, from the tarball instead of the registry. wrangler and the
     // Workers types are the repository's own (already installed): nothing is fetched that `npm ci` did not.
     const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
-    manifest.dependencies.spillway = `file:${tarballs.spillway}`;
+    manifest.dependencies.spillway = `file:${packed().spillway}`;
     delete manifest.devDependencies;
     writeFileSync(join(app, "package.json"), JSON.stringify(manifest, null, 2));
     execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], {
@@ -183,4 +192,63 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
     for (const b of backends) expect(b.backend.state.peakInflight).toBeLessThanOrEqual(MAX_ONGOING);
     expect(backends.every((b) => b.backend.state.unauthorized === 0)).toBe(true);
   }, 180_000);
+});
+
+/**
+ * The engine server as an operator installs it on a GPU host: the packed `spillway-engine` tarball in an empty
+ * project (no Worker toolchain), started by its `spillway-engine` command.
+ */
+describe("the spillway-engine package, installed from its tarball", () => {
+  let work = "";
+  let host = "";
+  let engine: ChildProcess | undefined;
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), "spillway-engine-pkg-"));
+    host = join(work, "gpu-host");
+    execFileSync("mkdir", ["-p", host]);
+    writeFileSync(join(host, "package.json"), JSON.stringify({ name: "gpu-host", private: true }));
+    execFileSync(
+      "npm",
+      ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", packed()["spillway-engine"]],
+      { cwd: host, stdio: "pipe" },
+    );
+  }, 300_000);
+
+  afterAll(() => {
+    engine?.kill("SIGKILL");
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("brings only the engine's own dependencies", () => {
+    const installed = readdirSync(join(host, "node_modules")).filter((n) => !n.startsWith("."));
+    expect(installed).not.toContain("wrangler");
+    expect(installed).not.toContain("miniflare");
+    expect(installed).toContain("spillway-engine");
+  });
+
+  it("spillway-engine starts a server that answers /load and a chat completion", async () => {
+    engine = spawn(join(host, "node_modules/.bin/spillway-engine"), ["--port", "0", "--speed", "1000"], {
+      cwd: host,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      engine?.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(out);
+        if (match) resolve(match[1] as string);
+      });
+      engine?.on("exit", (code) => reject(new Error(`spillway-engine exited with ${code}: ${out}`)));
+    });
+    const load = (await (await fetch(`${url}/load`)).json()) as { queueLength: number };
+    expect(load.queueLength).toBe(0);
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo-model", max_tokens: 4, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { object: string }).object).toBe("chat.completion");
+  }, 120_000);
 });
