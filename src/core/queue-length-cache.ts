@@ -34,22 +34,48 @@ export const DOWN_RECHECK_MS = 1_000;
  * cache.assign("http://a");
  * cache.assign("http://a");
  * cache.needsProbe("http://a", 5_000); // true: at the cap
+ *
+ * const counted = new QueueLengthCache(2, undefined, ["http://b"]); // never probed: it counts its own requests
+ * counted.needsProbe("http://b", 0); // false
+ * counted.accepts("http://b"); // true (0 in flight)
  * ```
  */
 export class QueueLengthCache {
   private readonly entries = new Map<string, QueueLengthEntry>();
 
+  private readonly unprobed: ReadonlySet<string>;
+
+  /**
+   * `unprobed` replicas are never probed: their entry starts valid at 0 and moves only by `assign` and
+   * `complete` (the requests this cache's owner has in flight there), and one marked failed comes back by
+   * itself after `DOWN_RECHECK_MS`, since no probe will ever say it is up.
+   */
   constructor(
     private readonly cap: number,
     private readonly staleMs = QUEUE_LENGTH_STALE_MS,
-  ) {}
+    unprobed: readonly string[] = [],
+  ) {
+    this.unprobed = new Set(unprobed);
+    for (const replica of this.unprobed) {
+      this.entries.set(replica, { queueLength: 0, reportedAtMs: 0, valid: true, unreachable: false });
+    }
+  }
 
   get(replica: string): QueueLengthEntry | undefined {
     return this.entries.get(replica);
   }
 
+  /** True when the replica must be probed before it can be chosen; always false for an unprobed replica. */
   needsProbe(replica: string, nowMs: number): boolean {
     const entry = this.entries.get(replica);
+    if (this.unprobed.has(replica)) {
+      // Nothing will ever report on it: once the down period is over it is worth trying again.
+      if (entry && !entry.valid && nowMs - entry.reportedAtMs >= DOWN_RECHECK_MS) {
+        entry.valid = true;
+        entry.unreachable = false;
+      }
+      return false;
+    }
     if (!entry?.valid) return true;
     return nowMs - entry.reportedAtMs > this.staleMs || entry.queueLength >= this.cap;
   }

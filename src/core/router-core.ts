@@ -16,6 +16,11 @@ import { DEFAULT_RETRY_SCHEDULE_OPTIONS, RetrySchedule } from "./retry-schedule"
 export interface RouterOptions {
   /** Replica base URLs (or any stable replica ids). */
   replicas: string[];
+  /**
+   * Replicas that are never probed (`load: "none"`): their queue length is this router's own count of the
+   * requests it has in flight there. Default: none.
+   */
+  unprobedReplicas?: string[];
   /** A replica accepts a request while its queue length is below this (Ray's `max_ongoing_requests`). */
   maxOngoingRequests: number;
   /** A request arriving while this many wait is rejected (Ray's `max_queued_requests`); -1: never (unlimited). */
@@ -158,7 +163,7 @@ export class RouterCore {
     private readonly random: () => number,
     private readonly accuracy: DrainAccuracyTracker = new DrainAccuracyTracker(),
   ) {
-    this.cache = new QueueLengthCache(options.maxOngoingRequests);
+    this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
     if (options.retryAfter.retryAfterPolicy === "retry_schedule")
       this.retrySchedule = new RetrySchedule(DEFAULT_RETRY_SCHEDULE_OPTIONS, clock.now());
@@ -245,7 +250,10 @@ export class RouterCore {
     // not count towards a fleet that is down (that would refuse everyone with 503 on a busy machine).
     if (queueLength === "timeout") this.cache.invalidate(replica, now, false);
     else if (queueLength === undefined || !Number.isFinite(queueLength)) this.cache.invalidate(replica, now);
-    else this.cache.report(replica, queueLength, now);
+    // A replica cannot hold fewer of our requests than we have unreleased leases on: a report read after it
+    // answered but before our release arrived would otherwise count that request twice (once by the report,
+    // once by the release) and let one more in than `maxOngoingRequests`.
+    else this.cache.report(replica, Math.max(queueLength, this.leasesOn(replica)), now);
   }
 
   /**
@@ -361,6 +369,13 @@ export class RouterCore {
       recentObservations: this.accuracy.recent(),
       pendingObservations: this.accuracy.pendingCount,
     };
+  }
+
+  /** This router's unreleased leases on `replica`. */
+  private leasesOn(replica: string): number {
+    let count = 0;
+    for (const lease of this.leases.values()) if (lease.replica === replica) count += 1;
+    return count;
   }
 
   private fleetDown(): boolean {

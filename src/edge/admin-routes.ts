@@ -26,7 +26,9 @@ export function adminRoutes(): Hono<{ Bindings: Env }> {
   app.get("/metrics", async (c) => {
     const config = configFromEnv(c.env.SPILLWAY_CONFIG);
     const shards = (
-      await Promise.all(Object.entries(config.deployments).map(([name, d]) => shardStats(c.env, name, d.routerShards)))
+      await Promise.all(
+        Object.entries(config.deployments).map(([name, d]) => shardStats(c.env, name, d.routerShards, d.locationHint)),
+      )
     ).flat();
     return c.body(prometheusText(shards), 200, {
       "content-type": PROMETHEUS_CONTENT_TYPE,

@@ -1,12 +1,43 @@
 import { z } from "zod";
 import type { RouterOptions } from "../core/router-core";
 import { routerOptionsFromSettings, routerSettingsShape } from "../core/router-schema";
+import { LOAD_SOURCES, type ReplicaTarget } from "./replica-probe";
 
 const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
+/** A replica: a URL (spillway's engine, probed by `GET /load`) or `{ url, load, model }` for any other server. */
+const replicaEntry = z
+  .union([
+    replicaUrl,
+    z.strictObject({
+      url: replicaUrl,
+      /** How the router reads this replica's load (see README, "In front of vLLM / SGLang / TGI"). */
+      load: z.enum(LOAD_SOURCES).default("spillway"),
+      /** Count only the `/metrics` samples labelled `model_name="<model>"`. */
+      model: z.string().min(1).optional(),
+    }),
+  ])
+  .transform((entry): ReplicaTarget => (typeof entry === "string" ? { url: entry, load: "spillway" } : entry));
+
+/** Durable Objects' location hints: where a deployment's routers are placed (near its GPU fleet). */
+const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"] as const;
+
 const deploymentSchema = z.strictObject({
-  /** Base URLs of the engine servers serving this deployment. */
-  replicas: z.array(replicaUrl).min(1, "needs at least one replica"),
+  /** The servers of this deployment: engine server URLs, or `{ url, load }` for vLLM, SGLang, TGI or others. */
+  replicas: z
+    .array(replicaEntry)
+    .min(1, "needs at least one replica")
+    .refine((rs) => new Set(rs.map((r) => r.url)).size === rs.length, "a replica URL is listed twice"),
+  /**
+   * Name of a Worker secret holding the backend's API key (e.g. vLLM's `--api-key`): sent upstream as
+   * `Authorization: Bearer <key>` in place of the client's own `Authorization`. Unset: the client's is passed on.
+   */
+  upstreamApiKeySecret: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a binding name")
+    .optional(),
+  /** Where this deployment's router Durable Objects are created (a location hint); unset: near the first request. */
+  locationHint: z.enum(LOCATION_HINTS).optional(),
   /** The router's own settings (queue, timeouts, backpressure, estimator): defaults from the core's schema. */
   ...routerSettingsShape,
   /** Deadline for a replica's response headers; an engine that accepts and hangs ends in 504. */
@@ -81,7 +112,13 @@ export function parseConfig(source: string | unknown): SpillwayConfig {
  * ```
  */
 export function routerOptionsFor(deployment: DeploymentConfig): RouterOptions {
-  return routerOptionsFromSettings(deployment.replicas, deployment);
+  return {
+    ...routerOptionsFromSettings(
+      deployment.replicas.map((r) => r.url),
+      deployment,
+    ),
+    unprobedReplicas: deployment.replicas.filter((r) => r.load === "none").map((r) => r.url),
+  };
 }
 
 let cached: { raw: string; config: SpillwayConfig } | undefined;

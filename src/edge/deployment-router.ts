@@ -4,16 +4,17 @@ import { RouterDriver } from "../core/router-driver";
 import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
-import { probeLoad } from "./load-probe";
+import { replicaProber } from "./replica-probe";
 import { edgeRouterIO } from "./router-io";
 import type { AcquireResult, ShardStats } from "./router-protocol";
+import { upstreamApiKey } from "./upstream-credential";
 
 const EARLY_CANCELS_MAX = 1024;
 
 /**
  * The router of one deployment shard, a Durable Object around the shared {@link RouterDriver} (the same one the
- * simulator runs): it answers `acquire` with a replica slot or a refusal, probes replicas' `/load`, sleeps the
- * placement backoff, and sheds requests that wait too long. Request and response bodies never pass through it.
+ * simulator runs): it answers `acquire` with a replica slot or a refusal, probes replicas (`/load` or `/metrics`,
+ * see replica-probe.ts), sleeps the placement backoff, and sheds requests that wait too long. Request and response bodies never pass through it.
  *
  * State lives in memory only: a restarted router starts cold (empty queue, no estimate) and falls back to the
  * static Retry-After until its estimator is warm again.
@@ -100,10 +101,13 @@ export class DeploymentRouter extends DurableObject<Env> {
     if (!deploymentConfig) throw new Error(`unknown deployment ${deployment}`);
     this.identity = { deployment, shard };
     this.logRejections = config.logRejections;
-    const secret = this.env.SPILLWAY_SIGNING_SECRET;
+    const probe = replicaProber(deploymentConfig.replicas, {
+      signingSecret: this.env.SPILLWAY_SIGNING_SECRET,
+      upstreamApiKey: upstreamApiKey(this.env, deploymentConfig, false),
+    });
     const io = edgeRouterIO({
       now: () => this.frozenNowMs ?? Date.now(),
-      probe: (replica, deadlineMs) => probeLoad(replica, deadlineMs, secret),
+      probe,
       onRejection: (rejection) => this.recordRejection(rejection),
       onAdmission: (replica, queueDepth) =>
         writeDecision(this.env.SPILLWAY_METRICS, {

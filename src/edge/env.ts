@@ -1,12 +1,14 @@
 import type { DeploymentRouter } from "./deployment-router";
 
-type SpillwayEnv = Env;
-
 /**
- * The Worker's bindings, as declared in wrangler.toml.
+ * The bindings spillway reads, as declared in wrangler.toml (exported by the package as `SpillwayBindings`;
+ * a Worker's own `Env`, e.g. from `wrangler types`, extends or includes it). Secrets named by a deployment's
+ * `upstreamApiKeySecret` are read by name besides these.
  *
  * @example
  * ```ts
+ * import type { SpillwayBindings } from "spillway";
+ * type Env = SpillwayBindings & { MY_KV: KVNamespace };
  * export default { fetch: (req: Request, env: Env) => new Response(env.SPILLWAY_CONFIG) };
  * ```
  */
@@ -23,11 +25,4 @@ export interface Env {
   SPILLWAY_METRICS?: AnalyticsEngineDataset;
   /** "1" enables test seams such as `DeploymentRouter.setClockForTesting` (the workerd tests only). Unset: off. */
   SPILLWAY_TEST_HOOKS?: string;
-}
-
-declare global {
-  namespace Cloudflare {
-    // Lets `env` from "cloudflare:test" and "cloudflare:workers" carry our bindings' types.
-    interface Env extends SpillwayEnv {}
-  }
 }

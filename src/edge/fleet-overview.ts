@@ -1,8 +1,8 @@
 import type { DrainObservation } from "../core/drain-accuracy";
-import type { SpillwayConfig } from "./config";
+import type { DeploymentConfig, SpillwayConfig } from "./config";
 import type { Env } from "./env";
 import { type ReplicaLoad, replicaLoad } from "./replica-load";
-import { routerName, type ShardStats } from "./router-protocol";
+import { placement, routerName, type ShardStats } from "./router-protocol";
 
 /** One deployment as the dashboard sees it: its routers' state summed over shards, and its replicas' load. */
 export interface DeploymentOverview {
@@ -95,7 +95,7 @@ export async function fleetOverview(env: Env, config: SpillwayConfig, withReplic
   const deployments = await Promise.all(
     Object.entries(config.deployments).map(async ([name, d]) => {
       const [shards, replicas] = await Promise.all([
-        shardStats(env, name, d.routerShards),
+        shardStats(env, name, d.routerShards, d.locationHint),
         withReplicas
           ? Promise.all(d.replicas.map((r) => replicaLoad(r, env.SPILLWAY_SIGNING_SECRET)))
           : Promise.resolve([]),
@@ -114,10 +114,15 @@ export async function fleetOverview(env: Env, config: SpillwayConfig, withReplic
  * const shards = await shardStats(env, "llama", 2);
  * ```
  */
-export function shardStats(env: Env, deployment: string, shards: number): Promise<ShardStats[]> {
+export function shardStats(
+  env: Env,
+  deployment: string,
+  shards: number,
+  locationHint?: DeploymentConfig["locationHint"],
+): Promise<ShardStats[]> {
   return Promise.all(
     Array.from({ length: shards }, (_, shard) =>
-      env.DEPLOYMENT_ROUTER.getByName(routerName(deployment, shard)).stats(deployment, shard),
+      env.DEPLOYMENT_ROUTER.getByName(routerName(deployment, shard), placement(locationHint)).stats(deployment, shard),
     ),
   );
 }

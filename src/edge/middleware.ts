@@ -1,14 +1,15 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
-import { configFromEnv, parseConfig, type SpillwayConfig, type SpillwayConfigInput } from "./config";
+import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { isRetry } from "./retry-count";
-import { type AcquireResult, routerName } from "./router-protocol";
+import { type AcquireResult, placement, routerName } from "./router-protocol";
 import { routerUnavailable } from "./router-unavailable";
+import { upstreamApiKey } from "./upstream-credential";
 
 /** What spillway decided for a request, readable by later middleware as `c.get("spillway")`. */
 export interface SpillwayDecision {
@@ -24,10 +25,11 @@ export type SpillwayVariables = { spillway: SpillwayDecision };
 
 type SpillwayEnv = { Bindings: Env; Variables: SpillwayVariables };
 
-/** Options of `spillway()`; every one has a default that fits the ready Worker's wrangler.toml. */
+/**
+ * Options of `spillway()`; every one has a default that fits the ready Worker's wrangler.toml. The configuration
+ * itself is always the `SPILLWAY_CONFIG` binding: the router Durable Objects read it too, so it has one source.
+ */
 export interface SpillwayOptions {
-  /** The configuration document; default: `c.env.SPILLWAY_CONFIG`, parsed once per isolate. */
-  config?: SpillwayConfigInput;
   /** The router Durable Object namespace; default: `c.env.DEPLOYMENT_ROUTER`. */
   routers?: (c: Context<SpillwayEnv>) => DurableObjectNamespace<DeploymentRouter>;
   /** Maps a request to its deployment; default: the body's `model`. */
@@ -91,20 +93,19 @@ async function answerFrom(
  * @example
  * ```ts
  * import { Hono } from "hono";
- * import { spillway } from "spillway/edge/middleware";
- * export { DeploymentRouter } from "spillway/edge/deployment-router";
+ * import { spillway, type SpillwayBindings } from "spillway";
+ * export { DeploymentRouter } from "spillway";
  *
- * const app = new Hono<{ Bindings: Env }>();
- * app.use("/v1/*", spillway());
+ * const app = new Hono<{ Bindings: SpillwayBindings }>();
+ * app.post("/v1/chat/completions", spillway());
  * export default app;
  * ```
  */
 export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<SpillwayEnv> {
-  const fixedConfig: SpillwayConfig | undefined = options.config ? parseConfig(options.config) : undefined;
   const connectAttempts = Math.max(1, options.connectAttempts ?? 2);
   return async function spillway(c, next) {
     if (c.req.method !== "POST") return next();
-    const config = fixedConfig ?? configFromEnv(c.env.SPILLWAY_CONFIG);
+    const config = configFromEnv(c.env.SPILLWAY_CONFIG);
     const body = await readRequestBody(c.req.raw, c.req.path, config.maxBodyBytes);
     if ("status" in body) return openAIError(body.status, body.message, "invalid_request_error", null, {}, body.param);
     const deployment = options.deploymentOf ? options.deploymentOf(c, body) : body.model;
@@ -119,10 +120,16 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         "model",
       );
     }
+    let apiKey: string | undefined;
+    try {
+      apiKey = upstreamApiKey(c.env, deploymentConfig);
+    } catch (error) {
+      return openAIError(500, (error as Error).message, "server_error", "upstream_credential_missing");
+    }
     const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
     const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
     // A fresh stub per call: after a Durable Object reset the old stub keeps failing.
-    const routerOf = () => routers.getByName(routerName(deployment, shard));
+    const routerOf = () => routers.getByName(routerName(deployment, shard), placement(deploymentConfig.locationHint));
     const clientSignal = c.req.raw.signal;
     // The OpenAI SDKs (and every Stainless-generated one) number their retries; `retry_schedule` admits a
     // booked retry into the queue room it reserved for it. Other policies ignore the flag.
@@ -167,10 +174,13 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         release(false);
         return clientClosed();
       }
+      const headers = upstreamHeaders(c.req.raw.headers);
+      // The backend's own key replaces the client's (which authenticated to this Worker, not to the backend).
+      if (apiKey !== undefined) headers.set("authorization", `Bearer ${apiKey}`);
       const outcome = await forwardToReplica({
         replica,
         pathAndSearch: c.req.path + new URL(c.req.url).search,
-        headers: upstreamHeaders(c.req.raw.headers),
+        headers,
         body: body.text,
         deployment,
         signingSecret: c.env.SPILLWAY_SIGNING_SECRET,

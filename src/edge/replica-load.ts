@@ -1,3 +1,4 @@
+import { type ReplicaTarget, readMetrics } from "./replica-probe";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
 
@@ -50,15 +51,22 @@ async function get(url: string, secret: string | undefined, timeoutMs: number): 
 
 /**
  * Fetches a replica's `/load` and `/metrics` (signed when a secret is set, as the router's probes are). A
- * replica that does not answer in `timeoutMs` reads as `ok: false` with nulls; it never throws.
+ * replica that does not answer in `timeoutMs` reads as `ok: false` with nulls; it never throws. A vLLM, SGLang or
+ * TGI replica is read from `/metrics` alone; a `none` replica is not asked at all (`ok: false`, nulls).
  *
  * @example
  * ```ts
- * const load = await replicaLoad("http://127.0.0.1:8001", env.SPILLWAY_SIGNING_SECRET);
+ * const load = await replicaLoad({ url: "http://127.0.0.1:8001", load: "spillway" }, env.SPILLWAY_SIGNING_SECRET);
  * load.tokenUsage; // 0.42
  * ```
  */
-export async function replicaLoad(replica: string, secret: string | undefined, timeoutMs = 800): Promise<ReplicaLoad> {
+export async function replicaLoad(
+  target: ReplicaTarget,
+  secret: string | undefined,
+  timeoutMs = 800,
+): Promise<ReplicaLoad> {
+  const replica = target.url;
+  if (target.load !== "spillway") return metricsOnlyLoad(target, secret, timeoutMs);
   const result: ReplicaLoad = {
     replica,
     ok: false,
@@ -89,4 +97,32 @@ export async function replicaLoad(replica: string, secret: string | undefined, t
   const failed = [load, metrics].find((r) => r.status === "rejected");
   if (failed) result.error = String((failed as PromiseRejectedResult).reason);
   return result;
+}
+
+/** A replica that is not spillway's engine: its `/metrics` read as the router's probe reads it. */
+async function metricsOnlyLoad(
+  target: ReplicaTarget,
+  secret: string | undefined,
+  timeoutMs: number,
+): Promise<ReplicaLoad> {
+  const result: ReplicaLoad = {
+    replica: target.url,
+    ok: false,
+    queueLength: null,
+    running: null,
+    waiting: null,
+    tokenUsage: null,
+    retractions: null,
+    genThroughput: null,
+  };
+  const load = target.load;
+  if (load === "none" || load === "spillway") return { ...result, error: 'load "none": never probed' };
+  try {
+    const text = await (await get(replicaUrl(target.url, "/metrics"), secret, timeoutMs)).text();
+    const reading = readMetrics(load, text, { model: target.model, nowMs: Date.now() });
+    if (!reading) return { ...result, error: "unreadable /metrics" };
+    return { ...result, ok: true, queueLength: reading.queueLength, tokenUsage: reading.tokenUsage };
+  } catch (error) {
+    return { ...result, error: String(error) };
+  }
 }

@@ -5,7 +5,7 @@ import type { ProbeAnswer, RouterDriverIO } from "../core/router-driver";
 export interface EdgeRouterIODeps {
   /** The router's clock; `Date.now()` unless a test stops it (`DeploymentRouter.setClockForTesting`). */
   now?: () => number;
-  /** Asks a replica for its queue length within `deadlineMs` (in the Durable Object: `probeLoad`, `GET /load`). */
+  /** Asks a replica for its queue length within `deadlineMs` (in the Durable Object: `replicaProber`, `GET /load` or `/metrics`). */
   probe(replica: string, deadlineMs: number): Promise<ProbeAnswer>;
   /** Sees every refusal (the Durable Object logs it and writes an analytics point). */
   onRejection?(rejection: Rejection): void;
@@ -20,7 +20,7 @@ export interface EdgeRouterIODeps {
  *
  * @example
  * ```ts
- * const io = edgeRouterIO({ probe: (replica, deadlineMs) => probeLoad(replica, deadlineMs, secret) });
+ * const io = edgeRouterIO({ probe: replicaProber(deployment.replicas, { signingSecret }) });
  * const driver = new RouterDriver({ options, random: Math.random }, io);
  * ```
  */

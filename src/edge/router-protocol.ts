@@ -1,4 +1,8 @@
-import type { RouterStats } from "../core/router-core";
+import type { RejectionReason, RouterStats } from "../core/router-core";
+import type { DeploymentConfig } from "./config";
+
+/** A Durable Object location hint, as a deployment's `locationHint` names it. */
+type LocationHint = NonNullable<DeploymentConfig["locationHint"]>;
 
 /** The router's answer to `acquire` (the driver's result, shared with the simulator). */
 export type { AcquireResult } from "../core/router-driver";
@@ -21,4 +25,17 @@ export interface ShardStats extends RouterStats {
  */
 export function routerName(deployment: string, shard: number): string {
   return `${deployment}#${shard}`;
+}
+
+/**
+ * Options for `getByName` that place a new router near its deployment's GPUs (a Durable Object location hint;
+ * it only matters when the object is first created, so every caller that may create one passes it).
+ *
+ * @example
+ * ```ts
+ * env.DEPLOYMENT_ROUTER.getByName(routerName("llama", 0), placement("enam"));
+ * ```
+ */
+export function placement(locationHint: LocationHint | undefined): { locationHint: LocationHint } | undefined {
+  return locationHint ? { locationHint } : undefined;
 }

@@ -1,6 +1,7 @@
 import type { DeploymentConfig } from "./config";
 import { openAIError } from "./openai-error";
 import { takePassSlot } from "./pass-through";
+import type { ReplicaTarget } from "./replica-probe";
 
 /**
  * What the Worker does when a deployment's router (its Durable Object) cannot answer - overloaded, or
@@ -35,7 +36,7 @@ export function routerUnavailable(
     }),
   );
   if (passSlot) {
-    const replica = config.replicas[Math.floor(Math.random() * config.replicas.length)] as string;
+    const replica = (config.replicas[Math.floor(Math.random() * config.replicas.length)] as ReplicaTarget).url;
     return { replica, release: () => passSlot() };
   }
   const headers: Record<string, string> = {};

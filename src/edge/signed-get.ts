@@ -1,7 +1,7 @@
 import { signRequest } from "../core/request-signature";
 
 /**
- * `GET url`, signed with spillway's edge signature when a secret is set (engines may restrict `/load` and
+ * `GET url` (with `extraHeaders`, e.g. an upstream credential), signed with spillway's edge signature when a secret is set (engines may restrict `/load` and
  * `/metrics` to the edge). Used by the router's probes and the dashboard's replica reads.
  *
  * @example
@@ -9,8 +9,13 @@ import { signRequest } from "../core/request-signature";
  * const res = await signedGet("http://127.0.0.1:8001/load", env.SPILLWAY_SIGNING_SECRET, AbortSignal.timeout(100));
  * ```
  */
-export async function signedGet(url: string, secret: string | undefined, signal: AbortSignal): Promise<Response> {
-  const headers = secret
+export async function signedGet(
+  url: string,
+  secret: string | undefined,
+  signal: AbortSignal,
+  extraHeaders: Record<string, string> = {},
+): Promise<Response> {
+  const signature = secret
     ? await signRequest(secret, {
         method: "GET",
         path: new URL(url).pathname,
@@ -20,5 +25,5 @@ export async function signedGet(url: string, secret: string | undefined, signal:
         nonce: crypto.randomUUID(),
       })
     : {};
-  return fetch(url, { headers, signal });
+  return fetch(url, { headers: { ...extraHeaders, ...signature }, signal });
 }

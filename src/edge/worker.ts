@@ -8,7 +8,7 @@ import { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { type SpillwayVariables, spillway } from "./middleware";
 import { openAIError } from "./openai-error";
-import { routerName, type ShardStats } from "./router-protocol";
+import { placement, routerName, type ShardStats } from "./router-protocol";
 
 export { DeploymentRouter };
 
@@ -61,7 +61,7 @@ app.get("/spillway/stats/:deployment", async (c) => {
   if (!deployment) return openAIError(404, "unknown deployment", "invalid_request_error", "not_found");
   const shards: ShardStats[] = await Promise.all(
     Array.from({ length: deployment.routerShards }, (_, shard) =>
-      c.env.DEPLOYMENT_ROUTER.getByName(routerName(name, shard)).stats(name, shard),
+      c.env.DEPLOYMENT_ROUTER.getByName(routerName(name, shard), placement(deployment.locationHint)).stats(name, shard),
     ),
   );
   // JSON has no Infinity: the histogram's last bucket is "+Inf", as in Prometheus.

@@ -1,11 +1,10 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { Hono } from "hono";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SubmitOptions } from "../../src/core/router-core";
 import type { DeploymentRouter } from "../../src/edge/deployment-router";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
-import { edgeTestConfig } from "../support/edge-test-config";
 import { releaseHold, replicaState, waitFor } from "./helpers";
 
 /** A router namespace whose every call fails the way the platform fails it (e.g. `{ overloaded: true }`). */
@@ -27,7 +26,7 @@ function failingRouters(flags: { overloaded?: boolean }) {
 /** The Worker with spillway in front, its routers replaced by `namespace`. */
 function appWith(namespace: DurableObjectNamespace<DeploymentRouter>) {
   const app = new Hono<{ Bindings: Env }>();
-  app.use("/v1/*", spillway({ config: edgeTestConfig(inject("fakeEngineUrl")), routers: () => namespace }));
+  app.use("/v1/*", spillway({ routers: () => namespace }));
   return async (model: string, content: string) => {
     const ctx = createExecutionContext();
     const res = await app.request(

@@ -5,6 +5,9 @@ export const TEST_ADMIN_TOKEN = "test-admin-token";
 /** The secret the workerd tests' Worker signs with; fake replicas named `signed-*` refuse anything else. */
 export const TEST_SIGNING_SECRET = "test-signing-secret";
 
+/** The API key the fake backends with ids `key-*` require (vLLM's `--api-key`). */
+export const TEST_UPSTREAM_KEY = "test-upstream-key";
+
 /**
  * The deployments the workerd tests use: each test gets its own deployment and its own virtual replicas on
  * the fake engine, so no two tests share a router or a replica.
@@ -16,6 +19,7 @@ export const TEST_SIGNING_SECRET = "test-signing-secret";
  */
 export function edgeTestConfig(fake: string): SpillwayConfigInput {
   const r = (id: string) => `${fake}/r/${id}`;
+  const b = (kind: "vllm" | "sglang" | "tgi", id: string) => `${fake}/b/${kind}/${id}`;
   const tight = { maxOngoingRequests: 1, maxQueuedRequests: 1 };
   return {
     logRejections: false,
@@ -43,6 +47,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "all-down": { replicas: ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"], backpressure: { retryAfterS: 9 } },
       sharded: { replicas: [r("sharded")], maxOngoingRequests: 8, routerShards: 4 },
       misc: { replicas: [r("misc")] },
+      hinted: { replicas: [r("hinted")], locationHint: "weur" },
       "midstream-kill": { replicas: [r("mk")], maxOngoingRequests: 2 },
       "json-kill": { replicas: [r("jk")], maxOngoingRequests: 2 },
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
@@ -51,6 +56,35 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       reset: { replicas: [r("reset")], maxOngoingRequests: 1, maxQueuedRequests: 20, queueTimeoutS: 60 },
       "unavailable-shed": { replicas: [r("us")], backpressure: { retryAfterS: 4.5 } },
       "unavailable-pass": { replicas: [r("up")], maxOngoingRequests: 2, routerUnavailable: "pass" },
+      "openai-backends": {
+        replicas: [
+          { url: b("vllm", "ob"), load: "vllm", model: "m" },
+          { url: b("sglang", "ob"), load: "sglang" },
+          { url: b("tgi", "ob"), load: "tgi" },
+        ],
+        maxOngoingRequests: 3,
+        maxQueuedRequests: 12,
+        backpressure: { retryAfterS: 7 },
+        estimator: { intervalS: 0.2 },
+      },
+      "counted-only": {
+        replicas: [{ url: b("vllm", "co"), load: "none" }],
+        maxOngoingRequests: 2,
+        maxQueuedRequests: 4,
+      },
+      "upstream-key": {
+        replicas: [{ url: b("vllm", "key-uk"), load: "vllm" }],
+        upstreamApiKeySecret: "TEST_UPSTREAM_KEY",
+      },
+      "missing-key": { replicas: [{ url: b("vllm", "key-mk"), load: "vllm" }], upstreamApiKeySecret: "NOT_BOUND" },
+      // Never probed, so the router does send to the dead one: what the middleware's connectAttempts is for.
+      "dead-only": { replicas: [{ url: "http://127.0.0.1:1/dead", load: "none" }] },
+      "dead-then-live": {
+        replicas: [
+          { url: "http://127.0.0.1:1/dead", load: "none" },
+          { url: b("vllm", "dtl"), load: "none" },
+        ],
+      },
       restart: {
         replicas: [r("restart")],
         maxOngoingRequests: 1,

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type BackendKind, createFakeBackend, type FakeBackend } from "../../src/bench/fake-openai-backends";
 import { ReplayGuard, verifyRequest } from "../../src/core/request-signature";
-import { TEST_SIGNING_SECRET } from "./edge-test-config";
+import { TEST_SIGNING_SECRET, TEST_UPSTREAM_KEY } from "./edge-test-config";
 
 const replayGuard = new ReplayGuard(30_000);
 
@@ -21,6 +22,7 @@ const replayGuard = new ReplayGuard(30_000);
  * - anything else: answer at once.
  * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__up`, `__slowload/MS` (answer
  * `/load` after MS ms), `GET __state`. Replicas whose id starts with `signed-` verify spillway's signature.
+ * Fake vLLM, SGLang and TGI servers (no `/load`, a `/metrics` page) live at `/b/<kind>/<id>`.
  */
 interface ReplicaState {
   inflight: number;
@@ -93,7 +95,34 @@ function commandOf(body: Record<string, unknown>): string {
   return String(messages?.at(-1)?.content ?? body.prompt ?? "");
 }
 
+const backends = new Map<string, FakeBackend>();
+
+/**
+ * A fake vLLM, SGLang or TGI server at `/b/<kind>/<id>`: 2 requests run at once (the rest wait), vLLM over two
+ * engines, model `m`; ids starting with `key-` require `Authorization: Bearer ${TEST_UPSTREAM_KEY}`.
+ */
+function backendFor(kind: BackendKind, id: string): FakeBackend {
+  const key = `${kind}/${id}`;
+  let backend = backends.get(key);
+  if (!backend) {
+    backend = createFakeBackend(kind, {
+      model: "m",
+      maxRunning: 2,
+      engines: kind === "vllm" ? 2 : 1,
+      delayMs: 30,
+      ...(id.startsWith("key-") ? { apiKey: TEST_UPSTREAM_KEY } : {}),
+    });
+    backends.set(key, backend);
+  }
+  return backend;
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const backend = /^\/b\/(vllm|sglang|tgi)\/([^/]+)(\/.*)$/.exec(req.url ?? "");
+  if (backend) {
+    const [, kind, id, path] = backend as unknown as [string, BackendKind, string, string];
+    return backendFor(kind, id).handle(req, res, path);
+  }
   const match = /^\/r\/([^/]+)(\/.*)$/.exec(req.url ?? "");
   if (!match) return json(res, 404, { error: "no replica" });
   const [, id, path] = match as unknown as [string, string, string];

@@ -5,6 +5,9 @@
  *    interleaved rounds (the median round's ns per rejection).
  * 2. Admitted path: spillway vs a plain pass-through Worker, both under miniflare, in front of the same two
  *    engine servers (zero-cost simulated GPU), closed-loop load.
+ *    Probe cost: with `maxOngoingRequests` 16 (two replicas, concurrency 32) the replicas sit at the cap and
+ *    nearly every placement round probes; the same against vLLM-style servers (no `/load`; a vLLM-sized
+ *    `/metrics` page of histograms) probed with `load: "vllm"`, beside a pass-through Worker to those servers.
  * 3. Decisions per second one router sustains, with 1 and with 4 router shards.
  *
  * Only 127.0.0.1; every load is bounded by its request count. Flags: --requests N (default 3000),
@@ -19,6 +22,7 @@ import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, type RetryAfterPolicyName } from "../../core/retry-after";
 import { RouterDriver, type RouterDriverIO } from "../../core/router-driver";
 import { startEngineServer } from "../../engine/index";
+import { startFakeBackend } from "../fake-openai-backends";
 import { closedLoopLoad, type LoadResult } from "./http-load";
 
 const { values } = parseArgs({
@@ -163,6 +167,10 @@ async function main(): Promise<void> {
     ),
   );
   const replicas = engines.map((e) => e.url);
+  const vllmServers = await Promise.all(
+    [0, 1].map(() => startFakeBackend("vllm", { model: "demo-model", delayMs: 0, maxRunning: 256 })),
+  );
+  const vllmReplicas = vllmServers.map((v) => v.url);
   // Inside the project: workerd refuses module paths outside its starting directory.
   mkdirSync(".wrangler", { recursive: true });
   const dir = mkdtempSync(join(".wrangler", "bench-"));
@@ -177,11 +185,31 @@ async function main(): Promise<void> {
           "demo-model": { replicas, maxOngoingRequests: 256, maxQueuedRequests: 4096, routerShards: shards },
         },
       });
+    const probed = (deployment: Record<string, unknown>) =>
+      JSON.stringify({
+        logRejections: false,
+        deployments: { "demo-model": { maxOngoingRequests: 16, maxQueuedRequests: 4096, ...deployment } },
+      });
     const direct = await closedLoopLoad(`${replicas[0]}/v1/completions`, body, CONCURRENCY, Math.min(REQUESTS, 2000));
     const workers = {
       "pass-through Worker": await startWorker(passScript, { REPLICAS: JSON.stringify(replicas) }, false),
       "spillway, 1 router shard": await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(1) }, true),
       "spillway, 4 router shards": await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(4) }, true),
+      "spillway, 1 shard, at the cap: /load probes": await startWorker(
+        spillwayScript,
+        { SPILLWAY_CONFIG: probed({ replicas }) },
+        true,
+      ),
+      "pass-through Worker -> vLLM-style servers": await startWorker(
+        passScript,
+        { REPLICAS: JSON.stringify(vllmReplicas) },
+        false,
+      ),
+      "spillway, 1 shard, at the cap: vLLM /metrics probes": await startWorker(
+        spillwayScript,
+        { SPILLWAY_CONFIG: probed({ replicas: vllmReplicas.map((url) => ({ url, load: "vllm" })) }) },
+        true,
+      ),
     };
     const rounds = 5;
     const perRound: Record<string, LoadResult[]> = {};
@@ -213,6 +241,23 @@ async function main(): Promise<void> {
     const four = results.find(([n]) => n.includes("4 router"))?.[1] as LoadResult;
     console.log(`\nspillway (1 shard) / pass-through throughput: ${(one.throughput / pass.throughput).toFixed(3)}`);
     console.log(`spillway (4 shards) / pass-through throughput: ${(four.throughput / pass.throughput).toFixed(3)}`);
+    const byName = (part: string) => results.find(([n]) => n.includes(part))?.[1] as LoadResult;
+    const loadProbed = byName("/load probes");
+    const passVllm = byName("-> vLLM-style");
+    const vllmProbed = byName("vLLM /metrics probes");
+    console.log(
+      `spillway (1 shard, /load probes at the cap) / pass-through: ${(loadProbed.throughput / pass.throughput).toFixed(3)}`,
+    );
+    console.log(
+      `spillway (1 shard, vLLM /metrics probes at the cap) / pass-through to the same vLLM-style servers: ${(vllmProbed.throughput / passVllm.throughput).toFixed(3)}`,
+    );
+    const metricsReads = vllmServers.reduce((n, v) => n + v.backend.state.metricsReads, 0);
+    // Only that variant probes them: its warm-up and its rounds.
+    const sentToVllmProbed = 200 + rounds * Math.ceil(REQUESTS / rounds);
+    const pageKb = (await (await fetch(`${vllmReplicas[0]}/metrics`)).text()).length / 1024;
+    console.log(
+      `/metrics probes per admitted request (vLLM variant): ${(metricsReads / sentToVllmProbed).toFixed(3)} (page ${pageKb.toFixed(1)} KB)`,
+    );
 
     // 3. Decisions alone: maxQueuedRequests 0 makes every request a rejection decided by the router, so the
     // engines drop out and what is left is Worker -> Durable Object RPC -> decision -> 429.
@@ -242,7 +287,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await Promise.all(engines.map((e) => e.close()));
+    await Promise.all([...engines, ...vllmServers].map((e) => e.close()));
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -24,9 +24,10 @@ describe("the router's settings schema (one source of router defaults)", () => {
   it("is what the edge's configuration applies to a deployment", () => {
     const written = { maxQueuedRequests: 7, queueTimeoutS: 2, backpressure: { retryAfterPolicy: "static" as const } };
     const config = parseConfig({ deployments: { llama: { replicas: ["http://127.0.0.1:8001"], ...written } } });
-    expect(routerOptionsFor(config.deployments.llama as NonNullable<typeof config.deployments.llama>)).toEqual(
-      routerOptionsFromSettings(["http://127.0.0.1:8001"], routerSettingsSchema.parse(written)),
-    );
+    expect(routerOptionsFor(config.deployments.llama as NonNullable<typeof config.deployments.llama>)).toEqual({
+      ...routerOptionsFromSettings(["http://127.0.0.1:8001"], routerSettingsSchema.parse(written)),
+      unprobedReplicas: [],
+    });
   });
 
   it("the edge names a bad router setting by its path", () => {

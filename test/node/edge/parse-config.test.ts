@@ -25,7 +25,7 @@ describe("parseConfig, field by field", () => {
     expect(config).toEqual({
       deployments: {
         llama: {
-          replicas: [R],
+          replicas: [{ url: R, load: "spillway" }],
           maxOngoingRequests: 5,
           maxQueuedRequests: 100,
           queueTimeoutS: 30,
@@ -50,7 +50,9 @@ describe("parseConfig, field by field", () => {
   });
 
   it("accepts a JSON string and refuses broken JSON by name", () => {
-    expect(parseConfig(JSON.stringify(withDeployment({}))).deployments.llama?.replicas).toEqual([R]);
+    expect(parseConfig(JSON.stringify(withDeployment({}))).deployments.llama?.replicas).toEqual([
+      { url: R, load: "spillway" },
+    ]);
     expect(errorOf("{not json")).toMatch(/^SPILLWAY_CONFIG is not valid JSON/);
   });
 

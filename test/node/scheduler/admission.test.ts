@@ -6,7 +6,7 @@ import {
   SchedulerInputError,
   SchedulerProtocolError,
 } from "../../../src/scheduler/index.js";
-import { completeAll, prompt, step } from "./drive.js";
+import { prompt, step } from "./drive.js";
 
 function prefillIds(batch: Batch): string[] {
   return batch.kind === "prefill" ? batch.entries.map((e) => e.request.id) : [];

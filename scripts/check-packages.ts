@@ -1,0 +1,44 @@
+/**
+ * `npm run check:packages` (part of `npm run build:check`): builds and packs the packages, then lints the packed
+ * tarballs with publint and @arethetypeswrong/cli (ESM-only profile: the packages ship ESM alone), and checks
+ * that the Worker package depends on nothing that needs Node.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { resolve } from "node:path";
+import { buildAndPack } from "./packages";
+
+const out = resolve(".wrangler/packed");
+rmSync(out, { recursive: true, force: true });
+const tarballs = buildAndPack(out);
+let failed = false;
+for (const [name, tarball] of Object.entries(tarballs)) {
+  for (const [tool, args] of [
+    ["publint", ["run", tarball, "--level", "warning", "--strict"]],
+    ["attw", [tarball, "--profile", "esm-only"]],
+  ] as const) {
+    const result = spawnSync(resolve("node_modules/.bin", tool), args, { stdio: "inherit" });
+    if (result.status !== 0) {
+      console.error(`check:packages: ${tool} reported errors in ${name}`);
+      failed = true;
+    }
+  }
+}
+
+// The Worker package runs in workerd: no dependency that needs Node, and no `node:` import in its bundle.
+const WORKER_SAFE_DEPENDENCIES = new Set(["zod"]);
+const manifest = JSON.parse(
+  execFileSync("tar", ["-xOzf", tarballs.spillway, "package/package.json"], { encoding: "utf8" }),
+) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+const extra = Object.keys(manifest.dependencies ?? {}).filter((d) => !WORKER_SAFE_DEPENDENCIES.has(d));
+const bundle = execFileSync("tar", ["-xOzf", tarballs.spillway, "package/dist/index.js"], { encoding: "utf8" });
+const nodeImports = [...bundle.matchAll(/from\s+["'](node:[^"']+)["']/g)].map((m) => m[1]);
+if (extra.length > 0 || nodeImports.length > 0 || !manifest.peerDependencies?.hono) {
+  console.error(
+    `check:packages: the spillway package must depend only on ${[...WORKER_SAFE_DEPENDENCIES]} (hono as a peer); ` +
+      `found dependencies ${JSON.stringify(extra)}, node imports ${JSON.stringify(nodeImports)}`,
+  );
+  failed = true;
+}
+if (failed) process.exit(1);
+console.log(`check:packages: ${Object.values(tarballs).join(", ")}: publint and attw clean, Worker package Node-free`);

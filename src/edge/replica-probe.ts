@@ -1,0 +1,169 @@
+import { QUEUE_LENGTH_STALE_MS } from "../core/queue-length-cache";
+import { matching, type PromSample, parsePrometheusText, sumSamples } from "./prometheus-text";
+import { replicaUrl } from "./replica-url";
+import { signedGet } from "./signed-get";
+
+/**
+ * Where a replica's load comes from: spillway's engine (`GET /load`), a vLLM, SGLang or TGI server's
+ * Prometheus `GET /metrics`, or nothing at all (`none`: the router counts its own requests in flight there).
+ */
+export const LOAD_SOURCES = ["spillway", "vllm", "sglang", "tgi", "none"] as const;
+/** One of `LOAD_SOURCES`. */
+export type LoadSource = (typeof LOAD_SOURCES)[number];
+
+/** One replica of a deployment, as the validated configuration describes it. */
+export interface ReplicaTarget {
+  /** Base URL; the router's id of the replica. */
+  url: string;
+  load: LoadSource;
+  /** Only samples with `model_name="<model>"` count (vLLM and SGLang label their gauges so). Unset: all of them. */
+  model?: string;
+}
+
+/** What one probe says: a queue length, `undefined` (failed or unknown) or `"timeout"` (missed its deadline). */
+export type ProbeAnswer = number | undefined | "timeout";
+
+/** A replica's load read from its `/metrics`. */
+export interface MetricsReading {
+  /** Requests the server holds: running plus waiting. */
+  queueLength: number;
+  /** KV cache usage, 0..1, when the server exports it. */
+  tokenUsage: number | null;
+}
+
+/** The gauges each server exports: queue length is the sum of `queue`, token usage the mean of `usage`. */
+const METRICS: Record<Exclude<LoadSource, "spillway" | "none">, { queue: string[]; usage: string[] }> = {
+  // vLLM >= 0.10 renamed gpu_cache_usage_perc to kv_cache_usage_perc (both are fractions, 0..1).
+  vllm: {
+    queue: ["vllm:num_requests_running", "vllm:num_requests_waiting"],
+    usage: ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"],
+  },
+  sglang: { queue: ["sglang:num_running_reqs", "sglang:num_queue_reqs"], usage: ["sglang:token_usage"] },
+  tgi: { queue: ["tgi_queue_size", "tgi_batch_current_size"], usage: [] },
+};
+
+/** Credentials a probe carries. */
+export interface ProbeCredentials {
+  /** spillway's signing secret: probes are signed as forwarded requests are (spillway's engine may require it). */
+  signingSecret?: string;
+  /** The deployment's upstream credential, sent as `Authorization: Bearer ...` (a proxy in front may want it). */
+  upstreamApiKey?: string;
+}
+
+/**
+ * Reads a replica's load from its Prometheus page. Unknown (`undefined`) when the page is malformed or cut off,
+ * when any gauge the sum needs is missing (a partial page is not an idle replica), or when a sample carries a
+ * timestamp older than `staleMs` (an exporter replaying old values).
+ *
+ * @example
+ * ```ts
+ * readMetrics("vllm", 'vllm:num_requests_running{model_name="m"} 2.0\nvllm:num_requests_waiting{model_name="m"} 1.0\n', {
+ *   nowMs: Date.now(),
+ * }); // { queueLength: 3, tokenUsage: null }
+ * ```
+ */
+export function readMetrics(
+  load: Exclude<LoadSource, "spillway" | "none">,
+  text: string,
+  { model, nowMs, staleMs = QUEUE_LENGTH_STALE_MS }: { model?: string; nowMs: number; staleMs?: number },
+): MetricsReading | undefined {
+  let samples: PromSample[];
+  try {
+    samples = parsePrometheusText(text);
+  } catch {
+    return undefined;
+  }
+  const where: Record<string, string> = model === undefined ? {} : { model_name: model };
+  const { queue, usage } = METRICS[load];
+  let queueLength = 0;
+  for (const name of queue) {
+    const used = matching(samples, name, where);
+    if (used.length === 0) return undefined;
+    if (used.some((s) => s.timestampMs !== undefined && nowMs - s.timestampMs > staleMs)) return undefined;
+    const sum = sumSamples(used, name) as number;
+    if (!Number.isFinite(sum) || sum < 0) return undefined;
+    queueLength += sum;
+  }
+  let tokenUsage: number | null = null;
+  for (const name of usage) {
+    const used = matching(samples, name, where).filter((s) => Number.isFinite(s.value));
+    if (used.length === 0) continue;
+    // Data-parallel engines each report their own cache: the mean is the deployment replica's fill.
+    tokenUsage = used.reduce((total, s) => total + s.value, 0) / used.length;
+    break;
+  }
+  return { queueLength, tokenUsage };
+}
+
+/** A proxy cache's `Age` older than the stale limit means the page is not the server's present state. */
+function servedStale(res: Response, staleMs: number): boolean {
+  const age = Number(res.headers.get("age") ?? "0");
+  return Number.isFinite(age) && age * 1000 > staleMs;
+}
+
+async function fetchProbe(
+  target: ReplicaTarget,
+  path: "/load" | "/metrics",
+  deadline: AbortSignal,
+  credentials: ProbeCredentials,
+): Promise<Response> {
+  const headers = credentials.upstreamApiKey ? { authorization: `Bearer ${credentials.upstreamApiKey}` } : undefined;
+  return signedGet(replicaUrl(target.url, path), credentials.signingSecret, deadline, headers);
+}
+
+/**
+ * Asks one replica for its queue length within `deadlineMs`: spillway's engine by `GET /load`, vLLM, SGLang and
+ * TGI by `GET /metrics`. A missed deadline reads as `"timeout"` (slow), any other failure or an unreadable
+ * answer as `undefined`. A `none` replica is never probed (the router counts for it); asking anyway is a bug.
+ *
+ * @example
+ * ```ts
+ * await probeReplica({ url: "http://10.0.0.5:8000", load: "vllm" }, 250, {}); // 7
+ * ```
+ */
+export async function probeReplica(
+  target: ReplicaTarget,
+  deadlineMs: number,
+  credentials: ProbeCredentials,
+  now: () => number = Date.now,
+): Promise<ProbeAnswer> {
+  if (target.load === "none") throw new Error(`replica ${target.url} has load "none" and is never probed`);
+  const deadline = AbortSignal.timeout(deadlineMs);
+  try {
+    if (target.load === "spillway") {
+      const res = await fetchProbe(target, "/load", deadline, credentials);
+      if (!res.ok) return undefined;
+      const load = (await res.json()) as { queueLength?: unknown };
+      return typeof load.queueLength === "number" ? load.queueLength : undefined;
+    }
+    const res = await fetchProbe(target, "/metrics", deadline, credentials);
+    if (!res.ok || servedStale(res, QUEUE_LENGTH_STALE_MS)) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    const text = await res.text();
+    return readMetrics(target.load, text, { model: target.model, nowMs: now() })?.queueLength;
+  } catch {
+    return deadline.aborted ? "timeout" : undefined;
+  }
+}
+
+/**
+ * The probe function a deployment's router calls, by replica URL (the router's replica id).
+ *
+ * @example
+ * ```ts
+ * const probe = replicaProber(config.deployments.llama.replicas, { signingSecret: env.SPILLWAY_SIGNING_SECRET });
+ * core.reportProbe(replica, await probe(replica, plan.probeDeadlineMs));
+ * ```
+ */
+export function replicaProber(
+  replicas: readonly ReplicaTarget[],
+  credentials: ProbeCredentials,
+): (replica: string, deadlineMs: number) => Promise<ProbeAnswer> {
+  const byUrl = new Map(replicas.map((r) => [r.url, r]));
+  return (replica, deadlineMs) => {
+    const target = byUrl.get(replica) ?? { url: replica, load: "spillway" };
+    return probeReplica(target, deadlineMs, credentials);
+  };
+}

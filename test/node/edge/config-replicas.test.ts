@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig, routerOptionsFor } from "../../../src/edge/config";
+
+const one = (deployment: Record<string, unknown>) => parseConfig({ deployments: { d: deployment } }).deployments.d;
+
+describe("replica entries in the configuration", () => {
+  it("a URL is spillway's engine; an object names its load source", () => {
+    const d = one({
+      replicas: [
+        "http://10.0.0.1:8000",
+        { url: "http://10.0.0.2:8000", load: "vllm", model: "meta-llama/Llama-3.1-8B-Instruct" },
+        { url: "http://10.0.0.3:8000", load: "none" },
+        { url: "http://10.0.0.4:8000" },
+      ],
+    });
+    expect(d?.replicas).toEqual([
+      { url: "http://10.0.0.1:8000", load: "spillway" },
+      { url: "http://10.0.0.2:8000", load: "vllm", model: "meta-llama/Llama-3.1-8B-Instruct" },
+      { url: "http://10.0.0.3:8000", load: "none" },
+      { url: "http://10.0.0.4:8000", load: "spillway" },
+    ]);
+    const options = routerOptionsFor(d as NonNullable<typeof d>);
+    expect(options.replicas).toEqual([
+      "http://10.0.0.1:8000",
+      "http://10.0.0.2:8000",
+      "http://10.0.0.3:8000",
+      "http://10.0.0.4:8000",
+    ]);
+    expect(options.unprobedReplicas).toEqual(["http://10.0.0.3:8000"]);
+  });
+
+  it.each([
+    ["an unknown load source", { replicas: [{ url: "http://a", load: "triton" }] }, "replicas.0"],
+    ["a non-http URL", { replicas: [{ url: "ftp://a", load: "vllm" }] }, "replicas.0"],
+    ["an unknown replica field", { replicas: [{ url: "http://a", lode: "vllm" }] }, "replicas.0"],
+    ["a URL listed twice", { replicas: ["http://a", { url: "http://a", load: "vllm" }] }, "listed twice"],
+    ["a secret name that is not a binding name", { replicas: ["http://a"], upstreamApiKeySecret: "my key" }, "binding"],
+    ["an unknown location hint", { replicas: ["http://a"], locationHint: "mars" }, "locationHint"],
+  ])("refuses %s", (_, deployment, mention) => {
+    expect(() => one(deployment)).toThrow(ConfigError);
+    expect(() => one(deployment)).toThrow(mention);
+  });
+
+  it("keeps the upstream secret's name and the location hint", () => {
+    const d = one({ replicas: ["http://a"], upstreamApiKeySecret: "VLLM_API_KEY", locationHint: "enam" });
+    expect(d?.upstreamApiKeySecret).toBe("VLLM_API_KEY");
+    expect(d?.locationHint).toBe("enam");
+  });
+});
