@@ -1,4 +1,4 @@
-import type { RejectionReason, RouterStats } from "../core/router-core";
+import type { RouterStats } from "../core/router-core";
 import type { DeploymentConfig } from "./config";
 
 /** A Durable Object location hint, as a deployment's `locationHint` names it. */
