@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "../core/retry-after";
 import type { RouterOptions } from "../core/router-core";
+import { tenantsSchema } from "./tenant-config";
 
 const backpressureSchema = z.strictObject({
   /** Status of a backpressure rejection (Ray's default is 503; ours 429, which SDKs retry). */
@@ -54,6 +55,8 @@ const configSchema = z.strictObject({
     .default(1024 * 1024),
   /** One structured log line per rejection (the RFC's evidence); turn off only for benchmarks. */
   logRejections: z.boolean().default(true),
+  /** Who is asking: API keys -> plans (weight, priority, quotas); see tenant-config.ts and README, "Tenants". */
+  tenants: tenantsSchema.default(tenantsSchema.parse({})),
 });
 
 /** The validated configuration document. */

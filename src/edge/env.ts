@@ -1,4 +1,5 @@
 import type { DeploymentRouter } from "./deployment-router";
+import type { TenantQuota } from "./tenant-quota-object";
 
 type SpillwayEnv = Env;
 
@@ -21,6 +22,10 @@ export interface Env {
   SPILLWAY_SIGNING_SECRET?: string;
   /** Workers Analytics Engine dataset for routing decisions (optional; see analytics.ts). Unset: not written. */
   SPILLWAY_METRICS?: AnalyticsEngineDataset;
+  /** One quota Durable Object per tenant (requests and tokens per minute); needed once any plan has quotas. */
+  TENANT_QUOTA?: DurableObjectNamespace<TenantQuota>;
+  /** Workers KV: SHA-256 (hex) of an API key -> its plan as JSON (README, "Tenants"). Optional. */
+  SPILLWAY_TENANT_KEYS?: KVNamespace;
 }
 
 declare global {

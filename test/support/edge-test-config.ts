@@ -5,6 +5,16 @@ export const TEST_ADMIN_TOKEN = "test-admin-token";
 /** The secret the workerd tests' Worker signs with; fake replicas named `signed-*` refuse anything else. */
 export const TEST_SIGNING_SECRET = "test-signing-secret";
 
+/** API keys of the workerd tests' tenants (their SHA-256 digests are in the configuration, never the keys). */
+export const TEST_KEYS = {
+  /** 3 requests per minute. */
+  small: "sk-test-small",
+  /** 1000 tokens per minute. */
+  tokens: "sk-test-tokens",
+  /** May ask for `service_tier: "priority"`. */
+  priority: "sk-test-priority",
+} as const;
+
 /**
  * The deployments the workerd tests use: each test gets its own deployment and its own virtual replicas on
  * the fake engine, so no two tests share a router or a replica.
@@ -20,6 +30,19 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
   return {
     logRejections: false,
     maxBodyBytes: 64 * 1024,
+    // Requests without a key stay anonymous (no quota), so every other test is unaffected.
+    tenants: {
+      keys: {
+        // printf %s sk-test-small | sha256sum
+        "3134cd0eb6762a6e6925212c23d9e67df53b8952a71847ca7a7aab457f3b7927": { name: "small", requestsPerMinute: 3 },
+        "8664f7ee03dd46df38fec62d9e40fac88a74f67a8a7613af74474bf4356050cf": { name: "tokens", tokensPerMinute: 1000 },
+        "24a2eb576e49e0e46359e03b11e29841d55c367c8f26b9b1f7afb1e50eca6f54": {
+          name: "prio",
+          priority: "batch",
+          allowPriorityTier: true,
+        },
+      },
+    },
     deployments: {
       "ray-default": { replicas: [r("ray-default")], ...tight },
       "ray-503-static": {
@@ -43,6 +66,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "all-down": { replicas: ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"], backpressure: { retryAfterS: 9 } },
       sharded: { replicas: [r("sharded")], maxOngoingRequests: 8, routerShards: 4 },
       misc: { replicas: [r("misc")] },
+      tenants: { replicas: [r("tenants")], maxOngoingRequests: 4 },
       "midstream-kill": { replicas: [r("mk")], maxOngoingRequests: 2 },
       "json-kill": { replicas: [r("jk")], maxOngoingRequests: 2 },
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
