@@ -1,6 +1,7 @@
 import { backoffDelayMs, probeDeadlineMs } from "./backoff";
 import { DrainAccuracyTracker, type DrainObservation } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
+import { FairQueue, type PriorityClass } from "./fair-queue";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
 import {
@@ -65,9 +66,18 @@ export interface Rejection {
 export interface SubmitOptions {
   /** The client says this is a retry (`x-stainless-retry-count` >= 1). */
   retry?: boolean;
+  /** The tenant's name: its requests share the queue fairly with other tenants'. Default: one shared tenant. */
+  tenant?: string;
+  /** The tenant's weight (default 1): its share of a contended queue relative to other waiting tenants'. */
+  weight?: number;
+  /** `batch` is refused first and served after `interactive` (the default). */
+  priority?: PriorityClass;
 }
 
-export type SubmitResult = { kind: "queued" } | { kind: "rejected"; rejection: Rejection };
+/** Queued (possibly pushing out another tenant's request, refused with `rejection`), or rejected at once. */
+export type SubmitResult =
+  | { kind: "queued"; displaced?: { ticket: string; rejection: Rejection } }
+  | { kind: "rejected"; rejection: Rejection };
 
 /** What a placement round needs the driver to do first. */
 export interface RoundPlan {
@@ -122,8 +132,8 @@ const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINIT
  * ```
  */
 export class RouterCore {
-  /** Waiting tickets in arrival order (a Map keeps insertion order and deletes in O(1)). */
-  private readonly queue = new Map<string, number>();
+  /** Waiting tickets: per-tenant sub-queues, fair dispatch, priority classes (FIFO for a single tenant). */
+  private readonly queue = new FairQueue();
   private readonly leases = new Map<string, { replica: string; expiresAtMs: number }>();
   private readonly cache: QueueLengthCache;
   private readonly estimator: DrainRateEstimator;
@@ -161,9 +171,9 @@ export class RouterCore {
     return this.streak;
   }
 
-  /** The oldest waiting ticket, placed first. */
+  /** The ticket placed next: the oldest one for a single tenant; in weighted fair order across tenants. */
   get head(): string | undefined {
-    return this.queue.keys().next().value;
+    return this.queue.peek()?.ticket;
   }
 
   isQueued(ticket: string): boolean {
@@ -182,22 +192,26 @@ export class RouterCore {
    * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
    * hold, while any other request must leave that room free (the hint it was given is a reservation).
    */
-  submit(ticket: string, { retry = false }: SubmitOptions = {}): SubmitResult {
+  submit(ticket: string, { retry = false, ...who }: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
     const schedule = this.retrySchedule;
     schedule?.onArrival(now, retry);
-    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now) };
+    const tenant = { tenant: who.tenant ?? "", weight: who.weight ?? 1, priority: who.priority ?? "interactive" };
+    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, tenant) };
     const claimed = schedule !== undefined && retry && schedule.claim(now);
     const reserved = schedule && !claimed ? schedule.reservedRoom(now) : 0;
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
     const unplanned = schedule !== undefined && retry && !claimed && schedule.isFull(now);
-    if (unplanned || this.queue.size + reserved >= this.options.maxQueuedRequests) {
-      return { kind: "rejected", rejection: this.reject("queue_full", now) };
-    }
-    this.queue.set(ticket, now);
-    return { kind: "queued" };
+    const offered = unplanned
+      ? ({ kind: "refused" } as const)
+      : this.queue.offer({ ticket, ...tenant, enqueuedAtMs: now }, this.options.maxQueuedRequests - reserved);
+    if (offered.kind === "refused") return { kind: "rejected", rejection: this.reject("queue_full", now, tenant) };
+    // A full queue pushed out the newest request of the tenant most over its fair share (see FairQueue).
+    const pushed = offered.displaced;
+    if (!pushed) return { kind: "queued" };
+    return { kind: "queued", displaced: { ticket: pushed.ticket, rejection: this.reject("queue_full", now, pushed) } };
   }
 
   /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */
@@ -241,7 +255,7 @@ export class RouterCore {
       const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : [];
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
     }
-    this.queue.delete(ticket);
+    this.queue.dispatch(); // the head, in fair order
     this.streak = 0;
     this.cache.assign(replica);
     this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs });
@@ -267,7 +281,7 @@ export class RouterCore {
 
   /** The client gave up: leave the queue, or give back the slot if it was already placed. */
   cancel(ticket: string): "dequeued" | "released" | "unknown" {
-    if (this.queue.delete(ticket)) return "dequeued";
+    if (this.queue.remove(ticket)) return "dequeued";
     return this.release(ticket) ? "released" : "unknown";
   }
 
@@ -275,10 +289,14 @@ export class RouterCore {
   expire(): { timedOut: Array<{ ticket: string; rejection: Rejection }>; reclaimed: string[] } {
     const now = this.clock.now();
     const timedOut: Array<{ ticket: string; rejection: Rejection }> = [];
-    for (const [ticket, enqueuedAt] of this.queue) {
-      if (now - enqueuedAt < this.options.queueTimeoutMs) break; // FIFO: the rest are younger
-      this.queue.delete(ticket);
-      timedOut.push({ ticket, rejection: this.reject("queue_timeout", now) });
+    const expired: string[] = [];
+    for (const entry of this.queue.entries()) {
+      if (now - entry.enqueuedAtMs < this.options.queueTimeoutMs) break; // arrival order: the rest are younger
+      expired.push(entry.ticket);
+    }
+    for (const ticket of expired) {
+      const entry = this.queue.remove(ticket);
+      timedOut.push({ ticket, rejection: this.reject("queue_timeout", now, entry) });
     }
     const reclaimed: string[] = [];
     for (const [ticket, lease] of this.leases) {
@@ -293,8 +311,8 @@ export class RouterCore {
   /** The earliest moment `expire()` has work to do, for an alarm; `undefined` when nothing waits. */
   nextExpiryMs(): number | undefined {
     let next: number | undefined;
-    const oldest = this.queue.values().next().value;
-    if (oldest !== undefined) next = oldest + this.options.queueTimeoutMs;
+    const oldest = this.queue.entries().next().value;
+    if (oldest !== undefined) next = oldest.enqueuedAtMs + this.options.queueTimeoutMs;
     for (const lease of this.leases.values())
       if (next === undefined || lease.expiresAtMs < next) next = lease.expiresAtMs;
     return next;
@@ -341,13 +359,21 @@ export class RouterCore {
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
-    const shed = [...this.queue.keys()].map((ticket) => ({ ticket, rejection: this.reject(reason, now) }));
-    this.queue.clear();
-    return shed;
+    return this.queue.clear().map((entry) => ({ ticket: entry.ticket, rejection: this.reject(reason, now) }));
   }
 
-  private reject(reason: RejectionReason, now: number): Rejection {
+  /**
+   * A refusal and its Retry-After. With `tenant`, the queue depth the policies read is the requests that would be
+   * placed before this tenant's next one (its share of the drain, its own backlog: FairQueue.aheadOf); with a
+   * single tenant that is the queue length, as before.
+   */
+  private reject(
+    reason: RejectionReason,
+    now: number,
+    tenant?: { tenant: string; weight: number; priority: PriorityClass },
+  ): Rejection {
     const signals = this.loadSignals();
+    if (tenant) signals.queueDepth = this.queue.aheadOf(tenant.tenant, tenant.weight, tenant.priority);
     const { retryAfter } = this.options;
     // With every replica down there is no drain to estimate: only the static value (or nothing) is honest.
     const schedule = this.retrySchedule;
@@ -375,7 +401,7 @@ export class RouterCore {
         ? "No replica of this deployment is reachable"
         : reason === "queue_timeout"
           ? `Request timed out waiting for a replica (max_queued_requests=${this.options.maxQueuedRequests})`
-          : `Request dropped due to backpressure (num_queued_requests=${signals.queueDepth}, max_queued_requests=${this.options.maxQueuedRequests})`;
+          : `Request dropped due to backpressure (num_queued_requests=${this.queue.size}, max_queued_requests=${this.options.maxQueuedRequests})`;
     return {
       statusCode,
       reason,
@@ -387,7 +413,7 @@ export class RouterCore {
         status: statusCode,
         policy: retryAfter.retryAfterPolicy,
         rung: decision.rung,
-        queue_depth: signals.queueDepth,
+        queue_depth: this.queue.size,
         max_queued_requests: this.options.maxQueuedRequests,
         drain_rate: signals.drainRate ?? null,
         estimator_warm: signals.warm,

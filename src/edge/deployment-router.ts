@@ -74,6 +74,8 @@ export class DeploymentRouter extends DurableObject<Env> {
     if (this.recentlyCancelled.delete(ticket)) return CANCELLED;
     const submitted = core.submit(ticket, options);
     if (submitted.kind === "rejected") return this.refuse(submitted.rejection);
+    // A full queue may push out another tenant's newest request (the one most over its fair share).
+    if (submitted.displaced) this.settle(submitted.displaced.ticket, this.refuse(submitted.displaced.rejection));
     const result = new Promise<AcquireResult>((resolve) => this.waiting.set(ticket, resolve));
     this.startPlacing();
     this.armExpiry();

@@ -175,7 +175,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       clientSignal.addEventListener("abort", cancel, { once: true });
       let result: AcquireResult;
       try {
-        result = await router.acquire(deployment, shard, ticket, { retry });
+        result = await router.acquire(deployment, shard, ticket, { retry, ...tenant, weight: plan.weight });
       } finally {
         clientSignal.removeEventListener("abort", cancel);
       }

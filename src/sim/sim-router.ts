@@ -1,6 +1,12 @@
 import type { DrainAccuracyTracker } from "../core/drain-accuracy";
 import type { Rung } from "../core/retry-after";
-import { type Rejection, type RoundPlan, RouterCore, type RouterOptions } from "../core/router-core";
+import {
+  type Rejection,
+  type RoundPlan,
+  RouterCore,
+  type RouterOptions,
+  type SubmitOptions,
+} from "../core/router-core";
 import type { EventLoop } from "./event-loop";
 
 /** The router's answer to one attempt, as the Worker would turn it into a response. */
@@ -86,14 +92,21 @@ export class SimRouter {
 
   /**
    * Asks for a slot; `respond` is called once: at once for a rejection, later for a placement or a shed.
-   * `retry` is what the Worker reads from the SDK's `x-stainless-retry-count` header.
+   * `retry` is what the Worker reads from the SDK's `x-stainless-retry-count` header; `tenant` names the request's
+   * tenant, weight and priority class (the Worker's SubmitOptions).
    */
-  acquire(ticket: string, respond: (result: SimAcquireResult) => void, retry = false): void {
-    const submitted = this.core.submit(ticket, { retry });
+  acquire(
+    ticket: string,
+    respond: (result: SimAcquireResult) => void,
+    retry = false,
+    tenant: Omit<SubmitOptions, "retry"> = {},
+  ): void {
+    const submitted = this.core.submit(ticket, { retry, ...tenant });
     if (submitted.kind === "rejected") {
       respond(rejected(submitted.rejection));
       return;
     }
+    if (submitted.displaced) this.settle(submitted.displaced.ticket, rejected(submitted.displaced.rejection));
     this.waiting.set(ticket, respond);
     this.startPlacing();
     this.armExpiry();

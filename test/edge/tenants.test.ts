@@ -4,7 +4,7 @@ import { describe, expect, inject, it } from "vitest";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
 import { edgeTestConfig, TEST_KEYS } from "../support/edge-test-config";
-import { replicaState } from "./helpers";
+import { releaseHold, replicaState, stats0, waitFor } from "./helpers";
 
 function ask(key: string | undefined, content: string, extra: Record<string, unknown> = {}, headers = {}) {
   return SELF.fetch("http://spillway/v1/chat/completions", {
@@ -162,5 +162,27 @@ describe("tenants at the edge", () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get("x-ratelimit-limit-requests")).toBe("100");
     expect((await call("other")).status).toBe(500);
+  });
+
+  it("a full queue refuses the flooding tenant's newest request, not the other tenant's", async () => {
+    const fair = (key: string, content: string) => ask(key, content, { model: "fair" });
+    const held = fair(TEST_KEYS.alpha, "hold:h");
+    await waitFor(async () => (await replicaState("fair")).inflight === 1, "alpha's first at the engine");
+    const queued1 = fair(TEST_KEYS.alpha, "hold:q1");
+    const queued2 = fair(TEST_KEYS.alpha, "hold:q2");
+    await waitFor(async () => (await stats0("fair")).queueDepth === 2, "alpha fills the queue");
+    // alpha again: alpha is the tenant most over its share, so alpha's own arrival is refused.
+    expect((await fair(TEST_KEYS.alpha, "more")).status).toBe(429);
+    // beta: alpha's newest queued request is pushed out instead, and beta waits for the next slot.
+    const beta = fair(TEST_KEYS.beta, "hold:b");
+    const pushed = await queued2;
+    expect(pushed.status).toBe(429);
+    expect((await errorOf(pushed)).code).toBe("rate_limit_exceeded");
+    for (const key of ["h", "q1", "b"]) await releaseHold("fair", key);
+    expect((await held).status).toBe(200);
+    expect((await queued1).status).toBe(200);
+    expect((await beta).status).toBe(200);
+    // alpha already had its turn (h): beta's request goes before alpha's next.
+    expect((await replicaState("fair")).served).toEqual(["hold:h", "hold:b", "hold:q1"]);
   });
 });
