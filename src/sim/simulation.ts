@@ -140,6 +140,7 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
         });
       },
       isRetry,
+      request.tenant,
     );
   };
 
