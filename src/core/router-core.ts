@@ -12,6 +12,7 @@ import {
   type Rung,
 } from "./retry-after";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS, RetrySchedule } from "./retry-schedule";
+import { type TenantCount, TenantCounters } from "./tenant-counters";
 
 /** Everything one router needs to know about its deployment. Validated at the edge; trusted here. */
 export interface RouterOptions {
@@ -51,6 +52,8 @@ export interface RejectionRecord {
   retry_after_ms: number | null;
   drain_counter: number;
   backoff_streak: number;
+  /** The tenant's name (never its key), when the request named one. */
+  tenant?: string;
 }
 
 /** A refusal: what the Worker answers, computed from memory only. */
@@ -88,7 +91,7 @@ export interface RoundPlan {
 }
 
 export type RoundOutcome =
-  | { kind: "placed"; ticket: string; replica: string }
+  | { kind: "placed"; ticket: string; replica: string; tenant?: string }
   | { kind: "backoff"; delayMs: number; shed: Array<{ ticket: string; rejection: Rejection }> }
   | { kind: "idle" };
 
@@ -111,6 +114,8 @@ export interface RouterStats {
   recentObservations: DrainObservation[];
   /** Rejections whose queue has not drained yet (bounded: the tracker drops the oldest). */
   pendingObservations: number;
+  /** Admitted and shed per tenant (bounded: tenants past the first 256 count as `other`); empty without tenants. */
+  tenants: Record<string, TenantCount>;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -147,6 +152,7 @@ export class RouterCore {
     no_replica_available: 0,
   };
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
+  private readonly tenantCounts = new TenantCounters();
   /** The retries already told to come back, and the room they hold, for `retry_schedule` (memory only: a restart is cold). */
   private readonly retrySchedule: RetrySchedule | undefined;
 
@@ -255,14 +261,15 @@ export class RouterCore {
       const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : [];
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
     }
-    this.queue.dispatch(); // the head, in fair order
+    const { tenant } = this.queue.dispatch() as NonNullable<ReturnType<FairQueue["dispatch"]>>; // the head
+    if (tenant) this.tenantCounts.add(tenant, "admitted");
     this.streak = 0;
     this.cache.assign(replica);
     this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs });
     this.admitted += 1;
     this.estimator.recordDrain(now, this.queue.size);
     this.accuracy.onDrain(now, this.estimator.drainCount);
-    return { kind: "placed", ticket, replica };
+    return tenant ? { kind: "placed", ticket, replica, tenant } : { kind: "placed", ticket, replica };
   }
 
   /**
@@ -350,6 +357,7 @@ export class RouterCore {
       replicas: Object.fromEntries(this.options.replicas.map((r) => [r, cached[r] ?? null])),
       recentObservations: this.accuracy.recent(),
       pendingObservations: this.accuracy.pendingCount,
+      tenants: this.tenantCounts.snapshot(),
     };
   }
 
@@ -359,7 +367,7 @@ export class RouterCore {
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
-    return this.queue.clear().map((entry) => ({ ticket: entry.ticket, rejection: this.reject(reason, now) }));
+    return this.queue.clear().map((entry) => ({ ticket: entry.ticket, rejection: this.reject(reason, now, entry) }));
   }
 
   /**
@@ -390,6 +398,7 @@ export class RouterCore {
     if (schedule && decision.rung === "computed") schedule.book(now, decision.jitteredS as number);
     const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
     this.rejections[decision.rung] += 1;
+    if (tenant?.tenant) this.tenantCounts.add(tenant.tenant, "shed");
     this.rejectionsByReason[reason] += 1;
     if (decision.jitteredS !== undefined) {
       const bucket = SUGGESTED_DELAY_BOUNDS.findIndex((le) => (decision.jitteredS as number) <= le);
@@ -423,6 +432,7 @@ export class RouterCore {
         retry_after_ms: decision.retryAfterMs ?? null,
         drain_counter: this.estimator.drainCount,
         backoff_streak: this.streak,
+        ...(tenant?.tenant ? { tenant: tenant.tenant } : {}),
       },
     };
   }

@@ -168,6 +168,7 @@ export class DeploymentRouter extends DurableObject<Env> {
           queueDepth: core.queueDepth,
           drainRate: null,
           status: 200,
+          ...(outcome.tenant ? { tenant: outcome.tenant } : {}),
         });
         // The waiter may have gone between the round's start and now; give its slot back.
         if (!this.settle(outcome.ticket, { kind: "admitted", replica: outcome.replica })) core.release(outcome.ticket);

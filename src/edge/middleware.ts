@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv, parseConfig, type SpillwayConfig, type SpillwayConfigInput } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
@@ -157,6 +158,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     });
     if (quota.kind === "refused") {
       c.set("spillway", { deployment, shard: -1, outcome: "rejected", tenant: plan.name, priority });
+      writeDecision(c.env.SPILLWAY_METRICS, quotaRefusalPoint(quota.response, deployment, plan.name));
       return quota.response;
     }
     const { charge } = quota;

@@ -1,4 +1,8 @@
+import { topTenants } from "../core/tenant-counters";
 import type { ShardStats } from "./router-protocol";
+
+/** Tenants with their own label per router shard; the rest are summed as `other`. */
+const TOP_TENANTS = 10;
 
 type Labels = Record<string, string | number>;
 
@@ -90,6 +94,24 @@ export function prometheusText(shards: ShardStats[]): string {
     }
     out.sample("spillway_suggested_delay_seconds_count", id(s), cumulative);
   }
+
+  // Per tenant: the top tenants by decisions at each shard, the rest as `other` (bounded cardinality).
+  out.family(
+    "spillway_tenant_admitted_total",
+    "counter",
+    "Requests given a replica, per tenant (top tenants + other).",
+  );
+  for (const s of shards)
+    for (const [tenant, count] of Object.entries(topTenants(s.tenants ?? {}, TOP_TENANTS)))
+      out.sample("spillway_tenant_admitted_total", { ...id(s), tenant }, count.admitted);
+  out.family(
+    "spillway_tenant_shed_total",
+    "counter",
+    "Requests refused for capacity, per tenant (top tenants + other).",
+  );
+  for (const s of shards)
+    for (const [tenant, count] of Object.entries(topTenants(s.tenants ?? {}, TOP_TENANTS)))
+      out.sample("spillway_tenant_shed_total", { ...id(s), tenant, reason: "capacity" }, count.shed);
 
   out.family("spillway_replica_queue_length", "gauge", "The router's cached queue length of a replica.");
   for (const s of shards)
