@@ -41,7 +41,7 @@ export interface QuotaVerdict {
  * const ledger = new QuotaLedger();
  * const limits = { requestsPerMinute: 30, tokensPerMinute: 10_000 };
  * ledger.admit(limits, 1200, 0).admitted;   // true
- * ledger.adjust(limits, 0, -400, 0);        // the response used 800 tokens, not 1200: 400 back
+ * ledger.adjust(limits, 0, 400, 0);         // the response used 800 tokens, not 1200: 400 back
  * ```
  */
 export class QuotaLedger {

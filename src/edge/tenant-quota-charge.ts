@@ -78,8 +78,9 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
     kind: "charged",
     charge: {
       headers,
-      refund: () => correct(1, limits.tokensPerMinute !== undefined ? tokens : 0),
-      settle: (used) => correct(0, used === undefined || limits.tokensPerMinute === undefined ? 0 : tokens - used),
+      refund: () => correct(1, tokens),
+      // Corrected even without a token quota: the tenant's token count (metrics) is then the answers' usage.
+      settle: (used) => correct(0, used === undefined ? 0 : tokens - used),
     },
   };
 }

@@ -23,14 +23,40 @@ import type { Env } from "./env";
  */
 export class TenantQuota extends DurableObject<Env> {
   private readonly ledger = new QuotaLedger();
+  private readonly counts: TenantQuotaStats = { admitted: 0, refused: 0, tokensCharged: 0, tokensRefunded: 0 };
 
   /** Charges one request and `tokens` if both fit now; otherwise nothing, with the exact wait until they do. */
   async admit(limits: QuotaLimits, tokens: number): Promise<QuotaVerdict> {
-    return this.ledger.admit(limits, tokens, Date.now());
+    const verdict = this.ledger.admit(limits, tokens, Date.now());
+    if (verdict.admitted) {
+      this.counts.admitted += 1;
+      this.counts.tokensCharged += tokens;
+    } else this.counts.refused += 1;
+    return verdict;
   }
 
   /** Corrects an earlier charge: positive amounts are refunds (a refused or cheaper request), negative charges. */
   async adjust(limits: QuotaLimits, requests: number, tokens: number): Promise<QuotaVerdict> {
+    // Monotonic counters (Prometheus): a refund counts as refunded, an overrun as charged.
+    if (tokens > 0) this.counts.tokensRefunded += tokens;
+    else this.counts.tokensCharged -= tokens;
     return this.ledger.adjust(limits, requests, tokens, Date.now());
   }
+
+  /** What this tenant's quota has counted since the object started (for the metrics route). */
+  async stats(): Promise<TenantQuotaStats> {
+    return { ...this.counts };
+  }
+}
+
+/** A tenant quota object's counts since it started (memory only, like its buckets). */
+export interface TenantQuotaStats {
+  /** Requests the quota admitted (a request later refused for capacity is given back to the quota, still counted). */
+  admitted: number;
+  /** Requests the quota refused. */
+  refused: number;
+  /** Tokens charged: estimates at admission, plus overruns found in the answers' usage. */
+  tokensCharged: number;
+  /** Tokens given back: the estimate's excess over the answers' usage, and refused requests' charges. */
+  tokensRefunded: number;
 }

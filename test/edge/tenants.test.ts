@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
-import { edgeTestConfig, TEST_KEYS } from "../support/edge-test-config";
+import { edgeTestConfig, TEST_ADMIN_TOKEN, TEST_KEYS } from "../support/edge-test-config";
 import { releaseHold, replicaState, stats0, waitFor } from "./helpers";
 
 function ask(key: string | undefined, content: string, extra: Record<string, unknown> = {}, headers = {}) {
@@ -184,5 +184,24 @@ describe("tenants at the edge", () => {
     expect((await beta).status).toBe(200);
     // alpha already had its turn (h): beta's request goes before alpha's next.
     expect((await replicaState("fair")).served).toEqual(["hold:h", "hold:b", "hold:q1"]);
+  });
+
+  it("metrics: quota refusals and tokens per tenant with quotas; admitted and shed per tenant at each router", async () => {
+    const metrics = await (
+      await SELF.fetch("http://spillway/spillway/metrics", { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })
+    ).text();
+    const value = (series: string) => {
+      const line = metrics.split("\n").find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.split(" ")[1]);
+    };
+    // The earlier tests: small was refused once by its quota; tokens was charged estimates and refunded the excess.
+    expect(value('spillway_tenant_quota_refused_total{tenant="small"}')).toBe(1);
+    const charged = value('spillway_tenant_tokens_charged_total{tenant="tokens"}') as number;
+    const refunded = value('spillway_tenant_tokens_refunded_total{tenant="tokens"}') as number;
+    expect(charged).toBeGreaterThan(1000);
+    expect(refunded).toBeGreaterThan(0);
+    expect(charged - refunded).toBeGreaterThanOrEqual(20); // two answers of 10 tokens, at least
+    expect(value('spillway_tenant_admitted_total{deployment="tenants",shard="0",tenant="small"}')).toBe(3);
+    expect(value('spillway_tenant_shed_total{deployment="fair",shard="0",tenant="alpha",reason="capacity"}')).toBe(2);
   });
 });
