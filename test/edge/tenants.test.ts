@@ -2,6 +2,7 @@ import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloud
 import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
 import type { Env } from "../../src/edge/env";
+import type { FleetOverview } from "../../src/edge/fleet-overview";
 import { spillway } from "../../src/edge/middleware";
 import { edgeTestConfig, TEST_ADMIN_TOKEN, TEST_KEYS } from "../support/edge-test-config";
 import { releaseHold, replicaState, stats0, waitFor } from "./helpers";
@@ -213,5 +214,15 @@ describe("tenants at the edge", () => {
     expect(
       await metric('spillway_tenant_shed_total{deployment="fair",shard="0",tenant="beta",reason="capacity"}'),
     ).toBe(0);
+    // The dashboard's overview: per tenant, summed over shards.
+    const overview = (await (
+      await SELF.fetch("http://spillway/spillway/overview?replicas=0", {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      })
+    ).json()) as FleetOverview;
+    expect(overview.deployments.find((d) => d.deployment === "fair")?.tenants).toEqual({
+      alpha: { admitted: 2, shed: 2 },
+      beta: { admitted: 1, shed: 0 },
+    });
   });
 });
