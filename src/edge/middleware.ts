@@ -228,7 +228,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         );
       }
       return withTenantHeaders(
-        await answerFrom(outcome.response, release, clientSignal, (used) => charge.settle(used)),
+        await answerFrom(outcome.response, release, clientSignal, charge.wantsUsage ? charge.settle : undefined),
         charge.headers,
       );
     }

@@ -8,6 +8,8 @@ import type { TenantQuota } from "./tenant-quota-object";
 export interface QuotaCharge {
   /** `x-ratelimit-*` and `RateLimit-Policy` / `RateLimit`; empty for a tenant without quotas. */
   headers: Record<string, string>;
+  /** Whether `settle` wants the answer's usage (false without quotas: the answer need not be read for it). */
+  wantsUsage: boolean;
   /** The request was not served (refused for capacity, or failed before reaching an engine): give it all back. */
   refund(): void;
   /** The response ended; `totalTokens` from its `usage` replaces the estimate (`undefined`: keep the estimate). */
@@ -27,7 +29,7 @@ export interface QuotaRequest {
   waitUntil: (promise: Promise<unknown>) => void;
 }
 
-const NO_CHARGE: QuotaCharge = { headers: {}, refund() {}, settle() {} };
+const NO_CHARGE: QuotaCharge = { headers: {}, wantsUsage: false, refund() {}, settle() {} };
 
 /**
  * The tokens a request is charged at admission, as Azure OpenAI does: its prompt, estimated at 4 characters a
@@ -78,6 +80,7 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
     kind: "charged",
     charge: {
       headers,
+      wantsUsage: true,
       refund: () => correct(1, tokens),
       // Corrected even without a token quota: the tenant's token count (metrics) is then the answers' usage.
       settle: (used) => correct(0, used === undefined ? 0 : tokens - used),
