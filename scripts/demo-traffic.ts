@@ -6,7 +6,8 @@
  *
  * `npm run demo:traffic` (against a running `npm start`), or `npm start -- --traffic`. Flags: `--base-url`
  * (http://127.0.0.1:8787), `--model` (demo-model), `--cycles` (0 = until Ctrl-C), `--time-scale` (1; 0.2 runs a
- * cycle five times faster).
+ * cycle five times faster), `--keys sk-demo-alpha,sk-demo-beta` (API keys the requests take in turn: two tenants;
+ * default none, the anonymous tenant).
  */
 import { parseArgs } from "node:util";
 import { seededRandom } from "../src/engine/rng";
@@ -55,6 +56,8 @@ export interface TrafficOptions {
   tickS?: number;
   /** Seeded for a repeatable schedule. */
   seed?: number;
+  /** API keys sent as `Authorization: Bearer`, one per request in turn (several tenants); none: anonymous. */
+  apiKeys?: string[];
 }
 
 /**
@@ -100,10 +103,12 @@ export async function runTraffic(options: TrafficOptions): Promise<void> {
 
   const send = async () => {
     const i = n++;
+    const keys = options.apiKeys ?? [];
+    const key = keys.length > 0 ? keys[i % keys.length] : undefined;
     try {
       const res = await fetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
         body: JSON.stringify({
           model: options.model ?? "demo-model",
           messages: [{ role: "user", content: `demo request ${i}: tell me about load shedding` }],
@@ -169,6 +174,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       model: { type: "string", default: "demo-model" },
       cycles: { type: "string", default: "0" },
       "time-scale": { type: "string", default: "1" },
+      keys: { type: "string", default: "" },
     },
   });
   const stop = new AbortController();
@@ -180,6 +186,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     model: values.model,
     cycles: Number(values.cycles),
     timeScale: Number(values["time-scale"]),
+    apiKeys: values.keys.split(",").filter((k) => k.length > 0),
     signal: stop.signal,
     onTick: (t) => console.log(formatTick(t)),
   });

@@ -1,6 +1,7 @@
 import { backoffDelayMs, probeDeadlineMs } from "./backoff";
 import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
+import { FairQueue, type OfferResult, type PriorityClass } from "./fair-queue";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
 import {
@@ -11,6 +12,7 @@ import {
   type Rung,
 } from "./retry-after";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS, RetrySchedule } from "./retry-schedule";
+import { type TenantCount, TenantCounters } from "./tenant-counters";
 
 /** Everything one router needs to know about its deployment. Validated at the edge; trusted here. */
 export interface RouterOptions {
@@ -55,6 +57,8 @@ export interface RejectionRecord {
   retry_after_ms: number | null;
   drain_counter: number;
   backoff_streak: number;
+  /** The tenant's name (never its key), when the request named one. */
+  tenant?: string;
 }
 
 /** A refusal: what the Worker answers, computed from memory only. */
@@ -76,9 +80,18 @@ export interface SubmitOptions {
    * requests, and shed when its total wait reaches the queue timeout.
    */
   waitedMs?: number;
+  /** The tenant's name: its requests share the queue fairly with other tenants'. Default: one shared tenant. */
+  tenant?: string;
+  /** The tenant's weight (default 1): its share of a contended queue relative to other waiting tenants'. */
+  weight?: number;
+  /** `batch` is refused first and served after `interactive` (the default). */
+  priority?: PriorityClass;
 }
 
-export type SubmitResult = { kind: "queued" } | { kind: "rejected"; rejection: Rejection };
+/** Queued (possibly pushing out another tenant's request, refused with `rejection`), or rejected at once. */
+export type SubmitResult =
+  | { kind: "queued"; displaced?: { ticket: string; rejection: Rejection } }
+  | { kind: "rejected"; rejection: Rejection };
 
 /** What a placement round needs the driver to do first. */
 export interface RoundPlan {
@@ -89,7 +102,7 @@ export interface RoundPlan {
 }
 
 export type RoundOutcome =
-  | { kind: "placed"; ticket: string; replica: string }
+  | { kind: "placed"; ticket: string; replica: string; tenant?: string }
   | { kind: "backoff"; delayMs: number; shed: Array<{ ticket: string; rejection: Rejection }> }
   | { kind: "idle" };
 
@@ -116,6 +129,8 @@ export interface RouterStats {
   recentObservations: DrainObservation[];
   /** Rejections whose queue has not drained yet (bounded: the tracker drops the oldest). */
   pendingObservations: number;
+  /** Admitted and shed per tenant (bounded: tenants past the first 256 count as `other`); empty without tenants. */
+  tenants: Record<string, TenantCount>;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -137,8 +152,8 @@ const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINIT
  * ```
  */
 export class RouterCore {
-  /** Waiting tickets in arrival order (a Map keeps insertion order and deletes in O(1)). */
-  private readonly queue = new Map<string, number>();
+  /** Waiting tickets: per-tenant sub-queues, fair dispatch, priority classes (FIFO for a single tenant). */
+  private readonly queue = new FairQueue();
   private readonly leases = new Map<string, { replica: string; expiresAtMs: number }>();
   private readonly cache: QueueLengthCache;
   private readonly estimator: DrainRateEstimator;
@@ -153,6 +168,7 @@ export class RouterCore {
   };
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
   private suggestedDelaySumS = 0;
+  private readonly tenantCounts = new TenantCounters();
   /** The retries already told to come back, and the room they hold, for `retry_schedule` (memory only: a restart is cold). */
   private readonly retrySchedule: RetrySchedule | undefined;
 
@@ -177,9 +193,9 @@ export class RouterCore {
     return this.streak;
   }
 
-  /** The oldest waiting ticket, placed first. */
+  /** The ticket placed next: the oldest one for a single tenant; in weighted fair order across tenants. */
   get head(): string | undefined {
-    return this.queue.keys().next().value;
+    return this.queue.peek()?.ticket;
   }
 
   isQueued(ticket: string): boolean {
@@ -198,37 +214,32 @@ export class RouterCore {
    * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
    * hold, while any other request must leave that room free (the hint it was given is a reservation).
    */
-  submit(ticket: string, { retry = false, waitedMs = 0 }: SubmitOptions = {}): SubmitResult {
+  submit(ticket: string, { retry = false, waitedMs = 0, ...who }: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
     const schedule = this.retrySchedule;
     schedule?.onArrival(now, retry);
-    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now) };
+    const tenant = { tenant: who.tenant ?? "", weight: who.weight ?? 1, priority: who.priority ?? "interactive" };
+    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, tenant) };
     const claimed = schedule !== undefined && retry && schedule.claim(now);
     const reserved = schedule && !claimed ? schedule.reservedRoom(now) : 0;
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
     const unplanned = schedule !== undefined && retry && !claimed && schedule.isFull(now);
-    const bound = this.options.maxQueuedRequests; // -1: unlimited (Ray's max_queued_requests = -1)
-    if (unplanned || (bound >= 0 && this.queue.size + reserved >= bound)) {
-      return { kind: "rejected", rejection: this.reject("queue_full", now) };
-    }
-    if (waitedMs > 0 && !this.queue.has(ticket)) this.enqueueOlder(ticket, now - waitedMs);
-    else this.queue.set(ticket, now);
-    return { kind: "queued" };
-  }
-
-  /** Queues `ticket` as enqueued at `enqueuedAt`, in arrival order (placement and expiry both read the order). */
-  private enqueueOlder(ticket: string, enqueuedAt: number): void {
-    const entries = [...this.queue];
-    const at = entries.findIndex(([, t]) => t > enqueuedAt);
-    if (at < 0) {
-      this.queue.set(ticket, enqueuedAt);
-      return;
-    }
-    entries.splice(at, 0, [ticket, enqueuedAt]);
-    this.queue.clear();
-    for (const [t, e] of entries) this.queue.set(t, e);
+    // -1: unlimited (Ray's max_queued_requests = -1).
+    const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
+    // A request re-acquired after a router reset queues as if it had arrived when it first did (see `waitedMs`).
+    const enqueuedAtMs = waitedMs > 0 ? now - waitedMs : now;
+    const offered: OfferResult = unplanned
+      ? { kind: "refused" }
+      : this.queue.has(ticket)
+        ? { kind: "queued" }
+        : this.queue.offer({ ticket, ...tenant, enqueuedAtMs }, bound - reserved);
+    if (offered.kind === "refused") return { kind: "rejected", rejection: this.reject("queue_full", now, tenant) };
+    // A full queue pushed out the newest request of the tenant most over its fair share (see FairQueue).
+    const pushed = offered.displaced;
+    if (!pushed) return { kind: "queued" };
+    return { kind: "queued", displaced: { ticket: pushed.ticket, rejection: this.reject("queue_full", now, pushed) } };
   }
 
   /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */
@@ -275,14 +286,15 @@ export class RouterCore {
       const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : [];
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
     }
-    this.queue.delete(ticket);
+    const { tenant } = this.queue.dispatch() as NonNullable<ReturnType<FairQueue["dispatch"]>>; // the head
+    if (tenant) this.tenantCounts.add(tenant, "admitted");
     this.streak = 0;
     this.cache.assign(replica);
     this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs });
     this.admitted += 1;
     this.estimator.recordDrain(now, this.queue.size);
     this.accuracy.onDrain(now, this.estimator.drainCount);
-    return { kind: "placed", ticket, replica };
+    return tenant ? { kind: "placed", ticket, replica, tenant } : { kind: "placed", ticket, replica };
   }
 
   /**
@@ -301,7 +313,7 @@ export class RouterCore {
 
   /** The client gave up: leave the queue, or give back the slot if it was already placed. */
   cancel(ticket: string): "dequeued" | "released" | "unknown" {
-    if (this.queue.delete(ticket)) return "dequeued";
+    if (this.queue.remove(ticket)) return "dequeued";
     return this.release(ticket) ? "released" : "unknown";
   }
 
@@ -309,10 +321,14 @@ export class RouterCore {
   expire(): { timedOut: Array<{ ticket: string; rejection: Rejection }>; reclaimed: string[] } {
     const now = this.clock.now();
     const timedOut: Array<{ ticket: string; rejection: Rejection }> = [];
-    for (const [ticket, enqueuedAt] of this.queue) {
-      if (now - enqueuedAt < this.options.queueTimeoutMs) break; // FIFO: the rest are younger
-      this.queue.delete(ticket);
-      timedOut.push({ ticket, rejection: this.reject("queue_timeout", now) });
+    const expired: string[] = [];
+    for (const entry of this.queue.entries()) {
+      if (now - entry.enqueuedAtMs < this.options.queueTimeoutMs) break; // arrival order: the rest are younger
+      expired.push(entry.ticket);
+    }
+    for (const ticket of expired) {
+      const entry = this.queue.remove(ticket);
+      timedOut.push({ ticket, rejection: this.reject("queue_timeout", now, entry) });
     }
     const reclaimed: string[] = [];
     for (const [ticket, lease] of this.leases) {
@@ -327,8 +343,8 @@ export class RouterCore {
   /** The earliest moment `expire()` has work to do, for an alarm; `undefined` when nothing waits. */
   nextExpiryMs(): number | undefined {
     let next: number | undefined;
-    const oldest = this.queue.values().next().value;
-    if (oldest !== undefined) next = oldest + this.options.queueTimeoutMs;
+    const oldest = this.queue.entries().next().value;
+    if (oldest !== undefined) next = oldest.enqueuedAtMs + this.options.queueTimeoutMs;
     for (const lease of this.leases.values())
       if (next === undefined || lease.expiresAtMs < next) next = lease.expiresAtMs;
     return next;
@@ -368,6 +384,7 @@ export class RouterCore {
       replicas: Object.fromEntries(this.options.replicas.map((r) => [r, cached[r] ?? null])),
       recentObservations: this.accuracy.recent(),
       pendingObservations: this.accuracy.pendingCount,
+      tenants: this.tenantCounts.snapshot(),
     };
   }
 
@@ -384,13 +401,21 @@ export class RouterCore {
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
-    const shed = [...this.queue.keys()].map((ticket) => ({ ticket, rejection: this.reject(reason, now) }));
-    this.queue.clear();
-    return shed;
+    return this.queue.clear().map((entry) => ({ ticket: entry.ticket, rejection: this.reject(reason, now, entry) }));
   }
 
-  private reject(reason: RejectionReason, now: number): Rejection {
+  /**
+   * A refusal and its Retry-After. With `tenant`, the queue depth the policies read is the requests that would be
+   * placed before this tenant's next one (its share of the drain, its own backlog: FairQueue.aheadOf); with a
+   * single tenant that is the queue length, as before.
+   */
+  private reject(
+    reason: RejectionReason,
+    now: number,
+    tenant?: { tenant: string; weight: number; priority: PriorityClass },
+  ): Rejection {
     const signals = this.loadSignals();
+    if (tenant) signals.queueDepth = this.queue.aheadOf(tenant.tenant, tenant.weight, tenant.priority);
     const { retryAfter } = this.options;
     // With every replica down there is no drain to estimate: only the static value (or nothing) is honest.
     const schedule = this.retrySchedule;
@@ -407,6 +432,7 @@ export class RouterCore {
     if (schedule && decision.rung === "computed") schedule.book(now, decision.jitteredS as number);
     const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
     this.rejections[decision.rung] += 1;
+    if (tenant?.tenant) this.tenantCounts.add(tenant.tenant, "shed");
     this.rejectionsByReason[reason] += 1;
     if (decision.jitteredS !== undefined) {
       const bucket = SUGGESTED_DELAY_BOUNDS.findIndex((le) => (decision.jitteredS as number) <= le);
@@ -419,7 +445,7 @@ export class RouterCore {
         ? "No replica of this deployment is reachable"
         : reason === "queue_timeout"
           ? `Request timed out waiting for a replica (max_queued_requests=${this.options.maxQueuedRequests})`
-          : `Request dropped due to backpressure (num_queued_requests=${signals.queueDepth}, max_queued_requests=${this.options.maxQueuedRequests})`;
+          : `Request dropped due to backpressure (num_queued_requests=${this.queue.size}, max_queued_requests=${this.options.maxQueuedRequests})`;
     return {
       statusCode,
       reason,
@@ -431,7 +457,7 @@ export class RouterCore {
         status: statusCode,
         policy: retryAfter.retryAfterPolicy,
         rung: decision.rung,
-        queue_depth: signals.queueDepth,
+        queue_depth: this.queue.size,
         max_queued_requests: this.options.maxQueuedRequests,
         drain_rate: signals.drainRate ?? null,
         estimator_warm: signals.warm,
@@ -441,6 +467,7 @@ export class RouterCore {
         retry_after_ms: decision.retryAfterMs ?? null,
         drain_counter: this.estimator.drainCount,
         backoff_streak: this.streak,
+        ...(tenant?.tenant ? { tenant: tenant.tenant } : {}),
       },
     };
   }

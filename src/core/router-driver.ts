@@ -48,8 +48,8 @@ export interface RouterDriverIO {
   probe(replica: string, deadlineMs: number, answer: (queueLength: ProbeAnswer) => void): void;
   /** Sees every refusal the core computed (the Durable Object logs it and writes analytics). */
   onRejection?(rejection: Rejection): void;
-  /** Sees every placement, with the queue depth left behind. */
-  onAdmission?(replica: string, queueDepth: number): void;
+  /** Sees every placement, with the queue depth left behind and the tenant placed (when it has one). */
+  onAdmission?(replica: string, queueDepth: number, tenant?: string): void;
 }
 
 /** What builds a router incarnation's core (a restart builds a fresh, cold one). */
@@ -168,6 +168,8 @@ export class RouterDriver {
       respond(this.refuse(submitted.rejection));
       return;
     }
+    // A full queue may push out another tenant's newest request (the one most over its fair share).
+    if (submitted.displaced) this.settle(submitted.displaced.ticket, this.refuse(submitted.displaced.rejection));
     this.waiting.set(ticket, respond);
     this.startPlacing();
     this.armExpiry();
@@ -275,7 +277,7 @@ export class RouterDriver {
     const core = this.current;
     const outcome = core.finishRound(plan);
     if (outcome.kind === "placed") {
-      this.io.onAdmission?.(outcome.replica, core.queueDepth);
+      this.io.onAdmission?.(outcome.replica, core.queueDepth, outcome.tenant);
       // The waiter may have gone between the round's start and now; give its slot back.
       if (!this.settle(outcome.ticket, { kind: "admitted", replica: outcome.replica })) core.release(outcome.ticket);
       return true;

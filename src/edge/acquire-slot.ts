@@ -41,13 +41,13 @@ function flags(error: unknown): DurableObjectCallError {
  */
 export async function acquireSlot(
   routerOf: () => SlotSource,
-  call: { deployment: string; shard: number; ticket: string; retry?: boolean },
+  call: { deployment: string; shard: number; ticket: string; options?: SubmitOptions },
   now: () => number = Date.now,
 ): Promise<AcquireOutcome> {
   const started = now();
   const ask = (options: SubmitOptions) => routerOf().acquire(call.deployment, call.shard, call.ticket, options);
   try {
-    return { kind: "answered", result: await ask({ retry: call.retry ?? false }) };
+    return { kind: "answered", result: await ask(call.options ?? {}) };
   } catch (error) {
     const f = flags(error);
     if (f.remote) throw error;
@@ -55,7 +55,7 @@ export async function acquireSlot(
   }
   try {
     const waitedMs = Math.max(0, now() - started);
-    return { kind: "answered", result: await ask({ retry: call.retry ?? false, waitedMs }) };
+    return { kind: "answered", result: await ask({ ...call.options, waitedMs }) };
   } catch (error) {
     const f = flags(error);
     if (f.remote) throw error;

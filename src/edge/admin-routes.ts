@@ -3,12 +3,13 @@ import { configFromEnv } from "./config";
 import type { Env } from "./env";
 import { fleetOverview, shardStats } from "./fleet-overview";
 import { PROMETHEUS_CONTENT_TYPE, prometheusText } from "./prometheus";
+import { tenantQuotaStats } from "./tenant-quota-metrics";
 
 /**
  * Guarded operator routes, mounted under `/spillway` after the admin bearer guard:
  * - `GET /overview`: every deployment's routers (summed over shards) and its replicas' `/load` and `/metrics`
  *   (the dashboard's data; `?replicas=0` skips the engine fetches).
- * - `GET /metrics`: every router shard's stats in Prometheus text format, for a local Prometheus.
+ * - `GET /metrics`: every router shard's stats, and the configured tenants' quota counts, in Prometheus text format.
  *
  * @example
  * ```ts
@@ -25,12 +26,13 @@ export function adminRoutes(): Hono<{ Bindings: Env }> {
   });
   app.get("/metrics", async (c) => {
     const config = configFromEnv(c.env.SPILLWAY_CONFIG);
-    const shards = (
-      await Promise.all(
+    const [shards, quotas] = await Promise.all([
+      Promise.all(
         Object.entries(config.deployments).map(([name, d]) => shardStats(c.env, name, d.routerShards, d.locationHint)),
-      )
-    ).flat();
-    return c.body(prometheusText(shards), 200, {
+      ),
+      tenantQuotaStats(c.env, config),
+    ]);
+    return c.body(prometheusText(shards.flat(), quotas), 200, {
       "content-type": PROMETHEUS_CONTENT_TYPE,
       "cache-control": "no-store",
     });

@@ -9,15 +9,16 @@ import type { Rejection } from "../core/router-core";
  * | `index1` | deployment |
  * | `blob1` | deployment |
  * | `blob2` | outcome: `admitted` or `rejected` |
- * | `blob3` | rejection reason (`queue_full`, `queue_timeout`, `no_replica_available`), `""` when admitted |
+ * | `blob3` | rejection reason (`queue_full`, `queue_timeout`, `no_replica_available`, `quota`), `""` when admitted |
  * | `blob4` | Retry-After rung (`computed`, `static_fallback`, `none`), `""` when admitted |
  * | `blob5` | replica (admitted), `""` when rejected |
+ * | `blob6` | tenant name (the plan's `name`, never its key), `""` when the request named none |
  * | `double1` | 1 (sum it, times `_sample_interval`, to count decisions) |
  * | `double2` | suggested delay in seconds after jitter (rejected; 0 when none was given) |
  * | `double3` | router queue depth at the decision |
  * | `double4` | drain rate at a rejection (requests/s; 0 while the estimator is cold, and for admissions) |
  * | `double5` | HTTP status (200 admitted, else 429/503) |
- * | `double6` | router shard |
+ * | `double6` | router shard (-1: refused by the tenant's quota before any router was asked) |
  */
 export interface DecisionPoint {
   deployment: string;
@@ -30,6 +31,7 @@ export interface DecisionPoint {
   queueDepth: number;
   drainRate: number | null;
   status: number;
+  tenant?: string;
 }
 
 /**
@@ -47,7 +49,14 @@ export function writeDecision(dataset: AnalyticsEngineDataset | undefined, point
   try {
     dataset.writeDataPoint({
       indexes: [point.deployment],
-      blobs: [point.deployment, point.outcome, point.reason ?? "", point.rung ?? "", point.replica ?? ""],
+      blobs: [
+        point.deployment,
+        point.outcome,
+        point.reason ?? "",
+        point.rung ?? "",
+        point.replica ?? "",
+        point.tenant ?? "",
+      ],
       doubles: [1, point.suggestedS ?? 0, point.queueDepth, point.drainRate ?? 0, point.status, point.shard],
     });
   } catch (error) {
@@ -75,5 +84,29 @@ export function rejectionPoint(rejection: Rejection, deployment: string, shard: 
     queueDepth: r.queue_depth,
     drainRate: r.drain_rate,
     status: r.status,
+    ...(r.tenant ? { tenant: r.tenant } : {}),
+  };
+}
+
+/**
+ * The decision point of a refusal by a tenant's quota (shard -1: no router was asked), from the 429 or 400 sent.
+ *
+ * @example
+ * ```ts
+ * writeDecision(env.SPILLWAY_METRICS, quotaRefusalPoint(response, "llama", "acme"));
+ * ```
+ */
+export function quotaRefusalPoint(response: Response, deployment: string, tenant: string): DecisionPoint {
+  const ms = Number(response.headers.get("retry-after-ms"));
+  return {
+    deployment,
+    shard: -1,
+    outcome: "rejected",
+    reason: "quota",
+    suggestedS: Number.isFinite(ms) && ms > 0 ? ms / 1000 : null,
+    queueDepth: 0,
+    drainRate: null,
+    status: response.status,
+    tenant,
   };
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { RouterOptions } from "../core/router-core";
 import { routerOptionsFromSettings, routerSettingsShape } from "../core/router-schema";
 import { LOAD_SOURCES, type ReplicaTarget } from "./replica-probe";
+import { tenantsSchema } from "./tenant-config";
 
 const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
@@ -62,6 +63,8 @@ const configSchema = z.strictObject({
     .default(1024 * 1024),
   /** One structured log line per rejection (the RFC's evidence); turn off only for benchmarks. */
   logRejections: z.boolean().default(true),
+  /** Who is asking: API keys -> plans (weight, priority, quotas); see tenant-config.ts and README, "Tenants". */
+  tenants: tenantsSchema.default(tenantsSchema.parse({})),
 });
 
 /** The validated configuration document. */

@@ -109,7 +109,7 @@ export class DeploymentRouter extends DurableObject<Env> {
       now: () => this.frozenNowMs ?? Date.now(),
       probe,
       onRejection: (rejection) => this.recordRejection(rejection),
-      onAdmission: (replica, queueDepth) =>
+      onAdmission: (replica, queueDepth, tenant) =>
         writeDecision(this.env.SPILLWAY_METRICS, {
           ...this.identity,
           outcome: "admitted",
@@ -117,6 +117,7 @@ export class DeploymentRouter extends DurableObject<Env> {
           queueDepth,
           drainRate: null,
           status: 200,
+          ...(tenant ? { tenant } : {}),
         }),
     });
     const driver = new RouterDriver({ options: routerOptionsFor(deploymentConfig), random: Math.random }, io);

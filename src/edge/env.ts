@@ -1,4 +1,5 @@
 import type { DeploymentRouter } from "./deployment-router";
+import type { TenantQuota } from "./tenant-quota-object";
 
 /**
  * The bindings spillway reads, as declared in wrangler.toml (exported by the package as `SpillwayBindings`;
@@ -25,4 +26,8 @@ export interface Env {
   SPILLWAY_METRICS?: AnalyticsEngineDataset;
   /** "1" enables test seams such as `DeploymentRouter.setClockForTesting` (the workerd tests only). Unset: off. */
   SPILLWAY_TEST_HOOKS?: string;
+  /** One quota Durable Object per tenant (requests and tokens per minute); needed once any plan has quotas. */
+  TENANT_QUOTA?: DurableObjectNamespace<TenantQuota>;
+  /** Workers KV: SHA-256 (hex) of an API key -> its plan as JSON (README, "Tenants"). Optional. */
+  SPILLWAY_TENANT_KEYS?: KVNamespace;
 }

@@ -1,4 +1,5 @@
 import type { DrainObservation } from "../core/drain-accuracy";
+import { type TenantCount, topTenants } from "../core/tenant-counters";
 import type { DeploymentConfig, SpillwayConfig } from "./config";
 import type { Env } from "./env";
 import { type ReplicaLoad, replicaLoad } from "./replica-load";
@@ -24,6 +25,8 @@ export interface DeploymentOverview {
   suggestedDelayBuckets: { le: number | "+Inf"; count: number }[];
   /** The latest suggested-vs-observed drain times, oldest first. */
   recentObservations: DrainObservation[];
+  /** Admitted and shed (capacity) per tenant, summed over shards: the 10 busiest, the rest as `other`. */
+  tenants: Record<string, TenantCount>;
   replicas: ReplicaLoad[];
 }
 
@@ -38,6 +41,18 @@ const MAX_OBSERVATIONS = 64;
 function addInto(target: Record<string, number>, source: Record<string, number>): Record<string, number> {
   for (const [k, v] of Object.entries(source)) target[k] = (target[k] ?? 0) + v;
   return target;
+}
+
+function sumTenants(shards: ShardStats[]): Record<string, TenantCount> {
+  const sum: Record<string, TenantCount> = {};
+  for (const s of shards)
+    for (const [name, count] of Object.entries(s.tenants ?? {})) {
+      const into = sum[name] ?? { admitted: 0, shed: 0 };
+      into.admitted += count.admitted;
+      into.shed += count.shed;
+      sum[name] = into;
+    }
+  return sum;
 }
 
 /**
@@ -78,6 +93,7 @@ export function mergeShards(deployment: string, shards: ShardStats[], replicas: 
       .flatMap((s) => s.recentObservations)
       .sort((a, b) => a.atMs - b.atMs)
       .slice(-MAX_OBSERVATIONS),
+    tenants: topTenants(sumTenants(shards), 10),
     replicas,
   };
 }

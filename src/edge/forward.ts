@@ -15,22 +15,31 @@ const HOP_BY_HOP = new Set([
   "content-length",
 ]);
 
+/**
+ * The client's credential: it is spillway's to check (the tenant's API key), never the engine's to see. The
+ * upstream credential, if a deployment needs one, is the deployment's own.
+ */
+const CLIENT_CREDENTIALS = new Set(["authorization"]);
+
 /** Prefix of spillway's internal headers: stripped from client requests, never trusted from outside. */
 export const INTERNAL_HEADER_PREFIX = "x-spillway-";
 
 /**
- * The headers to send upstream: the client's, minus hop-by-hop, Cloudflare's own and spillway's internal ones.
+ * The headers to send upstream: the client's, minus hop-by-hop, Cloudflare's own, spillway's internal ones and the
+ * client's API key.
  *
  * @example
  * ```ts
- * upstreamHeaders(new Headers({ "x-spillway-signature": "forged", accept: "text/event-stream" })); // accept only
+ * upstreamHeaders(new Headers({ "x-spillway-signature": "forged", authorization: "Bearer sk-1", accept: "text/event-stream" }));
+ * // accept only
  * ```
  */
 export function upstreamHeaders(incoming: Headers): Headers {
   const headers = new Headers();
   for (const [name, value] of incoming) {
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || lower.startsWith("cf-") || lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
+    if (HOP_BY_HOP.has(lower) || CLIENT_CREDENTIALS.has(lower)) continue;
+    if (lower.startsWith("cf-") || lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     headers.append(name, value);
   }
   return headers;

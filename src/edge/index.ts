@@ -27,3 +27,6 @@ export { type SpillwayDecision, type SpillwayOptions, type SpillwayVariables, sp
 export type { LoadSource, ReplicaTarget } from "./replica-probe";
 export type { AcceptedBody } from "./request-body";
 export type { AcquireResult } from "./router-protocol";
+export type { TenantPlanInput } from "./tenant-config";
+export { TenantQuota } from "./tenant-quota-object";
+export type { TenantQuotaStats } from "./tenant-quota-stats";

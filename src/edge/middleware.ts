@@ -1,23 +1,35 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
+import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
+import { tapEventStreamUsage, usageOfJson } from "./response-usage";
 import { isRetry } from "./retry-count";
 import { type AcquireResult, placement, routerName } from "./router-protocol";
 import { routerUnavailable } from "./router-unavailable";
+import { priorityOf } from "./service-tier";
+import type { TenantPlanInput } from "./tenant-config";
+import { chargeQuota, estimateTokens } from "./tenant-quota-charge";
+import type { TenantQuota } from "./tenant-quota-object";
+import { resolvedPlan, resolveTenant } from "./tenant-resolver";
+import { withTenantHeaders } from "./tenant-response";
 import { upstreamApiKey } from "./upstream-credential";
 
 /** What spillway decided for a request, readable by later middleware as `c.get("spillway")`. */
 export interface SpillwayDecision {
   deployment: string;
+  /** The router shard asked; -1 when the tenant's quota refused the request before any router was asked. */
   shard: number;
   outcome: "admitted" | "rejected";
   /** The Retry-After sent with a rejection, if any. */
   retryAfterS?: number;
+  /** The tenant's name (never its key) and the request's priority class. */
+  tenant?: string;
+  priority?: "interactive" | "batch";
 }
 
 /** Context variables the middleware sets. */
@@ -36,6 +48,13 @@ export interface SpillwayOptions {
   deploymentOf?: (c: Context<SpillwayEnv>, body: AcceptedBody) => string;
   /** Attempts per request when a replica cannot be reached at all (nothing was sent); default 2. */
   connectAttempts?: number;
+  /**
+   * Who is asking, from the operator's own auth (e.g. their middleware's context); default: the bearer key's
+   * SHA-256 looked up in `tenants.keys`, then in `c.env.SPILLWAY_TENANT_KEYS`. `undefined`: an unknown caller.
+   */
+  tenantOf?: (c: Context<SpillwayEnv>) => TenantPlanInput | undefined | Promise<TenantPlanInput | undefined>;
+  /** The tenant quota Durable Object namespace; default: `c.env.TENANT_QUOTA`. */
+  quotas?: (c: Context<SpillwayEnv>) => DurableObjectNamespace<TenantQuota> | undefined;
 }
 
 /** The refusal a client sees: status, Retry-After, retry-after-ms and an OpenAI-style body. */
@@ -62,22 +81,27 @@ async function answerFrom(
   upstream: Response,
   release: (replicaFailed: boolean) => void,
   clientSignal: AbortSignal,
+  onUsage?: (totalTokens: number | undefined) => void,
 ): Promise<Response> {
   if (!upstream.body) {
     release(false);
+    onUsage?.(undefined);
     return new Response(null, upstream);
   }
   if (upstream.headers.get("content-type")?.includes("text/event-stream")) {
-    return new Response(relayBody(upstream.body, release, clientSignal, true), upstream);
+    const relayed = relayBody(upstream.body, release, clientSignal, true);
+    return new Response(onUsage ? tapEventStreamUsage(relayed, onUsage) : relayed, upstream);
   }
   let answer: ArrayBuffer;
   try {
     answer = await upstream.arrayBuffer();
   } catch {
     release(!clientSignal.aborted);
+    onUsage?.(undefined);
     return openAIError(502, "the replica failed mid-answer", "server_error", "upstream_failed");
   }
   release(false);
+  onUsage?.(usageOfJson(answer));
   return new Response(answer, upstream);
 }
 
@@ -106,6 +130,12 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
   return async function spillway(c, next) {
     if (c.req.method !== "POST") return next();
     const config = configFromEnv(c.env.SPILLWAY_CONFIG);
+    // Who is asking comes first: an unknown key is refused before its body is read.
+    const who = options.tenantOf
+      ? resolvedPlan(await options.tenantOf(c), config.tenants)
+      : await resolveTenant(c.req.header("authorization"), config.tenants, c.env.SPILLWAY_TENANT_KEYS);
+    if (who.kind === "unauthorized") return openAIError(401, who.message, "invalid_request_error", "invalid_api_key");
+    const plan = who.plan;
     const body = await readRequestBody(c.req.raw, c.req.path, config.maxBodyBytes);
     if ("status" in body) return openAIError(body.status, body.message, "invalid_request_error", null, {}, body.param);
     const deployment = options.deploymentOf ? options.deploymentOf(c, body) : body.model;
@@ -126,6 +156,22 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     } catch (error) {
       return openAIError(500, (error as Error).message, "server_error", "upstream_credential_missing");
     }
+    const priority = priorityOf(plan, body.serviceTier);
+    if (typeof priority !== "string")
+      return openAIError(400, priority.message, "invalid_request_error", "invalid_service_tier", {}, "service_tier");
+    const quota = await chargeQuota({
+      plan,
+      tokens: estimateTokens(body.text, body.maxTokens, config.tenants.defaultMaxTokens),
+      namespace: options.quotas ? options.quotas(c) : c.env.TENANT_QUOTA,
+      waitUntil: (promise) => c.executionCtx.waitUntil(promise),
+    });
+    if (quota.kind === "refused") {
+      c.set("spillway", { deployment, shard: -1, outcome: "rejected", tenant: plan.name, priority });
+      writeDecision(c.env.SPILLWAY_METRICS, quotaRefusalPoint(quota.response, deployment, plan.name));
+      return quota.response;
+    }
+    const { charge } = quota;
+    const tenant = { tenant: plan.name, priority };
     const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
     const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
     // A fresh stub per call: after a Durable Object reset the old stub keeps failing.
@@ -142,7 +188,12 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       clientSignal.addEventListener("abort", cancel, { once: true });
       let acquired: AcquireOutcome;
       try {
-        acquired = await acquireSlot(routerOf, { deployment, shard, ticket, retry });
+        acquired = await acquireSlot(routerOf, {
+          deployment,
+          shard,
+          ticket,
+          options: { retry, ...tenant, weight: plan.weight },
+        });
       } finally {
         clientSignal.removeEventListener("abort", cancel);
       }
@@ -151,27 +202,31 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       if (acquired.kind === "unavailable") {
         const passed = routerUnavailable(deploymentConfig, deployment, acquired);
         if ("response" in passed) {
+          charge.refund();
           c.set("spillway", {
             deployment,
             shard,
             outcome: "rejected",
             retryAfterS: deploymentConfig.backpressure.retryAfterS,
+            ...tenant,
           });
-          return passed.response;
+          return withTenantHeaders(passed.response, charge.headers);
         }
         ({ replica, release } = passed);
       } else {
         const result = acquired.result;
         if (result.kind === "rejected") {
-          c.set("spillway", { deployment, shard, outcome: "rejected", retryAfterS: result.retryAfterS });
-          return rejectionResponse(result);
+          charge.refund();
+          c.set("spillway", { deployment, shard, outcome: "rejected", retryAfterS: result.retryAfterS, ...tenant });
+          return withTenantHeaders(rejectionResponse(result), charge.headers);
         }
         replica = result.replica;
         release = (replicaFailed: boolean) => c.executionCtx.waitUntil(routerOf().release(ticket, replicaFailed));
       }
-      c.set("spillway", { deployment, shard, outcome: "admitted" });
+      c.set("spillway", { deployment, shard, outcome: "admitted", ...tenant });
       if (clientSignal.aborted) {
         release(false);
+        charge.refund();
         return clientClosed();
       }
       const headers = upstreamHeaders(c.req.raw.headers);
@@ -189,20 +244,32 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       });
       if (outcome.kind === "client_gone") {
         release(false);
+        charge.settle(undefined);
         return clientClosed();
       }
       if (outcome.kind === "timeout") {
         // The engine took the request and went silent: its slot is not coming back by itself.
         release(true);
-        return openAIError(504, "the replica did not answer in time", "server_error", "upstream_timeout");
+        charge.settle(undefined);
+        return withTenantHeaders(
+          openAIError(504, "the replica did not answer in time", "server_error", "upstream_timeout"),
+          charge.headers,
+        );
       }
       if (outcome.kind === "unreachable") {
         release(true);
         // Nothing reached the engine: try another replica before answering.
         if (attempt < connectAttempts) continue;
-        return openAIError(502, "no replica could be reached", "server_error", "bad_gateway");
+        charge.refund();
+        return withTenantHeaders(
+          openAIError(502, "no replica could be reached", "server_error", "bad_gateway"),
+          charge.headers,
+        );
       }
-      return answerFrom(outcome.response, release, clientSignal);
+      return withTenantHeaders(
+        await answerFrom(outcome.response, release, clientSignal, charge.wantsUsage ? charge.settle : undefined),
+        charge.headers,
+      );
     }
   };
 }

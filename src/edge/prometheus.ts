@@ -1,5 +1,10 @@
 import type { HistogramSnapshot } from "../core/drain-accuracy";
+import { topTenants } from "../core/tenant-counters";
 import type { ShardStats } from "./router-protocol";
+import type { TenantQuotaStats } from "./tenant-quota-stats";
+
+/** Tenants with their own label per router shard; the rest are summed as `other`. */
+const TOP_TENANTS = 10;
 
 type Labels = Record<string, string | number>;
 
@@ -40,7 +45,8 @@ class Exposition {
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 /**
- * Renders routers' stats as Prometheus text: one series per deployment shard (labels `deployment`, `shard`).
+ * Renders routers' stats as Prometheus text: one series per deployment shard (labels `deployment`, `shard`), and
+ * per tenant with quotas its quota refusals and tokens (label `tenant`).
  * Histograms (suggested delays, drain-time error) are complete Prometheus histograms: cumulative `_bucket`
  * series ending at `le="+Inf"`, `_sum` and `_count` (the router keeps per-bucket counts and the sum).
  *
@@ -50,7 +56,7 @@ export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
  * // spillway_queue_depth{deployment="llama",shard="0"} 3
  * ```
  */
-export function prometheusText(shards: ShardStats[]): string {
+export function prometheusText(shards: ShardStats[], quotas: Record<string, TenantQuotaStats> = {}): string {
   const out = new Exposition();
   const id = (s: ShardStats) => ({ deployment: s.deployment, shard: s.shard });
   const gauge = (name: string, help: string, value: (s: ShardStats) => number | null) => {
@@ -106,6 +112,35 @@ export function prometheusText(shards: ShardStats[]): string {
     "Suggested delay minus the time the queue ahead of the rejection took to drain (the RFC's accuracy).",
     (s) => s.drainTimeError,
   );
+
+  // Per tenant: the top tenants by decisions at each shard, the rest as `other` (bounded cardinality).
+  out.family(
+    "spillway_tenant_admitted_total",
+    "counter",
+    "Requests given a replica, per tenant (top tenants + other).",
+  );
+  for (const s of shards)
+    for (const [tenant, count] of Object.entries(topTenants(s.tenants ?? {}, TOP_TENANTS)))
+      out.sample("spillway_tenant_admitted_total", { ...id(s), tenant }, count.admitted);
+  out.family(
+    "spillway_tenant_shed_total",
+    "counter",
+    "Requests refused for capacity, per tenant (top tenants + other).",
+  );
+  for (const s of shards)
+    for (const [tenant, count] of Object.entries(topTenants(s.tenants ?? {}, TOP_TENANTS)))
+      out.sample("spillway_tenant_shed_total", { ...id(s), tenant, reason: "capacity" }, count.shed);
+
+  out.family("spillway_tenant_quota_refused_total", "counter", "Requests refused by the tenant's own quota.");
+  for (const [tenant, q] of Object.entries(quotas))
+    out.sample("spillway_tenant_quota_refused_total", { tenant }, q.refused);
+  // Net tokens (the answers' usage where they carried it) = charged - refunded; both only ever grow.
+  out.family("spillway_tenant_tokens_charged_total", "counter", "Tokens charged to the tenant's quota.");
+  for (const [tenant, q] of Object.entries(quotas))
+    out.sample("spillway_tenant_tokens_charged_total", { tenant }, q.tokensCharged);
+  out.family("spillway_tenant_tokens_refunded_total", "counter", "Tokens given back to the tenant's quota.");
+  for (const [tenant, q] of Object.entries(quotas))
+    out.sample("spillway_tenant_tokens_refunded_total", { tenant }, q.tokensRefunded);
 
   out.family("spillway_replica_queue_length", "gauge", "The router's cached queue length of a replica.");
   for (const s of shards)

@@ -6,6 +6,8 @@ const baseSchema = z.looseObject({
   stream: z.boolean({ error: "`stream` must be a boolean" }).optional(),
   max_tokens: z.int({ error: "`max_tokens` must be an integer" }).min(0).optional(),
   max_completion_tokens: z.int({ error: "`max_completion_tokens` must be an integer" }).min(0).optional(),
+  /** OpenAI's processing tier; checked against the tenant's plan (see service-tier.ts). */
+  service_tier: z.unknown().optional(),
 });
 
 const chatSchema = baseSchema.extend({
@@ -29,10 +31,14 @@ export interface BodyProblem {
   param: string | null;
 }
 
-/** A body that passed the edge's checks: its text (forwarded as is) and its model. */
+/** A body that passed the edge's checks: its text (forwarded as is), its model and what quotas and tiers read. */
 export interface AcceptedBody {
   text: string;
   model: string;
+  /** `max_completion_tokens`, else `max_tokens`; absent when the client set neither. */
+  maxTokens?: number;
+  /** The body's `service_tier`, unchecked. */
+  serviceTier?: unknown;
 }
 
 /**
@@ -81,7 +87,9 @@ export async function readRequestBody(
     const issue = result.error.issues[0];
     return { status: 400, message: issue?.message ?? "invalid request body", param: issue?.path.join(".") || null };
   }
-  return { text, model: result.data.model };
+  const { model, max_completion_tokens, max_tokens, service_tier } = result.data;
+  const maxTokens = max_completion_tokens ?? max_tokens;
+  return { text, model, ...(maxTokens !== undefined ? { maxTokens } : {}), serviceTier: service_tier };
 }
 
 /** Reads at most `maxBytes` from a body; `undefined` if it is larger. */

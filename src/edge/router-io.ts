@@ -10,7 +10,7 @@ export interface EdgeRouterIODeps {
   /** Sees every refusal (the Durable Object logs it and writes an analytics point). */
   onRejection?(rejection: Rejection): void;
   /** Sees every placement (the Durable Object writes an analytics point). */
-  onAdmission?(replica: string, queueDepth: number): void;
+  onAdmission?(replica: string, queueDepth: number, tenant?: string): void;
 }
 
 /**
@@ -36,6 +36,6 @@ export function edgeRouterIO(deps: EdgeRouterIODeps): RouterDriverIO {
       deps.probe(replica, deadlineMs).then(answer, () => answer(undefined));
     },
     onRejection: (rejection) => deps.onRejection?.(rejection),
-    onAdmission: (replica, queueDepth) => deps.onAdmission?.(replica, queueDepth),
+    onAdmission: (replica, queueDepth, tenant) => deps.onAdmission?.(replica, queueDepth, tenant),
   };
 }

@@ -9,8 +9,9 @@ import type { Env } from "./env";
 import { type SpillwayVariables, spillway } from "./middleware";
 import { openAIError } from "./openai-error";
 import { placement, routerName, type ShardStats } from "./router-protocol";
+import { TenantQuota } from "./tenant-quota-object";
 
-export { DeploymentRouter };
+export { DeploymentRouter, TenantQuota };
 
 /**
  * The ready Worker: spillway in front of the deployments configured in `SPILLWAY_CONFIG`.

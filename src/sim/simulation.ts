@@ -94,7 +94,7 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
       // Worker asks the fresh router once more (src/edge/acquire-slot.ts), the client none the wiser.
       if (result.kind === "rejected" && result.reason === "router_restart" && !reacquired) {
         reacquired = true;
-        router.acquire(ticket, { retry: isRetry }, onResult);
+        router.acquire(ticket, { retry: isRetry, ...request.tenant }, onResult);
         return;
       }
       record.answeredAtMs = loop.now();
@@ -138,7 +138,7 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
         attempt(request, trace, random, delay.hinted);
       });
     };
-    router.acquire(ticket, { retry: isRetry }, onResult);
+    router.acquire(ticket, { retry: isRetry, ...request.tenant }, onResult);
   };
 
   for (const request of workload) {

@@ -11,6 +11,8 @@ export interface WorkloadRequest {
   outputTokens: number;
   /** `max_tokens` of the request (>= outputTokens; equal means it runs to the limit, like ignore_eos). */
   maxTokens: number;
+  /** Who sends it (tenant, weight, priority class), as the Worker passes it to its router; absent: one tenant. */
+  tenant?: { tenant: string; weight: number; priority: "interactive" | "batch" };
 }
 
 /**

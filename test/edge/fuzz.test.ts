@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { TEST_KEYS } from "../support/edge-test-config";
 import { stats0 } from "./helpers";
 
 const jsonValue = fc.jsonValue({ maxDepth: 3 });
@@ -23,6 +24,7 @@ const body = fc.oneof(
         stream: fc.oneof(fc.boolean(), field),
         max_tokens: fc.oneof(oddNumber, field),
         temperature: field,
+        service_tier: fc.oneof(fc.constantFrom("auto", "default", "flex", "priority", "scale"), field),
       },
       { requiredKeys: [] },
     )
@@ -33,10 +35,23 @@ const body = fc.oneof(
     .string({ unit: "grapheme", maxLength: 50 })
     .map((s) => `{"model":"misc","messages":[{"role":"user","content":"${s}"}]}`),
 );
-const headers = fc.dictionary(
-  fc.constantFrom("content-type", "x-spillway-signature", "x-spillway-deployment", "authorization", "accept", "x-junk"),
-  fc.string({ unit: "grapheme-ascii", maxLength: 40 }).map((s) => s.replace(/[\r\n]/g, "")),
+const headerValue = (maxLength: number) =>
+  fc.string({ unit: "grapheme-ascii", maxLength }).map((s) => s.replace(/[\r\n]/g, ""));
+/** API keys: the tests' tenants (one with a 3-per-minute quota), bearer junk, and other schemes. */
+const authorization = fc.oneof(
+  fc.constantFrom(...Object.values(TEST_KEYS)).map((key) => `Bearer ${key}`),
+  headerValue(600).map((s) => `Bearer ${s}`),
+  headerValue(40),
 );
+const headers = fc
+  .tuple(
+    fc.dictionary(
+      fc.constantFrom("content-type", "x-spillway-signature", "x-spillway-deployment", "accept", "x-junk"),
+      headerValue(40),
+    ),
+    fc.option(authorization, { nil: undefined }),
+  )
+  .map(([h, auth]) => (auth === undefined ? h : { ...h, authorization: auth }));
 
 describe("bad input, fuzzed against the Worker", () => {
   it("answers every request with a well-formed 2xx or 4xx, and refused requests leave the router alone", async () => {

@@ -44,6 +44,7 @@ const fake = () => inject("fakeEngineUrl");
 
 export interface FakeReplicaState {
   inflight: number;
+  withAuthorization: number;
   served: string[];
   disconnected: number;
   down: boolean;

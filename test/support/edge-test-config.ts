@@ -7,6 +7,18 @@ export const TEST_SIGNING_SECRET = "test-signing-secret";
 
 /** The API key the fake backends with ids `key-*` require (vLLM's `--api-key`). */
 export const TEST_UPSTREAM_KEY = "test-upstream-key";
+/** API keys of the workerd tests' tenants (their SHA-256 digests are in the configuration, never the keys). */
+export const TEST_KEYS = {
+  /** 3 requests per minute. */
+  small: "sk-test-small",
+  /** 1000 tokens per minute. */
+  tokens: "sk-test-tokens",
+  /** May ask for `service_tier: "priority"`. */
+  priority: "sk-test-priority",
+  /** Two plain tenants sharing a deployment. */
+  alpha: "sk-test-alpha",
+  beta: "sk-test-beta",
+} as const;
 
 /**
  * The deployments the workerd tests use: each test gets its own deployment and its own virtual replicas on
@@ -24,6 +36,21 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
   return {
     logRejections: false,
     maxBodyBytes: 64 * 1024,
+    // Requests without a key stay anonymous (no quota), so every other test is unaffected.
+    tenants: {
+      keys: {
+        // printf %s sk-test-small | sha256sum
+        "3134cd0eb6762a6e6925212c23d9e67df53b8952a71847ca7a7aab457f3b7927": { name: "small", requestsPerMinute: 3 },
+        "8664f7ee03dd46df38fec62d9e40fac88a74f67a8a7613af74474bf4356050cf": { name: "tokens", tokensPerMinute: 1000 },
+        "5a44ee831beb11795ca9e062551a912f66aaa8043e59ded9eaf05a337784dec8": { name: "alpha" },
+        "626c85f21d77b087cbbba33378b2da9f7d02b084f1af1ea9f8a113861926e62c": { name: "beta" },
+        "24a2eb576e49e0e46359e03b11e29841d55c367c8f26b9b1f7afb1e50eca6f54": {
+          name: "prio",
+          priority: "batch",
+          allowPriorityTier: true,
+        },
+      },
+    },
     deployments: {
       "ray-default": { replicas: [r("ray-default")], ...tight },
       "ray-503-static": {
@@ -48,6 +75,8 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       sharded: { replicas: [r("sharded")], maxOngoingRequests: 8, routerShards: 4 },
       misc: { replicas: [r("misc")] },
       hinted: { replicas: [r("hinted")], locationHint: "weur" },
+      tenants: { replicas: [r("tenants")], maxOngoingRequests: 4 },
+      fair: { replicas: [r("fair")], maxOngoingRequests: 1, maxQueuedRequests: 2 },
       "midstream-kill": { replicas: [r("mk")], maxOngoingRequests: 2 },
       "json-kill": { replicas: [r("jk")], maxOngoingRequests: 2 },
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },

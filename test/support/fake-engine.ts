@@ -19,6 +19,7 @@ const replayGuard = new ReplayGuard(30_000);
  * - `hang` never answers (until the server closes);
  * - with `stream: true`, `streamkill` sends one chunk and then resets the connection (an engine killed
  *   mid-stream); without `stream`, `jsonkill` sends the headers and half an answer, then resets;
+ * - `usage:N` answers with `usage.total_tokens` N (a stream ends with a usage chunk);
  * - anything else: answer at once.
  * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__up`, `__slowload/MS` (answer
  * `/load` after MS ms), `GET __state`. Replicas whose id starts with `signed-` verify spillway's signature.
@@ -32,6 +33,8 @@ interface ReplicaState {
   probes: number;
   loadDelayMs: number;
   unsigned: number;
+  /** Requests that arrived with an `Authorization` header (the client's key must never reach an engine). */
+  withAuthorization: number;
   /** Requests waiting for their key's release: several may hold one key (e.g. a flood of `hold:flood`). */
   holds: Map<string, Array<() => void>>;
   released: Set<string>;
@@ -50,6 +53,7 @@ function stateOf(id: string): ReplicaState {
       probes: 0,
       loadDelayMs: 0,
       unsigned: 0,
+      withAuthorization: 0,
       holds: new Map(),
       released: new Set(),
     };
@@ -177,6 +181,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const command = commandOf(body);
   state.inflight += 1;
   state.served.push(command);
+  if (req.headers.authorization !== undefined) state.withAuthorization += 1;
   let finished = false;
   res.on("close", () => {
     if (!finished) state.disconnected += 1;
@@ -198,6 +203,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       res.socket?.destroy();
       return;
     }
+    if (verb === "usage")
+      res.write(`data: ${JSON.stringify({ choices: [], usage: { total_tokens: Number(arg) } })}\n\n`);
     finished = true;
     res.end("data: [DONE]\n\n");
     return;
@@ -215,6 +222,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     object: "chat.completion",
     replica: id,
     choices: [{ index: 0, message: { role: "assistant", content: `done ${command}` }, finish_reason: "stop" }],
+    ...(verb === "usage" ? { usage: { total_tokens: Number(arg) } } : {}),
   });
 }
 

@@ -8,11 +8,14 @@
  *    Probe cost: with `maxOngoingRequests` 16 (two replicas, concurrency 32) the replicas sit at the cap and
  *    nearly every placement round probes; the same against vLLM-style servers (no `/load`; a vLLM-sized
  *    `/metrics` page of histograms) probed with `load: "vllm"`, beside a pass-through Worker to those servers.
+ *    Tenants: spillway with the request's API key naming
+ *    a tenant with quotas (one more Durable Object RPC per request: the tenant's quota).
  * 3. Decisions per second one router sustains, with 1 and with 4 router shards.
  *
  * Only 127.0.0.1; every load is bounded by its request count. Flags: --requests N (default 3000),
  * --concurrency N (default 32).
  */
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,6 +32,9 @@ const { values } = parseArgs({
   options: { requests: { type: "string", default: "3000" }, concurrency: { type: "string", default: "32" } },
 });
 const REQUESTS = Number(values.requests);
+/** The tenant variant's API key, and its SHA-256 as the configuration holds it (`printf %s KEY | sha256sum`). */
+const BENCH_KEY = "sk-bench";
+const BENCH_KEY_SHA256 = createHash("sha256").update(BENCH_KEY).digest("hex");
 const CONCURRENCY = Number(values.concurrency);
 
 /** ns per rejection of a full router using `policy`, over `n` submits. */
@@ -121,7 +127,12 @@ async function startWorker(scriptPath: string, bindings: Record<string, string>,
     compatibilityFlags: ["enable_request_signal"],
     bindings,
     ...(withRouter
-      ? { durableObjects: { DEPLOYMENT_ROUTER: { className: "DeploymentRouter", useSQLite: true } } }
+      ? {
+          durableObjects: {
+            DEPLOYMENT_ROUTER: { className: "DeploymentRouter", useSQLite: true },
+            TENANT_QUOTA: { className: "TenantQuota", useSQLite: true },
+          },
+        }
       : {}),
     cf: false,
     host: "127.0.0.1",
@@ -184,6 +195,12 @@ async function main(): Promise<void> {
         deployments: {
           "demo-model": { replicas, maxOngoingRequests: 256, maxQueuedRequests: 4096, routerShards: shards },
         },
+        // The bench's API key (BENCH_KEY): quotas far above what it sends, so every request is charged, none refused.
+        tenants: {
+          keys: {
+            [BENCH_KEY_SHA256]: { name: "bench", requestsPerMinute: 10_000_000, tokensPerMinute: 1_000_000_000 },
+          },
+        },
       });
     const probed = (deployment: Record<string, unknown>) =>
       JSON.stringify({
@@ -210,15 +227,29 @@ async function main(): Promise<void> {
         { SPILLWAY_CONFIG: probed({ replicas: vllmReplicas.map((url) => ({ url, load: "vllm" })) }) },
         true,
       ),
+      "spillway, 1 router shard, tenant with quotas": await startWorker(
+        spillwayScript,
+        { SPILLWAY_CONFIG: config(1) },
+        true,
+      ),
     };
+    const headersOf = (name: string): Record<string, string> =>
+      name.includes("quotas") ? { authorization: `Bearer ${BENCH_KEY}` } : {};
     const rounds = 5;
     const perRound: Record<string, LoadResult[]> = {};
     try {
-      for (const w of Object.values(workers)) await closedLoopLoad(`${w.url}/v1/completions`, body, CONCURRENCY, 200);
+      for (const [name, w] of Object.entries(workers))
+        await closedLoopLoad(`${w.url}/v1/completions`, body, CONCURRENCY, 200, headersOf(name));
       // Interleaved rounds: a burst of noise from the shared machine hits every variant, not just one.
       for (let round = 0; round < rounds; round++) {
         for (const [name, w] of Object.entries(workers)) {
-          const r = await closedLoopLoad(`${w.url}/v1/completions`, body, CONCURRENCY, Math.ceil(REQUESTS / rounds));
+          const r = await closedLoopLoad(
+            `${w.url}/v1/completions`,
+            body,
+            CONCURRENCY,
+            Math.ceil(REQUESTS / rounds),
+            headersOf(name),
+          );
           perRound[name] = [...(perRound[name] ?? []), r];
         }
       }
@@ -239,6 +270,7 @@ async function main(): Promise<void> {
     const pass = results.find(([n]) => n.startsWith("pass"))?.[1] as LoadResult;
     const one = results.find(([n]) => n.includes("1 router"))?.[1] as LoadResult;
     const four = results.find(([n]) => n.includes("4 router"))?.[1] as LoadResult;
+    const quotas = results.find(([n]) => n.includes("quotas"))?.[1] as LoadResult;
     console.log(`\nspillway (1 shard) / pass-through throughput: ${(one.throughput / pass.throughput).toFixed(3)}`);
     console.log(`spillway (4 shards) / pass-through throughput: ${(four.throughput / pass.throughput).toFixed(3)}`);
     const byName = (part: string) => results.find(([n]) => n.includes(part))?.[1] as LoadResult;
@@ -257,6 +289,9 @@ async function main(): Promise<void> {
     const pageKb = (await (await fetch(`${vllmReplicas[0]}/metrics`)).text()).length / 1024;
     console.log(
       `/metrics probes per admitted request (vLLM variant): ${(metricsReads / sentToVllmProbed).toFixed(3)} (page ${pageKb.toFixed(1)} KB)`,
+    );
+    console.log(
+      `spillway (1 shard, tenant with quotas) / pass-through throughput: ${(quotas.throughput / pass.throughput).toFixed(3)}`,
     );
 
     // 3. Decisions alone: maxQueuedRequests 0 makes every request a rejection decided by the router, so the

@@ -25,6 +25,7 @@ export async function closedLoopLoad(
   body: string,
   concurrency: number,
   total: number,
+  headers: Record<string, string> = {},
 ): Promise<LoadResult> {
   const latencies: number[] = [];
   const statuses: Record<number, number> = {};
@@ -34,7 +35,11 @@ export async function closedLoopLoad(
     while (sent < total) {
       sent += 1;
       const t0 = performance.now();
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
       await res.arrayBuffer();
       latencies.push(performance.now() - t0);
       statuses[res.status] = (statuses[res.status] ?? 0) + 1;

@@ -198,7 +198,21 @@ export const DASHBOARD_JS = `"use strict";
     view.rretract = makeChart(rgrid, "replica-retractions", "Replica retractions (total)", rseries, "requests");
     view.table = el("table", "replicas");
     section.appendChild(view.table);
+    section.appendChild(el("h3", "", "Tenants (the 10 busiest, the rest as other)"));
+    view.tenants = el("table", "replicas tenants");
+    section.appendChild(view.tenants);
     return view;
+  }
+
+  function renderTenants(table, tenants) {
+    table.innerHTML = "<tr><th>tenant</th><th>admitted</th><th>shed (capacity)</th></tr>";
+    Object.keys(tenants || {}).forEach(function (name) {
+      var tr = el("tr");
+      [name, fmt(tenants[name].admitted, 0), fmt(tenants[name].shed, 0)].forEach(function (text) {
+        tr.appendChild(el("td", "", text));
+      });
+      table.appendChild(tr);
+    });
   }
 
   function renderTable(table, replicas) {
@@ -250,6 +264,7 @@ export const DASHBOARD_JS = `"use strict";
       push(view.rusage, x, d.replicas.map(function (r) { return usagePercent(r.tokenUsage); }));
       push(view.rretract, x, d.replicas.map(function (r) { return r.retractions; }));
       renderTable(view.table, d.replicas);
+      renderTenants(view.tenants, d.tenants);
       var t = view.tiles;
       t.queue.value.textContent = d.queueDepth + " / " + (bounded ? d.maxQueuedRequests : "unlimited");
       t.drain.value.textContent = fmt(d.drainRate, 1);

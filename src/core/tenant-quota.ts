@@ -1,0 +1,101 @@
+import { TokenBucket } from "./token-bucket";
+
+/** One minute: the period of requests-per-minute and tokens-per-minute quotas. */
+export const QUOTA_PERIOD_MS = 60_000;
+
+/** A tenant's quotas; an absent one is unlimited. */
+export interface QuotaLimits {
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+}
+
+/** One quota's state after a decision, in the terms OpenAI's `x-ratelimit-*` headers use. */
+export interface QuotaState {
+  limit: number;
+  /** Whole units left now (0 while in debt). */
+  remaining: number;
+  /** Milliseconds until the quota is full again. */
+  resetMs: number;
+}
+
+/** The answer to an admission: its state per quota, and, when refused, the exact wait until it would fit. */
+export interface QuotaVerdict {
+  admitted: boolean;
+  /** Refused: the quota that is short (`requests` first when both are), and the milliseconds until both fit. */
+  refusal?: { quota: "requests" | "tokens"; retryAfterMs: number; neverFits: boolean };
+  requests?: QuotaState;
+  tokens?: QuotaState;
+}
+
+/**
+ * One tenant's request and token quotas, charged together: a request is admitted only if one request and its
+ * token estimate both fit now (both are taken, or neither); when it does not fit, the refusal carries the
+ * exact time until both will (a fact of the refill line, not an estimate). A token charge is corrected with
+ * `adjust` when the response's `usage` is known. Limits are passed on every call, so a changed plan applies at
+ * once (a bucket whose limit changed starts full at the new limit).
+ *
+ * Pure: the clock is a parameter.
+ *
+ * @example
+ * ```ts
+ * const ledger = new QuotaLedger();
+ * const limits = { requestsPerMinute: 30, tokensPerMinute: 10_000 };
+ * ledger.admit(limits, 1200, 0).admitted;   // true
+ * ledger.adjust(limits, 0, 400, 0);         // the response used 800 tokens, not 1200: 400 back
+ * ```
+ */
+export class QuotaLedger {
+  private requests: TokenBucket | undefined;
+  private tokens: TokenBucket | undefined;
+
+  /** Charges one request and `tokens` if both fit now; otherwise charges nothing and says when they will. */
+  admit(limits: QuotaLimits, tokens: number, nowMs: number): QuotaVerdict {
+    const requests = this.bucket("requests", limits.requestsPerMinute, nowMs);
+    const tokenBucket = this.bucket("tokens", limits.tokensPerMinute, nowMs);
+    const requestWait = requests?.waitMs(1, nowMs) ?? 0;
+    const tokenWait = tokenBucket?.waitMs(tokens, nowMs) ?? 0;
+    if (requestWait === 0 && tokenWait === 0) {
+      requests?.take(1, nowMs);
+      tokenBucket?.take(tokens, nowMs);
+      return { admitted: true, ...this.states(nowMs) };
+    }
+    const retryAfterMs = Math.max(requestWait, tokenWait);
+    const quota = requestWait > 0 ? "requests" : "tokens";
+    return {
+      admitted: false,
+      refusal: { quota, retryAfterMs, neverFits: !Number.isFinite(retryAfterMs) },
+      ...this.states(nowMs),
+    };
+  }
+
+  /** Corrects an earlier charge: positive amounts are refunds, negative ones further charges. */
+  adjust(limits: QuotaLimits, requests: number, tokens: number, nowMs: number): QuotaVerdict {
+    if (requests !== 0) this.bucket("requests", limits.requestsPerMinute, nowMs)?.adjust(requests, nowMs);
+    if (tokens !== 0) this.bucket("tokens", limits.tokensPerMinute, nowMs)?.adjust(tokens, nowMs);
+    return { admitted: true, ...this.states(nowMs) };
+  }
+
+  private bucket(kind: "requests" | "tokens", limit: number | undefined, nowMs: number): TokenBucket | undefined {
+    const current = this[kind];
+    if (limit === undefined) {
+      this[kind] = undefined;
+      return undefined;
+    }
+    if (current?.rate.limit === limit) return current;
+    const fresh = new TokenBucket({ limit, periodMs: QUOTA_PERIOD_MS }, nowMs);
+    this[kind] = fresh;
+    return fresh;
+  }
+
+  private states(nowMs: number): Pick<QuotaVerdict, "requests" | "tokens"> {
+    const state = (bucket: TokenBucket | undefined): QuotaState | undefined =>
+      bucket && {
+        limit: bucket.rate.limit,
+        remaining: Math.max(0, Math.floor(bucket.available(nowMs) + 1e-6)),
+        resetMs: bucket.resetMs(nowMs),
+      };
+    const requests = state(this.requests);
+    const tokens = state(this.tokens);
+    return { ...(requests ? { requests } : {}), ...(tokens ? { tokens } : {}) };
+  }
+}

@@ -1,0 +1,57 @@
+import type { QuotaState, QuotaVerdict } from "../core/tenant-quota";
+
+/**
+ * A duration as OpenAI writes `x-ratelimit-reset-*` (Go's `time.Duration` format): `20ms` under a second,
+ * else hours, minutes and seconds with the seconds' fraction kept: `1s`, `1.5s`, `6m0s`, `1h0m0s`.
+ *
+ * @example
+ * ```ts
+ * [20, 1000, 1500, 360_000].map(openAIDuration); // ["20ms", "1s", "1.5s", "6m0s"]
+ * ```
+ */
+export function openAIDuration(ms: number): string {
+  const whole = Math.max(0, Math.ceil(ms));
+  if (whole < 1000) return `${whole}ms`;
+  const hours = Math.floor(whole / 3_600_000);
+  const minutes = Math.floor((whole % 3_600_000) / 60_000);
+  const seconds = `${(whole % 60_000) / 1000}s`;
+  if (hours > 0) return `${hours}h${minutes}m${seconds}`;
+  if (minutes > 0) return `${minutes}m${seconds}`;
+  return seconds;
+}
+
+/**
+ * The headers every response to a tenant with quotas carries: OpenAI's `x-ratelimit-{limit,remaining,reset}-
+ * {requests,tokens}` and the IETF fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` names each
+ * quota with its size `q` and window `w` (seconds), `RateLimit` its remaining `r` and seconds to reset `t`.
+ *
+ * @example
+ * ```ts
+ * rateLimitHeaders({ admitted: true, requests: { limit: 30, remaining: 29, resetMs: 2000 } });
+ * // { "x-ratelimit-limit-requests": "30", "x-ratelimit-remaining-requests": "29",
+ * //   "x-ratelimit-reset-requests": "2s", "ratelimit-policy": '"requests";q=30;w=60',
+ * //   ratelimit: '"requests";r=29;t=2' }
+ * ```
+ */
+export function rateLimitHeaders(verdict: Pick<QuotaVerdict, "requests" | "tokens">): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const policies: string[] = [];
+  const states: string[] = [];
+  const quotas: Array<["requests" | "tokens", QuotaState | undefined]> = [
+    ["requests", verdict.requests],
+    ["tokens", verdict.tokens],
+  ];
+  for (const [name, state] of quotas) {
+    if (!state) continue;
+    headers[`x-ratelimit-limit-${name}`] = String(state.limit);
+    headers[`x-ratelimit-remaining-${name}`] = String(state.remaining);
+    headers[`x-ratelimit-reset-${name}`] = openAIDuration(state.resetMs);
+    policies.push(`"${name}";q=${state.limit};w=60`);
+    states.push(`"${name}";r=${state.remaining};t=${Math.ceil(state.resetMs / 1000)}`);
+  }
+  if (policies.length > 0) {
+    headers["ratelimit-policy"] = policies.join(", ");
+    headers.ratelimit = states.join(", ");
+  }
+  return headers;
+}

@@ -1,0 +1,120 @@
+import type { QuotaLimits, QuotaVerdict } from "../core/tenant-quota";
+import { openAIError } from "./openai-error";
+import { openAIDuration, rateLimitHeaders } from "./rate-limit-headers";
+import type { TenantPlan } from "./tenant-config";
+import type { TenantQuota } from "./tenant-quota-object";
+
+/** An admitted request's quota charge: the headers to send, and the corrections to make when it ends. */
+export interface QuotaCharge {
+  /** `x-ratelimit-*` and `RateLimit-Policy` / `RateLimit`; empty for a tenant without quotas. */
+  headers: Record<string, string>;
+  /** Whether `settle` wants the answer's usage (false without quotas: the answer need not be read for it). */
+  wantsUsage: boolean;
+  /** The request was not served (refused for capacity, or failed before reaching an engine): give it all back. */
+  refund(): void;
+  /** The response ended; `totalTokens` from its `usage` replaces the estimate (`undefined`: keep the estimate). */
+  settle(totalTokens: number | undefined): void;
+}
+
+/** The quota's answer: a charge to carry, or the refusal to send. */
+export type QuotaOutcome = { kind: "charged"; charge: QuotaCharge } | { kind: "refused"; response: Response };
+
+/** What charging needs from the Worker. */
+export interface QuotaRequest {
+  plan: TenantPlan;
+  /** Tokens charged at admission: estimated prompt tokens + `max_tokens`. */
+  tokens: number;
+  namespace: DurableObjectNamespace<TenantQuota> | undefined;
+  /** Keeps a correction running after the response (`ctx.waitUntil`). */
+  waitUntil: (promise: Promise<unknown>) => void;
+}
+
+const NO_CHARGE: QuotaCharge = { headers: {}, wantsUsage: false, refund() {}, settle() {} };
+
+/**
+ * The tokens a request is charged at admission, as Azure OpenAI does: its prompt, estimated at 4 characters a
+ * token over the whole body (an overestimate, corrected with `usage` at the end), plus the completion it may
+ * produce (`max_tokens`, or the configured default when it sets none).
+ *
+ * @example
+ * ```ts
+ * estimateTokens('{"model":"m","messages":[]}', 100, 1024); // 7 + 100
+ * ```
+ */
+export function estimateTokens(bodyText: string, maxTokens: number | undefined, defaultMaxTokens: number): number {
+  return Math.ceil(bodyText.length / 4) + (maxTokens ?? defaultMaxTokens);
+}
+
+/**
+ * Charges a request to its tenant's quotas (one RPC to the tenant's Durable Object; none for a tenant without
+ * quotas). A refusal is a 429 whose `Retry-After` / `retry-after-ms` is the exact time until the request fits,
+ * with an error body naming the tenant's quota (code `tenant_quota_exceeded`, unlike a capacity refusal's
+ * `rate_limit_exceeded`), and a request that can never fit (more tokens than a minute's quota) is a 400.
+ *
+ * @example
+ * ```ts
+ * const quota = await chargeQuota({ plan, tokens, namespace: env.TENANT_QUOTA, waitUntil: (p) => ctx.waitUntil(p) });
+ * if (quota.kind === "refused") return quota.response;
+ * ```
+ */
+export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> {
+  const { plan, tokens, namespace, waitUntil } = request;
+  const limits: QuotaLimits = {
+    ...(plan.requestsPerMinute !== undefined ? { requestsPerMinute: plan.requestsPerMinute } : {}),
+    ...(plan.tokensPerMinute !== undefined ? { tokensPerMinute: plan.tokensPerMinute } : {}),
+  };
+  if (limits.requestsPerMinute === undefined && limits.tokensPerMinute === undefined)
+    return { kind: "charged", charge: NO_CHARGE };
+  if (!namespace) throw new Error(`tenant ${plan.name} has quotas but the TENANT_QUOTA binding is missing`);
+  const stub = namespace.getByName(plan.name);
+  const verdict = await stub.admit(limits, tokens);
+  const headers = rateLimitHeaders(verdict);
+  if (!verdict.admitted) return { kind: "refused", response: quotaRefusal(plan, tokens, verdict, headers) };
+  let done = false;
+  const correct = (requestsBack: number, tokensBack: number) => {
+    if (done) return;
+    done = true;
+    if (requestsBack !== 0 || tokensBack !== 0) waitUntil(stub.adjust(limits, requestsBack, tokensBack));
+  };
+  return {
+    kind: "charged",
+    charge: {
+      headers,
+      wantsUsage: true,
+      refund: () => correct(1, tokens),
+      // Corrected even without a token quota: the tenant's token count (metrics) is then the answers' usage.
+      settle: (used) => correct(0, used === undefined ? 0 : tokens - used),
+    },
+  };
+}
+
+function quotaRefusal(
+  plan: TenantPlan,
+  tokens: number,
+  verdict: QuotaVerdict,
+  headers: Record<string, string>,
+): Response {
+  const refusal = verdict.refusal as NonNullable<QuotaVerdict["refusal"]>;
+  const state = verdict[refusal.quota];
+  const limit = state?.limit ?? 0;
+  const unit = refusal.quota === "requests" ? "requests per minute (RPM)" : "tokens per minute (TPM)";
+  const requested = refusal.quota === "requests" ? 1 : tokens;
+  if (refusal.neverFits) {
+    return openAIError(
+      400,
+      `Request too large for tenant ${plan.name} on ${unit}: Limit ${limit}, Requested ${requested}. Lower max_tokens or the prompt.`,
+      "invalid_request_error",
+      "tokens_exceed_quota",
+      headers,
+      "max_tokens",
+    );
+  }
+  const ms = refusal.retryAfterMs;
+  return openAIError(
+    429,
+    `Rate limit reached for tenant ${plan.name} on ${unit}: Limit ${limit}, Remaining ${state?.remaining ?? 0}, Requested ${requested}. Please try again in ${openAIDuration(ms)}.`,
+    refusal.quota,
+    "tenant_quota_exceeded",
+    { ...headers, "retry-after": String(Math.ceil(ms / 1000)), "retry-after-ms": String(ms) },
+  );
+}

@@ -1,0 +1,133 @@
+import {
+  parsePlanRecord,
+  type TenantPlan,
+  type TenantPlanInput,
+  type TenantsConfig,
+  tenantPlanSchema,
+} from "./tenant-config";
+
+/** Who is asking: a plan, or a 401 when keys are required and none (or an unknown one) was given. */
+export type TenantResolution = { kind: "tenant"; plan: TenantPlan } | { kind: "unauthorized"; message: string };
+
+/** The part of a Workers KV namespace the resolver reads (a test may hand in any object with `get`). */
+export interface PlanStore {
+  get(key: string): Promise<string | null>;
+}
+
+/** A bearer credential longer than this is not a key (and is never hashed). */
+const MAX_KEY_LENGTH = 512;
+
+/**
+ * The lower-case hex SHA-256 of an API key (WebCrypto): the only form of a key spillway keeps, compares or
+ * looks up. The same as `printf %s "$KEY" | sha256sum`.
+ *
+ * @example
+ * ```ts
+ * await hashApiKey("sk-demo-alpha"); // "6f1c..." (64 hex digits)
+ * ```
+ */
+export async function hashApiKey(key: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The key of an `Authorization: Bearer <key>` header: `undefined` without a header, `null` for anything that is
+ * not a plausible key (another scheme, empty, too long, spaces or control characters).
+ *
+ * @example
+ * ```ts
+ * bearerKey("Bearer sk-demo-alpha"); // "sk-demo-alpha"
+ * bearerKey("Basic Zm9v");           // null
+ * ```
+ */
+export function bearerKey(header: string | undefined): string | undefined | null {
+  if (header === undefined) return undefined;
+  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
+  const key = match?.[1];
+  return key !== undefined && key.length <= MAX_KEY_LENGTH ? key : null;
+}
+
+/**
+ * Plans read from KV, kept in the isolate for a short time (a key seen again within the TTL costs no KV read;
+ * an unknown key is remembered too, so a flood of bad keys does not become a flood of reads). Bounded: the
+ * oldest entry leaves first.
+ *
+ * @example
+ * ```ts
+ * const cache = new PlanCache(1024);
+ * const plan = await cache.get(env.SPILLWAY_TENANT_KEYS, hash, Date.now(), 30_000);
+ * ```
+ */
+export class PlanCache {
+  private readonly entries = new Map<string, { plan: TenantPlan | undefined; expiresAtMs: number }>();
+
+  constructor(private readonly maxEntries = 4096) {}
+
+  async get(store: PlanStore, hash: string, nowMs: number, ttlMs: number): Promise<TenantPlan | undefined> {
+    const cached = this.entries.get(hash);
+    if (cached && cached.expiresAtMs > nowMs) return cached.plan;
+    const plan = parsePlanRecord(await store.get(hash));
+    this.entries.delete(hash);
+    this.entries.set(hash, { plan, expiresAtMs: nowMs + ttlMs });
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    return plan;
+  }
+}
+
+const isolateCache = new PlanCache();
+
+/**
+ * Resolves the tenant of a request from its `Authorization` header: the key's SHA-256 is looked up in the
+ * configuration's `tenants.keys`, then in the KV store (if bound). A request without a key, or with an unknown or
+ * malformed one, is the anonymous tenant, or a 401 when `tenants.requireKey` is set. The raw key never leaves
+ * this function.
+ *
+ * @example
+ * ```ts
+ * const who = await resolveTenant(c.req.header("authorization"), config.tenants, env.SPILLWAY_TENANT_KEYS);
+ * if (who.kind === "unauthorized") return openAIError(401, who.message, "invalid_request_error", "invalid_api_key");
+ * ```
+ */
+export async function resolveTenant(
+  authorization: string | undefined,
+  tenants: TenantsConfig,
+  store: PlanStore | undefined,
+  nowMs: number = Date.now(),
+  cache: PlanCache = isolateCache,
+): Promise<TenantResolution> {
+  const key = bearerKey(authorization);
+  if (typeof key === "string") {
+    const hash = await hashApiKey(key);
+    const plan =
+      (Object.hasOwn(tenants.keys, hash) ? tenants.keys[hash] : undefined) ??
+      (store ? await cache.get(store, hash, nowMs, tenants.kvCacheTtlS * 1000) : undefined);
+    if (plan) return { kind: "tenant", plan };
+  }
+  if (!tenants.requireKey) return { kind: "tenant", plan: tenants.anonymous };
+  const message =
+    key === undefined
+      ? "You didn't provide an API key. Provide it in the Authorization header (Bearer auth)."
+      : "Incorrect API key provided.";
+  return { kind: "unauthorized", message };
+}
+
+/**
+ * The resolution of a plan an operator's own resolver returned (e.g. from their auth middleware's context):
+ * validated like a configured plan; `undefined` is an unknown caller (anonymous, or 401 when keys are required).
+ *
+ * @example
+ * ```ts
+ * resolvedPlan({ name: "acme", weight: 2 }, config.tenants); // { kind: "tenant", plan: { name: "acme", ... } }
+ * ```
+ */
+export function resolvedPlan(plan: TenantPlanInput | undefined, tenants: TenantsConfig): TenantResolution {
+  if (plan === undefined) {
+    return tenants.requireKey
+      ? { kind: "unauthorized", message: "The request's credentials do not name a tenant." }
+      : { kind: "tenant", plan: tenants.anonymous };
+  }
+  const parsed = tenantPlanSchema.safeParse(plan);
+  if (!parsed.success) throw new Error(`the tenant resolver returned an invalid plan: ${parsed.error.message}`);
+  return { kind: "tenant", plan: parsed.data };
+}

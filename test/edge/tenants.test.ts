@@ -1,0 +1,228 @@
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { Hono } from "hono";
+import { describe, expect, inject, it } from "vitest";
+import type { Env } from "../../src/edge/env";
+import type { FleetOverview } from "../../src/edge/fleet-overview";
+import { spillway } from "../../src/edge/middleware";
+import { edgeTestConfig, TEST_ADMIN_TOKEN, TEST_KEYS } from "../support/edge-test-config";
+import { releaseHold, replicaState, stats0, waitFor } from "./helpers";
+
+function ask(key: string | undefined, content: string, extra: Record<string, unknown> = {}, headers = {}) {
+  return SELF.fetch("http://spillway/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content }], ...extra }),
+  });
+}
+
+/** One series' value in the Prometheus text of `/spillway/metrics` (0 when absent). */
+async function metric(series: string): Promise<number> {
+  const res = await SELF.fetch("http://spillway/spillway/metrics", {
+    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+  });
+  const line = (await res.text()).split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.split(" ")[1]);
+}
+
+async function errorOf(res: Response): Promise<{ type: string; code: string; message: string; param: string | null }> {
+  return ((await res.json()) as { error: { type: string; code: string; message: string; param: string | null } }).error;
+}
+
+describe("tenants at the edge", () => {
+  it("a request per minute quota: the 4th of 3 is a 429 of the tenant's own, with the exact wait and headers", async () => {
+    const refusedBefore = await metric('spillway_tenant_quota_refused_total{tenant="small"}');
+    for (let i = 0; i < 3; i++) {
+      const res = await ask(TEST_KEYS.small, `ok${i}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit-requests")).toBe("3");
+      expect(res.headers.get("x-ratelimit-remaining-requests")).toBe(String(2 - i));
+      expect(res.headers.get("x-ratelimit-reset-requests")).toMatch(/^(\d+ms|\d+(\.\d+)?s)$/);
+      expect(res.headers.get("ratelimit-policy")).toBe('"requests";q=3;w=60');
+      expect(res.headers.get("ratelimit")).toMatch(new RegExp(`^"requests";r=${2 - i};t=\\d+$`));
+      expect(res.headers.get("x-ratelimit-limit-tokens")).toBeNull();
+      await res.arrayBuffer();
+    }
+    const refused = await ask(TEST_KEYS.small, "one too many");
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    const ms = Number(refused.headers.get("retry-after-ms"));
+    // One request refills every 20 s; the three took a few ms.
+    expect(ms).toBeGreaterThan(15_000);
+    expect(ms).toBeLessThanOrEqual(20_000);
+    expect(Number(refused.headers.get("retry-after"))).toBe(Math.ceil(ms / 1000));
+    const reset = refused.headers.get("x-ratelimit-reset-requests") as string;
+    const parts = /^(?:(\d+)m)?(\d+(?:\.\d+)?)s$/.exec(reset);
+    expect(parts).not.toBeNull();
+    // Retry-After is never later than the quota's reset.
+    expect(Number(parts?.[1] ?? 0) * 60_000 + Number(parts?.[2]) * 1000).toBeGreaterThanOrEqual(ms);
+    const error = await errorOf(refused);
+    expect(error.code).toBe("tenant_quota_exceeded");
+    expect(error.type).toBe("requests");
+    expect(error.message).toContain("tenant small");
+    expect(error.message).not.toContain(TEST_KEYS.small);
+    // The refusal never reached the fleet; the tenant's quota counted it.
+    expect((await replicaState("tenants")).served).not.toContain("one too many");
+    expect(await metric('spillway_tenant_quota_refused_total{tenant="small"}')).toBe(refusedBefore + 1);
+  });
+
+  it("tokens are charged as prompt estimate + max_tokens and corrected with the response's usage", async () => {
+    const chargedTotal = () => metric('spillway_tenant_tokens_charged_total{tenant="tokens"}');
+    const refundedTotal = () => metric('spillway_tenant_tokens_refunded_total{tenant="tokens"}');
+    const [chargedBefore, refundedBefore] = [await chargedTotal(), await refundedTotal()];
+    const first = await ask(TEST_KEYS.tokens, "usage:10", { max_tokens: 500 });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-ratelimit-limit-tokens")).toBe("1000");
+    const charged = 1000 - Number(first.headers.get("x-ratelimit-remaining-tokens"));
+    expect(charged).toBeGreaterThan(500);
+    await first.arrayBuffer();
+    // 500 + prompt would not fit twice; after the correction to 10 tokens it does.
+    let second: Response | undefined;
+    for (let i = 0; i < 50; i++) {
+      second = await ask(TEST_KEYS.tokens, "usage:10", { max_tokens: 500, stream: true });
+      if (second.status === 200) break;
+      await second.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(second?.status).toBe(200);
+    const remaining = Number(second?.headers.get("x-ratelimit-remaining-tokens"));
+    expect(remaining).toBeLessThan(500);
+    expect(remaining).toBeGreaterThan(1000 - 2 * charged);
+    expect(await second?.text()).toContain('"total_tokens":10');
+    // The metrics: charged - refunded is what the two answers used (10 tokens each), once both are corrected.
+    await waitFor(
+      async () => (await chargedTotal()) - chargedBefore - ((await refundedTotal()) - refundedBefore) === 20,
+      "both charges corrected",
+    );
+    // A request larger than a minute's tokens can never fit: 400, not a 429 to retry.
+    const tooLarge = await ask(TEST_KEYS.tokens, "big", { max_tokens: 5000 });
+    expect(tooLarge.status).toBe(400);
+    expect((await errorOf(tooLarge)).code).toBe("tokens_exceed_quota");
+  });
+
+  it("service_tier: flex is accepted, priority only where the plan allows it, anything else is a clean 400", async () => {
+    expect((await ask(undefined, "flex", { service_tier: "flex" })).status).toBe(200);
+    expect((await ask(undefined, "auto", { service_tier: "auto" })).status).toBe(200);
+    const denied = await ask(undefined, "prio", { service_tier: "priority" });
+    expect(denied.status).toBe(400);
+    expect(await errorOf(denied)).toMatchObject({ param: "service_tier", code: "invalid_service_tier" });
+    expect((await ask(TEST_KEYS.priority, "prio", { service_tier: "priority" })).status).toBe(200);
+    for (const bad of ["turbo", 1, {}, [], true, ""]) {
+      const res = await ask(undefined, "bad", { service_tier: bad });
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).param).toBe("service_tier");
+    }
+  });
+
+  it("unknown and malformed keys are the anonymous tenant when keys are optional; no key reaches an engine", async () => {
+    const before = (await replicaState("tenants")).withAuthorization;
+    for (const authorization of ["Bearer sk-unknown", "Basic Zm9vOmJhcg==", "Bearer ", "Bearer a b", "x".repeat(600)]) {
+      const res = await ask(undefined, "anon", {}, { authorization });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit-requests")).toBeNull();
+      await res.arrayBuffer();
+    }
+    await (await ask(TEST_KEYS.priority, "keyed")).arrayBuffer();
+    expect((await replicaState("tenants")).withAuthorization).toBe(before);
+  });
+
+  it("keys required: no key or an unknown one is a 401 in OpenAI's form; a known key is served", async () => {
+    const config = { ...edgeTestConfig(inject("fakeEngineUrl")) };
+    config.tenants = { ...config.tenants, requireKey: true };
+    // The Worker reads this configuration (the routers keep the tests' own: same deployments).
+    const strictEnv = { ...env, SPILLWAY_CONFIG: JSON.stringify(config) };
+    const app = new Hono<{ Bindings: Env }>().post("/v1/chat/completions", spillway());
+    const call = async (authorization?: string) => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://spillway/v1/chat/completions", {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+          body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: "strict" }] }),
+        }),
+        strictEnv,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    for (const authorization of [undefined, "Bearer sk-nope", "Basic abc", "Bearer"]) {
+      const res = await call(authorization);
+      expect(res.status).toBe(401);
+      const error = await errorOf(res);
+      expect(error).toMatchObject({ type: "invalid_request_error", code: "invalid_api_key" });
+      expect(error.message).not.toContain("sk-nope");
+    }
+    expect((await call(`Bearer ${TEST_KEYS.priority}`)).status).toBe(200);
+  });
+
+  it("an operator's resolver names the tenant; an invalid plan from it is an internal error, not a crash", async () => {
+    const app = new Hono<{ Bindings: Env }>().post(
+      "/v1/chat/completions",
+      spillway({
+        tenantOf: (c) =>
+          c.req.header("x-team") === "ops" ? { name: "ops", requestsPerMinute: 100 } : { name: "bad name!" },
+      }),
+    );
+    app.onError(() => new Response("internal", { status: 500 }));
+    const call = async (team: string) => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://spillway/v1/chat/completions", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-team": team },
+          body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: "op" }] }),
+        }),
+        env,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const ok = await call("ops");
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-ratelimit-limit-requests")).toBe("100");
+    expect((await call("other")).status).toBe(500);
+  });
+
+  it("a full queue refuses the flooding tenant's newest request, not the other tenant's", async () => {
+    const fair = (key: string, content: string) => ask(key, content, { model: "fair" });
+    const held = fair(TEST_KEYS.alpha, "hold:h");
+    await waitFor(async () => (await replicaState("fair")).inflight === 1, "alpha's first at the engine");
+    const shedAlpha = () =>
+      metric('spillway_tenant_shed_total{deployment="fair",shard="0",tenant="alpha",reason="capacity"}');
+    const shedBefore = await shedAlpha();
+    // One at a time, so q2 is alpha's newest.
+    const queued1 = fair(TEST_KEYS.alpha, "hold:q1");
+    await waitFor(async () => (await stats0("fair")).queueDepth === 1, "q1 queued");
+    const queued2 = fair(TEST_KEYS.alpha, "hold:q2");
+    await waitFor(async () => (await stats0("fair")).queueDepth === 2, "alpha fills the queue");
+    // alpha again: alpha is the tenant most over its share, so alpha's own arrival is refused.
+    expect((await fair(TEST_KEYS.alpha, "more")).status).toBe(429);
+    // beta: alpha's newest queued request is pushed out instead, and beta waits for the next slot.
+    const beta = fair(TEST_KEYS.beta, "hold:b");
+    const pushed = await queued2;
+    expect(pushed.status).toBe(429);
+    expect((await errorOf(pushed)).code).toBe("rate_limit_exceeded");
+    for (const key of ["h", "q1", "b"]) await releaseHold("fair", key);
+    expect((await held).status).toBe(200);
+    expect((await queued1).status).toBe(200);
+    expect((await beta).status).toBe(200);
+    // alpha already had its turn (h): beta's request goes before alpha's next.
+    expect((await replicaState("fair")).served).toEqual(["hold:h", "hold:b", "hold:q1"]);
+    // Both of alpha's refusals are counted against alpha, none against beta.
+    expect(await shedAlpha()).toBe(shedBefore + 2);
+    expect(
+      await metric('spillway_tenant_shed_total{deployment="fair",shard="0",tenant="beta",reason="capacity"}'),
+    ).toBe(0);
+    // The dashboard's overview: per tenant, summed over shards.
+    const overview = (await (
+      await SELF.fetch("http://spillway/spillway/overview?replicas=0", {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      })
+    ).json()) as FleetOverview;
+    expect(overview.deployments.find((d) => d.deployment === "fair")?.tenants).toEqual({
+      alpha: { admitted: 2, shed: 2 },
+      beta: { admitted: 1, shed: 0 },
+    });
+  });
+});

@@ -1,0 +1,170 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type FairEntry, FairQueue, type PriorityClass } from "../../../src/core/fair-queue";
+
+let clock = 0;
+function entry(ticket: string, tenant: string, priority: PriorityClass = "interactive", weight = 1): FairEntry {
+  return { ticket, tenant, weight, priority, enqueuedAtMs: clock++ };
+}
+
+function drain(q: FairQueue): string[] {
+  const out: string[] = [];
+  for (let e = q.dispatch(); e; e = q.dispatch()) out.push(e.ticket);
+  return out;
+}
+
+describe("FairQueue", () => {
+  it("one tenant: FIFO, and a full queue refuses the newcomer (the behaviour of the plain queue)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { maxLength: 200 }), fc.integer({ min: 1, max: 20 }), (ops, capacity) => {
+        const q = new FairQueue();
+        const expected: string[] = [];
+        let n = 0;
+        for (const isOffer of ops) {
+          if (isOffer) {
+            const ticket = `t${n++}`;
+            const result = q.offer(entry(ticket, "only"), capacity);
+            if (expected.length < capacity) {
+              expect(result).toEqual({ kind: "queued" });
+              expected.push(ticket);
+            } else expect(result).toEqual({ kind: "refused" });
+          } else expect(q.dispatch()?.ticket).toBe(expected.shift());
+          expect(q.size).toBe(expected.length);
+        }
+      }),
+    );
+  });
+
+  it("equal tenants take turns whatever their backlog; weights 2:1 get two turns to one", () => {
+    const q = new FairQueue();
+    for (let i = 0; i < 6; i++) q.offer(entry(`a${i}`, "a"), 100);
+    q.offer(entry("b0", "b"), 100);
+    q.offer(entry("b1", "b"), 100);
+    expect(drain(q)).toEqual(["a0", "b0", "a1", "b1", "a2", "a3", "a4", "a5"]);
+
+    const w = new FairQueue();
+    for (let i = 0; i < 6; i++) w.offer(entry(`h${i}`, "heavy", "interactive", 2), 100);
+    for (let i = 0; i < 6; i++) w.offer(entry(`l${i}`, "light", "interactive", 1), 100);
+    const first6 = drain(w).slice(0, 6);
+    expect(first6.filter((t) => t.startsWith("h"))).toHaveLength(4);
+  });
+
+  it("a tenant returning from idle banks no credit: it starts at the current virtual time", () => {
+    const q = new FairQueue();
+    for (let i = 0; i < 10; i++) q.offer(entry(`a${i}`, "a"), 100);
+    for (let i = 0; i < 5; i++) q.dispatch();
+    for (let i = 0; i < 3; i++) q.offer(entry(`b${i}`, "b"), 100);
+    // b starts at the virtual time (a4's start), just before a's next turn; then they alternate: b does not get
+    // the five turns a had while b was idle.
+    expect(drain(q).slice(0, 6)).toEqual(["b0", "a5", "b1", "a6", "b2", "a7"]);
+  });
+
+  it("full: the tenant most over its share loses its newest request, not the light newcomer", () => {
+    const q = new FairQueue();
+    for (let i = 0; i < 4; i++) expect(q.offer(entry(`a${i}`, "a"), 4).kind).toBe("queued");
+    const b = q.offer(entry("b0", "b"), 4);
+    expect(b.kind === "queued" && b.displaced?.ticket).toBe("a3");
+    // a (3 waiting) vs b (1 + this one): a is still the most over its share.
+    const b1 = q.offer(entry("b1", "b"), 4);
+    expect(b1.kind === "queued" && b1.displaced?.ticket).toBe("a2");
+    // Now 2 and 2: b's third would put b over, so it is refused itself.
+    expect(q.offer(entry("b2", "b"), 4)).toEqual({ kind: "refused" });
+    expect(q.offer(entry("a9", "a"), 4)).toEqual({ kind: "refused" });
+    expect(q.size).toBe(4);
+  });
+
+  it("a weight counts in the share: a weight-3 tenant may hold three times the backlog", () => {
+    const q = new FairQueue();
+    for (let i = 0; i < 3; i++) q.offer(entry(`big${i}`, "big", "interactive", 3), 4);
+    q.offer(entry("s0", "small"), 4);
+    expect(q.offer(entry("s1", "small"), 4)).toEqual({ kind: "refused" });
+  });
+
+  it("batch: refused first, never displaces interactive work, served whenever no interactive request waits", () => {
+    const q = new FairQueue();
+    q.offer(entry("x0", "x", "batch"), 3);
+    q.offer(entry("i0", "a"), 3);
+    q.offer(entry("x1", "x", "batch"), 3);
+    // Interactive arrival on a full queue pushes out batch, the newest of the batch tenant.
+    const i1 = q.offer(entry("i1", "b"), 3);
+    expect(i1.kind === "queued" && i1.displaced?.ticket).toBe("x1");
+    // A batch arrival when only interactive (and its own) work could go: refused.
+    q.offer(entry("i2", "c"), 4);
+    expect(q.offer(entry("y0", "y", "batch"), 4)).toEqual({ kind: "refused" });
+    expect(drain(q)).toEqual(["i0", "i1", "i2", "x0"]);
+  });
+
+  it("holds the bound, and never refuses or displaces interactive work while batch work waits", () => {
+    const tenants = ["a", "b", "c", "d"];
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            op: fc.constantFrom("offer", "offer", "offer", "dispatch"),
+            tenant: fc.constantFrom(...tenants),
+            batch: fc.boolean(),
+            weight: fc.constantFrom(1, 2, 5),
+          }),
+          { maxLength: 300 },
+        ),
+        fc.integer({ min: 1, max: 12 }),
+        (ops, capacity) => {
+          const q = new FairQueue();
+          let n = 0;
+          let batchWaiting = 0;
+          for (const op of ops) {
+            if (op.op === "dispatch") {
+              const e = q.dispatch();
+              if (e?.priority === "batch") batchWaiting--;
+              continue;
+            }
+            const priority = op.batch ? "batch" : "interactive";
+            const result = q.offer(entry(`t${n++}`, op.tenant, priority, op.weight), capacity);
+            if (priority === "interactive" && batchWaiting > 0) {
+              expect(result.kind).toBe("queued");
+              if (result.kind === "queued" && result.displaced) expect(result.displaced.priority).toBe("batch");
+            }
+            if (priority === "batch" && result.kind === "queued")
+              expect(result.displaced?.priority ?? "batch").toBe("batch");
+            if (result.kind === "queued") {
+              if (priority === "batch") batchWaiting++;
+              if (result.displaced?.priority === "batch") batchWaiting--;
+            }
+            expect(q.size).toBeLessThanOrEqual(capacity);
+          }
+          // Interactive requests leave before any batch request.
+          const classes: PriorityClass[] = [];
+          for (let e = q.dispatch(); e; e = q.dispatch()) classes.push(e.priority);
+          expect(
+            classes.indexOf("interactive", classes.indexOf("batch") >= 0 ? classes.indexOf("batch") : classes.length),
+          ).toBe(-1);
+        },
+      ),
+    );
+  });
+
+  it("aheadOf: the queue length for a lone tenant; short for a light tenant beside a heavy one", () => {
+    const q = new FairQueue();
+    for (let i = 0; i < 5; i++) q.offer(entry(`a${i}`, "a"), 100);
+    expect(q.aheadOf("a", 1, "interactive")).toBe(5);
+    expect(q.aheadOf("b", 1, "interactive")).toBe(1);
+    q.offer(entry("b0", "b"), 100);
+    expect(q.aheadOf("b", 1, "interactive")).toBe(3);
+    expect(q.aheadOf("a", 1, "interactive")).toBe(6);
+    expect(q.aheadOf("z", 1, "batch")).toBe(6);
+  });
+
+  it("remove and clear keep the counts; entries are in arrival order", () => {
+    const q = new FairQueue();
+    q.offer(entry("a0", "a"), 10);
+    q.offer(entry("b0", "b", "batch"), 10);
+    q.offer(entry("a1", "a"), 10);
+    expect(q.remove("a0")?.ticket).toBe("a0");
+    expect(q.remove("a0")).toBeUndefined();
+    expect([...q.entries()].map((e) => e.ticket)).toEqual(["b0", "a1"]);
+    expect(q.peek()?.ticket).toBe("a1");
+    expect(q.clear().map((e) => e.ticket)).toEqual(["b0", "a1"]);
+    expect(q.size).toBe(0);
+    expect(q.dispatch()).toBeUndefined();
+  });
+});

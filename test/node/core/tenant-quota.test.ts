@@ -1,0 +1,101 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { QuotaLedger } from "../../../src/core/tenant-quota";
+import { TokenBucket } from "../../../src/core/token-bucket";
+
+describe("TokenBucket", () => {
+  it("starts full, refills continuously and says how long until an amount fits", () => {
+    const bucket = new TokenBucket({ limit: 30, periodMs: 60_000 }, 0);
+    expect(bucket.take(30, 0)).toBe(true);
+    expect(bucket.take(1, 0)).toBe(false);
+    expect(bucket.waitMs(1, 0)).toBe(2000);
+    expect(bucket.resetMs(0)).toBe(60_000);
+    expect(bucket.take(1, 1999)).toBe(false);
+    expect(bucket.take(1, 2000)).toBe(true);
+    expect(bucket.available(62_000)).toBe(30);
+  });
+
+  it("a charge corrected upwards is a debt the refill repays first", () => {
+    const bucket = new TokenBucket({ limit: 100, periodMs: 60_000 }, 0);
+    bucket.take(100, 0);
+    bucket.adjust(-50, 0);
+    expect(bucket.available(0)).toBe(-50);
+    expect(bucket.waitMs(10, 0)).toBe(36_000);
+  });
+
+  it("an amount above the limit never fits", () => {
+    expect(new TokenBucket({ limit: 10, periodMs: 1000 }, 0).waitMs(11, 0)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("the wait it names is exact: the amount fits at that instant and not a millisecond before", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 1, max: 100_000 })), {
+          maxLength: 20,
+        }),
+        (limit, steps) => {
+          const bucket = new TokenBucket({ limit, periodMs: 60_000 }, 0);
+          let now = 0;
+          for (const [dt, raw] of steps) {
+            now += dt;
+            const amount = 1 + (raw % limit);
+            const wait = bucket.waitMs(amount, now);
+            if (wait === 0) {
+              expect(bucket.take(amount, now)).toBe(true);
+              continue;
+            }
+            if (wait > 1) expect(bucket.take(amount, now + wait - 1)).toBe(false);
+            expect(bucket.take(amount, now + wait)).toBe(true);
+            now += wait;
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe("QuotaLedger", () => {
+  const limits = { requestsPerMinute: 30, tokensPerMinute: 10_000 };
+
+  it("admits while both quotas fit, then refuses with the request quota's exact wait", () => {
+    const ledger = new QuotaLedger();
+    for (let i = 0; i < 30; i++) expect(ledger.admit(limits, 100, i * 10).admitted).toBe(true);
+    const refused = ledger.admit(limits, 100, 300);
+    expect(refused.admitted).toBe(false);
+    expect(refused.refusal).toEqual({ quota: "requests", retryAfterMs: 1700, neverFits: false });
+    expect(refused.requests).toEqual({ limit: 30, remaining: 0, resetMs: 59_700 });
+    expect(refused.tokens?.remaining).toBe(7050); // 300 ms of refill: 50 tokens
+    // The refused request charged nothing.
+    expect(ledger.admit(limits, 100, 2000).admitted).toBe(true);
+  });
+
+  it("refuses on tokens alone, charging neither quota, and waits for the larger shortfall", () => {
+    const ledger = new QuotaLedger();
+    expect(ledger.admit(limits, 9_000, 0).admitted).toBe(true);
+    const refused = ledger.admit(limits, 2_000, 0);
+    expect(refused.refusal).toEqual({ quota: "tokens", retryAfterMs: 6000, neverFits: false });
+    expect(refused.requests?.remaining).toBe(29);
+  });
+
+  it("a request larger than the token quota never fits", () => {
+    const refused = new QuotaLedger().admit(limits, 10_001, 0);
+    expect(refused.refusal?.neverFits).toBe(true);
+  });
+
+  it("corrects a charge with the usage: a refund gives tokens back, an overrun is owed", () => {
+    const ledger = new QuotaLedger();
+    ledger.admit(limits, 5000, 0);
+    expect(ledger.adjust(limits, 0, 4000, 0).tokens?.remaining).toBe(9000);
+    expect(ledger.adjust(limits, 0, -9500, 0).tokens?.remaining).toBe(0);
+    expect(ledger.admit(limits, 1, 0).refusal?.retryAfterMs).toBe(Math.ceil((501 * 60_000) / 10_000));
+  });
+
+  it("an unlimited quota has no state; a changed limit starts a fresh bucket", () => {
+    const ledger = new QuotaLedger();
+    const verdict = ledger.admit({ requestsPerMinute: 2 }, 10, 0);
+    expect(verdict.tokens).toBeUndefined();
+    expect(verdict.requests?.remaining).toBe(1);
+    expect(ledger.admit({ requestsPerMinute: 5 }, 0, 0).requests?.remaining).toBe(4);
+  });
+});
