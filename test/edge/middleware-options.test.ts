@@ -36,7 +36,9 @@ describe("spillway() options, in a user's Hono app", () => {
     const res = await send({ model: "misc" });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    expect(seen).toEqual([{ deployment: "misc", shard: 0, outcome: "admitted" }]);
+    expect(seen).toEqual([
+      { deployment: "misc", shard: 0, outcome: "admitted", tenant: "anonymous", priority: "interactive" },
+    ]);
   });
 
   it("a GET goes to the next handler untouched", async () => {

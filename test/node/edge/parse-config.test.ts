@@ -46,6 +46,13 @@ describe("parseConfig, field by field", () => {
       },
       maxBodyBytes: 1024 * 1024,
       logRejections: true,
+      tenants: {
+        requireKey: false,
+        anonymous: { name: "anonymous", weight: 1, priority: "interactive", allowPriorityTier: false },
+        keys: {},
+        kvCacheTtlS: 30,
+        defaultMaxTokens: 1024,
+      },
     });
   });
 
