@@ -30,7 +30,8 @@ interface ReplicaState {
   probes: number;
   loadDelayMs: number;
   unsigned: number;
-  holds: Map<string, () => void>;
+  /** Requests waiting for a key's release: several may hold the same key (a stale probe lets two in at once). */
+  holds: Map<string, Array<() => void>>;
   released: Set<string>;
 }
 
@@ -57,7 +58,7 @@ function stateOf(id: string): ReplicaState {
 
 function waitRelease(state: ReplicaState, key: string): Promise<void> {
   if (state.released.has(key)) return Promise.resolve();
-  return new Promise((resolve) => state.holds.set(key, resolve));
+  return new Promise((resolve) => state.holds.set(key, [...(state.holds.get(key) ?? []), resolve]));
 }
 
 async function readText(req: IncomingMessage): Promise<string> {
@@ -113,7 +114,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (path.startsWith("/__release/")) {
     const key = path.slice("/__release/".length);
     state.released.add(key);
-    state.holds.get(key)?.();
+    for (const resolve of state.holds.get(key) ?? []) resolve();
     state.holds.delete(key);
     return json(res, 200, {});
   }

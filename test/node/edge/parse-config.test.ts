@@ -32,6 +32,7 @@ describe("parseConfig, field by field", () => {
           leaseTimeoutS: 600,
           upstreamTimeoutS: 300,
           routerShards: 1,
+          routerUnavailable: "shed",
           backpressure: { statusCode: 429, retryAfterPolicy: "router_queue_drain_rate", jitter: 0.2 },
           estimator: {
             alpha: 0.3,
@@ -54,6 +55,8 @@ describe("parseConfig, field by field", () => {
   });
 
   it("accepts every enum value and refuses others, naming the field", () => {
+    for (const mode of ["shed", "pass"]) expect(deployment({ routerUnavailable: mode })?.routerUnavailable).toBe(mode);
+    expect(errorOf(withDeployment({ routerUnavailable: "queue" }))).toMatch(/deployments\.llama\.routerUnavailable: /);
     for (const policy of RETRY_AFTER_POLICIES)
       expect(deployment({ backpressure: { retryAfterPolicy: policy } })?.backpressure.retryAfterPolicy).toBe(policy);
     expect(errorOf(withDeployment({ backpressure: { retryAfterPolicy: "exponential" } }))).toMatch(
