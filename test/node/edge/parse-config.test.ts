@@ -64,6 +64,8 @@ describe("parseConfig, field by field", () => {
   });
 
   it("accepts every enum value and refuses others, naming the field", () => {
+    for (const mode of ["shed", "pass"]) expect(deployment({ routerUnavailable: mode })?.routerUnavailable).toBe(mode);
+    expect(errorOf(withDeployment({ routerUnavailable: "queue" }))).toMatch(/deployments\.llama\.routerUnavailable: /);
     for (const policy of RETRY_AFTER_POLICIES)
       expect(deployment({ backpressure: { retryAfterPolicy: policy } })?.backpressure.retryAfterPolicy).toBe(policy);
     expect(errorOf(withDeployment({ backpressure: { retryAfterPolicy: "exponential" } }))).toMatch(

@@ -1,0 +1,136 @@
+/**
+ * `npm run soak:heap`: is any of the memory the soak saw ours? The soak's load (20x overload of a three-replica
+ * fleet, most requests refused) through the Worker in a Miniflare instance (workerd, the same runtime as
+ * `wrangler dev`, without wrangler's proxy Worker), reading the isolate's V8 heap through the inspector: after a
+ * warm-up, after each round of load, and after an idle period with forced full collections. A leak in our code
+ * (the Worker, the router Durable Object: one isolate) grows the collected heap round after round; what the
+ * runtime keeps shows in the process's resident size, not in the heap. Prints the figures as JSON.
+ *
+ * Flags: --rounds (3), --requests per round (20000), --concurrency (256), --idle-s (10).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { startEngineServer } from "../../engine/index";
+import { closedLoopLoad } from "../edge/http-load";
+import { connectInspector, type HeapUsage } from "./inspector";
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    requests: { type: "string", default: "20000" },
+    concurrency: { type: "string", default: "256" },
+    "idle-s": { type: "string", default: "10" },
+  },
+});
+const rounds = Number(values.rounds);
+const requests = Number(values.requests);
+const concurrency = Number(values.concurrency);
+const idleS = Number(values["idle-s"]);
+
+const dir = mkdtempSync(join(tmpdir(), "spillway-heap-"));
+const scriptPath = join(dir, "worker.js");
+await build({
+  entryPoints: ["src/edge/worker.ts"],
+  bundle: true,
+  format: "esm",
+  platform: "neutral",
+  conditions: ["workerd", "worker", "browser"],
+  external: ["cloudflare:*"],
+  outfile: scriptPath,
+  logLevel: "warning",
+});
+
+// The soak's fleet: three engines (32 tokens a request), 4 slots each, 32 queue places, computed Retry-After.
+const engines = await Promise.all(
+  [0, 1, 2].map(() => startEngineServer({ port: 0, speed: 4, accessLog: false, logLevel: "warning", log: () => {} })),
+);
+const config = {
+  logRejections: false,
+  deployments: {
+    "demo-model": {
+      replicas: engines.map((e) => e.url),
+      maxOngoingRequests: 4,
+      maxQueuedRequests: 32,
+      backpressure: { retryAfterPolicy: "router_queue_drain_rate", retryAfterS: 2 },
+    },
+  },
+};
+const mf = new Miniflare({
+  modules: true,
+  scriptPath,
+  modulesRoot: dir,
+  compatibilityDate: "2026-04-26",
+  compatibilityFlags: ["enable_request_signal"],
+  durableObjects: { DEPLOYMENT_ROUTER: { className: "DeploymentRouter", useSQLite: true } },
+  bindings: { SPILLWAY_CONFIG: JSON.stringify(config), SPILLWAY_ADMIN_TOKEN: "heap-token" },
+  cf: false,
+  host: "127.0.0.1",
+  port: 0,
+  inspectorPort: 0,
+});
+const base = (await mf.ready).href.replace(/\/$/, "");
+const inspectorHost = (await mf.getInspectorURL()).host;
+const targets = (await (await fetch(`http://${inspectorHost}/json`)).json()) as { webSocketDebuggerUrl: string }[];
+const wake = async () => (await fetch(`${base}/health`)).arrayBuffer();
+const inspector = await connectInspector(targets[0]?.webSocketDebuggerUrl as string, wake);
+
+const body = JSON.stringify({
+  model: "demo-model",
+  prompt: "hello",
+  max_tokens: 32,
+  ignore_eos: true,
+});
+const MiB = (h: HeapUsage) => ({
+  usedMiB: Number((h.usedSize / 2 ** 20).toFixed(2)),
+  totalMiB: Number((h.totalSize / 2 ** 20).toFixed(2)),
+  embedderMiB: Number((h.embedderHeapUsedSize / 2 ** 20).toFixed(2)),
+});
+/** Resident size (MiB) of the workerd processes this process started (Miniflare's runtime), from /proc. */
+function workerdRssMiB(): number {
+  let kib = 0;
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== process.pid || !comm.includes("workerd")) continue;
+      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return Math.round(kib / 1024);
+}
+
+const report: Record<string, unknown> = { rounds, requestsPerRound: requests, concurrency, idleS };
+await closedLoopLoad(`${base}/v1/completions`, body, 8, 200); // warm-up: code paths compiled, router warm
+report.afterWarmup = { ...MiB(await inspector.heapAfterGc()), workerdRssMiB: workerdRssMiB() };
+const perRound: unknown[] = [];
+for (let round = 1; round <= rounds; round++) {
+  const load = await closedLoopLoad(`${base}/v1/completions`, body, concurrency, requests);
+  const underLoad = MiB(await inspector.heapUsage());
+  await new Promise((r) => setTimeout(r, idleS * 1000));
+  const stats = (await (
+    await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: "Bearer heap-token" } })
+  ).json()) as { shards: { queueDepth: number; activeLeases: number; internal: Record<string, number> }[] };
+  perRound.push({
+    round,
+    statuses: load.statuses,
+    throughput: Math.round(load.throughput),
+    heapRightAfterLoad: underLoad,
+    heapAfterIdleAndGc: MiB(await inspector.heapAfterGc()),
+    workerdRssMiB: workerdRssMiB(),
+    router: stats.shards.map((s) => ({ queueDepth: s.queueDepth, activeLeases: s.activeLeases, ...s.internal })),
+  });
+}
+report.perRound = perRound;
+console.log(JSON.stringify(report, null, 2));
+
+inspector.close();
+await mf.dispose();
+await Promise.all(engines.map((e) => e.close()));
+rmSync(dir, { recursive: true, force: true });
