@@ -32,7 +32,13 @@ interface ClassQueue {
   size: number;
 }
 
-const CLASSES: readonly PriorityClass[] = ["interactive", "batch"];
+/** A class's next request to dispatch: its tenant's head, with the start tag it would take. */
+interface Next {
+  entry: FairEntry & { seq: number };
+  tenant: TenantQueue;
+  classQueue: ClassQueue;
+  start: number;
+}
 
 /**
  * Per-tenant sub-queues with weighted fair dispatch, two strict priority classes and a total bound with push-out.
@@ -68,6 +74,8 @@ export class FairQueue {
   private seq = 0;
   /** The latest `enqueuedAtMs` offered so far: entries arriving in time order append (the common case). */
   private latestEnqueuedAtMs = Number.NEGATIVE_INFINITY;
+  /** The next dispatch, as computed by the last `peek` (cleared by every change): finishRound peeks, then takes. */
+  private next: Next | undefined;
 
   get size(): number {
     return this.byArrival.size;
@@ -98,7 +106,15 @@ export class FairQueue {
       if (victim === undefined) return { kind: "refused" };
       displaced = this.remove(victim);
     }
-    const stamped = { ...entry, seq: this.seq++ };
+    this.next = undefined;
+    const stamped = {
+      ticket: entry.ticket,
+      tenant: entry.tenant,
+      weight: entry.weight,
+      priority: entry.priority,
+      enqueuedAtMs: entry.enqueuedAtMs,
+      seq: this.seq++,
+    };
     const classQueue = this.classes[entry.priority];
     let tenant = classQueue.tenants.get(entry.tenant);
     if (!tenant) {
@@ -122,31 +138,25 @@ export class FairQueue {
 
   /** The request `dispatch` would take now. */
   peek(): FairEntry | undefined {
-    for (const priority of CLASSES) {
-      const next = this.nextIn(this.classes[priority]);
-      if (next) return next.entry;
-    }
-    return undefined;
+    this.next ??= this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch);
+    return this.next?.entry;
   }
 
   /** Takes the next request in fair order and advances its class's virtual time. */
   dispatch(): FairEntry | undefined {
-    for (const priority of CLASSES) {
-      const classQueue = this.classes[priority];
-      const next = this.nextIn(classQueue);
-      if (!next) continue;
-      classQueue.virtualTime = next.start;
-      next.tenant.finishTag = next.start + 1 / next.tenant.weight;
-      this.remove(next.entry.ticket);
-      return next.entry;
-    }
-    return undefined;
+    const next = this.next ?? this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch);
+    if (!next) return undefined;
+    next.classQueue.virtualTime = next.start;
+    next.tenant.finishTag = next.start + 1 / next.tenant.weight;
+    this.remove(next.entry.ticket);
+    return next.entry;
   }
 
   /** Removes a waiting request (dispatched elsewhere, cancelled, expired); `undefined` if it was not waiting. */
   remove(ticket: string): FairEntry | undefined {
     const entry = this.byArrival.get(ticket);
     if (!entry) return undefined;
+    this.next = undefined;
     this.byArrival.delete(ticket);
     const classQueue = this.classes[entry.priority];
     classQueue.tenants.get(entry.tenant)?.entries.delete(ticket);
@@ -180,11 +190,11 @@ export class FairQueue {
   }
 
   /** The smallest start tag of a class's tenants' heads (ties: the older head); prunes idle tenants' state. */
-  private nextIn(
-    classQueue: ClassQueue,
-  ): { entry: FairEntry & { seq: number }; tenant: TenantQueue; start: number } | undefined {
+  private nextIn(classQueue: ClassQueue): Next | undefined {
     if (classQueue.size === 0) return undefined;
-    let best: { entry: FairEntry & { seq: number }; tenant: TenantQueue; start: number } | undefined;
+    let bestEntry: (FairEntry & { seq: number }) | undefined;
+    let bestTenant: TenantQueue | undefined;
+    let bestStart = 0;
     for (const [name, tenant] of classQueue.tenants) {
       const head = tenant.entries.values().next().value;
       if (head === undefined) {
@@ -193,10 +203,13 @@ export class FairQueue {
         continue;
       }
       const start = Math.max(classQueue.virtualTime, tenant.finishTag);
-      if (!best || start < best.start || (start === best.start && head.seq < best.entry.seq))
-        best = { entry: head, tenant, start };
+      if (!bestEntry || start < bestStart || (start === bestStart && head.seq < bestEntry.seq)) {
+        bestEntry = head;
+        bestTenant = tenant;
+        bestStart = start;
+      }
     }
-    return best;
+    return bestEntry && { entry: bestEntry, tenant: bestTenant as TenantQueue, classQueue, start: bestStart };
   }
 
   /**

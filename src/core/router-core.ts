@@ -214,12 +214,18 @@ export class RouterCore {
    * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
    * hold, while any other request must leave that room free (the hint it was given is a reservation).
    */
-  submit(ticket: string, { retry = false, waitedMs = 0, ...who }: SubmitOptions = {}): SubmitResult {
+  submit(ticket: string, options: SubmitOptions = {}): SubmitResult {
+    const retry = options.retry ?? false;
+    const waitedMs = options.waitedMs ?? 0;
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
     const schedule = this.retrySchedule;
     schedule?.onArrival(now, retry);
-    const tenant = { tenant: who.tenant ?? "", weight: who.weight ?? 1, priority: who.priority ?? "interactive" };
+    const tenant = {
+      tenant: options.tenant ?? "",
+      weight: options.weight ?? 1,
+      priority: options.priority ?? ("interactive" as const),
+    };
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, tenant) };
     const claimed = schedule !== undefined && retry && schedule.claim(now);
     const reserved = schedule && !claimed ? schedule.reservedRoom(now) : 0;
