@@ -1,6 +1,9 @@
 import { backoffDelayMs, probeDeadlineMs } from "./backoff";
+import { type BookedHint, CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } from "./capacity-booking";
+import { DEFAULT_HORIZON_S } from "./client-horizon";
 import { DrainAccuracyTracker, type DrainObservation } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
+import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
 import {
@@ -28,7 +31,31 @@ export interface RouterOptions {
   statusCode: 429 | 503;
   retryAfter: RetryAfterOptions;
   drainRate: DrainRateOptions;
+  /** Admission of the `booked_capacity` policy (ignored by the others); defaults in {@link DEFAULT_BOOKING_ADMISSION}. */
+  booking?: BookingAdmission;
 }
+
+/** How `booked_capacity` admits: a queue-delay target and a cap on the room held for promised retries. */
+export interface BookingAdmission {
+  /**
+   * CoDel-style target: a request that would wait longer than this in the queue (its position over the drain
+   * rate) is refused at once with a booked hint instead of joining a standing queue. `undefined`: no target.
+   */
+  queueDelayTargetS: number | undefined;
+  /**
+   * The target applies once the queue has stood above it this long (CoDel's interval: a burst's transient queue
+   * is kept, a standing one is cut), until the queue empties.
+   */
+  standingIntervalS: number;
+  /** At most this share of the queue's limit is held for promised retries. */
+  maxHeldRoomShare: number;
+}
+
+export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
+  queueDelayTargetS: 1,
+  standingIntervalS: 10,
+  maxHeldRoomShare: 0.5,
+};
 
 /** Why a request was refused. */
 export type RejectionReason = "queue_full" | "queue_timeout" | "no_replica_available";
@@ -63,8 +90,25 @@ export interface Rejection {
 
 /** What the Worker knows about an attempt besides its ticket. */
 export interface SubmitOptions {
-  /** The client says this is a retry (`x-stainless-retry-count` >= 1). */
+  /**
+   * The client says this is a retry (`x-stainless-retry-count` >= 1). Only the legacy `retry_schedule` reads
+   * it; it is a client's claim, never a key to a booking.
+   */
   retry?: boolean;
+  /**
+   * The request's fingerprint (SHA-256 over credential, method, path and body, computed by the Worker): every
+   * attempt of the same request has the same one. A promise made to a request can be claimed only by it.
+   */
+  fingerprint?: string;
+  /** The longest hint this client honours (from its SDK headers, src/core/client-horizon.ts); default 60 s. */
+  clientHorizonS?: number;
+}
+
+/** A waiting request: when it joined, and what its refusal would need to book a hint. */
+interface QueuedRequest {
+  atMs: number;
+  fingerprint: string | undefined;
+  horizonS: number;
 }
 
 export type SubmitResult = { kind: "queued" } | { kind: "rejected"; rejection: Rejection };
@@ -101,6 +145,10 @@ export interface RouterStats {
   recentObservations: DrainObservation[];
   /** Rejections whose queue has not drained yet (bounded: the tracker drops the oldest). */
   pendingObservations: number;
+  /** Requests refused with a hint that came back, by outcome and timing (X in production). */
+  hintedRetries: HintedRetryCounts;
+  /** Promises outstanding in the `booked_capacity` ledger (0 for other policies). */
+  outstandingBookings: number;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -123,7 +171,7 @@ const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINIT
  */
 export class RouterCore {
   /** Waiting tickets in arrival order (a Map keeps insertion order and deletes in O(1)). */
-  private readonly queue = new Map<string, number>();
+  private readonly queue = new Map<string, QueuedRequest>();
   private readonly leases = new Map<string, { replica: string; expiresAtMs: number }>();
   private readonly cache: QueueLengthCache;
   private readonly estimator: DrainRateEstimator;
@@ -139,6 +187,14 @@ export class RouterCore {
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
   /** The retries already told to come back, and the room they hold, for `retry_schedule` (memory only: a restart is cold). */
   private readonly retrySchedule: RetrySchedule | undefined;
+  /** Future capacity promised to refused requests, by fingerprint, for `booked_capacity`. */
+  private readonly booking: CapacityBooking | undefined;
+  private readonly admission: BookingAdmission;
+  private readonly hintedRetries = new HintedRetryTracker();
+  /** CoDel state: the queue has stood above the delay target since `shortQueueAtMs` + interval (see updateStanding). */
+  private standing = false;
+  private shortQueueAtMs: number;
+  private refusedAtMs = Number.NEGATIVE_INFINITY;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
   constructor(
@@ -151,6 +207,10 @@ export class RouterCore {
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
     if (options.retryAfter.retryAfterPolicy === "retry_schedule")
       this.retrySchedule = new RetrySchedule(DEFAULT_RETRY_SCHEDULE_OPTIONS, clock.now());
+    if (options.retryAfter.retryAfterPolicy === "booked_capacity")
+      this.booking = new CapacityBooking(DEFAULT_CAPACITY_BOOKING_OPTIONS, clock.now());
+    this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
+    this.shortQueueAtMs = clock.now();
   }
 
   get queueDepth(): number {
@@ -178,26 +238,94 @@ export class RouterCore {
   /**
    * Admission: queue the ticket, or reject it at once from in-memory state (no I/O on this path).
    *
-   * `retry` says the client marked the request as a retry (the Worker reads `x-stainless-retry-count`). Only
-   * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
-   * hold, while any other request must leave that room free (the hint it was given is a reservation).
+   * `booked_capacity`: a request whose fingerprint holds a promise due now takes it and may use the room held
+   * for it (up to the queue bound); any other request must leave that room free and, while the queue's wait
+   * would exceed the queue-delay target, is refused at once with a booked hint.
+   *
+   * `retry_schedule` (legacy) keys its bookings by `retry` (`x-stainless-retry-count`), which any client can
+   * send; `booked_capacity` never reads it.
+   *
+   * Every policy is work-conserving: while nothing waits and a replica has a free slot, a request is queued
+   * (and placed at once), whatever room is held.
    */
-  submit(ticket: string, { retry = false }: SubmitOptions = {}): SubmitResult {
+  submit(ticket: string, { retry = false, fingerprint, clientHorizonS }: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
+    const horizonS = clientHorizonS ?? DEFAULT_HORIZON_S;
     this.estimator.advance(now, this.queue.size);
+    const timing = this.hintedRetries.returned(fingerprint, now);
+    const result = this.admit(ticket, { retry, fingerprint, horizonS }, now);
+    if (timing !== undefined) this.hintedRetries.count(result.kind === "queued" ? "admitted" : "refused", timing);
+    return result;
+  }
+
+  private admit(ticket: string, request: { retry: boolean } & Omit<QueuedRequest, "atMs">, now: number): SubmitResult {
+    const { retry, fingerprint } = request;
     const schedule = this.retrySchedule;
     schedule?.onArrival(now, retry);
-    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now) };
-    const claimed = schedule !== undefined && retry && schedule.claim(now);
-    const reserved = schedule && !claimed ? schedule.reservedRoom(now) : 0;
+    const booking = this.booking;
+    const claimed = booking?.claim(fingerprint, now) ?? false;
+    if (booking && !claimed) booking.onFresh(now);
+    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, request) };
+    const enqueue = (): SubmitResult => {
+      this.queue.set(ticket, { atMs: now, fingerprint, horizonS: request.horizonS });
+      return { kind: "queued" };
+    };
+    if (this.queue.size === 0 && this.hasFreeSlot()) return enqueue();
+    const scheduleClaimed = schedule !== undefined && retry && schedule.claim(now);
+    let held = schedule && !scheduleClaimed ? schedule.reservedRoom(now) : 0;
+    let limit = this.options.maxQueuedRequests;
+    if (booking) {
+      // The delay target binds promised retries too: they were promised capacity, not a place in a standing
+      // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
+      // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
+      if (this.updateStanding(now)) limit = Math.min(limit, this.delayTargetDepth());
+      if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
+    }
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
-    const unplanned = schedule !== undefined && retry && !claimed && schedule.isFull(now);
-    if (unplanned || this.queue.size + reserved >= this.options.maxQueuedRequests) {
-      return { kind: "rejected", rejection: this.reject("queue_full", now) };
+    const unplanned = schedule !== undefined && retry && !scheduleClaimed && schedule.isFull(now);
+    if (unplanned || this.queue.size + held >= limit) {
+      this.refusedAtMs = now;
+      if (claimed) booking?.kept(false);
+      return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
     }
-    this.queue.set(ticket, now);
-    return { kind: "queued" };
+    if (claimed) booking?.kept(true);
+    return enqueue();
+  }
+
+  /**
+   * Whether the queue stands above the delay target: it has not been at or below the target's depth for
+   * `standingIntervalS`; it then stays standing until nothing has been refused for that long (CoDel leaves its
+   * dropping state when the delay falls; here the delay is held down by the target itself, so the overload's
+   * end is what is watched).
+   */
+  private updateStanding(now: number): boolean {
+    const intervalMs = this.admission.standingIntervalS * 1000;
+    if (this.standing) {
+      // Leave only once the overload has passed: nothing refused for a whole interval.
+      if (now - this.refusedAtMs >= intervalMs) {
+        this.standing = false;
+        this.shortQueueAtMs = now;
+      }
+    } else if (this.queue.size <= this.delayTargetDepth()) {
+      this.shortQueueAtMs = now;
+    } else if (now - this.shortQueueAtMs >= intervalMs) {
+      this.standing = true;
+    }
+    return this.standing;
+  }
+
+  /** The queue depth the delay target allows: its seconds of drain at the current rate (no bound while cold). */
+  private delayTargetDepth(): number {
+    const target = this.admission.queueDelayTargetS;
+    const rate = this.estimator.rate;
+    if (target === undefined || !this.estimator.warm || rate === undefined || !(rate > 0)) return Infinity;
+    return Math.max(1, Math.ceil(target * rate));
+  }
+
+  /** Whether some replica's cached queue length is below its cap (a free slot, as far as the router knows). */
+  private hasFreeSlot(): boolean {
+    return this.options.replicas.some((replica) => this.cache.accepts(replica));
   }
 
   /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */
@@ -242,6 +370,7 @@ export class RouterCore {
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
     }
     this.queue.delete(ticket);
+    if (this.booking) this.updateStanding(now);
     this.streak = 0;
     this.cache.assign(replica);
     this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs });
@@ -275,10 +404,10 @@ export class RouterCore {
   expire(): { timedOut: Array<{ ticket: string; rejection: Rejection }>; reclaimed: string[] } {
     const now = this.clock.now();
     const timedOut: Array<{ ticket: string; rejection: Rejection }> = [];
-    for (const [ticket, enqueuedAt] of this.queue) {
-      if (now - enqueuedAt < this.options.queueTimeoutMs) break; // FIFO: the rest are younger
+    for (const [ticket, queued] of this.queue) {
+      if (now - queued.atMs < this.options.queueTimeoutMs) break; // FIFO: the rest are younger
       this.queue.delete(ticket);
-      timedOut.push({ ticket, rejection: this.reject("queue_timeout", now) });
+      timedOut.push({ ticket, rejection: this.reject("queue_timeout", now, queued) });
     }
     const reclaimed: string[] = [];
     for (const [ticket, lease] of this.leases) {
@@ -294,7 +423,7 @@ export class RouterCore {
   nextExpiryMs(): number | undefined {
     let next: number | undefined;
     const oldest = this.queue.values().next().value;
-    if (oldest !== undefined) next = oldest + this.options.queueTimeoutMs;
+    if (oldest !== undefined) next = oldest.atMs + this.options.queueTimeoutMs;
     for (const lease of this.leases.values())
       if (next === undefined || lease.expiresAtMs < next) next = lease.expiresAtMs;
     return next;
@@ -332,6 +461,8 @@ export class RouterCore {
       replicas: Object.fromEntries(this.options.replicas.map((r) => [r, cached[r] ?? null])),
       recentObservations: this.accuracy.recent(),
       pendingObservations: this.accuracy.pendingCount,
+      hintedRetries: this.hintedRetries.counts(),
+      outstandingBookings: this.booking?.outstanding ?? 0,
     };
   }
 
@@ -341,16 +472,22 @@ export class RouterCore {
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
-    const shed = [...this.queue.keys()].map((ticket) => ({ ticket, rejection: this.reject(reason, now) }));
+    const shed = [...this.queue].map(([ticket, queued]) => ({ ticket, rejection: this.reject(reason, now, queued) }));
     this.queue.clear();
     return shed;
   }
 
-  private reject(reason: RejectionReason, now: number): Rejection {
+  private reject(
+    reason: RejectionReason,
+    now: number,
+    request: Omit<QueuedRequest, "atMs"> = { fingerprint: undefined, horizonS: DEFAULT_HORIZON_S },
+  ): Rejection {
     const signals = this.loadSignals();
     const { retryAfter } = this.options;
     // With every replica down there is no drain to estimate: only the static value (or nothing) is honest.
     const schedule = this.retrySchedule;
+    const booking = this.booking;
+    let booked: BookedHint | undefined;
     const decision =
       reason === "no_replica_available"
         ? decideRetryAfter(signals, retryAfter, this.random, () => undefined)
@@ -359,9 +496,24 @@ export class RouterCore {
             decideRetryAfter(signals, { ...retryAfter, jitter: 0 }, this.random, () =>
               signals.warm ? schedule.estimate(now, signals, this.random) : undefined,
             )
-          : decideRetryAfter(signals, retryAfter, this.random);
+          : booking
+            ? // The ledger places the hint inside its second (or spreads a best effort over the horizon).
+              decideRetryAfter(
+                signals,
+                { ...retryAfter, jitter: 0 },
+                this.random,
+                () => {
+                  booked = signals.warm ? booking.hint(now, signals, request.horizonS, this.random) : undefined;
+                  return booked?.delayS;
+                },
+                request.horizonS,
+              )
+            : decideRetryAfter(signals, retryAfter, this.random);
     // The schedule records the promise actually sent (after jitter), so later hints plan around it.
     if (schedule && decision.rung === "computed") schedule.book(now, decision.jitteredS as number);
+    if (booking && booked && decision.rung === "computed")
+      booking.book(request.fingerprint, now, { delayS: decision.jitteredS as number, promised: booked.promised });
+    if (decision.jitteredS !== undefined) this.hintedRetries.hinted(request.fingerprint, now, decision.jitteredS);
     const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
     this.rejections[decision.rung] += 1;
     this.rejectionsByReason[reason] += 1;
