@@ -1,6 +1,8 @@
 import { measureCapacity } from "./capacity";
+import { type ClientsConfig, describeClients } from "./client-mix";
 import { computeMetrics, type RunMetrics } from "./metrics";
-import type { PolicySpec } from "./policies";
+import { computeOracle, type OracleResult, poolOracles } from "./oracle";
+import { DEFAULT_POLICY_ID, type PolicySpec } from "./policies";
 import { type Scenario, trafficDurationS } from "./scenario";
 import { runSimulation } from "./simulation";
 import type { RunTrace } from "./trace";
@@ -48,6 +50,15 @@ export interface ScenarioResult {
   trafficS: number;
   spanS: number;
   bound?: BurstBound;
+  /** Who the clients are: the mix and round-trip model, as configured and in words. */
+  clients: ClientsConfig & { description: string };
+  /** Queue bound per shard, and its full queue's drain time at capacity (s). */
+  maxQueuedRequests: number;
+  queueDrainS: number;
+  /** The best any hint policy could do for these clients (src/sim/oracle.ts). */
+  oracle: OracleResult;
+  /** The id of the default policy (the config's default `retryAfterPolicy`). */
+  defaultPolicy: string;
   policies: PolicyResult[];
 }
 
@@ -134,6 +145,9 @@ export function evaluateScenario(
   });
   const trafficS = trafficDurationS(scenario);
   const bound = burstBound(scenario, capacityRps);
+  const oracle = poolOracles(
+    seeds.map((seed, i) => computeOracle({ ...scenario, seed }, workloads[i] ?? [], capacityRps)),
+  );
   return {
     name: scenario.name,
     title: scenario.title,
@@ -144,6 +158,11 @@ export function evaluateScenario(
     trafficS,
     spanS: trafficS + scenario.tailS,
     ...(bound ? { bound } : {}),
+    clients: { ...scenario.clients, description: describeClients(scenario.clients) },
+    maxQueuedRequests: scenario.router.maxQueuedRequests,
+    queueDrainS: (scenario.router.maxQueuedRequests * scenario.router.shards) / capacityRps,
+    oracle,
+    defaultPolicy: DEFAULT_POLICY_ID,
     policies: results,
   };
 }

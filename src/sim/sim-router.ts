@@ -1,6 +1,12 @@
 import type { DrainAccuracyTracker } from "../core/drain-accuracy";
 import type { Rung } from "../core/retry-after";
-import { type Rejection, type RoundPlan, RouterCore, type RouterOptions } from "../core/router-core";
+import {
+  type Rejection,
+  type RoundPlan,
+  RouterCore,
+  type RouterOptions,
+  type SubmitOptions,
+} from "../core/router-core";
 import type { EventLoop } from "./event-loop";
 
 /** The router's answer to one attempt, as the Worker would turn it into a response. */
@@ -59,7 +65,7 @@ function rejected(rejection: Rejection): SimAcquireResult {
  * ```ts
  * const router = new SimRouter(loop, deps, fleet, { probeMs: 2 });
  * router.acquire("t1", (result) => console.log(result.kind));          // a first attempt
- * router.acquire("t1.1", (result) => console.log(result.kind), true);  // a retry (x-stainless-retry-count: 1)
+ * router.acquire("t1.1", (result) => console.log(result.kind), { retry: true, fingerprint: "f1" }); // its retry
  * ```
  */
 export class SimRouter {
@@ -86,10 +92,10 @@ export class SimRouter {
 
   /**
    * Asks for a slot; `respond` is called once: at once for a rejection, later for a placement or a shed.
-   * `retry` is what the Worker reads from the SDK's `x-stainless-retry-count` header.
+   * `options` is what the Worker tells the router (fingerprint, client horizon, `x-stainless-retry-count`).
    */
-  acquire(ticket: string, respond: (result: SimAcquireResult) => void, retry = false): void {
-    const submitted = this.core.submit(ticket, { retry });
+  acquire(ticket: string, respond: (result: SimAcquireResult) => void, options: SubmitOptions = {}): void {
+    const submitted = this.core.submit(ticket, options);
     if (submitted.kind === "rejected") {
       respond(rejected(submitted.rejection));
       return;
