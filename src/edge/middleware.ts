@@ -1,4 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { clientHorizonS } from "../core/client-horizon";
+import { requestFingerprint, shardForFingerprint } from "../core/request-fingerprint";
 import { configFromEnv, parseConfig, type SpillwayConfig, type SpillwayConfigInput } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
@@ -117,12 +119,28 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         "model",
       );
     }
-    const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
+    const pathAndSearch = c.req.path + new URL(c.req.url).search;
+    // Every attempt of the same request has the same fingerprint: it picks the shard (so a retry meets the
+    // router that refused it) and is the only key to the promise that router made it.
+    const fingerprint = await requestFingerprint({
+      authorization: c.req.header("authorization"),
+      method: c.req.method,
+      path: pathAndSearch,
+      body: body.text,
+    });
+    const shard = shardForFingerprint(fingerprint, deploymentConfig.routerShards);
     const router = (options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER).getByName(routerName(deployment, shard));
     const clientSignal = c.req.raw.signal;
-    // The OpenAI SDKs (and every Stainless-generated one) number their retries; `retry_schedule` admits a
-    // booked retry into the queue room it reserved for it. Other policies ignore the flag.
-    const retry = isRetry(c.req.header("x-stainless-retry-count"));
+    const submit = {
+      fingerprint,
+      // The SDK headers only say how long a hint the client honours (openai-node: any; others: 60 s).
+      clientHorizonS: clientHorizonS({
+        lang: c.req.header("x-stainless-lang"),
+        packageVersion: c.req.header("x-stainless-package-version"),
+      }),
+      // `x-stainless-retry-count` is a client's claim: only the legacy `retry_schedule` reads it.
+      retry: isRetry(c.req.header("x-stainless-retry-count")),
+    };
 
     for (let attempt = 1; ; attempt++) {
       const ticket = crypto.randomUUID();
@@ -131,7 +149,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       clientSignal.addEventListener("abort", cancel, { once: true });
       let result: AcquireResult;
       try {
-        result = await router.acquire(deployment, shard, ticket, { retry });
+        result = await router.acquire(deployment, shard, ticket, submit);
       } finally {
         clientSignal.removeEventListener("abort", cancel);
       }
@@ -147,7 +165,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       }
       const outcome = await forwardToReplica({
         replica: result.replica,
-        pathAndSearch: c.req.path + new URL(c.req.url).search,
+        pathAndSearch,
         headers: upstreamHeaders(c.req.raw.headers),
         body: body.text,
         deployment,

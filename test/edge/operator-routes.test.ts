@@ -65,6 +65,10 @@ describe("guarded operator routes", () => {
     );
     expect(admitted).toBe((await stats("misc"))[0]?.admitted);
     expect(text).toMatch(/spillway_queue_depth\{deployment="sharded",shard="3"\} \d+/);
+    expect(text).toMatch(
+      /spillway_hinted_retries_total\{deployment="misc",shard="0",outcome="admitted",timing="on_time"\} \d+/,
+    );
+    expect(text).toMatch(/spillway_outstanding_bookings\{deployment="misc",shard="0"\} \d+/);
   });
 });
 
