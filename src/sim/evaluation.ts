@@ -20,6 +20,11 @@ export interface RetryTimeline {
 export interface PolicyResult {
   id: string;
   label: string;
+  /** The headline measures (also in `metrics`): served share, attempts per offered, hint coverage, completion curve. */
+  servedFraction: number;
+  attemptsPerOffered: number;
+  hintCoverage: number | null;
+  servedWithinS: RunMetrics["servedWithinS"];
   metrics: RunMetrics;
   /** X (admitted-retry rate) of each seed's run, in seed order. */
   admittedRetryRateBySeed: (number | null)[];
@@ -135,10 +140,15 @@ export function evaluateScenario(
   const workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps));
   const results = policies.map((policy): PolicyResult => {
     const traces = seeds.map((seed, i) => runSimulation({ ...scenario, seed }, policy, workloads[i] ?? []));
+    const metrics = computeMetrics(poolTraces(traces));
     return {
       id: policy.id,
       label: policy.label,
-      metrics: computeMetrics(poolTraces(traces)),
+      servedFraction: metrics.servedFraction,
+      attemptsPerOffered: metrics.attemptsPerOffered,
+      hintCoverage: metrics.hintCoverage,
+      servedWithinS: metrics.servedWithinS,
+      metrics,
       admittedRetryRateBySeed: traces.map((t) => computeMetrics(t).admittedRetryRate),
       timeline: retryTimeline(traces[0] as RunTrace),
     };
