@@ -40,7 +40,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   ledgerS: 125,
   freshAlpha: 0.1,
   baselineWindowS: 60,
-  minRetryShare: 0.25,
+  minRetryShare: 0,
   maxRetryShare: 1,
   leadS: 1,
   heldLateS: 0.5,

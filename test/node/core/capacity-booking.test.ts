@@ -67,7 +67,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
   });
 
   it("when no second within the horizon has room: a best effort spread over its second half, nothing booked", () => {
-    const ledger = ledgerWithBaseline(9, 30); // baseline 9/s of a 10/s drain: a quarter (2.5/s) is the floor
+    const ledger = ledgerWithBaseline(9, 30); // baseline 9/s of a 10/s drain: 1/s left for retries
     const nowMs = 30_000;
     let effort = 0;
     const delays: number[] = [];
