@@ -42,6 +42,11 @@ describe("guarded operator routes", () => {
     const misc = overview.deployments.find((d) => d.deployment === "misc");
     expect(misc?.admitted).toBeGreaterThanOrEqual(1);
     expect(misc?.suggestedDelayBuckets.at(-1)?.le).toBe("+Inf");
+    expect(misc?.hintedRetries.admitted).toEqual({
+      early: expect.any(Number),
+      on_time: expect.any(Number),
+      late: expect.any(Number),
+    });
     // The fake engine answers /load but has no /metrics: the load is read, the gap is reported.
     expect(misc?.replicas[0]?.queueLength).toBeTypeOf("number");
     expect(misc?.replicas[0]?.ok).toBe(false);
