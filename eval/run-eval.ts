@@ -14,7 +14,7 @@ import { measureCapacity } from "../src/sim/capacity";
 import { evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
-import { type E2eResult, renderReport, type SweepPoint } from "../src/sim/report-markdown";
+import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../src/sim/report-markdown";
 import { renderPolicyDoc } from "../src/sim/report-policy";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
 import { groupedBarChart, lineChart } from "../src/sim/svg-chart";
@@ -134,6 +134,10 @@ for (const r of results) {
 
 const e2ePath = join(docs, "evaluation-e2e.json");
 const e2e: E2eResult[] = existsSync(e2ePath) ? (JSON.parse(readFileSync(e2ePath, "utf8")) as E2eResult[]) : [];
+const e2eOpenAiPath = join(docs, "evaluation-e2e-openai.json");
+const e2eOpenAi: E2eOpenAiRun | undefined = existsSync(e2eOpenAiPath)
+  ? (JSON.parse(readFileSync(e2eOpenAiPath, "utf8")) as E2eOpenAiRun)
+  : undefined;
 const json = {
   generatedBy: "npm run eval",
   seedsPerScenario: seedCount,
@@ -144,6 +148,7 @@ const json = {
   targets: checks,
   sweeps,
   e2e,
+  e2eOpenAi: e2eOpenAi ?? null,
 };
 writeFileSync(join(docs, "evaluation.json"), `${JSON.stringify(json, null, 1)}\n`);
 writeFileSync(
@@ -157,6 +162,7 @@ writeFileSync(
     method: readFileSync(join(root, "eval/method.md"), "utf8"),
     analysis: readFileSync(join(root, "eval/analysis.md"), "utf8"),
     e2e,
+    e2eOpenAi,
     figures,
   }),
 );

@@ -77,6 +77,8 @@ export interface RejectionRecord {
   retry_after_ms: number | null;
   drain_counter: number;
   backoff_streak: number;
+  /** `booked_capacity` only: whether the hint is a promise (room booked), the ledger's trust and fresh baseline. */
+  booking?: { promised: boolean | null; trust: number; baseline: number | null; outstanding: number };
 }
 
 /** A refusal: what the Worker answers, computed from memory only. */
@@ -549,6 +551,16 @@ export class RouterCore {
         retry_after_ms: decision.retryAfterMs ?? null,
         drain_counter: this.estimator.drainCount,
         backoff_streak: this.streak,
+        ...(booking
+          ? {
+              booking: {
+                promised: booked?.promised ?? null,
+                trust: booking.trust,
+                baseline: booking.baseline ?? null,
+                outstanding: booking.outstanding,
+              },
+            }
+          : {}),
       },
     };
   }

@@ -9,7 +9,7 @@ export interface PolicySpec {
   /** The static value (the policy `static`, or the computed policies' fallback rung). */
   retryAfterS?: number;
   /** `booked_capacity`'s admission block, when not the config's default (tuning runs). */
-  booking?: { queueDelayTargetS?: number | null; maxHeldRoomShare?: number };
+  booking?: { queueDelayTargetS?: number | null; maxHeldRoomShare?: number; standingIntervalS?: number };
 }
 
 /** The default policy's id: the config's default `retryAfterPolicy` (checked by test/node/sim/evaluation-json.test.ts). */

@@ -5,7 +5,7 @@ import { parseConfig } from "../../../src/edge/config";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
-import { type E2eResult, renderReport, type SweepPoint } from "../../../src/sim/report-markdown";
+import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../../../src/sim/report-markdown";
 import { renderPolicyDoc } from "../../../src/sim/report-policy";
 import { checkTargets, type TargetCheck } from "../../../src/sim/targets";
 
@@ -18,6 +18,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   targets: TargetCheck[];
   sweeps: SweepPoint[];
   e2e: E2eResult[];
+  e2eOpenAi: E2eOpenAiRun | null;
 };
 
 describe("docs/evaluation.json (written by npm run eval)", () => {
@@ -58,6 +59,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       method: read("eval/method.md"),
       analysis: read("eval/analysis.md"),
       e2e: json.e2e,
+      e2eOpenAi: json.e2eOpenAi ?? undefined,
       figures,
     });
     expect(read("docs/evaluation.md")).toBe(report);
