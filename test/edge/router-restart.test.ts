@@ -42,6 +42,11 @@ describe("a router restarted mid-overload", () => {
     const second = (await overload("warm")).filter((r) => r.status === 429);
     expect(second.length).toBeGreaterThan(0);
     expect((await stats0("restart")).rejections.computed).toBeGreaterThan(0);
-    expect(Math.min(...second.map((r) => Number(r.headers.get("retry-after-ms"))))).toBeLessThan(7000 * 0.8);
+    // Computed by the default policy (booked_capacity): within the 60 s a client without SDK headers honours.
+    for (const r of second) {
+      const ms = Number(r.headers.get("retry-after-ms"));
+      expect(ms).toBeGreaterThanOrEqual(1000);
+      expect(ms).toBeLessThanOrEqual(60_000);
+    }
   });
 });
