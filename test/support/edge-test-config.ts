@@ -33,7 +33,8 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         replicas: [r("computed")],
         maxOngoingRequests: 1,
         maxQueuedRequests: 30,
-        backpressure: { retryAfterS: 7 },
+        // Ray's cases check the RFC's drain formula, so this deployment names it (the default is booked_capacity).
+        backpressure: { retryAfterPolicy: "router_queue_drain_rate", retryAfterS: 7 },
         estimator: { intervalS: 0.2 },
       },
       streaming: { replicas: [r("streaming")], maxOngoingRequests: 4 },
