@@ -1,33 +1,47 @@
 /**
- * `npm run eval`: runs every scenario of eval/scenarios under every policy in the virtual-time simulator and
- * writes docs/evaluation.md, docs/evaluation.json and docs/figures/*.svg (the end-to-end figures, if
- * `npm run eval:e2e` wrote docs/evaluation-e2e.json, are included beside them).
+ * `npm run eval`: runs every scenario of eval/scenarios under every policy in the virtual-time simulator, then
+ * the queue-bound sweep, and writes docs/evaluation.md, docs/evaluation.json, docs/retry-policy.md and
+ * docs/figures/*.svg (the end-to-end figures, if `npm run eval:e2e` wrote docs/evaluation-e2e.json, are
+ * included beside them). Every figure in the two documents comes from the results written to the JSON.
  *
- * Flags: --seeds <n> (default 3), --only <scenario,...> (a subset; the report then holds only those).
+ * Flags: --seeds <n> (default 3), --only <scenario,...> (a subset; the report then holds only those),
+ * --no-sweep (skip the queue-bound sweep).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { measureCapacity } from "../src/sim/capacity";
 import { evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
-import { EVAL_POLICIES } from "../src/sim/policies";
-import { type E2eResult, renderReport } from "../src/sim/report-markdown";
+import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
+import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../src/sim/report-markdown";
+import { renderPolicyDoc } from "../src/sim/report-policy";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
 import { groupedBarChart, lineChart } from "../src/sim/svg-chart";
+import { checkTargets } from "../src/sim/targets";
 
 const ORDER = [
+  "demo-burst-3x",
   "burst-3x",
   "burst-10x",
   "sustained-1.3x",
   "waves",
+  "capacity-halves",
   "mixed-fleet",
   "router-restart",
   "sharded",
+  "sharded-16",
   "llm-sizes",
+  "burst-3x-legacy-clients",
 ];
-const COMPUTED = EVAL_POLICIES.filter((p) => p.retryAfterPolicy !== "static").map((p) => p.id);
+/** The sweep: these scenarios with a queue that drains in about these many seconds at capacity. */
+const SWEEP_SCENARIOS = ["burst-3x", "burst-10x", "waves"];
+const SWEEP_DRAIN_S = [1, 2, 4, 8, 15];
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { seeds: { type: "string" }, only: { type: "string" } } });
+const { values } = parseArgs({
+  options: { seeds: { type: "string" }, only: { type: "string" }, "no-sweep": { type: "boolean" } },
+});
 const seedCount = Number(values.seeds ?? 3);
 const only = values.only?.split(",");
 
@@ -47,25 +61,52 @@ for (const scenario of scenarios) {
   results.push(evaluateScenario(scenario, EVAL_POLICIES, seedCount));
   console.log(`${scenario.name}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
+const checks = results.map(checkTargets);
+
+const sweeps: SweepPoint[] = [];
+if (!values["no-sweep"]) {
+  for (const scenario of scenarios.filter((s) => SWEEP_SCENARIOS.includes(s.name))) {
+    const capacity = measureCapacity(scenario);
+    for (const drainS of SWEEP_DRAIN_S) {
+      const t = performance.now();
+      const maxQueuedRequests = Math.max(1, Math.round(drainS * capacity));
+      const variant = { ...scenario, router: { ...scenario.router, maxQueuedRequests } };
+      const r = evaluateScenario(variant, EVAL_POLICIES, seedCount);
+      sweeps.push({
+        scenario: scenario.name,
+        maxQueuedRequests,
+        queueDrainS: r.queueDrainS,
+        oracle: { servedFraction: r.oracle.servedFraction, servedWithinS: r.oracle.servedWithinS },
+        policies: r.policies.map((p) => ({
+          id: p.id,
+          servedFraction: p.servedFraction,
+          attemptsPerOffered: p.attemptsPerOffered,
+          hintCoverage: p.hintCoverage,
+          servedWithinS: p.servedWithinS,
+          timeToSuccessP50S: p.metrics.timeToSuccessP50S,
+        })),
+        targets: checkTargets(r),
+      });
+      console.log(`${scenario.name} @ queue ${maxQueuedRequests}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    }
+  }
+}
 
 const docs = join(root, "docs");
 const figuresDir = join(docs, "figures");
 mkdirSync(figuresDir, { recursive: true });
-const figures: Record<string, string[]> = { summary: ["figures/admitted-retry-rate.svg"] };
+const figures: Record<string, string[]> = { summary: ["figures/served-within-30s.svg"] };
 writeFileSync(
-  join(figuresDir, "admitted-retry-rate.svg"),
+  join(figuresDir, "served-within-30s.svg"),
   groupedBarChart({
-    title: "X: admitted-retry rate per scenario and policy (no header: SDK-backoff retries)",
+    title: "Share of offered requests served within 30 s of their first attempt, per scenario and policy",
     categories: results.map((r) => r.name),
     series: (results[0]?.policies ?? []).map((p, i) => ({
       name: p.label,
-      values: results.map((r) => {
-        const m = r.policies[i]?.metrics;
-        return m ? (m.admittedRetryRate ?? m.anyRetryAdmittedRate) : null;
-      }),
+      values: results.map((r) => r.policies[i]?.metrics.servedWithinS["30"] ?? null),
     })),
     yMax: 1,
-    yLabel: "admitted / retries",
+    yLabel: "served within 30 s / offered",
   }),
 );
 for (const r of results) {
@@ -93,25 +134,48 @@ for (const r of results) {
 
 const e2ePath = join(docs, "evaluation-e2e.json");
 const e2e: E2eResult[] = existsSync(e2ePath) ? (JSON.parse(readFileSync(e2ePath, "utf8")) as E2eResult[]) : [];
+const e2eOpenAiPath = join(docs, "evaluation-e2e-openai.json");
+const e2eOpenAi: E2eOpenAiRun | undefined = existsSync(e2eOpenAiPath)
+  ? (JSON.parse(readFileSync(e2eOpenAiPath, "utf8")) as E2eOpenAiRun)
+  : undefined;
 const json = {
   generatedBy: "npm run eval",
   seedsPerScenario: seedCount,
+  defaultPolicy: DEFAULT_POLICY_ID,
+  completionHorizonsS: COMPLETION_HORIZONS_S,
   policies: EVAL_POLICIES,
   scenarios: results,
+  targets: checks,
+  sweeps,
   e2e,
+  e2eOpenAi: e2eOpenAi ?? null,
 };
 writeFileSync(join(docs, "evaluation.json"), `${JSON.stringify(json, null, 1)}\n`);
 writeFileSync(
   join(docs, "evaluation.md"),
   renderReport({
     results,
-    computedIds: COMPUTED,
+    checks,
+    sweeps,
+    defaultPolicy: DEFAULT_POLICY_ID,
+    seeds: seedCount,
     method: readFileSync(join(root, "eval/method.md"), "utf8"),
     analysis: readFileSync(join(root, "eval/analysis.md"), "utf8"),
     e2e,
+    e2eOpenAi,
     figures,
   }),
 );
+writeFileSync(
+  join(docs, "retry-policy.md"),
+  renderPolicyDoc({
+    template: readFileSync(join(root, "eval/retry-policy.md"), "utf8"),
+    results,
+    checks,
+    sweeps,
+    defaultPolicy: DEFAULT_POLICY_ID,
+  }),
+);
 console.log(
-  `wrote docs/evaluation.md, docs/evaluation.json, docs/figures (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  `wrote docs/evaluation.md, docs/evaluation.json, docs/retry-policy.md, docs/figures (${((performance.now() - started) / 1000).toFixed(1)} s)`,
 );

@@ -12,6 +12,9 @@ export interface FairEntry {
   weight: number;
   priority: PriorityClass;
   enqueuedAtMs: number;
+  /** Carried for the router: the request's fingerprint and its client's horizon (what its refusal's hint needs). */
+  fingerprint?: string | undefined;
+  horizonS?: number;
 }
 
 /** The answer to `offer`: queued (possibly pushing another tenant's request out), or refused. */
@@ -113,6 +116,8 @@ export class FairQueue {
       weight: entry.weight,
       priority: entry.priority,
       enqueuedAtMs: entry.enqueuedAtMs,
+      fingerprint: entry.fingerprint,
+      horizonS: entry.horizonS,
       seq: this.seq++,
     };
     const classQueue = this.classes[entry.priority];

@@ -1,12 +1,15 @@
 /**
  * Names accepted in `backpressure.retryAfterPolicy`. `retry_schedule` spreads refused clients over future
- * capacity, counting the retries it has already scheduled (src/core/retry-schedule.ts, docs/retry-policy.md).
+ * capacity, counting the retries it has already scheduled (src/core/retry-schedule.ts); `booked_capacity` (the
+ * default) books future capacity for each refused request, bound to its fingerprint, within its client's
+ * horizon, with a queue-delay target (src/core/capacity-booking.ts, docs/retry-policy.md).
  */
 export const RETRY_AFTER_POLICIES = [
   "static",
   "router_queue_drain_rate",
   "queue_drain_rate",
   "retry_schedule",
+  "booked_capacity",
 ] as const;
 export type RetryAfterPolicyName = (typeof RETRY_AFTER_POLICIES)[number];
 
@@ -109,12 +112,32 @@ export function estimateRetryAfterS(
   saturation: SaturationOptions,
 ): number | undefined {
   if (policy === "static") return undefined;
+  // `retry_schedule` and `booked_capacity` are estimated by RouterCore from their ledgers; without one they are
+  // the plain drain estimate.
   const rate = signals.drainRate;
   if (!signals.warm || rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
-  // `retry_schedule` is estimated by RouterCore from its schedule; without one it is the plain drain estimate.
   const factor = policy === "router_queue_drain_rate" ? saturationFactor(signals, saturation) : 1;
   const estimate = (signals.queueDepth / rate) * factor;
   return Number.isFinite(estimate) && estimate >= 0 ? estimate : undefined;
+}
+
+/**
+ * Jitter that stays inside `[min, max]` without piling on the bounds: `value * (1 + jitter * (2u - 1))` when
+ * that range fits under `max`; otherwise `min(value, max)` jittered downward only, uniform in
+ * `[max * (1 - jitter), max]` (spec correction: clamping after jitter sent every draw above the cap to exactly
+ * the cap - half the refusals of a long overload on one second).
+ *
+ * @example
+ * ```ts
+ * jitterWithin(1000, 0.2, 0, 1, 60);   // 48
+ * jitterWithin(1000, 0.2, 0.5, 1, 60); // 54 (not 60)
+ * jitterWithin(5, 0.2, 0, 1, 60);      // 4
+ * ```
+ */
+export function jitterWithin(value: number, jitter: number, u: number, min: number, max: number): number {
+  const base = clamp(value, min, max);
+  if (base * (1 + jitter) <= max) return clamp(applyJitter(base, jitter, u), min, max);
+  return clamp(base * (1 - jitter * (1 - u)), min, max);
 }
 
 /**
@@ -150,8 +173,9 @@ const NO_HINT: RetryAfterDecision = {
 
 /**
  * The fallback ladder: computed (policy has an estimate) -> static `retryAfterS` -> no header. Computed values
- * are clamped to [1, 60] s before and after jitter; static values are jittered but not clamped. A policy
- * error falls to the next rung: a hint never fails or delays a rejection.
+ * are clamped to [1, maxS] s (60 s unless the client is known to honour longer) and jittered inside that range
+ * ({@link jitterWithin}); static values are jittered but not clamped. A policy error falls to the next rung: a
+ * hint never fails or delays a rejection.
  *
  * @example
  * ```ts
@@ -164,6 +188,7 @@ export function decideRetryAfter(
   options: RetryAfterOptions,
   random: () => number,
   estimate: () => number | undefined = () => estimateRetryAfterS(options.retryAfterPolicy, signals, options.saturation),
+  maxS: number = COMPUTED_MAX_S,
 ): RetryAfterDecision {
   let computed: number | undefined;
   try {
@@ -173,8 +198,9 @@ export function decideRetryAfter(
   }
   // An empty queue at a warm router (maxQueuedRequests 0) still gets a computed hint: the clamp makes it 1 s.
   if (computed !== undefined && Number.isFinite(computed) && computed >= 0) {
-    const preJitterS = clamp(computed, COMPUTED_MIN_S, COMPUTED_MAX_S);
-    const jitteredS = clamp(applyJitter(preJitterS, options.jitter, random()), COMPUTED_MIN_S, COMPUTED_MAX_S);
+    const cap = Math.max(COMPUTED_MIN_S, maxS);
+    const preJitterS = clamp(computed, COMPUTED_MIN_S, cap);
+    const jitteredS = jitterWithin(preJitterS, options.jitter, random(), COMPUTED_MIN_S, cap);
     return { rung: "computed", preJitterS, jitteredS, ...toHeaderValues(jitteredS) };
   }
   const fallback = options.retryAfterS;

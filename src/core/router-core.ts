@@ -1,7 +1,10 @@
 import { backoffDelayMs, probeDeadlineMs } from "./backoff";
+import { type BookedHint, CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } from "./capacity-booking";
+import { DEFAULT_HORIZON_S } from "./client-horizon";
 import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
 import { FairQueue, type OfferResult, type PriorityClass } from "./fair-queue";
+import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
 import {
@@ -35,7 +38,31 @@ export interface RouterOptions {
   statusCode: 429 | 503;
   retryAfter: RetryAfterOptions;
   drainRate: DrainRateOptions;
+  /** Admission of the `booked_capacity` policy (ignored by the others); defaults in {@link DEFAULT_BOOKING_ADMISSION}. */
+  booking?: BookingAdmission;
 }
+
+/** How `booked_capacity` admits: a queue-delay target and a cap on the room held for promised retries. */
+export interface BookingAdmission {
+  /**
+   * CoDel-style target: a request that would wait longer than this in the queue (its position over the drain
+   * rate) is refused at once with a booked hint instead of joining a standing queue. `undefined`: no target.
+   */
+  queueDelayTargetS: number | undefined;
+  /**
+   * The target applies once the queue has stood above it this long (CoDel's interval: a burst's transient queue
+   * is kept, a standing one is cut), until the queue empties.
+   */
+  standingIntervalS: number;
+  /** At most this share of the queue's limit is held for promised retries. */
+  maxHeldRoomShare: number;
+}
+
+export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
+  queueDelayTargetS: 1,
+  standingIntervalS: 10,
+  maxHeldRoomShare: 0.5,
+};
 
 /** Why a request was refused. */
 export type RejectionReason = "queue_full" | "queue_timeout" | "no_replica_available";
@@ -59,6 +86,8 @@ export interface RejectionRecord {
   backoff_streak: number;
   /** The tenant's name (never its key), when the request named one. */
   tenant?: string;
+  /** `booked_capacity` only: whether the hint is a promise (room booked), the ledger's trust and fresh baseline. */
+  booking?: { promised: boolean | null; trust: number; baseline: number | null; outstanding: number };
 }
 
 /** A refusal: what the Worker answers, computed from memory only. */
@@ -72,8 +101,18 @@ export interface Rejection {
 
 /** What the Worker knows about an attempt besides its ticket. */
 export interface SubmitOptions {
-  /** The client says this is a retry (`x-stainless-retry-count` >= 1). */
+  /**
+   * The client says this is a retry (`x-stainless-retry-count` >= 1). Only the legacy `retry_schedule` reads
+   * it; it is a client's claim, never a key to a booking.
+   */
   retry?: boolean;
+  /**
+   * The request's fingerprint (SHA-256 over credential, method, path and body, computed by the Worker): every
+   * attempt of the same request has the same one. A promise made to a request can be claimed only by it.
+   */
+  fingerprint?: string;
+  /** The longest hint this client honours (from its SDK headers, src/core/client-horizon.ts); default 60 s. */
+  clientHorizonS?: number;
   /**
    * Milliseconds this request already waited in a router that was reset before placing it (the Worker
    * re-acquires it once on the fresh router). It queues as if it had arrived that long ago: ahead of younger
@@ -86,6 +125,15 @@ export interface SubmitOptions {
   weight?: number;
   /** `batch` is refused first and served after `interactive` (the default). */
   priority?: PriorityClass;
+}
+
+/** Who a request is, as its refusal's hint needs it: its tenant (fair share) and its fingerprint and horizon. */
+interface Requester {
+  tenant: string;
+  weight: number;
+  priority: PriorityClass;
+  fingerprint: string | undefined;
+  horizonS: number;
 }
 
 /** Queued (possibly pushing out another tenant's request, refused with `rejection`), or rejected at once. */
@@ -131,6 +179,10 @@ export interface RouterStats {
   pendingObservations: number;
   /** Admitted and shed per tenant (bounded: tenants past the first 256 count as `other`); empty without tenants. */
   tenants: Record<string, TenantCount>;
+  /** Requests refused with a hint that came back, by outcome and timing (X in production). */
+  hintedRetries: HintedRetryCounts;
+  /** Promises outstanding in the `booked_capacity` ledger (0 for other policies). */
+  outstandingBookings: number;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -171,6 +223,14 @@ export class RouterCore {
   private readonly tenantCounts = new TenantCounters();
   /** The retries already told to come back, and the room they hold, for `retry_schedule` (memory only: a restart is cold). */
   private readonly retrySchedule: RetrySchedule | undefined;
+  /** Future capacity promised to refused requests, by fingerprint, for `booked_capacity`. */
+  private readonly booking: CapacityBooking | undefined;
+  private readonly admission: BookingAdmission;
+  private readonly hintedRetries = new HintedRetryTracker();
+  /** CoDel state: the queue has stood above the delay target since `shortQueueAtMs` + interval (see updateStanding). */
+  private standing = false;
+  private shortQueueAtMs: number;
+  private refusedAtMs = Number.NEGATIVE_INFINITY;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
   constructor(
@@ -183,6 +243,10 @@ export class RouterCore {
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
     if (options.retryAfter.retryAfterPolicy === "retry_schedule")
       this.retrySchedule = new RetrySchedule(DEFAULT_RETRY_SCHEDULE_OPTIONS, clock.now());
+    if (options.retryAfter.retryAfterPolicy === "booked_capacity")
+      this.booking = new CapacityBooking(DEFAULT_CAPACITY_BOOKING_OPTIONS, clock.now());
+    this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
+    this.shortQueueAtMs = clock.now();
   }
 
   get queueDepth(): number {
@@ -210,42 +274,110 @@ export class RouterCore {
   /**
    * Admission: queue the ticket, or reject it at once from in-memory state (no I/O on this path).
    *
-   * `retry` says the client marked the request as a retry (the Worker reads `x-stainless-retry-count`). Only
-   * `retry_schedule` reads it: there a retry takes one of the bookings due now and may use the queue room they
-   * hold, while any other request must leave that room free (the hint it was given is a reservation).
+   * `booked_capacity`: a request whose fingerprint holds a promise due now takes it and may use the room held
+   * for it (up to the queue bound); any other request must leave that room free and, while the queue's wait
+   * would exceed the queue-delay target, is refused at once with a booked hint.
+   *
+   * `retry_schedule` (legacy) keys its bookings by `retry` (`x-stainless-retry-count`), which any client can
+   * send; `booked_capacity` never reads it.
+   *
+   * Every policy is work-conserving: while nothing waits and a replica has a free slot, a request is queued
+   * (and placed at once), whatever room is held.
    */
   submit(ticket: string, options: SubmitOptions = {}): SubmitResult {
-    const retry = options.retry ?? false;
-    const waitedMs = options.waitedMs ?? 0;
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
-    const schedule = this.retrySchedule;
-    schedule?.onArrival(now, retry);
-    const tenant = {
+    const timing = this.hintedRetries.returned(options.fingerprint, now);
+    const result = this.admit(ticket, options, now);
+    if (timing !== undefined) this.hintedRetries.count(result.kind === "queued" ? "admitted" : "refused", timing);
+    return result;
+  }
+
+  private admit(ticket: string, options: SubmitOptions, now: number): SubmitResult {
+    const retry = options.retry ?? false;
+    const waitedMs = options.waitedMs ?? 0;
+    const request: Requester = {
       tenant: options.tenant ?? "",
       weight: options.weight ?? 1,
-      priority: options.priority ?? ("interactive" as const),
+      priority: options.priority ?? "interactive",
+      fingerprint: options.fingerprint,
+      horizonS: options.clientHorizonS ?? DEFAULT_HORIZON_S,
     };
-    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, tenant) };
-    const claimed = schedule !== undefined && retry && schedule.claim(now);
-    const reserved = schedule && !claimed ? schedule.reservedRoom(now) : 0;
+    const schedule = this.retrySchedule;
+    schedule?.onArrival(now, retry);
+    const booking = this.booking;
+    const claimed = booking?.claim(request.fingerprint, now) ?? false;
+    if (booking && !claimed) booking.onFresh(now);
+    if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, request) };
+    if (this.queue.has(ticket)) return { kind: "queued" };
+    // A request re-acquired after a router reset queues as if it had arrived when it first did (see `waitedMs`).
+    const entry = { ticket, ...request, enqueuedAtMs: waitedMs > 0 ? now - waitedMs : now };
+    // Work-conserving: while nothing waits and a replica has a free slot, every request is queued (placed at once).
+    if (this.queue.size === 0 && this.hasFreeSlot()) {
+      this.queue.offer(entry, Number.POSITIVE_INFINITY);
+      return { kind: "queued" };
+    }
+    const scheduleClaimed = schedule !== undefined && retry && schedule.claim(now);
+    let held = schedule && !scheduleClaimed ? schedule.reservedRoom(now) : 0;
+    // -1: unlimited (Ray's max_queued_requests = -1).
+    let limit = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
+    if (booking) {
+      // The delay target binds promised retries too: they were promised capacity, not a place in a standing
+      // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
+      // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
+      if (this.updateStanding(now)) limit = Math.min(limit, this.delayTargetDepth());
+      if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
+    }
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
-    const unplanned = schedule !== undefined && retry && !claimed && schedule.isFull(now);
-    // -1: unlimited (Ray's max_queued_requests = -1).
-    const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
-    // A request re-acquired after a router reset queues as if it had arrived when it first did (see `waitedMs`).
-    const enqueuedAtMs = waitedMs > 0 ? now - waitedMs : now;
-    const offered: OfferResult = unplanned
-      ? { kind: "refused" }
-      : this.queue.has(ticket)
-        ? { kind: "queued" }
-        : this.queue.offer({ ticket, ...tenant, enqueuedAtMs }, bound - reserved);
-    if (offered.kind === "refused") return { kind: "rejected", rejection: this.reject("queue_full", now, tenant) };
+    const unplanned = schedule !== undefined && retry && !scheduleClaimed && schedule.isFull(now);
+    const offered: OfferResult = unplanned ? { kind: "refused" } : this.queue.offer(entry, limit - held);
+    if (offered.kind === "refused") {
+      this.refusedAtMs = now;
+      if (claimed) booking?.kept(false);
+      return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
+    }
+    if (claimed) booking?.kept(true);
     // A full queue pushed out the newest request of the tenant most over its fair share (see FairQueue).
     const pushed = offered.displaced;
     if (!pushed) return { kind: "queued" };
+    this.refusedAtMs = now;
     return { kind: "queued", displaced: { ticket: pushed.ticket, rejection: this.reject("queue_full", now, pushed) } };
+  }
+
+  /**
+   * Whether the queue stands above the delay target: it has not been at or below the target's depth for
+   * `standingIntervalS`; it then stays standing until nothing has been refused for that long (CoDel leaves its
+   * dropping state when the delay falls; here the delay is held down by the target itself, so the overload's
+   * end is what is watched).
+   */
+  private updateStanding(now: number): boolean {
+    const intervalMs = this.admission.standingIntervalS * 1000;
+    if (this.standing) {
+      // Leave only once the overload has passed: nothing refused for a whole interval.
+      if (now - this.refusedAtMs >= intervalMs) {
+        this.standing = false;
+        this.shortQueueAtMs = now;
+      }
+    } else if (this.queue.size <= this.delayTargetDepth()) {
+      this.shortQueueAtMs = now;
+    } else if (now - this.shortQueueAtMs >= intervalMs) {
+      this.standing = true;
+    }
+    return this.standing;
+  }
+
+  /** The queue depth the delay target allows: its seconds of drain at the current rate (no bound while cold). */
+  private delayTargetDepth(): number {
+    const target = this.admission.queueDelayTargetS;
+    const rate = this.estimator.rate;
+    if (target === undefined || !this.estimator.warm || rate === undefined || !(rate > 0)) return Infinity;
+    return Math.max(1, Math.ceil(target * rate));
+  }
+
+  /** Whether some replica's cached queue length is below its cap (a free slot, as far as the router knows). */
+  private hasFreeSlot(): boolean {
+    return this.options.replicas.some((replica) => this.cache.accepts(replica));
   }
 
   /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */
@@ -294,6 +426,7 @@ export class RouterCore {
     }
     const { tenant } = this.queue.dispatch() as NonNullable<ReturnType<FairQueue["dispatch"]>>; // the head
     if (tenant) this.tenantCounts.add(tenant, "admitted");
+    if (this.booking) this.updateStanding(now);
     this.streak = 0;
     this.cache.assign(replica);
     this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs });
@@ -391,6 +524,8 @@ export class RouterCore {
       recentObservations: this.accuracy.recent(),
       pendingObservations: this.accuracy.pendingCount,
       tenants: this.tenantCounts.snapshot(),
+      hintedRetries: this.hintedRetries.counts(),
+      outstandingBookings: this.booking?.outstanding ?? 0,
     };
   }
 
@@ -415,16 +550,21 @@ export class RouterCore {
    * placed before this tenant's next one (its share of the drain, its own backlog: FairQueue.aheadOf); with a
    * single tenant that is the queue length, as before.
    */
-  private reject(
-    reason: RejectionReason,
-    now: number,
-    tenant?: { tenant: string; weight: number; priority: PriorityClass },
-  ): Rejection {
+  private reject(reason: RejectionReason, now: number, request: Partial<Requester> = {}): Rejection {
+    const tenant = request.tenant !== undefined ? request : undefined;
+    const horizonS = request.horizonS ?? DEFAULT_HORIZON_S;
     const signals = this.loadSignals();
-    if (tenant) signals.queueDepth = this.queue.aheadOf(tenant.tenant, tenant.weight, tenant.priority);
+    if (tenant)
+      signals.queueDepth = this.queue.aheadOf(
+        tenant.tenant as string,
+        tenant.weight ?? 1,
+        tenant.priority ?? "interactive",
+      );
     const { retryAfter } = this.options;
     // With every replica down there is no drain to estimate: only the static value (or nothing) is honest.
     const schedule = this.retrySchedule;
+    const booking = this.booking;
+    let booked: BookedHint | undefined;
     const decision =
       reason === "no_replica_available"
         ? decideRetryAfter(signals, retryAfter, this.random, () => undefined)
@@ -433,9 +573,24 @@ export class RouterCore {
             decideRetryAfter(signals, { ...retryAfter, jitter: 0 }, this.random, () =>
               signals.warm ? schedule.estimate(now, signals, this.random) : undefined,
             )
-          : decideRetryAfter(signals, retryAfter, this.random);
+          : booking
+            ? // The ledger places the hint inside its second (or spreads a best effort over the horizon).
+              decideRetryAfter(
+                signals,
+                { ...retryAfter, jitter: 0 },
+                this.random,
+                () => {
+                  booked = signals.warm ? booking.hint(now, signals, horizonS, this.random) : undefined;
+                  return booked?.delayS;
+                },
+                horizonS,
+              )
+            : decideRetryAfter(signals, retryAfter, this.random);
     // The schedule records the promise actually sent (after jitter), so later hints plan around it.
     if (schedule && decision.rung === "computed") schedule.book(now, decision.jitteredS as number);
+    if (booking && booked && decision.rung === "computed")
+      booking.book(request.fingerprint, now, { delayS: decision.jitteredS as number, promised: booked.promised });
+    if (decision.jitteredS !== undefined) this.hintedRetries.hinted(request.fingerprint, now, decision.jitteredS);
     const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
     this.rejections[decision.rung] += 1;
     if (tenant?.tenant) this.tenantCounts.add(tenant.tenant, "shed");
@@ -474,6 +629,16 @@ export class RouterCore {
         drain_counter: this.estimator.drainCount,
         backoff_streak: this.streak,
         ...(tenant?.tenant ? { tenant: tenant.tenant } : {}),
+        ...(booking
+          ? {
+              booking: {
+                promised: booked?.promised ?? null,
+                trust: booking.trust,
+                baseline: booking.baseline ?? null,
+                outstanding: booking.outstanding,
+              },
+            }
+          : {}),
       },
     };
   }

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "./drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "./retry-after";
-import type { RouterOptions } from "./router-core";
+import { DEFAULT_BOOKING_ADMISSION, type RouterOptions } from "./router-core";
 
 const backpressureSchema = z.strictObject({
   /** Status of a backpressure rejection (Ray's default is 503; ours 429, which SDKs retry). */
   statusCode: z.union([z.literal(429), z.literal(503)]).default(429),
-  retryAfterPolicy: z.enum(RETRY_AFTER_POLICIES).default("router_queue_drain_rate"),
+  /** `booked_capacity` by default: it serves the most requests soonest (docs/evaluation.md); `static` is Ray's. */
+  retryAfterPolicy: z.enum(RETRY_AFTER_POLICIES).default("booked_capacity"),
   /** Static Retry-After (seconds): the policy `static`, and the fallback of the computed policies. */
   retryAfterS: z.number().min(0).optional(),
   jitter: z.number().min(0).max(1).default(0.2),
@@ -20,6 +21,21 @@ const estimatorSchema = z.strictObject({
   backoffStreakSaturation: z.int().min(1).default(DEFAULT_SATURATION_OPTIONS.backoffStreakSaturation),
   occupancyWeight: z.number().min(0).max(10).default(DEFAULT_SATURATION_OPTIONS.occupancyWeight),
   backoffWeight: z.number().min(0).max(10).default(DEFAULT_SATURATION_OPTIONS.backoffWeight),
+});
+
+/** Admission of the `booked_capacity` policy: its own small block, ignored by the other policies. */
+const bookingSchema = z.strictObject({
+  /** CoDel-style queue-delay target, seconds: a request that would wait longer is refused at once with a booked hint. */
+  queueDelayTargetS: z
+    .number()
+    .gt(0)
+    .max(3600)
+    .nullable()
+    .default(DEFAULT_BOOKING_ADMISSION.queueDelayTargetS ?? null),
+  /** The target applies once the queue has stood above it this long, until the queue empties (CoDel's interval). */
+  standingIntervalS: z.number().min(0).max(3600).default(DEFAULT_BOOKING_ADMISSION.standingIntervalS),
+  /** Share of the queue's limit that promised retries may hold. */
+  maxHeldRoomShare: z.number().min(0).max(1).default(DEFAULT_BOOKING_ADMISSION.maxHeldRoomShare),
 });
 
 /**
@@ -41,6 +57,7 @@ export const routerSettingsShape = {
   leaseTimeoutS: z.number().gt(0).max(86_400).default(600),
   backpressure: backpressureSchema.default(backpressureSchema.parse({})),
   estimator: estimatorSchema.default(estimatorSchema.parse({})),
+  booking: bookingSchema.default(bookingSchema.parse({})),
 };
 
 /**
@@ -87,5 +104,10 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       },
     },
     drainRate: { alpha: estimator.alpha, intervalS: estimator.intervalS, warmupSamples: estimator.warmupSamples },
+    booking: {
+      queueDelayTargetS: settings.booking.queueDelayTargetS ?? undefined,
+      standingIntervalS: settings.booking.standingIntervalS,
+      maxHeldRoomShare: settings.booking.maxHeldRoomShare,
+    },
   };
 }

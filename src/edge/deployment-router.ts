@@ -42,8 +42,8 @@ export class DeploymentRouter extends DurableObject<Env> {
   /**
    * Asks for a replica slot. The reject path answers from memory at once (no I/O, nothing awaited); a queued
    * request resolves when a replica takes it, or when it is shed (queue timeout, fleet down). `ticket`
-   * identifies the request for `release` and `cancel`; `options` (e.g. `retry`, which the Worker reads from
-   * `x-stainless-retry-count`) go to the core untouched.
+   * identifies the request for `release` and `cancel`; `options` carries the request's fingerprint (the key to a
+   * promised retry), its client's horizon and `x-stainless-retry-count` (read only by `retry_schedule`).
    */
   async acquire(
     deployment: string,

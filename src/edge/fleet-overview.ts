@@ -1,4 +1,5 @@
 import type { DrainObservation } from "../core/drain-accuracy";
+import type { HintedRetryCounts, HintTiming } from "../core/hinted-retries";
 import { type TenantCount, topTenants } from "../core/tenant-counters";
 import type { DeploymentConfig, SpillwayConfig } from "./config";
 import type { Env } from "./env";
@@ -23,6 +24,8 @@ export interface DeploymentOverview {
   rejectionsByReason: Record<string, number>;
   /** Suggested delays (seconds), counts per upper bound ("+Inf" last), summed over shards. */
   suggestedDelayBuckets: { le: number | "+Inf"; count: number }[];
+  /** Hinted requests that came back, by outcome and timing, summed over shards (X = admitted / all, live). */
+  hintedRetries: HintedRetryCounts;
   /** The latest suggested-vs-observed drain times, oldest first. */
   recentObservations: DrainObservation[];
   /** Admitted and shed (capacity) per tenant, summed over shards: the 10 busiest, the rest as `other`. */
@@ -52,6 +55,12 @@ function sumTenants(shards: ShardStats[]): Record<string, TenantCount> {
       into.shed += count.shed;
       sum[name] = into;
     }
+  return sum;
+}
+
+function sumTimings(counts: Record<HintTiming, number>[]): Record<HintTiming, number> {
+  const sum: Record<HintTiming, number> = { early: 0, on_time: 0, late: 0 };
+  for (const c of counts) for (const k of Object.keys(sum) as HintTiming[]) sum[k] += c[k];
   return sum;
 }
 
@@ -89,6 +98,10 @@ export function mergeShards(deployment: string, shards: ShardStats[], replicas: 
     rejections,
     rejectionsByReason: shards.reduce((acc, s) => addInto(acc, s.rejectionsByReason), {} as Record<string, number>),
     suggestedDelayBuckets: [...buckets].map(([le, count]) => ({ le: Number.isFinite(le) ? le : "+Inf", count })),
+    hintedRetries: {
+      admitted: sumTimings(shards.map((s) => s.hintedRetries.admitted)),
+      refused: sumTimings(shards.map((s) => s.hintedRetries.refused)),
+    },
     recentObservations: shards
       .flatMap((s) => s.recentObservations)
       .sort((a, b) => a.atMs - b.atMs)

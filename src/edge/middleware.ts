@@ -1,4 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { clientHorizonS } from "../core/client-horizon";
+import { requestFingerprint, shardForFingerprint } from "../core/request-fingerprint";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
 import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv } from "./config";
@@ -172,14 +174,32 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     }
     const { charge } = quota;
     const tenant = { tenant: plan.name, priority };
-    const shard = Math.floor(Math.random() * deploymentConfig.routerShards);
+    const pathAndSearch = c.req.path + new URL(c.req.url).search;
+    // Every attempt of the same request has the same fingerprint: it picks the shard (so a retry meets the
+    // router that refused it) and is the only key to the promise that router made it.
+    const fingerprint = await requestFingerprint({
+      authorization: c.req.header("authorization"),
+      method: c.req.method,
+      path: pathAndSearch,
+      body: body.text,
+    });
+    const shard = shardForFingerprint(fingerprint, deploymentConfig.routerShards);
     const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
     // A fresh stub per call: after a Durable Object reset the old stub keeps failing.
     const routerOf = () => routers.getByName(routerName(deployment, shard), placement(deploymentConfig.locationHint));
     const clientSignal = c.req.raw.signal;
-    // The OpenAI SDKs (and every Stainless-generated one) number their retries; `retry_schedule` admits a
-    // booked retry into the queue room it reserved for it. Other policies ignore the flag.
-    const retry = isRetry(c.req.header("x-stainless-retry-count"));
+    const submit = {
+      fingerprint,
+      // The SDK headers only say how long a hint the client honours (openai-node: any; others: 60 s).
+      clientHorizonS: clientHorizonS({
+        lang: c.req.header("x-stainless-lang"),
+        packageVersion: c.req.header("x-stainless-package-version"),
+      }),
+      // `x-stainless-retry-count` is a client's claim: only the legacy `retry_schedule` reads it.
+      retry: isRetry(c.req.header("x-stainless-retry-count")),
+      ...tenant,
+      weight: plan.weight,
+    };
 
     for (let attempt = 1; ; attempt++) {
       const ticket = crypto.randomUUID();
@@ -192,7 +212,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           deployment,
           shard,
           ticket,
-          options: { retry, ...tenant, weight: plan.weight },
+          options: submit,
         });
       } finally {
         clientSignal.removeEventListener("abort", cancel);
@@ -234,7 +254,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       if (apiKey !== undefined) headers.set("authorization", `Bearer ${apiKey}`);
       const outcome = await forwardToReplica({
         replica,
-        pathAndSearch: c.req.path + new URL(c.req.url).search,
+        pathAndSearch,
         headers,
         body: body.text,
         deployment,

@@ -89,6 +89,21 @@ export function prometheusText(shards: ShardStats[], quotas: Record<string, Tena
     for (const [reason, n] of Object.entries(s.rejectionsByReason))
       out.sample("spillway_rejections_by_reason_total", { ...id(s), reason }, n);
 
+  out.family(
+    "spillway_hinted_retries_total",
+    "counter",
+    "Requests refused with a hint that came back (same fingerprint), by outcome (admitted to the queue or refused) and timing against the hint (early, on_time, late): X, measured live.",
+  );
+  for (const s of shards)
+    for (const [outcome, byTiming] of Object.entries(s.hintedRetries))
+      for (const [timing, n] of Object.entries(byTiming))
+        out.sample("spillway_hinted_retries_total", { ...id(s), outcome, timing }, n);
+  gauge(
+    "spillway_outstanding_bookings",
+    "Retries booked_capacity has promised room to and that have not come back or lapsed yet.",
+    (s) => s.outstandingBookings,
+  );
+
   const histogram = (name: string, help: string, value: (s: ShardStats) => HistogramSnapshot) => {
     out.family(name, "histogram", help);
     for (const s of shards) {

@@ -1,11 +1,88 @@
-/** Which headers a client reads. */
-export type ClientKind = "honours_hints" | "backoff_only";
+/**
+ * How simulated clients retry. Each style is a kind of client seen in front of OpenAI-compatible APIs; a
+ * scenario mixes them (src/sim/client-mix.ts).
+ *
+ * - `openai_node`: openai-node 6.x. Honours any positive `retry-after-ms` / `Retry-After`, sends
+ *   `x-stainless-retry-count`, `x-stainless-lang: js`.
+ * - `openai_python`: openai-python. Honours a hint only in (0, 60] s (120 s in recent versions; the simulator
+ *   models the 60 s ones), sends the same headers with `x-stainless-lang: python`.
+ * - `headerless_hints`: curl `--retry`, tenacity and hand-written loops: honours `Retry-After` (whole seconds,
+ *   no `retry-after-ms`), any value, and sends no SDK header at all.
+ * - `backoff_only`: ignores every hint, retries on the SDK's exponential backoff.
+ * - `no_show`: gives up after the first refusal.
+ * - `legacy_sdk`: the evaluation's earlier model (every client an SDK honouring (0, 60] s with the retry
+ *   header, zero round trip), kept as a labelled variant.
+ */
+export type ClientStyle =
+  | "openai_node"
+  | "openai_python"
+  | "headerless_hints"
+  | "backoff_only"
+  | "no_show"
+  | "legacy_sdk";
+
+export const CLIENT_STYLES: readonly ClientStyle[] = [
+  "openai_node",
+  "openai_python",
+  "headerless_hints",
+  "backoff_only",
+  "no_show",
+  "legacy_sdk",
+];
+
+/** What a client style does with a refusal. */
+export interface ClientProfile {
+  style: ClientStyle;
+  /** Longest hint it honours, seconds (`0`: it never reads hints). */
+  honoursUpToS: number;
+  /** Whether it reads `retry-after-ms` (else only the whole-second `Retry-After`). */
+  readsRetryAfterMs: boolean;
+  /** Whether it sends `x-stainless-retry-count` / `x-stainless-lang` / `x-stainless-package-version`. */
+  sendsSdkHeaders: boolean;
+  /** `x-stainless-lang`, when it sends SDK headers. */
+  lang?: "js" | "python";
+  /** Retries after the first attempt; `undefined`: the scenario's `client.maxRetries`. */
+  maxRetries?: number;
+}
 
 /** SDK backoff constants (openai-python `_calculate_retry_timeout`, openai-node `calculateDefaultRetryTimeoutMillis`). */
 export const SDK_INITIAL_RETRY_DELAY_S = 0.5;
 export const SDK_MAX_RETRY_DELAY_S = 8;
-/** The SDKs honour a server's delay only in (0, 60] seconds. */
+/** openai-python (before its 120 s versions) honours a server's delay only in (0, 60] seconds. */
 export const SDK_MAX_HONOURED_S = 60;
+
+/** The profile of each style. */
+export const CLIENT_PROFILES: Record<ClientStyle, ClientProfile> = {
+  openai_node: {
+    style: "openai_node",
+    honoursUpToS: Number.POSITIVE_INFINITY,
+    readsRetryAfterMs: true,
+    sendsSdkHeaders: true,
+    lang: "js",
+  },
+  openai_python: {
+    style: "openai_python",
+    honoursUpToS: SDK_MAX_HONOURED_S,
+    readsRetryAfterMs: true,
+    sendsSdkHeaders: true,
+    lang: "python",
+  },
+  headerless_hints: {
+    style: "headerless_hints",
+    honoursUpToS: Number.POSITIVE_INFINITY,
+    readsRetryAfterMs: false,
+    sendsSdkHeaders: false,
+  },
+  backoff_only: { style: "backoff_only", honoursUpToS: 0, readsRetryAfterMs: false, sendsSdkHeaders: false },
+  no_show: { style: "no_show", honoursUpToS: 0, readsRetryAfterMs: false, sendsSdkHeaders: false, maxRetries: 0 },
+  legacy_sdk: {
+    style: "legacy_sdk",
+    honoursUpToS: SDK_MAX_HONOURED_S,
+    readsRetryAfterMs: true,
+    sendsSdkHeaders: true,
+    lang: "python",
+  },
+};
 
 /** The retry headers of a refusal, as the client sees them. */
 export interface RetryHeaders {
@@ -20,30 +97,31 @@ export interface RetryDelay {
 }
 
 /**
- * The OpenAI SDKs' retry delay: `retry-after-ms`, else `Retry-After` (seconds), when the value lies in
- * (0, 60] s; otherwise their own backoff `min(0.5 * 2^n, 8) s` times a jitter factor in (0.75, 1], where `n`
- * counts the retries already made. A `backoff_only` client never reads the headers.
+ * A client's retry delay: the hint it reads (`retry-after-ms` if it reads it, else `Retry-After` in seconds)
+ * when the value lies in (0, honoursUpToS]; otherwise the SDK backoff `min(0.5 * 2^n, 8) s` times a jitter
+ * factor in (0.75, 1], where `n` counts the retries already made.
  *
  * @example
  * ```ts
- * retryDelay("honours_hints", { retryAfterMs: 2500, retryAfterS: 3 }, 0, () => 0.5); // { delayMs: 2500, hinted: true }
- * retryDelay("honours_hints", {}, 2, () => 0);                                    // { delayMs: 2000, hinted: false }
+ * retryDelay(CLIENT_PROFILES.openai_python, { retryAfterMs: 2500, retryAfterS: 3 }, 0, () => 0.5); // { delayMs: 2500, hinted: true }
+ * retryDelay(CLIENT_PROFILES.headerless_hints, { retryAfterMs: 2500, retryAfterS: 3 }, 0, () => 0.5); // { delayMs: 3000, hinted: true }
+ * retryDelay(CLIENT_PROFILES.openai_python, {}, 2, () => 0);                                       // { delayMs: 2000, hinted: false }
  * ```
  */
 export function retryDelay(
-  kind: ClientKind,
+  profile: ClientProfile,
   headers: RetryHeaders,
   retriesSoFar: number,
   random: () => number,
 ): RetryDelay {
-  if (kind === "honours_hints") {
+  if (profile.honoursUpToS > 0) {
     const hintMs =
-      headers.retryAfterMs !== undefined
+      profile.readsRetryAfterMs && headers.retryAfterMs !== undefined
         ? headers.retryAfterMs
         : headers.retryAfterS !== undefined
           ? headers.retryAfterS * 1000
           : undefined;
-    if (hintMs !== undefined && hintMs > 0 && hintMs <= SDK_MAX_HONOURED_S * 1000)
+    if (hintMs !== undefined && hintMs > 0 && hintMs <= profile.honoursUpToS * 1000)
       return { delayMs: hintMs, hinted: true };
   }
   const sleepS = Math.min(SDK_INITIAL_RETRY_DELAY_S * 2 ** retriesSoFar, SDK_MAX_RETRY_DELAY_S);

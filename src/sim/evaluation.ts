@@ -1,6 +1,8 @@
 import { measureCapacity } from "./capacity";
+import { type ClientsConfig, describeClients } from "./client-mix";
 import { computeMetrics, type RunMetrics } from "./metrics";
-import type { PolicySpec } from "./policies";
+import { computeOracle, type OracleResult, poolOracles } from "./oracle";
+import { DEFAULT_POLICY_ID, type PolicySpec } from "./policies";
 import { type Scenario, trafficDurationS } from "./scenario";
 import { runSimulation } from "./simulation";
 import type { RunTrace } from "./trace";
@@ -18,6 +20,11 @@ export interface RetryTimeline {
 export interface PolicyResult {
   id: string;
   label: string;
+  /** The headline measures (also in `metrics`): served share, attempts per offered, hint coverage, completion curve. */
+  servedFraction: number;
+  attemptsPerOffered: number;
+  hintCoverage: number | null;
+  servedWithinS: RunMetrics["servedWithinS"];
   metrics: RunMetrics;
   /** X (admitted-retry rate) of each seed's run, in seed order. */
   admittedRetryRateBySeed: (number | null)[];
@@ -48,6 +55,15 @@ export interface ScenarioResult {
   trafficS: number;
   spanS: number;
   bound?: BurstBound;
+  /** Who the clients are: the mix and round-trip model, as configured and in words. */
+  clients: ClientsConfig & { description: string };
+  /** Queue bound per shard, and its full queue's drain time at capacity (s). */
+  maxQueuedRequests: number;
+  queueDrainS: number;
+  /** The best any hint policy could do for these clients (src/sim/oracle.ts). */
+  oracle: OracleResult;
+  /** The id of the default policy (the config's default `retryAfterPolicy`). */
+  defaultPolicy: string;
   policies: PolicyResult[];
 }
 
@@ -124,16 +140,24 @@ export function evaluateScenario(
   const workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps));
   const results = policies.map((policy): PolicyResult => {
     const traces = seeds.map((seed, i) => runSimulation({ ...scenario, seed }, policy, workloads[i] ?? []));
+    const metrics = computeMetrics(poolTraces(traces));
     return {
       id: policy.id,
       label: policy.label,
-      metrics: computeMetrics(poolTraces(traces)),
+      servedFraction: metrics.servedFraction,
+      attemptsPerOffered: metrics.attemptsPerOffered,
+      hintCoverage: metrics.hintCoverage,
+      servedWithinS: metrics.servedWithinS,
+      metrics,
       admittedRetryRateBySeed: traces.map((t) => computeMetrics(t).admittedRetryRate),
       timeline: retryTimeline(traces[0] as RunTrace),
     };
   });
   const trafficS = trafficDurationS(scenario);
   const bound = burstBound(scenario, capacityRps);
+  const oracle = poolOracles(
+    seeds.map((seed, i) => computeOracle({ ...scenario, seed }, workloads[i] ?? [], capacityRps)),
+  );
   return {
     name: scenario.name,
     title: scenario.title,
@@ -144,6 +168,11 @@ export function evaluateScenario(
     trafficS,
     spanS: trafficS + scenario.tailS,
     ...(bound ? { bound } : {}),
+    clients: { ...scenario.clients, description: describeClients(scenario.clients) },
+    maxQueuedRequests: scenario.router.maxQueuedRequests,
+    queueDrainS: (scenario.router.maxQueuedRequests * scenario.router.shards) / capacityRps,
+    oracle,
+    defaultPolicy: DEFAULT_POLICY_ID,
     policies: results,
   };
 }

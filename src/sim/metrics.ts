@@ -1,5 +1,11 @@
 import type { RunTrace } from "./trace";
 
+/** Horizons of the completion curve, seconds from a request's first attempt. */
+export const COMPLETION_HORIZONS_S = [5, 15, 30, 60, 120] as const;
+
+/** Share of offered requests served within each horizon (keys: seconds). */
+export type CompletionCurve = Record<string, number>;
+
 /** The figures of one scenario under one policy. Rates are fractions in [0, 1]; times are seconds. */
 export interface RunMetrics {
   requests: number;
@@ -19,6 +25,15 @@ export interface RunMetrics {
   anyRetryAdmittedRate: number | null;
   /** Mean attempts of the requests that were served. */
   attemptsPerSuccess: number | null;
+  /** All attempts (failed requests' included) per offered request. */
+  attemptsPerOffered: number;
+  /** Refusals (every refused attempt), and the share of them that carried a hint. */
+  refusals: number;
+  hintCoverage: number | null;
+  /** The completion curve: share of offered requests served within 5, 15, 30, 60 and 120 s of their first attempt. */
+  servedWithinS: CompletionCurve;
+  /** Served share per client style (offered, served). */
+  byClient: Record<string, { requests: number; served: number; servedFraction: number }>;
   /** From the first attempt to the end of the response, served requests only. */
   timeToSuccessP50S: number | null;
   timeToSuccessP99S: number | null;
@@ -71,8 +86,23 @@ export function computeMetrics(trace: RunTrace): RunMetrics {
   let hinted = 0;
   let hintedAdmitted = 0;
   let servedAttempts = 0;
+  let attempts = 0;
+  let refusals = 0;
+  let hintedRefusals = 0;
   const times: number[] = [];
+  const byClient: RunMetrics["byClient"] = {};
   for (const r of trace.requests) {
+    attempts += r.attempts.length;
+    for (const a of r.attempts) {
+      if (a.outcome !== "rejected") continue;
+      refusals += 1;
+      if (a.hintMs !== undefined) hintedRefusals += 1;
+    }
+    const group = byClient[r.client] ?? { requests: 0, served: 0, servedFraction: 0 };
+    group.requests += 1;
+    if (r.result === "served") group.served += 1;
+    group.servedFraction = group.served / group.requests;
+    byClient[r.client] = group;
     r.attempts.forEach((a, i) => {
       if (i === 0) return;
       retries += 1;
@@ -102,6 +132,13 @@ export function computeMetrics(trace: RunTrace): RunMetrics {
     admittedRetryRate: ratio(hintedAdmitted, hinted),
     anyRetryAdmittedRate: ratio(retriesAdmitted, retries),
     attemptsPerSuccess: ratio(servedAttempts, served),
+    attemptsPerOffered: total > 0 ? attempts / total : 0,
+    refusals,
+    hintCoverage: ratio(hintedRefusals, refusals),
+    servedWithinS: Object.fromEntries(
+      COMPLETION_HORIZONS_S.map((h) => [String(h), total > 0 ? times.filter((t) => t <= h).length / total : 0]),
+    ),
+    byClient,
     timeToSuccessP50S: percentile(times, 50),
     timeToSuccessP99S: percentile(times, 99),
     goodputRps: trace.spanS > 0 ? served / trace.spanS : 0,

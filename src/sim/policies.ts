@@ -1,7 +1,6 @@
 import type { RetryAfterPolicyName } from "../core/retry-after";
-import type { ClientKind } from "./client-model";
 
-/** One Retry-After configuration compared in the evaluation, with the client that meets it. */
+/** One Retry-After configuration compared in the evaluation. Every client meets every policy (the scenario's mix). */
 export interface PolicySpec {
   /** Short id used in tables and JSON. */
   id: string;
@@ -9,13 +8,16 @@ export interface PolicySpec {
   retryAfterPolicy: RetryAfterPolicyName;
   /** The static value (the policy `static`, or the computed policies' fallback rung). */
   retryAfterS?: number;
-  /** Saturation weights w1 = w2 (the spec's 0.25); `queue_drain_rate` ignores them. */
-  client: ClientKind;
+  /** `booked_capacity`'s admission block, when not the config's default (tuning runs). */
+  booking?: { queueDelayTargetS?: number | null; maxHeldRoomShare?: number; standingIntervalS?: number };
 }
 
+/** The default policy's id: the config's default `retryAfterPolicy` (checked by test/node/sim/evaluation-json.test.ts). */
+export const DEFAULT_POLICY_ID = "booked_capacity";
+
 /**
- * The policies the evaluation compares, in the same runs (same seed, same arrivals). The computed policies
- * keep the config's default ladder: no static fallback, so a cold router sends no header.
+ * The policies the evaluation compares, in the same runs (same seed, same arrivals, same clients). The computed
+ * policies keep the config's default ladder: no static fallback, so a cold router sends no header.
  *
  * @example
  * ```ts
@@ -23,27 +25,21 @@ export interface PolicySpec {
  * ```
  */
 export const EVAL_POLICIES: readonly PolicySpec[] = [
-  { id: "none", label: "no header", retryAfterPolicy: "static", client: "backoff_only" },
-  { id: "static-1", label: "static 1 s", retryAfterPolicy: "static", retryAfterS: 1, client: "honours_hints" },
-  { id: "static-5", label: "static 5 s", retryAfterPolicy: "static", retryAfterS: 5, client: "honours_hints" },
-  { id: "static-30", label: "static 30 s", retryAfterPolicy: "static", retryAfterS: 30, client: "honours_hints" },
+  { id: "none", label: "no header", retryAfterPolicy: "static" },
+  { id: "static-1", label: "static 1 s", retryAfterPolicy: "static", retryAfterS: 1 },
+  { id: "static-5", label: "static 5 s", retryAfterPolicy: "static", retryAfterS: 5 },
+  { id: "static-30", label: "static 30 s", retryAfterPolicy: "static", retryAfterS: 30 },
   {
     id: "router_queue_drain_rate",
     label: "router_queue_drain_rate (RFC, saturation factor)",
     retryAfterPolicy: "router_queue_drain_rate",
-    client: "honours_hints",
   },
+  { id: "queue_drain_rate", label: "queue_drain_rate (no saturation factor)", retryAfterPolicy: "queue_drain_rate" },
+  { id: "retry_schedule", label: "retry_schedule (counts scheduled retries)", retryAfterPolicy: "retry_schedule" },
   {
-    id: "queue_drain_rate",
-    label: "queue_drain_rate (no saturation factor)",
-    retryAfterPolicy: "queue_drain_rate",
-    client: "honours_hints",
-  },
-  {
-    id: "retry_schedule",
-    label: "retry_schedule (counts scheduled retries)",
-    retryAfterPolicy: "retry_schedule",
-    client: "honours_hints",
+    id: "booked_capacity",
+    label: "booked_capacity (default: future capacity booked per request, queue-delay target)",
+    retryAfterPolicy: "booked_capacity",
   },
 ];
 

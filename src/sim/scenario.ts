@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clientsSchema } from "./client-mix";
 
 const lengthSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("fixed"), tokens: z.int().min(1) }),
@@ -42,6 +43,8 @@ export const scenarioSchema = z.strictObject({
     replicas: z.array(z.strictObject({ count: z.int().min(1), speed: z.number().positive() })).min(1),
     maxOngoingRequests: z.int().min(1),
     maxTotalTokens: z.int().min(64),
+    /** Replicas lost mid-run (the last `replicas` of the list stop taking requests at `atS`; running ones finish). */
+    loss: z.strictObject({ atS: z.number().positive(), replicas: z.int().min(1) }).optional(),
   }),
   router: z.strictObject({
     shards: z.int().min(1).default(1),
@@ -60,6 +63,8 @@ export const scenarioSchema = z.strictObject({
     /** Retries per request (the OpenAI SDKs default to 2). */
     maxRetries: z.int().min(0),
   }),
+  /** Who the clients are (styles, round trips); default: the realistic mix (src/sim/client-mix.ts). */
+  clients: clientsSchema,
   network: z
     .strictObject({
       /** Round trip of a `/load` probe, ms. */

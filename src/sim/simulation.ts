@@ -1,7 +1,10 @@
+import { clientHorizonS } from "../core/client-horizon";
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
-import type { RouterOptions } from "../core/router-core";
+import type { RouterOptions, SubmitOptions } from "../core/router-core";
 import type { AcquireResult } from "../core/router-driver";
 import { routerOptionsFromSettings, routerSettingsSchema } from "../core/router-schema";
+import { hashInts } from "../engine/rng";
+import { drawClient, type SimClient } from "./client-mix";
 import { type RetryHeaders, retryDelay } from "./client-model";
 import { EventLoop } from "./event-loop";
 import { buildFleet, promptIds } from "./fleet";
@@ -15,11 +18,11 @@ import type { WorkloadRequest } from "./workload";
 
 /**
  * The router options of a scenario under a policy, from the core's router schema (the one the edge's config
- * extends), so defaults such as the estimator's alpha and the jitter are exactly the deployed ones.
+ * spreads, so defaults such as the estimator's alpha and the jitter are exactly the deployed ones).
  *
  * @example
  * ```ts
- * const options = routerOptionsForRun(scenario, EVAL_POLICIES[4], ["replica-0"]);
+ * const options = routerOptionsForRun(scenario, EVAL_POLICIES[4]);
  * ```
  */
 export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, replicas: string[]): RouterOptions {
@@ -27,6 +30,7 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
     maxOngoingRequests: scenario.fleet.maxOngoingRequests,
     maxQueuedRequests: scenario.router.maxQueuedRequests,
     queueTimeoutS: scenario.router.queueTimeoutS,
+    ...(policy.booking ? { booking: policy.booking } : {}),
     backpressure: {
       retryAfterPolicy: policy.retryAfterPolicy,
       ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
@@ -46,6 +50,38 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
  * const trace = runSimulation(scenario, EVAL_POLICIES[4], workload);
  * ```
  */
+
+/** The router shard a request's fingerprint picks (the Worker hashes the fingerprint the same way). */
+function shardOf(requestId: number, shards: number): number {
+  return shards <= 1 ? 0 : (hashInts([requestId, 0x5eed]) >>> 0) % shards;
+}
+
+/** What the Worker tells the router about an attempt: the fingerprint and the SDK headers' horizon. */
+function submitOptionsFor(client: SimClient, requestId: number, retriesSoFar: number): SubmitOptions {
+  const { profile } = client;
+  return {
+    retry: profile.sendsSdkHeaders && retriesSoFar > 0,
+    fingerprint: `req-${requestId}`,
+    clientHorizonS: clientHorizonS(profile.sendsSdkHeaders ? { lang: profile.lang } : {}),
+  };
+}
+
+/**
+ * Runs one scenario under one policy in virtual time and returns its trace: the real RouterCore (one per
+ * shard, driven as the Durable Object drives it), the real scheduler in every replica with the engine's
+ * timing model, the scenario's client mix with their round trips, and the given arrivals. Deterministic: same
+ * inputs, same trace.
+ *
+ * Timing of an attempt: the client sends at t; the router sees it at t + roundTrip / 2 + workerToRouter; a
+ * refusal reaches the client workerToRouter + roundTrip / 2 later, and the client sleeps its delay from then.
+ * Every attempt of a request goes to the shard its fingerprint picks.
+ *
+ * @example
+ * ```ts
+ * const workload = generateWorkload(scenario, measureCapacity(scenario));
+ * const trace = runSimulation(scenario, EVAL_POLICIES[4], workload);
+ * ```
+ */
 export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: readonly WorkloadRequest[]): RunTrace {
   const loop = new EventLoop();
   const fleet = buildFleet(scenario, loop);
@@ -57,7 +93,10 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
       if (o.suggestedS !== undefined)
         drainSamples.push({ atMs: o.atMs, suggestedS: o.suggestedS, observedS: o.observedS });
     });
-  const fleetView = { queueLength: (replica: string) => fleet.get(replica)?.queueLength };
+  const lost = new Set<string>();
+  const fleetView = {
+    queueLength: (replica: string) => (lost.has(replica) ? undefined : fleet.get(replica)?.queueLength),
+  };
   const routers = Array.from({ length: scenario.router.shards }, (_, i) =>
     createSimRouter(
       loop,
@@ -73,85 +112,118 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
       meter.tick();
       const after = replica.queueLength;
       const before = after - delta;
-      meter.freeSlots += Math.max(0, maxOngoing - after) - Math.max(0, maxOngoing - before);
+      const free = (n: number) => (lost.has(replica.name) ? 0 : Math.max(0, maxOngoing - n));
+      meter.freeSlots += free(after) - free(before);
     };
   }
-  const edgeRandom = randomStream(scenario.seed, "edge");
   const { forwardMs } = scenario.network;
+  const { workerToRouterMs } = scenario.clients;
   const traces: RequestTrace[] = [];
+  /** Whether a request's next attempt is made at the server's hint (else the client's own backoff). */
+  const pendingHinted = new Map<RequestTrace, boolean>();
 
-  const attempt = (request: WorkloadRequest, trace: RequestTrace, random: () => number, hinted: boolean) => {
-    const record: AttemptRecord = { atMs: loop.now(), outcome: "rejected", answeredAtMs: loop.now(), hinted };
+  /** The client of `request` sends an attempt now (client time). */
+  const send = (request: WorkloadRequest, client: SimClient, trace: RequestTrace, random: () => number) => {
+    const oneWayMs = client.roundTripMs / 2 + workerToRouterMs;
     const retriesSoFar = trace.attempts.length;
-    trace.attempts.push(record);
-    const router = routers[Math.floor(edgeRandom() * routers.length)] as (typeof routers)[number];
-    const ticket = `${request.id}.${retriesSoFar}`;
-    // Like the OpenAI SDKs, the client marks its retries (`x-stainless-retry-count: n`, n >= 1).
-    const isRetry = retriesSoFar > 0;
-    let reacquired = false;
-    const onResult = (result: AcquireResult) => {
-      // The Worker's call failed because the router restarted: the request never reached an engine, so the
-      // Worker asks the fresh router once more (src/edge/acquire-slot.ts), the client none the wiser.
-      if (result.kind === "rejected" && result.reason === "router_restart" && !reacquired) {
-        reacquired = true;
-        router.acquire(ticket, { retry: isRetry, ...request.tenant }, onResult);
-        return;
-      }
-      record.answeredAtMs = loop.now();
-      if (result.kind === "admitted") {
-        record.outcome = "admitted";
-        const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
-        loop.after(forwardMs, () =>
-          replica.submit(
-            {
-              id: ticket,
-              promptTokenIds: promptIds(request.id, request.promptTokens),
-              maxTokens: request.maxTokens,
-              outputTokens: request.outputTokens,
-            },
-            (ok) =>
-              loop.after(forwardMs, () => {
-                router.release(ticket, false);
-                trace.result = ok ? "served" : "gave_up";
-                if (ok) trace.completedAtMs = loop.now();
-              }),
-          ),
-        );
-        return;
-      }
-      const headers: RetryHeaders = {};
-      if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
-      if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
-      record.status = result.status;
-      record.reason = result.reason;
-      if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
-      if (retriesSoFar >= scenario.client.maxRetries) {
-        trace.result = "gave_up";
-        return;
-      }
-      const delay = retryDelay(policy.client, headers, retriesSoFar, random);
-      meter.tick();
-      meter.clientsWaiting += 1;
-      loop.after(delay.delayMs, () => {
+    loop.after(oneWayMs, () => {
+      const record: AttemptRecord = {
+        atMs: loop.now(),
+        outcome: "rejected",
+        answeredAtMs: loop.now(),
+        hinted: pendingHinted.get(trace) ?? false,
+      };
+      trace.attempts.push(record);
+      const router = routers[shardOf(request.id, routers.length)] as (typeof routers)[number];
+      const ticket = `${request.id}.${retriesSoFar}`;
+      const refused = (headers: RetryHeaders) => {
+        const maxRetries = client.profile.maxRetries ?? scenario.client.maxRetries;
+        if (retriesSoFar >= maxRetries) {
+          trace.result = "gave_up";
+          return;
+        }
+        const delay = retryDelay(client.profile, headers, retriesSoFar, random);
         meter.tick();
-        meter.clientsWaiting -= 1;
-        attempt(request, trace, random, delay.hinted);
-      });
-    };
-    router.acquire(ticket, { retry: isRetry, ...request.tenant }, onResult);
+        meter.clientsWaiting += 1;
+        // The refusal travels back to the client, which sleeps its delay and sends again.
+        loop.after(oneWayMs + delay.delayMs, () => {
+          meter.tick();
+          meter.clientsWaiting -= 1;
+          pendingHinted.set(trace, delay.hinted);
+          send(request, client, trace, random);
+        });
+      };
+      const options = { ...submitOptionsFor(client, request.id, retriesSoFar), ...request.tenant };
+      let reacquired = false;
+      const onResult = (result: AcquireResult) => {
+        // The Worker's call failed because the router restarted: the request never reached an engine, so the
+        // Worker asks the fresh router once more (src/edge/acquire-slot.ts), the client none the wiser.
+        if (result.kind === "rejected" && result.reason === "router_restart" && !reacquired) {
+          reacquired = true;
+          router.acquire(ticket, options, onResult);
+          return;
+        }
+        record.answeredAtMs = loop.now();
+        if (result.kind === "admitted") {
+          const replica = fleet.get(result.replica) as NonNullable<ReturnType<typeof fleet.get>>;
+          if (lost.has(result.replica)) {
+            // The replica is gone: the Worker's forward fails (502), the slot is given back marked failed.
+            router.release(ticket, true);
+            record.status = 502;
+            record.reason = "replica_gone";
+            refused({});
+            return;
+          }
+          record.outcome = "admitted";
+          loop.after(forwardMs, () =>
+            replica.submit(
+              {
+                id: ticket,
+                promptTokenIds: promptIds(request.id, request.promptTokens),
+                maxTokens: request.maxTokens,
+                outputTokens: request.outputTokens,
+              },
+              (ok) =>
+                loop.after(forwardMs, () => {
+                  router.release(ticket, false);
+                  if (!ok) {
+                    trace.result = "gave_up";
+                    return;
+                  }
+                  loop.after(client.roundTripMs / 2, () => {
+                    trace.result = "served";
+                    trace.completedAtMs = loop.now();
+                  });
+                }),
+            ),
+          );
+          return;
+        }
+        const headers: RetryHeaders = {};
+        if (result.retryAfterMs !== undefined) headers.retryAfterMs = result.retryAfterMs;
+        if (result.retryAfterS !== undefined) headers.retryAfterS = result.retryAfterS;
+        record.status = result.status;
+        record.reason = result.reason;
+        if (result.retryAfterMs !== undefined) record.hintMs = result.retryAfterMs;
+        refused(headers);
+      };
+      router.acquire(ticket, options, onResult);
+    });
   };
-
   for (const request of workload) {
     loop.at(request.arrivalMs, () => {
+      const client = drawClient(scenario.clients, randomStream(scenario.seed, "client-kind", request.id));
       const trace: RequestTrace = {
         id: request.id,
         arrivalMs: request.arrivalMs,
+        client: client.profile.style,
+        roundTripMs: client.roundTripMs,
         attempts: [],
         result: "unfinished",
         outputTokens: request.outputTokens,
       };
       traces.push(trace);
-      attempt(request, trace, randomStream(scenario.seed, "client", request.id), false);
+      send(request, client, trace, randomStream(scenario.seed, "client", request.id));
     });
   }
   if (scenario.router.restartAtS !== undefined) {
@@ -159,15 +231,26 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
       for (const router of routers) router.restart();
     });
   }
+  const { loss } = scenario.fleet;
+  if (loss) {
+    loop.at(loss.atS * 1000, () => {
+      meter.tick();
+      for (const name of replicaNames.slice(-loss.replicas)) {
+        meter.freeSlots -= Math.max(0, maxOngoing - (fleet.get(name)?.queueLength ?? 0));
+        lost.add(name);
+      }
+    });
+  }
   const trafficS = trafficDurationS(scenario);
   const spanS = trafficS + scenario.tailS;
   loop.run(spanS * 1000);
   meter.tick();
+  const aliveSlots = (replicaNames.length - lost.size) * maxOngoing;
   return {
     requests: traces,
     drainSamples,
     idleWhileWaitingSlotS: meter.slotSeconds,
-    fleetSlots: replicaNames.length * maxOngoing,
+    fleetSlots: loss ? (replicaNames.length * maxOngoing + aliveSlots) / 2 : replicaNames.length * maxOngoing,
     spanS,
     trafficS,
   };

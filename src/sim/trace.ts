@@ -1,6 +1,8 @@
+import type { ClientStyle } from "./client-model";
+
 /** One attempt of a logical request, as its client saw it. */
 export interface AttemptRecord {
-  /** When the attempt was sent, ms. */
+  /** When the attempt reached the router, ms. */
   atMs: number;
   /** Admitted: the router placed it on a replica. Rejected: refused (at once, or shed from the queue later). */
   outcome: "admitted" | "rejected";
@@ -17,11 +19,15 @@ export interface AttemptRecord {
 /** The life of one logical request. */
 export interface RequestTrace {
   id: number;
+  /** When the client sent its first attempt, ms. */
   arrivalMs: number;
+  /** Which kind of client sent it, and its round trip. */
+  client: ClientStyle;
+  roundTripMs: number;
   attempts: AttemptRecord[];
   /** served: its response completed; gave_up: out of retries; unfinished: still waiting when the run ended. */
   result: "served" | "gave_up" | "unfinished";
-  /** When the response ended (served only), ms. */
+  /** When the client had the whole response (served only), ms. */
   completedAtMs?: number;
   outputTokens: number;
 }

@@ -42,6 +42,11 @@ describe("guarded operator routes", () => {
     const misc = overview.deployments.find((d) => d.deployment === "misc");
     expect(misc?.admitted).toBeGreaterThanOrEqual(1);
     expect(misc?.suggestedDelayBuckets.at(-1)?.le).toBe("+Inf");
+    expect(misc?.hintedRetries.admitted).toEqual({
+      early: expect.any(Number),
+      on_time: expect.any(Number),
+      late: expect.any(Number),
+    });
     // The fake engine answers /load but has no /metrics: the load is read, the gap is reported.
     expect(misc?.replicas[0]?.queueLength).toBeTypeOf("number");
     expect(misc?.replicas[0]?.ok).toBe(false);
@@ -65,6 +70,10 @@ describe("guarded operator routes", () => {
     );
     expect(admitted).toBe((await stats("misc"))[0]?.admitted);
     expect(text).toMatch(/spillway_queue_depth\{deployment="sharded",shard="3"\} \d+/);
+    expect(text).toMatch(
+      /spillway_hinted_retries_total\{deployment="misc",shard="0",outcome="admitted",timing="on_time"\} \d+/,
+    );
+    expect(text).toMatch(/spillway_outstanding_bookings\{deployment="misc",shard="0"\} \d+/);
   });
 });
 

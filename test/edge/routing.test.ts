@@ -81,11 +81,22 @@ describe("routing through the edge", () => {
     expect((await stats0("all-down")).queueDepth).toBe(0);
   });
 
+  it("sends every attempt of the same request to the same shard (its fingerprint's)", async () => {
+    const before = await stats("sharded");
+    for (let i = 0; i < 6; i++) expect((await chat("sharded", "the same request")).status).toBe(200);
+    const after = await stats("sharded");
+    const grew = after.filter((s, i) => s.admitted > (before[i]?.admitted ?? 0));
+    expect(grew).toHaveLength(1);
+    expect((grew[0]?.admitted ?? 0) - (before[grew[0]?.shard ?? 0]?.admitted ?? 0)).toBe(6);
+  });
+
   it("spreads requests over the shards of a sharded deployment", async () => {
+    const before = await stats("sharded");
     for (let i = 0; i < 24; i++) expect((await chat("sharded", `s${i}`)).status).toBe(200);
     const shards = await stats("sharded");
     expect(shards).toHaveLength(4);
-    expect(shards.reduce((sum, s) => sum + s.admitted, 0)).toBe(24);
-    expect(shards.filter((s) => s.admitted > 0).length).toBeGreaterThanOrEqual(2);
+    const added = shards.map((s, i) => s.admitted - (before[i]?.admitted ?? 0));
+    expect(added.reduce((sum, n) => sum + n, 0)).toBe(24);
+    expect(added.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -64,7 +64,8 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         replicas: [r("computed")],
         maxOngoingRequests: 1,
         maxQueuedRequests: 30,
-        backpressure: { retryAfterS: 7 },
+        // Ray's cases check the RFC's drain formula, so this deployment names it (the default is booked_capacity).
+        backpressure: { retryAfterPolicy: "router_queue_drain_rate", retryAfterS: 7 },
         estimator: { intervalS: 0.2 },
       },
       streaming: { replicas: [r("streaming")], maxOngoingRequests: 4 },
@@ -118,7 +119,8 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         replicas: [r("restart")],
         maxOngoingRequests: 1,
         maxQueuedRequests: 20,
-        backpressure: { retryAfterS: 7 },
+        // The restart test checks hints against the RFC's drain formula, so it names that policy.
+        backpressure: { retryAfterPolicy: "router_queue_drain_rate", retryAfterS: 7 },
         estimator: { intervalS: 0.2 },
       },
     },

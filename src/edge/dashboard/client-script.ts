@@ -160,6 +160,7 @@ export const DASHBOARD_JS = `"use strict";
         admitted: tile(tiles, "admitted /s"),
         rejected: tile(tiles, "shed /s"),
         retry: tile(tiles, "last Retry-After"),
+        hinted: tile(tiles, "X: hinted retries admitted"),
         leases: tile(tiles, "in flight"),
         estimator: tile(tiles, "estimator"),
       },
@@ -273,6 +274,11 @@ export const DASHBOARD_JS = `"use strict";
       t.rejected.tile.classList.toggle("alert", shedRate > 0);
       var last = obs.length > 0 ? obs[obs.length - 1] : null;
       t.retry.value.textContent = last && last.suggestedS !== undefined ? fmt(last.suggestedS, 1) + " s" : "-";
+      // X, live: of the hinted requests that came back on time, the share admitted (all timings in the title).
+      var h = d.hintedRetries;
+      var onTime = h.admitted.on_time + h.refused.on_time;
+      t.hinted.value.textContent = onTime > 0 ? fmt((h.admitted.on_time / onTime) * 100, 0) + "%" : "-";
+      t.hinted.tile.title = "admitted " + JSON.stringify(h.admitted) + ", refused " + JSON.stringify(h.refused);
       t.leases.value.textContent = String(d.activeLeases);
       t.estimator.value.textContent = d.estimatorWarm ? "warm" : "cold";
     });

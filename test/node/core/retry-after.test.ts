@@ -4,6 +4,7 @@ import {
   DEFAULT_SATURATION_OPTIONS,
   decideRetryAfter,
   estimateRetryAfterS,
+  jitterWithin,
   type LoadSignals,
   type RetryAfterOptions,
   saturationFactor,
@@ -78,7 +79,7 @@ describe("computed estimate (saturation factor 1)", () => {
   it.each([
     [10, 5, 2],
     [1, 100, 1],
-    [1000, 1, 60],
+    [1000, 1, 54],
     [20, 4, 5],
   ])("%s queued at rate %s -> %s s at u=0.5", (depth, rate, expected) => {
     expect(decideRetryAfter(warm(depth, rate), noSat, u(0.5)).retryAfterS).toBe(expected);
@@ -88,6 +89,26 @@ describe("computed estimate (saturation factor 1)", () => {
     expect(decideRetryAfter(warm(1000, 1), noSat, u(0)).retryAfterS).toBe(48);
     expect(decideRetryAfter(warm(20, 4), noSat, u(0)).retryAfterS).toBe(4);
     expect(decideRetryAfter(warm(1, 100), noSat, u(0)).retryAfterS).toBe(1);
+  });
+
+  it("spec correction: no pile-up at the 60 s cap - above it, jitter draws below the cap, uniformly", () => {
+    // Clamping after jitter sent every draw above the cap to exactly 60 s (half the refusals of a long overload
+    // on one second). Now 1000 queued at rate 1 spreads over [48, 60] s.
+    const draws = Array.from({ length: 100 }, (_, i) => decideRetryAfter(warm(1000, 1), noSat, u(i / 100)));
+    const at60 = draws.filter((d) => (d.retryAfterMs as number) >= 60_000).length;
+    expect(at60).toBeLessThanOrEqual(1);
+    const ms = draws.map((d) => d.retryAfterMs as number);
+    expect(Math.min(...ms)).toBe(48_000);
+    expect(Math.max(...ms)).toBeGreaterThan(59_000);
+    expect(new Set(ms.map((v) => Math.floor(v / 1000))).size).toBeGreaterThanOrEqual(12);
+  });
+
+  it("jitterWithin keeps values inside [min, max] and is the plain jitter well below the cap", () => {
+    expect(jitterWithin(10, 0.2, 0, 1, 60)).toBe(8);
+    expect(jitterWithin(10, 0.2, 0.75, 1, 60)).toBeCloseTo(11);
+    expect(jitterWithin(1000, 0.2, 0.5, 1, 60)).toBeCloseTo(54);
+    expect(jitterWithin(0.1, 0.2, 0, 1, 60)).toBe(1);
+    expect(jitterWithin(100, 0.2, 0.5, 1, 120)).toBe(100); // 100 * 1.2 fits under 120: plain jitter
   });
 
   it("router_queue_drain_rate on an idle fleet with no backoff equals queue_drain_rate", () => {

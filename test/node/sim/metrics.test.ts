@@ -33,6 +33,8 @@ describe("metric definitions on hand-made traces", () => {
       attempts: [rejected(id * 1000, false), admitted(id * 1000 + 2000, true)],
       result: "served",
       completedAtMs: id * 1000 + 5000,
+      client: "openai_node" as const,
+      roundTripMs: 0,
       outputTokens: 10,
     }));
     const m = computeMetrics(trace(requests));
@@ -51,6 +53,8 @@ describe("metric definitions on hand-made traces", () => {
         attempts: [rejected(0, false), rejected(2000, true), admitted(4000, true)],
         result: "served",
         completedAtMs: 6000,
+        client: "openai_node" as const,
+        roundTripMs: 0,
         outputTokens: 1,
       },
       {
@@ -59,9 +63,19 @@ describe("metric definitions on hand-made traces", () => {
         attempts: [rejected(0, false), admitted(500, false)],
         result: "served",
         completedAtMs: 3000,
+        client: "openai_node" as const,
+        roundTripMs: 0,
         outputTokens: 1,
       },
-      { id: 2, arrivalMs: 0, attempts: [rejected(0, false), rejected(2000, true)], result: "gave_up", outputTokens: 1 },
+      {
+        id: 2,
+        arrivalMs: 0,
+        attempts: [rejected(0, false), rejected(2000, true)],
+        result: "gave_up",
+        client: "openai_node" as const,
+        roundTripMs: 0,
+        outputTokens: 1,
+      },
     ];
     const m = computeMetrics(trace(requests));
     expect(m.hintedRetries).toBe(3);
@@ -75,7 +89,16 @@ describe("metric definitions on hand-made traces", () => {
   it("no retries at all: X is n/a (null), not 0 or 1", () => {
     const m = computeMetrics(
       trace([
-        { id: 0, arrivalMs: 0, attempts: [admitted(0, false)], result: "served", completedAtMs: 1000, outputTokens: 1 },
+        {
+          id: 0,
+          arrivalMs: 0,
+          attempts: [admitted(0, false)],
+          result: "served",
+          completedAtMs: 1000,
+          client: "openai_node" as const,
+          roundTripMs: 0,
+          outputTokens: 1,
+        },
       ]),
     );
     expect(m.admittedRetryRate).toBeNull();

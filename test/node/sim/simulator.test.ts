@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { measureCapacity } from "../../../src/sim/capacity";
-import { retryDelay } from "../../../src/sim/client-model";
+import { CLIENT_PROFILES, retryDelay } from "../../../src/sim/client-model";
 import { evaluateScenario } from "../../../src/sim/evaluation";
 import { EventLoop } from "../../../src/sim/event-loop";
 import { computeMetrics } from "../../../src/sim/metrics";
@@ -32,18 +32,30 @@ describe("EventLoop", () => {
 
 describe("client model (OpenAI SDK retry rules)", () => {
   it("honours retry-after-ms, then Retry-After, in (0, 60] s", () => {
-    expect(retryDelay("honours_hints", { retryAfterMs: 2500, retryAfterS: 3 }, 0, () => 0)).toEqual({
+    expect(retryDelay(CLIENT_PROFILES.openai_python, { retryAfterMs: 2500, retryAfterS: 3 }, 0, () => 0)).toEqual({
       delayMs: 2500,
       hinted: true,
     });
-    expect(retryDelay("honours_hints", { retryAfterS: 60 }, 0, () => 0)).toEqual({ delayMs: 60_000, hinted: true });
+    expect(retryDelay(CLIENT_PROFILES.openai_python, { retryAfterS: 60 }, 0, () => 0)).toEqual({
+      delayMs: 60_000,
+      hinted: true,
+    });
   });
   it("falls back to 0.5 s x 2^n capped at 8 s, minus up to 25% jitter, for missing, zero or too long hints", () => {
-    expect(retryDelay("honours_hints", {}, 0, () => 0)).toEqual({ delayMs: 500, hinted: false });
-    expect(retryDelay("honours_hints", { retryAfterS: 0 }, 2, () => 0)).toEqual({ delayMs: 2000, hinted: false });
-    expect(retryDelay("honours_hints", { retryAfterS: 61 }, 10, () => 0)).toEqual({ delayMs: 8000, hinted: false });
-    expect(retryDelay("honours_hints", {}, 0, () => 1).delayMs).toBeCloseTo(375);
-    expect(retryDelay("backoff_only", { retryAfterMs: 1000 }, 1, () => 0)).toEqual({ delayMs: 1000, hinted: false });
+    expect(retryDelay(CLIENT_PROFILES.openai_python, {}, 0, () => 0)).toEqual({ delayMs: 500, hinted: false });
+    expect(retryDelay(CLIENT_PROFILES.openai_python, { retryAfterS: 0 }, 2, () => 0)).toEqual({
+      delayMs: 2000,
+      hinted: false,
+    });
+    expect(retryDelay(CLIENT_PROFILES.openai_python, { retryAfterS: 61 }, 10, () => 0)).toEqual({
+      delayMs: 8000,
+      hinted: false,
+    });
+    expect(retryDelay(CLIENT_PROFILES.openai_python, {}, 0, () => 1).delayMs).toBeCloseTo(375);
+    expect(retryDelay(CLIENT_PROFILES.backoff_only, { retryAfterMs: 1000 }, 1, () => 0)).toEqual({
+      delayMs: 1000,
+      hinted: false,
+    });
   });
 });
 

@@ -33,6 +33,8 @@ describe("fairness figures", () => {
       id,
       arrivalMs: 0,
       outputTokens: 1,
+      client: "openai_node",
+      roundTripMs: 0,
       result: served ? "served" : "gave_up",
       ...(served ? { completedAtMs: doneMs } : {}),
       attempts: [

@@ -1,0 +1,357 @@
+/** Tunables of the `booked_capacity` policy (measured in the simulator: docs/retry-policy.md). */
+export interface CapacityBookingOptions {
+  /** Seconds of future the ledger covers: the longest client horizon plus slack. */
+  ledgerS: number;
+  /** EWMA weight of the per-second fresh-arrival count (fresh: an attempt that claims no booking). */
+  freshAlpha: number;
+  /** The baseline of fresh arrivals is the lowest smoothed rate of the last `baselineWindowS` seconds. */
+  baselineWindowS: number;
+  /** Bookings per second never fall below this share of the drain rate (sustained overload). */
+  minRetryShare: number;
+  /** ...and never exceed this share (fresh arrivals keep the rest). */
+  maxRetryShare: number;
+  /** A booking holds queue room from `leadS` before its due instant to `heldLateS` after it... */
+  leadS: number;
+  heldLateS: number;
+  /** ...a retry may claim it from `earlyS` before the due instant (clock granularity)... */
+  earlyS: number;
+  /** ...and up to `lateS` after it (round trips, whole-second `Retry-After`); after that it lapses. */
+  lateS: number;
+  /** Most bookings kept at once (memory bound); the oldest are dropped beyond it. */
+  maxBookings: number;
+  /** Decay per resolved promise of the show-rate counts (shows and no-shows), so the rate follows the clients. */
+  showDecay: number;
+  /** The show rate assumed before any promise resolved, and its weight in promises. */
+  priorShowRate: number;
+  priorWeight: number;
+  /** Promises per second are at most this multiple of the retry capacity (overbooking for no-shows). */
+  maxOverbooking: number;
+  /**
+   * Trust in the forecast, in [minTrust, 1], scales the retry capacity: a promise kept (its retry admitted) adds
+   * `trustGain`, a promise broken (its retry refused) multiplies it by `trustLoss` - the forecast learns from
+   * the promises' outcomes instead of assuming the baseline returns.
+   */
+  minTrust: number;
+  trustGain: number;
+  trustLoss: number;
+}
+
+export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
+  ledgerS: 125,
+  freshAlpha: 0.1,
+  baselineWindowS: 60,
+  minRetryShare: 0,
+  maxRetryShare: 1,
+  leadS: 1,
+  heldLateS: 0.5,
+  earlyS: 1,
+  lateS: 3,
+  maxBookings: 65_536,
+  showDecay: 0.995,
+  maxOverbooking: 2,
+  priorShowRate: 0.9,
+  priorWeight: 10,
+  minTrust: 0.2,
+  trustGain: 0.02,
+  trustLoss: 0.85,
+};
+
+/** A promise made to one request: come back at `dueMs`. */
+interface Booking {
+  dueMs: number;
+  second: number;
+  /** Whether it took capacity in the ledger (an overflow hint is a best effort, not a promise). */
+  promised: boolean;
+}
+
+/** The hint for one refusal: the delay and whether it is a promise (capacity booked) or a best effort. */
+export interface BookedHint {
+  delayS: number;
+  promised: boolean;
+}
+
+/**
+ * The ledger of the `booked_capacity` policy: the retries this router has promised, counted per second of the
+ * future and keyed by the request's fingerprint (a hash of the client's credential, method, path and body,
+ * computed by the Worker), plus a forecast of fresh arrivals.
+ *
+ * Why it exists: a hint of "when the current queue drains" sends a refused client back while a burst is still
+ * arriving. This ledger instead hands out *future capacity*: of each future second's drain, the share the
+ * baseline of fresh arrivals leaves free (`drainRate - baseline`, within [minRetryShare, maxRetryShare] of the
+ * drain rate), minus the retries already promised that second. A refused request gets the earliest second with
+ * room within its client's horizon; the promise is bound to its fingerprint, so only that request's own retry
+ * can take the room held for it. When no second within the horizon has room, the hint is a best effort spread
+ * over the second half of the horizon (never stacked on the cap) and nothing is booked.
+ *
+ * The drain rate is read at each hint: when it falls, new promises plan on the lower rate (the schedule
+ * shrinks), and the room held for promises already made is capped by the router.
+ *
+ * Pure: time and randomness are parameters. Each operation is O(log n) or O(ledgerS).
+ *
+ * @example
+ * ```ts
+ * const ledger = new CapacityBooking(DEFAULT_CAPACITY_BOOKING_OPTIONS, 0);
+ * ledger.onFresh(0);
+ * const hint = ledger.hint(0, { queueDepth: 10, drainRate: 10 }, 60, () => 0.5); // { delayS: ~1.5, promised: true }
+ * ledger.book("fp-a", 0, hint as BookedHint);
+ * ledger.claim("fp-b", 1_500); // false: not its booking
+ * ledger.claim("fp-a", 1_500); // true
+ * ```
+ */
+export class CapacityBooking {
+  private readonly buckets: Float64Array;
+  private readonly size: number;
+  /** Absolute second of the current time, as of the last advance. */
+  private current: number;
+  private readonly bookings = new Map<string, Booking>();
+  /** Every booking by due instant, so lapsed ones are found in O(log n) (entries of replaced bookings are skipped). */
+  private readonly byDue = new DueHeap();
+  private freshInInterval = 0;
+  private smoothed: number | undefined;
+  /** The smoothed fresh rate of each of the last `baselineWindowS` seconds (a ring). */
+  private readonly recentRates: Float64Array;
+  private recentCount = 0;
+  /** Decayed counts of promises claimed on time and of promises that lapsed (starting from the prior). */
+  private shows: number;
+  private noShows: number;
+  private trustLevel = 1;
+
+  constructor(
+    private readonly options: CapacityBookingOptions,
+    nowMs: number,
+  ) {
+    this.size = options.ledgerS + Math.ceil(options.lateS) + 2;
+    this.buckets = new Float64Array(this.size);
+    this.recentRates = new Float64Array(Math.max(1, options.baselineWindowS));
+    this.current = Math.floor(nowMs / 1000);
+    this.shows = options.priorShowRate * options.priorWeight;
+    this.noShows = (1 - options.priorShowRate) * options.priorWeight;
+  }
+
+  /** The fresh-arrival baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */
+  get baseline(): number | undefined {
+    if (this.recentCount === 0) return undefined;
+    let low = Number.POSITIVE_INFINITY;
+    const n = Math.min(this.recentCount, this.recentRates.length);
+    for (let i = 0; i < n; i++) low = Math.min(low, this.recentRates[i] as number);
+    return low;
+  }
+
+  /**
+   * The share of promises their clients come back to claim (decayed counts): backoff-only clients and no-shows
+   * never do. Promised room is scaled by it, and promises per second are overbooked by its inverse.
+   */
+  get showRate(): number {
+    return this.shows / (this.shows + this.noShows);
+  }
+
+  /** The forecast's trust, in [minTrust, 1] (see `CapacityBookingOptions.minTrust`). */
+  get trust(): number {
+    return this.trustLevel;
+  }
+
+  /** A claimed promise's outcome: its retry was admitted (kept) or refused (broken). */
+  kept(admitted: boolean): void {
+    const { minTrust, trustGain, trustLoss } = this.options;
+    this.trustLevel = admitted
+      ? Math.min(1, this.trustLevel + trustGain)
+      : Math.max(minTrust, this.trustLevel * trustLoss);
+  }
+
+  /** Promises not yet claimed or lapsed. */
+  get outstanding(): number {
+    return this.bookings.size;
+  }
+
+  /** Promised retries in the second starting `offsetS` from now (tests and stats). */
+  promisedAt(nowMs: number, offsetS: number): number {
+    this.advance(nowMs);
+    return this.buckets[this.slot(this.current + offsetS)] ?? 0;
+  }
+
+  /** Counts an attempt that claimed no booking (a first attempt, or a retry nobody promised room to). */
+  onFresh(nowMs: number): void {
+    this.advance(nowMs);
+    this.freshInInterval += 1;
+  }
+
+  /**
+   * The request with this fingerprint returns: it takes its own booking if one is due (from `earlyS` before its
+   * due instant to `lateS` after it). Any other request - whatever headers it sends - takes nothing.
+   */
+  claim(fingerprint: string | undefined, nowMs: number): boolean {
+    this.advance(nowMs);
+    if (fingerprint === undefined) return false;
+    const booking = this.bookings.get(fingerprint);
+    if (!booking) return false;
+    if (nowMs < booking.dueMs - this.options.earlyS * 1000) return false;
+    this.release(fingerprint, booking);
+    const onTime = nowMs <= booking.dueMs + this.options.lateS * 1000;
+    if (booking.promised) this.resolve(onTime);
+    return onTime;
+  }
+
+  private resolve(showed: boolean): void {
+    const d = this.options.showDecay;
+    this.shows = this.shows * d + (showed ? 1 : 0);
+    this.noShows = this.noShows * d + (showed ? 0 : 1);
+  }
+
+  /** Whether this fingerprint holds a promise (claimable now or later). */
+  holds(fingerprint: string | undefined): boolean {
+    return fingerprint !== undefined && this.bookings.has(fingerprint);
+  }
+
+  /**
+   * Queue room held now: the promises due from `heldLateS` ago to `leadS` ahead, times the show rate (the
+   * promises expected to be claimed). Buckets are whole seconds; the window's edge seconds count pro rata.
+   */
+  heldRoom(nowMs: number): number {
+    this.advance(nowMs);
+    const fromS = nowMs / 1000 - this.options.heldLateS;
+    const toS = nowMs / 1000 + this.options.leadS;
+    let room = 0;
+    for (let s = Math.floor(fromS); s < toS; s++) {
+      const overlap = Math.min(s + 1, toS) - Math.max(s, fromS);
+      if (overlap > 0) room += (this.buckets[this.slot(s)] ?? 0) * overlap;
+    }
+    // Whole places: a promise expected at all holds its place (a fraction would let the place go).
+    return Math.max(0, Math.ceil(room * this.showRate - 1e-9));
+  }
+
+  /**
+   * The hint for a refusal now: a point inside the earliest second at or after the queue's drain
+   * (`queueDepth / drainRate`, at least 1 s away) whose promises are below the retry capacity, within
+   * `horizonS`; else a best effort uniform in [horizonS / 2, horizonS]. `undefined` when the drain rate is
+   * unusable (the ladder falls back).
+   */
+  hint(
+    nowMs: number,
+    signals: { queueDepth: number; drainRate: number | undefined },
+    horizonS: number,
+    random: () => number,
+  ): BookedHint | undefined {
+    const rate = signals.drainRate;
+    if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
+    this.advance(nowMs);
+    const { minRetryShare, maxRetryShare } = this.options;
+    const spare = rate - (this.baseline ?? 0);
+    const retryCapacity = Math.min(rate * maxRetryShare, Math.max(spare, rate * minRetryShare));
+    const capacity = retryCapacity * this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
+    const nowS = nowMs / 1000;
+    const horizon = Math.max(1, Math.min(horizonS, this.options.ledgerS - 1));
+    const first = Math.ceil(nowS + Math.max(1, signals.queueDepth / rate));
+    const last = Math.floor(nowS + horizon) - 1;
+    for (let s = first; s <= last; s++) {
+      if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) {
+        const start = Math.max(s, nowS + 1);
+        const end = Math.min(s + 1, nowS + horizon);
+        return { delayS: start - nowS + random() * Math.max(0, end - start), promised: true };
+      }
+    }
+    return { delayS: horizon * (0.5 + 0.5 * random()), promised: false };
+  }
+
+  /** Records the hint actually sent to the request with this fingerprint (a new hint replaces an older one). */
+  book(fingerprint: string | undefined, nowMs: number, hint: BookedHint): void {
+    this.advance(nowMs);
+    if (fingerprint === undefined || !(hint.delayS >= 0)) return;
+    const old = this.bookings.get(fingerprint);
+    if (old) this.release(fingerprint, old);
+    const dueMs = nowMs + hint.delayS * 1000;
+    const second = Math.floor(dueMs / 1000);
+    if (second - this.current >= this.options.ledgerS) return;
+    if (this.bookings.size >= this.options.maxBookings) {
+      const oldest = this.bookings.keys().next().value as string;
+      this.release(oldest, this.bookings.get(oldest) as Booking);
+    }
+    const booking = { dueMs, second, promised: hint.promised };
+    this.bookings.set(fingerprint, booking);
+    this.byDue.push(dueMs, fingerprint, booking);
+    if (hint.promised) this.buckets[this.slot(second)] = (this.buckets[this.slot(second)] ?? 0) + 1;
+  }
+
+  private release(fingerprint: string, booking: Booking): void {
+    this.bookings.delete(fingerprint);
+    if (!booking.promised || booking.second < this.current - Math.ceil(this.options.lateS) - 1) return;
+    const slot = this.slot(booking.second);
+    this.buckets[slot] = Math.max(0, (this.buckets[slot] ?? 0) - 1);
+  }
+
+  private slot(second: number): number {
+    return ((second % this.size) + this.size) % this.size;
+  }
+
+  /** Moves to `nowMs`: each elapsed second closes a fresh-rate interval; lapsed seconds are cleared. */
+  private advance(nowMs: number): void {
+    const now = Math.floor(nowMs / 1000);
+    if (now <= this.current) return;
+    const elapsed = now - this.current;
+    const keep = Math.ceil(this.options.lateS) + 1;
+    for (let k = 0; k < Math.min(elapsed, this.size); k++) this.buckets[this.slot(this.current - keep + k)] = 0;
+    for (let k = 0; k < Math.min(elapsed, this.recentRates.length); k++) {
+      const sample = k === 0 ? this.freshInInterval : 0;
+      const { freshAlpha } = this.options;
+      this.smoothed = this.smoothed === undefined ? sample : freshAlpha * sample + (1 - freshAlpha) * this.smoothed;
+      this.recentRates[this.recentCount % this.recentRates.length] = this.smoothed;
+      this.recentCount += 1;
+    }
+    this.freshInInterval = 0;
+    this.current = now;
+    // Lapsed promises leave the map as time passes: their clients did not come back (a no-show).
+    const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
+    for (let head = this.byDue.peek(); head && head.dueMs < lapsedBeforeMs; head = this.byDue.peek()) {
+      this.byDue.pop();
+      if (this.bookings.get(head.fingerprint) !== head.booking) continue; // claimed or replaced since
+      this.bookings.delete(head.fingerprint);
+      if (head.booking.promised) this.resolve(false);
+    }
+  }
+}
+
+interface DueEntry {
+  dueMs: number;
+  fingerprint: string;
+  booking: Booking;
+}
+
+/** A binary min-heap of bookings by due instant. */
+class DueHeap {
+  private readonly items: DueEntry[] = [];
+
+  peek(): DueEntry | undefined {
+    return this.items[0];
+  }
+
+  push(dueMs: number, fingerprint: string, booking: Booking): void {
+    const a = this.items;
+    const entry = { dueMs, fingerprint, booking };
+    let i = a.push(entry) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((a[parent] as DueEntry).dueMs <= dueMs) break;
+      a[i] = a[parent] as DueEntry;
+      i = parent;
+    }
+    a[i] = entry;
+  }
+
+  pop(): DueEntry | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length === 0 || last === undefined) return top;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= a.length) break;
+      const right = left + 1;
+      const child = right < a.length && (a[right] as DueEntry).dueMs < (a[left] as DueEntry).dueMs ? right : left;
+      if ((a[child] as DueEntry).dueMs >= last.dueMs) break;
+      a[i] = a[child] as DueEntry;
+      i = child;
+    }
+    a[i] = last;
+    return top;
+  }
+}

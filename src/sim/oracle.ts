@@ -1,0 +1,160 @@
+import { drawClient } from "./client-mix";
+import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
+import { randomStream } from "./random-streams";
+import { type Scenario, trafficDurationS } from "./scenario";
+import type { WorkloadRequest } from "./workload";
+
+/** The oracle's figures for one scenario (pooled over seeds like the policies'). */
+export interface OracleResult {
+  requests: number;
+  served: number;
+  servedFraction: number;
+  servedWithinS: CompletionCurve;
+  /** How the oracle was computed, for the report. */
+  model: string;
+}
+
+/** The longest single hint the oracle may give a client that honours any value (the span of a run bounds it too). */
+export const ORACLE_MAX_HINT_S = 120;
+
+/** Binary min-heap of [key, value] pairs. */
+class PairHeap {
+  private readonly items: [number, number][] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  peekKey(): number | undefined {
+    return this.items[0]?.[0];
+  }
+  push(key: number, value: number): void {
+    const a = this.items;
+    a.push([key, value]);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if ((a[p] as [number, number])[0] <= key) break;
+      [a[i], a[p]] = [a[p] as [number, number], a[i] as [number, number]];
+      i = p;
+    }
+  }
+  pop(): [number, number] | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length === 0 || !last) return top;
+    a[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < a.length && (a[l] as [number, number])[0] < (a[m] as [number, number])[0]) m = l;
+      if (r < a.length && (a[r] as [number, number])[0] < (a[m] as [number, number])[0]) m = r;
+      if (m === i) break;
+      [a[i], a[m]] = [a[m] as [number, number], a[i] as [number, number]];
+      i = m;
+    }
+    return top;
+  }
+}
+
+/**
+ * The best any hint policy could do for a scenario's clients, offline, from the same arrivals and the same
+ * clients (style and round trip, drawn exactly as the simulation draws them).
+ *
+ * Model: the fleet starts requests at its measured capacity (one start every 1 / capacity seconds while anyone
+ * is waiting; the rate falls with the replicas lost). A request may start from the moment its first attempt
+ * reaches the router until its client's last chance: the queue's drain time (what a queue could hold it) plus,
+ * per retry it will make, the longest hint it honours (at most {@link ORACLE_MAX_HINT_S}; backoff-only clients
+ * the SDK backoff; no-shows none). Among the requests that may start, the one whose last chance comes first
+ * starts (earliest deadline first: with unit jobs, the most requests served). A request completes a service time
+ * (fleet slots / capacity, Little's law at full load) plus half its round trip after it starts.
+ *
+ * @example
+ * ```ts
+ * const oracle = computeOracle(scenario, workload, measureCapacity(scenario));
+ * oracle.servedFraction; // e.g. 0.99
+ * ```
+ */
+export function computeOracle(
+  scenario: Scenario,
+  workload: readonly WorkloadRequest[],
+  capacityRps: number,
+): Omit<OracleResult, "model"> {
+  const slots = scenario.fleet.replicas.reduce((s, g) => s + g.count, 0) * scenario.fleet.maxOngoingRequests;
+  const serviceS = slots / capacityRps;
+  const queueS = Math.min(
+    scenario.router.queueTimeoutS,
+    (scenario.router.maxQueuedRequests * scenario.router.shards) / capacityRps,
+  );
+  const speeds = scenario.fleet.replicas.flatMap((g) => Array.from({ length: g.count }, () => g.speed));
+  const totalSpeed = speeds.reduce((s, v) => s + v, 0);
+  const loss = scenario.fleet.loss;
+  const lostSpeed = loss ? speeds.slice(-loss.replicas).reduce((s, v) => s + v, 0) : 0;
+  const rateAt = (tS: number) =>
+    loss && tS >= loss.atS ? capacityRps * ((totalSpeed - lostSpeed) / totalSpeed) : capacityRps;
+  const w2r = scenario.clients.workerToRouterMs / 1000;
+  const jobs = workload.map((request) => {
+    const client = drawClient(scenario.clients, randomStream(scenario.seed, "client-kind", request.id));
+    const retries = client.profile.maxRetries ?? scenario.client.maxRetries;
+    const oneWayS = client.roundTripMs / 2000 + w2r;
+    let waitS = 0;
+    for (let n = 0; n < retries; n++)
+      waitS +=
+        client.profile.honoursUpToS > 0
+          ? Math.min(client.profile.honoursUpToS, ORACLE_MAX_HINT_S)
+          : Math.min(0.5 * 2 ** n, 8) + 2 * oneWayS;
+    const release = request.arrivalMs / 1000 + oneWayS;
+    return { arrival: request.arrivalMs / 1000, release, deadline: release + queueS + waitS, tail: oneWayS };
+  });
+  jobs.sort((a, b) => a.release - b.release);
+  const endS = trafficDurationS(scenario) + scenario.tailS;
+  const heap = new PairHeap();
+  const times: number[] = [];
+  let next = 0;
+  let t = 0;
+  while (t <= endS) {
+    while (next < jobs.length && (jobs[next] as (typeof jobs)[number]).release <= t) {
+      heap.push((jobs[next] as (typeof jobs)[number]).deadline, next);
+      next += 1;
+    }
+    while (heap.size > 0 && (heap.peekKey() as number) < t) heap.pop();
+    const top = heap.pop();
+    if (top === undefined) {
+      if (next >= jobs.length) break;
+      t = Math.max(t, (jobs[next] as (typeof jobs)[number]).release);
+      continue;
+    }
+    const job = jobs[top[1]] as (typeof jobs)[number];
+    const done = t + serviceS + job.tail;
+    if (done <= endS) times.push(done - job.arrival);
+    t += 1 / rateAt(t);
+  }
+  const total = workload.length;
+  return {
+    requests: total,
+    served: times.length,
+    servedFraction: total > 0 ? times.length / total : 0,
+    servedWithinS: Object.fromEntries(
+      COMPLETION_HORIZONS_S.map((h) => [String(h), total > 0 ? times.filter((x) => x <= h).length / total : 0]),
+    ),
+  };
+}
+
+/** Pools per-seed oracle results (request-weighted). */
+export function poolOracles(results: readonly Omit<OracleResult, "model">[]): OracleResult {
+  const requests = results.reduce((s, r) => s + r.requests, 0);
+  const served = results.reduce((s, r) => s + r.served, 0);
+  const curve: CompletionCurve = {};
+  for (const h of COMPLETION_HORIZONS_S)
+    curve[String(h)] =
+      requests > 0 ? results.reduce((s, r) => s + (r.servedWithinS[String(h)] ?? 0) * r.requests, 0) / requests : 0;
+  return {
+    requests,
+    served,
+    servedFraction: requests > 0 ? served / requests : 0,
+    servedWithinS: curve,
+    model:
+      "earliest-deadline-first over the fleet's measured capacity; each request's window: queue drain time plus, per retry, the longest hint its client honours (<= 120 s), SDK backoff for backoff-only clients, none for no-shows",
+  };
+}

@@ -1,0 +1,64 @@
+import type { PolicyResult, ScenarioResult } from "./evaluation";
+import { COMPLETION_HORIZONS_S } from "./metrics";
+
+/** Issue 15's simulator targets for the default policy, checked per scenario (or sweep point). */
+export interface TargetCheck {
+  scenario: string;
+  /** Per horizon: the default's served-within share minus the best other policy's (negative: it loses). */
+  curveGap: Record<string, number>;
+  /** The horizon where the default loses most, and by how much. */
+  worstCurveGap: { horizonS: number; gap: number; bestOther: string };
+  /** Final served share: default minus the best other policy's, and the oracle's minus the default's. */
+  servedGap: number;
+  oracleGap: number;
+  /** Attempts per offered request: default minus static 30 s's. */
+  attemptsVsStatic30: number;
+  met: { curve: boolean; served: boolean; oracle: boolean; attempts: boolean };
+}
+
+/** The tolerances of the targets (fractions): curve within 2 points, served within 1, oracle within 5. */
+export const TARGET_TOLERANCE = { curve: 0.02, served: 0.01, oracle: 0.05 } as const;
+
+const curveOf = (p: PolicyResult, h: number) => p.metrics.servedWithinS[String(h)] ?? 0;
+
+/**
+ * The default policy against every other policy of a scenario's result, on issue 15's targets.
+ *
+ * @example
+ * ```ts
+ * const check = checkTargets(result);
+ * check.met.curve; // true when the default is within 2 points of the best other policy at every horizon
+ * ```
+ */
+export function checkTargets(result: ScenarioResult): TargetCheck {
+  const def = result.policies.find((p) => p.id === result.defaultPolicy);
+  if (!def) throw new Error(`no result for the default policy ${result.defaultPolicy}`);
+  const others = result.policies.filter((p) => p.id !== def.id);
+  const curveGap: Record<string, number> = {};
+  let worst = { horizonS: COMPLETION_HORIZONS_S[0] as number, gap: Number.POSITIVE_INFINITY, bestOther: "" };
+  for (const h of COMPLETION_HORIZONS_S) {
+    const best = others.reduce((a, b) => (curveOf(b, h) > curveOf(a, h) ? b : a));
+    const gap = curveOf(def, h) - curveOf(best, h);
+    curveGap[String(h)] = gap;
+    if (gap < worst.gap) worst = { horizonS: h, gap, bestOther: best.id };
+  }
+  const bestServed = Math.max(...others.map((p) => p.metrics.servedFraction));
+  const static30 = result.policies.find((p) => p.id === "static-30");
+  const servedGap = def.metrics.servedFraction - bestServed;
+  const oracleGap = result.oracle.servedFraction - def.metrics.servedFraction;
+  const attemptsVsStatic30 = static30 ? def.metrics.attemptsPerOffered - static30.metrics.attemptsPerOffered : 0;
+  return {
+    scenario: result.name,
+    curveGap,
+    worstCurveGap: worst,
+    servedGap,
+    oracleGap,
+    attemptsVsStatic30,
+    met: {
+      curve: worst.gap >= -TARGET_TOLERANCE.curve,
+      served: servedGap >= -TARGET_TOLERANCE.served,
+      oracle: oracleGap <= TARGET_TOLERANCE.oracle,
+      attempts: attemptsVsStatic30 <= 1e-9,
+    },
+  };
+}

@@ -1,0 +1,265 @@
+import { describe, expect, it } from "vitest";
+import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../../../src/core/capacity-booking";
+import { clientHorizonS } from "../../../src/core/client-horizon";
+import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
+import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
+import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { parseConfig } from "../../../src/edge/config";
+
+const opts = DEFAULT_CAPACITY_BOOKING_OPTIONS;
+
+/** A ledger that has seen `freshPerS` fresh arrivals a second for `seconds` seconds. */
+function ledgerWithBaseline(freshPerS: number, seconds: number): CapacityBooking {
+  const ledger = new CapacityBooking(opts, 0);
+  for (let s = 0; s < seconds; s++) for (let k = 0; k < freshPerS; k++) ledger.onFresh(s * 1000 + 1);
+  return ledger;
+}
+
+describe("CapacityBooking (the booked_capacity ledger)", () => {
+  it("spreads a burst of refusals over future seconds, the spare capacity of each (drain minus baseline)", () => {
+    const ledger = ledgerWithBaseline(4, 30); // baseline 4/s
+    const nowMs = 30_000;
+    const hints = Array.from({ length: 24 }, (_, i) => {
+      const hint = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+      if (!hint) throw new Error("no hint");
+      ledger.book(`r${i}`, nowMs, hint);
+      return hint;
+    });
+    expect(hints.every((h) => h.promised)).toBe(true);
+    const perSecond = new Map<number, number>();
+    for (const h of hints) perSecond.set(Math.floor(h.delayS), (perSecond.get(Math.floor(h.delayS)) ?? 0) + 1);
+    // Spare = 10 - 4 = 6 promises a second: 24 refusals take four seconds, starting 1 s away.
+    expect([...perSecond.keys()].sort((a, b) => a - b)).toEqual([1, 2, 3, 4]);
+    for (const n of perSecond.values()) expect(n).toBeLessThanOrEqual(Math.ceil(6 / 0.5));
+    expect(Math.min(...hints.map((h) => h.delayS))).toBeGreaterThanOrEqual(1);
+  });
+
+  it("starts after the current queue's drain", () => {
+    const ledger = ledgerWithBaseline(0, 5);
+    const hint = ledger.hint(5_000, { queueDepth: 50, drainRate: 10 }, 60, () => 0);
+    expect(hint?.delayS).toBeGreaterThanOrEqual(5);
+    expect(hint?.delayS).toBeLessThan(6.01);
+  });
+
+  it("a promise is claimed only by its own fingerprint, within [due - 1 s, due + 3 s]", () => {
+    const ledger = ledgerWithBaseline(0, 5);
+    ledger.book("mine", 5_000, { delayS: 10, promised: true });
+    expect(ledger.claim("someone-else", 15_000)).toBe(false);
+    expect(ledger.claim(undefined, 15_000)).toBe(false);
+    expect(ledger.claim("mine", 13_000)).toBe(false); // 2 s early: not yet
+    expect(ledger.holds("mine")).toBe(true);
+    expect(ledger.claim("mine", 15_400)).toBe(true);
+    expect(ledger.holds("mine")).toBe(false);
+    expect(ledger.claim("mine", 15_500)).toBe(false); // taken once
+
+    ledger.book("late", 20_000, { delayS: 5, promised: true });
+    expect(ledger.claim("late", 28_500)).toBe(false); // 3.5 s late: lapsed
+  });
+
+  it("holds room for promises due now (scaled by the show rate), none for best-effort hints", () => {
+    const ledger = ledgerWithBaseline(0, 5);
+    for (let i = 0; i < 4; i++) ledger.book(`p${i}`, 5_000, { delayS: 10.5, promised: true });
+    ledger.book("effort", 5_000, { delayS: 10.5, promised: false });
+    expect(ledger.heldRoom(5_000)).toBe(0);
+    const held = ledger.heldRoom(15_200);
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(Math.ceil(4 * ledger.showRate));
+  });
+
+  it("when no second within the horizon has room: a best effort spread over its second half, nothing booked", () => {
+    const ledger = ledgerWithBaseline(9, 30); // baseline 9/s of a 10/s drain: 1/s left for retries
+    const nowMs = 30_000;
+    let effort = 0;
+    const delays: number[] = [];
+    for (let i = 0; i < 400; i++) {
+      const hint = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => (i % 10) / 10);
+      if (!hint) throw new Error("no hint");
+      ledger.book(`r${i}`, nowMs, hint);
+      if (!hint.promised) {
+        effort += 1;
+        delays.push(hint.delayS);
+      }
+    }
+    expect(effort).toBeGreaterThan(200);
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(30);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(60);
+    expect(new Set(delays.map(Math.floor)).size).toBeGreaterThanOrEqual(5); // spread, not stacked on the cap
+  });
+
+  it("a client with a longer horizon is promised a second beyond 60 s rather than a best effort", () => {
+    const ledger = ledgerWithBaseline(9, 30);
+    const nowMs = 30_000;
+    for (let i = 0; i < 400; i++) {
+      const hint = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+      if (hint) ledger.book(`r${i}`, nowMs, hint);
+    }
+    const node = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, clientHorizonS({ lang: "js" }), () => 0.5);
+    expect(node?.promised).toBe(true);
+    expect(node?.delayS).toBeGreaterThan(59);
+    expect(node?.delayS).toBeLessThanOrEqual(120);
+  });
+
+  it("the baseline is the lowest smoothed fresh rate of the last minute: a burst does not raise it", () => {
+    const ledger = ledgerWithBaseline(4, 60);
+    for (let s = 60; s < 70; s++) for (let k = 0; k < 30; k++) ledger.onFresh(s * 1000 + 1);
+    ledger.onFresh(70_001);
+    expect(ledger.baseline).toBeGreaterThan(3);
+    expect(ledger.baseline).toBeLessThan(4.5);
+  });
+
+  it("broken promises lower the trust (fewer promises a second); kept ones restore it", () => {
+    const ledger = ledgerWithBaseline(0, 5);
+    for (let i = 0; i < 10; i++) ledger.kept(false);
+    expect(ledger.trust).toBeCloseTo(Math.max(opts.minTrust, opts.trustLoss ** 10));
+    for (let i = 0; i < 200; i++) ledger.kept(true);
+    expect(ledger.trust).toBe(1);
+  });
+
+  it("promises that lapse unclaimed lower the show rate; memory stays bounded", () => {
+    const small = new CapacityBooking({ ...opts, maxBookings: 50 }, 0);
+    for (let i = 0; i < 200; i++) small.book(`r${i}`, 0, { delayS: 2 + (i % 5), promised: true });
+    expect(small.outstanding).toBe(50);
+    small.onFresh(30_000); // time passes: every promise lapses
+    expect(small.outstanding).toBe(0);
+    expect(small.showRate).toBeLessThan(0.2); // from the prior 0.9
+  });
+
+  it("no usable drain rate: no hint (the ladder falls back)", () => {
+    const ledger = new CapacityBooking(opts, 0);
+    expect(ledger.hint(0, { queueDepth: 3, drainRate: undefined }, 60, () => 0.5)).toBeUndefined();
+    expect(ledger.hint(0, { queueDepth: 3, drainRate: 0 }, 60, () => 0.5)).toBeUndefined();
+  });
+});
+
+describe("RouterCore with booked_capacity", () => {
+  function setup(overrides: Partial<RouterOptions> = {}) {
+    let now = 0;
+    const options: RouterOptions = {
+      replicas: ["a"],
+      maxOngoingRequests: 1,
+      maxQueuedRequests: 5,
+      queueTimeoutMs: 600_000,
+      leaseTimeoutMs: 600_000,
+      statusCode: 429,
+      retryAfter: {
+        retryAfterPolicy: "booked_capacity",
+        retryAfterS: undefined,
+        jitter: 0.2,
+        saturation: DEFAULT_SATURATION_OPTIONS,
+      },
+      drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
+      booking: { queueDelayTargetS: undefined, standingIntervalS: 10, maxHeldRoomShare: 1 },
+      ...overrides,
+    };
+    const core = new RouterCore(options, { now: () => now }, () => 0.5);
+    const placeOne = () => {
+      const plan = core.beginRound();
+      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+      const outcome = plan ? core.finishRound(plan) : undefined;
+      if (outcome?.kind === "placed") core.release(outcome.ticket);
+    };
+    let n = 0;
+    /** Two drains a second for 4 s, a fresh submit after each: a warm estimator, a full queue, a low baseline. */
+    const warm = () => {
+      for (let i = 0; i < 8; i++) {
+        now += 500;
+        placeOne();
+        core.submit(`w${n++}`, { fingerprint: `w${n}` });
+      }
+      while (core.queueDepth < 5) core.submit(`w${n++}`, { fingerprint: `w${n}` });
+    };
+    return { core, tick: (ms: number) => (now += ms), placeOne, warm };
+  }
+
+  it("is the default policy", () => {
+    expect(RETRY_AFTER_POLICIES).toContain("booked_capacity");
+    const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
+    expect(config.deployments.m?.backpressure.retryAfterPolicy).toBe("booked_capacity");
+  });
+
+  it("a forged x-stainless-retry-count on a first attempt claims no booking; the booked request gets its room", () => {
+    const { core, warm, tick, placeOne } = setup();
+    warm();
+    const refused = core.submit("victim.0", { fingerprint: "victim" });
+    if (refused.kind !== "rejected") throw new Error("expected a refusal");
+    const hintMs = refused.rejection.decision.retryAfterMs as number;
+    tick(hintMs);
+    while (core.queueDepth > 4) placeOne();
+    // One place is left, and it is held for the victim's promise: a first attempt claiming to be a retry is refused.
+    const forged = core.submit("attacker.0", { fingerprint: "attacker", retry: true });
+    expect(forged.kind).toBe("rejected");
+    expect(core.submit("victim.1", { fingerprint: "victim" }).kind).toBe("queued");
+  });
+
+  it("a client without SDK headers claims its promise the same way (by fingerprint)", () => {
+    const { core, warm, tick, placeOne } = setup();
+    warm();
+    const refused = core.submit("curl.0", { fingerprint: "curl" });
+    if (refused.kind !== "rejected") throw new Error("expected a refusal");
+    tick(Math.ceil((refused.rejection.decision.retryAfterMs as number) / 1000) * 1000); // whole-second Retry-After
+    while (core.queueDepth > 4) placeOne();
+    expect(core.submit("fresh", { fingerprint: "fresh" }).kind).toBe("rejected");
+    expect(core.submit("curl.1", { fingerprint: "curl" }).kind).toBe("queued");
+  });
+
+  it("is work-conserving: nothing waiting and a free replica slot, a request is admitted whatever room is held", () => {
+    const { core, warm, tick, placeOne } = setup();
+    warm();
+    for (let i = 0; i < 5; i++) core.submit(`b${i}`, { fingerprint: `b${i}` }); // promises held soon
+    tick(1_500);
+    while (core.queueDepth > 0) placeOne(); // drained; the replica's slot was released
+    expect(core.submit("now", { fingerprint: "now" }).kind).toBe("queued");
+  });
+
+  it("counts hinted requests that come back, by outcome and timing (X in production)", () => {
+    const { core, warm, tick, placeOne } = setup();
+    warm();
+    const refused = core.submit("x.0", { fingerprint: "x" });
+    if (refused.kind !== "rejected") throw new Error("expected a refusal");
+    tick(refused.rejection.decision.retryAfterMs as number);
+    while (core.queueDepth > 4) placeOne();
+    core.submit("x.1", { fingerprint: "x" });
+    const early = core.submit("y.0", { fingerprint: "y" });
+    expect(early.kind).toBe("rejected");
+    core.submit("y.1", { fingerprint: "y" }); // at once: early
+    const counts = core.stats().hintedRetries;
+    expect(counts.admitted.on_time).toBe(1);
+    expect(counts.refused.early + counts.admitted.early).toBe(1);
+  });
+
+  it("a known openai-node client may be told more than 60 s; others never", () => {
+    const { core, warm } = setup({ maxQueuedRequests: 5 });
+    warm();
+    let max = 0;
+    let maxNode = 0;
+    for (let i = 0; i < 300; i++) {
+      const r = core.submit(`p${i}`, { fingerprint: `p${i}` });
+      if (r.kind === "rejected") max = Math.max(max, r.rejection.decision.retryAfterMs ?? 0);
+      const js = core.submit(`j${i}`, { fingerprint: `j${i}`, clientHorizonS: 120 });
+      if (js.kind === "rejected") maxNode = Math.max(maxNode, js.rejection.decision.retryAfterMs ?? 0);
+    }
+    expect(max).toBeLessThanOrEqual(60_000);
+    expect(maxNode).toBeGreaterThan(60_000);
+    expect(maxNode).toBeLessThanOrEqual(120_000);
+  });
+
+  it("with a queue-delay target, a standing queue is cut to the target's depth", () => {
+    const { core, tick, placeOne } = setup({
+      maxQueuedRequests: 100,
+      booking: { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0.5 },
+    });
+    // Two drains a second and ten arrivals a second for 30 s: a queue that stands.
+    let n = 0;
+    let refusedWithRoom = 0;
+    for (let i = 0; i < 60; i++) {
+      tick(500);
+      placeOne();
+      for (let k = 0; k < 5; k++) {
+        const r = core.submit(`s${n}`, { fingerprint: `s${n++}` });
+        if (r.kind === "rejected" && core.queueDepth < 100) refusedWithRoom += 1;
+      }
+    }
+    expect(refusedWithRoom).toBeGreaterThan(0);
+    expect(core.queueDepth).toBeLessThan(100);
+  });
+});

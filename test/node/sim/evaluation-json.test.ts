@@ -1,0 +1,75 @@
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../../src/edge/config";
+import type { ScenarioResult } from "../../../src/sim/evaluation";
+import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
+import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
+import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../../../src/sim/report-markdown";
+import { renderPolicyDoc } from "../../../src/sim/report-policy";
+import { checkTargets, type TargetCheck } from "../../../src/sim/targets";
+
+const root = resolve(import.meta.dirname, "../../..");
+const read = (path: string) => readFileSync(join(root, path), "utf8");
+const json = JSON.parse(read("docs/evaluation.json")) as {
+  seedsPerScenario: number;
+  defaultPolicy: string;
+  scenarios: ScenarioResult[];
+  targets: TargetCheck[];
+  sweeps: SweepPoint[];
+  e2e: E2eResult[];
+  e2eOpenAi: E2eOpenAiRun | null;
+};
+
+describe("docs/evaluation.json (written by npm run eval)", () => {
+  it("names the config's default policy as defaultPolicy, overall and per scenario", () => {
+    const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
+    expect(DEFAULT_POLICY_ID).toBe(config.deployments.m?.backpressure.retryAfterPolicy);
+    expect(json.defaultPolicy).toBe(DEFAULT_POLICY_ID);
+    for (const s of json.scenarios) expect(s.defaultPolicy).toBe(DEFAULT_POLICY_ID);
+  });
+
+  it("records per scenario the client mix, round-trip model and oracle; per policy the headline measures", () => {
+    for (const s of json.scenarios) {
+      expect(Object.keys(s.clients.mix).length).toBeGreaterThan(0);
+      expect(["zero", "lognormal"]).toContain(s.clients.roundTrip.kind);
+      expect(s.oracle.servedFraction).toBeGreaterThan(0);
+      for (const p of s.policies) {
+        expect(p.servedFraction).toBeGreaterThanOrEqual(0);
+        expect(p.attemptsPerOffered).toBeGreaterThanOrEqual(1);
+        expect(p.hintCoverage === null || (p.hintCoverage >= 0 && p.hintCoverage <= 1)).toBe(true);
+        expect(Object.keys(p.servedWithinS)).toEqual(COMPLETION_HORIZONS_S.map(String));
+      }
+    }
+  });
+
+  it("its target checks are those of its own results", () => {
+    expect(json.targets).toEqual(json.scenarios.map(checkTargets));
+  });
+
+  it("docs/evaluation.md and docs/retry-policy.md are rendered from it: no figure is pasted by hand", () => {
+    const figures: Record<string, string[]> = { summary: ["figures/served-within-30s.svg"] };
+    for (const s of json.scenarios) figures[s.name] = [`figures/retries-${s.name}.svg`];
+    const report = renderReport({
+      results: json.scenarios,
+      checks: json.targets,
+      sweeps: json.sweeps,
+      defaultPolicy: json.defaultPolicy,
+      seeds: json.seedsPerScenario,
+      method: read("eval/method.md"),
+      analysis: read("eval/analysis.md"),
+      e2e: json.e2e,
+      e2eOpenAi: json.e2eOpenAi ?? undefined,
+      figures,
+    });
+    expect(read("docs/evaluation.md")).toBe(report);
+    const policyDoc = renderPolicyDoc({
+      template: read("eval/retry-policy.md"),
+      results: json.scenarios,
+      checks: json.targets,
+      sweeps: json.sweeps,
+      defaultPolicy: json.defaultPolicy,
+    });
+    expect(read("docs/retry-policy.md")).toBe(policyDoc);
+  });
+});
