@@ -12,12 +12,13 @@ describe("the router's settings schema (one source of router defaults)", () => {
       leaseTimeoutMs: 600_000,
       statusCode: 429,
       retryAfter: {
-        retryAfterPolicy: "router_queue_drain_rate",
+        retryAfterPolicy: "booked_capacity",
         retryAfterS: undefined,
         jitter: 0.2,
         saturation: { backoffStreakSaturation: 5, occupancyWeight: 0.25, backoffWeight: 0.25 },
       },
       drainRate: { alpha: 0.3, intervalS: 1, warmupSamples: 3 },
+      booking: { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0.5 },
     });
   });
 

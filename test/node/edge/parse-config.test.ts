@@ -33,7 +33,8 @@ describe("parseConfig, field by field", () => {
           upstreamTimeoutS: 300,
           routerShards: 1,
           routerUnavailable: "shed",
-          backpressure: { statusCode: 429, retryAfterPolicy: "router_queue_drain_rate", jitter: 0.2 },
+          backpressure: { statusCode: 429, retryAfterPolicy: "booked_capacity", jitter: 0.2 },
+          booking: { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0.5 },
           estimator: {
             alpha: 0.3,
             intervalS: 1,
