@@ -67,16 +67,7 @@ export async function replicaLoad(
 ): Promise<ReplicaLoad> {
   const replica = target.url;
   if (target.load !== "spillway") return metricsOnlyLoad(target, secret, timeoutMs);
-  const result: ReplicaLoad = {
-    replica,
-    ok: false,
-    queueLength: null,
-    running: null,
-    waiting: null,
-    tokenUsage: null,
-    retractions: null,
-    genThroughput: null,
-  };
+  const result = unknownLoad(replica);
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
   const [load, metrics] = await Promise.allSettled([
     get(replicaUrl(replica, "/load"), secret, timeoutMs).then((r) => r.json() as Promise<Record<string, unknown>>),
@@ -99,14 +90,10 @@ export async function replicaLoad(
   return result;
 }
 
-/** A replica that is not spillway's engine: its `/metrics` read as the router's probe reads it. */
-async function metricsOnlyLoad(
-  target: ReplicaTarget,
-  secret: string | undefined,
-  timeoutMs: number,
-): Promise<ReplicaLoad> {
-  const result: ReplicaLoad = {
-    replica: target.url,
+/** A replica's load before anything is known: every figure unknown (null), never read as idle. */
+function unknownLoad(replica: string): ReplicaLoad {
+  return {
+    replica,
     ok: false,
     queueLength: null,
     running: null,
@@ -115,6 +102,15 @@ async function metricsOnlyLoad(
     retractions: null,
     genThroughput: null,
   };
+}
+
+/** A replica that is not spillway's engine: its `/metrics` read as the router's probe reads it. */
+async function metricsOnlyLoad(
+  target: ReplicaTarget,
+  secret: string | undefined,
+  timeoutMs: number,
+): Promise<ReplicaLoad> {
+  const result = unknownLoad(target.url);
   const load = target.load;
   if (load === "none" || load === "spillway") return { ...result, error: 'load "none": never probed' };
   try {
