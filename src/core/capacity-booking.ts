@@ -1,3 +1,5 @@
+import { MinHeap } from "./min-heap";
+
 /** Tunables of the `booked_capacity` policy (measured in the simulator: docs/retry-policy.md). */
 export interface CapacityBookingOptions {
   /** Seconds of future the ledger covers: the longest client horizon plus slack. */
@@ -105,7 +107,7 @@ export class CapacityBooking {
   private current: number;
   private readonly bookings = new Map<string, Booking>();
   /** Every booking by due instant, so lapsed ones are found in O(log n) (entries of replaced bookings are skipped). */
-  private readonly byDue = new DueHeap();
+  private readonly byDue = new MinHeap<DueEntry>((entry) => entry.dueMs);
   private freshInInterval = 0;
   private smoothed: number | undefined;
   /** The smoothed fresh rate of each of the last `baselineWindowS` seconds (a ring). */
@@ -267,7 +269,7 @@ export class CapacityBooking {
     }
     const booking = { dueMs, second, promised: hint.promised };
     this.bookings.set(fingerprint, booking);
-    this.byDue.push(dueMs, fingerprint, booking);
+    this.byDue.push({ dueMs, fingerprint, booking });
     if (hint.promised) this.buckets[this.slot(second)] = (this.buckets[this.slot(second)] ?? 0) + 1;
   }
 
@@ -313,45 +315,4 @@ interface DueEntry {
   dueMs: number;
   fingerprint: string;
   booking: Booking;
-}
-
-/** A binary min-heap of bookings by due instant. */
-class DueHeap {
-  private readonly items: DueEntry[] = [];
-
-  peek(): DueEntry | undefined {
-    return this.items[0];
-  }
-
-  push(dueMs: number, fingerprint: string, booking: Booking): void {
-    const a = this.items;
-    const entry = { dueMs, fingerprint, booking };
-    let i = a.push(entry) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if ((a[parent] as DueEntry).dueMs <= dueMs) break;
-      a[i] = a[parent] as DueEntry;
-      i = parent;
-    }
-    a[i] = entry;
-  }
-
-  pop(): DueEntry | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length === 0 || last === undefined) return top;
-    let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= a.length) break;
-      const right = left + 1;
-      const child = right < a.length && (a[right] as DueEntry).dueMs < (a[left] as DueEntry).dueMs ? right : left;
-      if ((a[child] as DueEntry).dueMs >= last.dueMs) break;
-      a[i] = a[child] as DueEntry;
-      i = child;
-    }
-    a[i] = last;
-    return top;
-  }
 }

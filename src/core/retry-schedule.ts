@@ -1,3 +1,5 @@
+import { MinHeap } from "./min-heap";
+
 /** Tunables of the `retry_schedule` policy. */
 export interface RetryScheduleOptions {
   /** Seconds of future the schedule covers (hints never exceed 60 s, so 60 plus slack). */
@@ -53,7 +55,7 @@ export class RetrySchedule {
   /** Absolute second (floor(ms / 1000)) of the current time, as of the last advance. */
   private current: number;
   /** The due instant (ms) of every outstanding booking, earliest first: a retry may take one only once it is due. */
-  private readonly due = new MinHeap();
+  private readonly due = new MinHeap<number>((dueMs) => dueMs);
   /** The last second in which {@link estimate} found no room within the horizon (`undefined`: never). */
   private fullAt: number | undefined;
   private freshInInterval = 0;
@@ -202,49 +204,5 @@ export class RetrySchedule {
     const { fastAlpha, slowAlpha } = this.options;
     this.fast = this.fast === undefined ? sample : fastAlpha * sample + (1 - fastAlpha) * this.fast;
     this.slow = this.slow === undefined ? sample : slowAlpha * sample + (1 - slowAlpha) * this.slow;
-  }
-}
-
-/** A binary min-heap of numbers (the bookings' due instants): push, peek and pop in O(log n). */
-class MinHeap {
-  private readonly items: number[] = [];
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  peek(): number | undefined {
-    return this.items[0];
-  }
-
-  push(value: number): void {
-    const items = this.items;
-    let i = items.push(value) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if ((items[parent] as number) <= value) break;
-      items[i] = items[parent] as number;
-      i = parent;
-    }
-    items[i] = value;
-  }
-
-  pop(): number | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length === 0 || last === undefined) return top;
-    let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= items.length) break;
-      const right = left + 1;
-      const child = right < items.length && (items[right] as number) < (items[left] as number) ? right : left;
-      if ((items[child] as number) >= last) break;
-      items[i] = items[child] as number;
-      i = child;
-    }
-    items[i] = last;
-    return top;
   }
 }

@@ -1,0 +1,61 @@
+/**
+ * A binary min-heap ordered by a numeric key: push, peek and pop in O(log n). Ties leave in no promised order.
+ * Pure; the core's schedules keep their due instants in it.
+ *
+ * @example
+ * ```ts
+ * const due = new MinHeap<{ atMs: number }>((e) => e.atMs);
+ * due.push({ atMs: 30 });
+ * due.push({ atMs: 10 });
+ * due.pop(); // { atMs: 10 }
+ * due.size; // 1
+ * ```
+ */
+export class MinHeap<T> {
+  private readonly items: T[] = [];
+
+  constructor(private readonly keyOf: (item: T) => number) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** The item with the smallest key, left in place. */
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const items = this.items;
+    const key = this.keyOf(item);
+    let i = items.push(item) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (this.keyOf(items[parent] as T) <= key) break;
+      items[i] = items[parent] as T;
+      i = parent;
+    }
+    items[i] = item;
+  }
+
+  /** Removes and returns the item with the smallest key. */
+  pop(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length === 0 || last === undefined) return top;
+    const lastKey = this.keyOf(last);
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= items.length) break;
+      const right = left + 1;
+      const child = right < items.length && this.keyOf(items[right] as T) < this.keyOf(items[left] as T) ? right : left;
+      if (this.keyOf(items[child] as T) >= lastKey) break;
+      items[i] = items[child] as T;
+      i = child;
+    }
+    items[i] = last;
+    return top;
+  }
+}
