@@ -15,16 +15,15 @@
 import { writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
 import { startWorkerOnFreePort, waitForWorker } from "../src/bench/stack";
-import { startEngineServer } from "../src/engine/index";
 import { seededRandom } from "../src/engine/rng";
 import { measureCapacity } from "../src/sim/capacity";
 import { COMPLETION_HORIZONS_S, percentile } from "../src/sim/metrics";
-import { EVAL_POLICIES } from "../src/sim/policies";
 import { scenarioSchema } from "../src/sim/scenario";
+import { startE2eFleet } from "./e2e-fleet";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
@@ -79,41 +78,12 @@ const capacityRps = measureCapacity(
   }),
 );
 
-const engines = await Promise.all(
-  policyIds.flatMap((id) =>
-    Array.from({ length: REPLICAS }, () =>
-      startEngineServer({
-        port: 0,
-        host: "127.0.0.1",
-        servedModelName: `e2e-${id}`,
-        maxTotalTokens: 8192,
-        disableRadixCache: true,
-        logLevel: "error",
-        accessLog: false,
-        log: () => {},
-      }),
-    ),
-  ),
-);
-const deployments = Object.fromEntries(
-  policyIds.map((id, i) => {
-    const policy = EVAL_POLICIES.find((p) => p.id === id);
-    if (!policy) throw new Error(`unknown policy ${id}`);
-    return [
-      `e2e-${id}`,
-      {
-        replicas: engines.slice(i * REPLICAS, (i + 1) * REPLICAS).map((e) => e.url),
-        maxOngoingRequests: MAX_ONGOING,
-        maxQueuedRequests: MAX_QUEUED,
-        queueTimeoutS: 10,
-        backpressure: {
-          retryAfterPolicy: policy.retryAfterPolicy,
-          ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
-        },
-      },
-    ];
-  }),
-);
+const { engines, deployments } = await startE2eFleet(policyIds, {
+  replicas: REPLICAS,
+  maxOngoingRequests: MAX_ONGOING,
+  maxQueuedRequests: MAX_QUEUED,
+  queueTimeoutS: 10,
+});
 // --log: the routers' rejection records (and wrangler's output) go to stdout.
 const config = JSON.stringify({ deployments, logRejections: Boolean(values.log) });
 const { worker, base: workerBase } = await startWorkerOnFreePort({
@@ -247,7 +217,7 @@ try {
   await Promise.all(engines.map((e) => e.close()));
 }
 writeFileSync(
-  join(root, values.out ?? "docs/evaluation-e2e-openai.json"),
+  resolve(root, values.out ?? "docs/evaluation-e2e-openai.json"),
   `${JSON.stringify({ generatedBy: "npm run eval:e2e", capacityRps, phases: PHASES, headerlessShare: HEADERLESS_SHARE, proxyDelayMs: [50, 300], maxRunS: MAX_RUN_S, policies: results }, null, 1)}\n`,
 );
 console.log(`wrote ${values.out ?? "docs/evaluation-e2e-openai.json"}`);

@@ -13,13 +13,12 @@ import { parseArgs } from "node:util";
 import type { RequestOutcome } from "../src/bench/request-outcome";
 import { sendRequest } from "../src/bench/send-request";
 import { startWorkerOnFreePort, startWranglerDev, waitForWorker } from "../src/bench/stack";
-import { startEngineServer } from "../src/engine/index";
 import { seededRandom } from "../src/engine/rng";
 import { measureCapacity } from "../src/sim/capacity";
 import { percentile } from "../src/sim/metrics";
-import { EVAL_POLICIES } from "../src/sim/policies";
 import type { E2eResult } from "../src/sim/report-markdown";
 import { scenarioSchema } from "../src/sim/scenario";
+import { startE2eFleet } from "./e2e-fleet";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { policies: { type: "string" }, port: { type: "string" } } });
@@ -80,42 +79,12 @@ const capacityRps = measureCapacity(
   }),
 );
 
-// An engine serves one model name, so each policy's deployment gets its own (idle until its run) engines.
-const engines = await Promise.all(
-  policyIds.flatMap((id) =>
-    Array.from({ length: REPLICAS }, () =>
-      startEngineServer({
-        port: 0,
-        host: "127.0.0.1",
-        servedModelName: `e2e-${id}`,
-        maxTotalTokens: 8192,
-        disableRadixCache: true,
-        logLevel: "error",
-        accessLog: false,
-        log: () => {},
-      }),
-    ),
-  ),
-);
-const deployments = Object.fromEntries(
-  policyIds.map((id, i) => {
-    const policy = EVAL_POLICIES.find((p) => p.id === id);
-    if (!policy) throw new Error(`unknown policy ${id}`);
-    return [
-      `e2e-${id}`,
-      {
-        replicas: engines.slice(i * REPLICAS, (i + 1) * REPLICAS).map((e) => e.url),
-        maxOngoingRequests: MAX_ONGOING,
-        maxQueuedRequests: MAX_QUEUED,
-        queueTimeoutS: 30,
-        backpressure: {
-          retryAfterPolicy: policy.retryAfterPolicy,
-          ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
-        },
-      },
-    ];
-  }),
-);
+const { engines, deployments } = await startE2eFleet(policyIds, {
+  replicas: REPLICAS,
+  maxOngoingRequests: MAX_ONGOING,
+  maxQueuedRequests: MAX_QUEUED,
+  queueTimeoutS: 30,
+});
 const config = JSON.stringify({ deployments, logRejections: false });
 // A given --port is used as is; otherwise a free one (another run or test may hold any fixed port).
 const wranglerOptions = { vars: { SPILLWAY_CONFIG: config }, quiet: true, root };
