@@ -36,6 +36,11 @@ export interface CapacityBookingOptions {
   minTrust: number;
   trustGain: number;
   trustLoss: number;
+  /**
+   * The queue ahead of a refusal drains through the capacity fresh arrivals leave (drain - baseline), not the
+   * whole drain rate; this floor (a share of the drain rate) bounds that estimate when the baseline is near it.
+   */
+  minBacklogDrainShare: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -50,12 +55,13 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   lateS: 3,
   maxBookings: 65_536,
   showDecay: 0.995,
-  maxOverbooking: 2,
+  maxOverbooking: 1,
   priorShowRate: 0.9,
   priorWeight: 10,
   minTrust: 0.2,
   trustGain: 0.02,
   trustLoss: 0.85,
+  minBacklogDrainShare: 0.05,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -223,7 +229,7 @@ export class CapacityBooking {
 
   /**
    * The hint for a refusal now: a point inside the earliest second at or after the queue's drain
-   * (`queueDepth / drainRate`, at least 1 s away) whose promises are below the retry capacity, within
+   * (`queueDepth / (drainRate - baseline)`: the queue drains through what fresh arrivals leave; at least 1 s away) whose promises are below the retry capacity, within
    * `horizonS`; else a best effort uniform in [horizonS / 2, horizonS]. `undefined` when the drain rate is
    * unusable (the ladder falls back).
    */
@@ -238,11 +244,15 @@ export class CapacityBooking {
     this.advance(nowMs);
     const { minRetryShare, maxRetryShare } = this.options;
     const spare = rate - (this.baseline ?? 0);
+    // The queue ahead drains only through what fresh arrivals leave: a booking placed at `depth / rate` lands
+    // while fresh arrivals and earlier bookings still fill the queue, so the queue never drains (measured:
+    // after a burst, fresh arrivals were refused for ~30 s while bookings kept the queue full).
+    const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const retryCapacity = Math.min(rate * maxRetryShare, Math.max(spare, rate * minRetryShare));
     const capacity = retryCapacity * this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
     const nowS = nowMs / 1000;
     const horizon = Math.max(1, Math.min(horizonS, this.options.ledgerS - 1));
-    const first = Math.ceil(nowS + Math.max(1, signals.queueDepth / rate));
+    const first = Math.ceil(nowS + Math.max(1, signals.queueDepth / backlogDrainRate));
     const last = Math.floor(nowS + horizon) - 1;
     for (let s = first; s <= last; s++) {
       if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) {

@@ -60,8 +60,8 @@ export interface BookingAdmission {
 
 export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   queueDelayTargetS: 1,
-  standingIntervalS: 10,
-  maxHeldRoomShare: 0.5,
+  standingIntervalS: 20,
+  maxHeldRoomShare: 0,
 };
 
 /** Why a request was refused. */

@@ -41,6 +41,16 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(hint?.delayS).toBeLessThan(6.01);
   });
 
+  it("the queue ahead drains only through what fresh arrivals leave: no promise lands while it still stands", () => {
+    // Baseline 5/s of a 10/s drain: a 50-deep queue takes 10 s to drain, not 5 s (fresh arrivals keep coming).
+    // Bookings at depth / drainRate refilled the queue as it drained, and fresh arrivals after a burst were refused.
+    const ledger = ledgerWithBaseline(5, 30);
+    const hint = ledger.hint(30_000, { queueDepth: 50, drainRate: 10 }, 60, () => 0);
+    expect(hint?.promised).toBe(true);
+    expect(hint?.delayS).toBeGreaterThanOrEqual(10);
+    expect(hint?.delayS).toBeLessThan(11.01);
+  });
+
   it("a promise is claimed only by its own fingerprint, within [due - 1 s, due + 3 s]", () => {
     const ledger = ledgerWithBaseline(0, 5);
     ledger.book("mine", 5_000, { delayS: 10, promised: true });
