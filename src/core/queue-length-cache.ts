@@ -34,6 +34,10 @@ export const DOWN_RECHECK_MS = 1_000;
  * cache.assign("http://a");
  * cache.assign("http://a");
  * cache.needsProbe("http://a", 5_000); // true: at the cap
+ * cache.knownFree("http://a", 5_000); // false: full
+ * cache.complete("http://a");
+ * cache.knownFree("http://a", 5_000); // true: our own completion freed a slot, on a fresh report
+ * cache.knownFree("http://a", 20_000); // false: the report is stale, ask first
  *
  * const counted = new QueueLengthCache(2, undefined, ["http://b"]); // never probed: it counts its own requests
  * counted.needsProbe("http://b", 0); // false
@@ -44,6 +48,8 @@ export class QueueLengthCache {
   private readonly entries = new Map<string, QueueLengthEntry>();
 
   private readonly unprobed: ReadonlySet<string>;
+  /** Per replica: completions since its last report not yet taken by an assignment (slots the owner freed). */
+  private readonly freed = new Map<string, number>();
 
   /**
    * `unprobed` replicas are never probed: their entry starts valid at 0 and moves only by `assign` and
@@ -80,6 +86,16 @@ export class QueueLengthCache {
     return nowMs - entry.reportedAtMs > this.staleMs || entry.queueLength >= this.cap;
   }
 
+  /**
+   * True when the replica has a free slot the owner itself freed: fresh (or unprobed), valid, below the cap, and -
+   * for a probed replica - one of the owner's completions since the last report not yet taken by an assignment.
+   * A report's own "below the cap" does not count: with several routers, others may have filled that room since.
+   */
+  knownFree(replica: string, nowMs: number): boolean {
+    if (this.needsProbe(replica, nowMs) || !this.accepts(replica)) return false;
+    return this.unprobed.has(replica) || (this.freed.get(replica) ?? 0) > 0;
+  }
+
   /** True when the entry is valid and below the cap. */
   accepts(replica: string): boolean {
     const entry = this.entries.get(replica);
@@ -88,6 +104,7 @@ export class QueueLengthCache {
 
   /** Sets the entry from the replica's own report. */
   report(replica: string, queueLength: number, nowMs: number): void {
+    this.freed.delete(replica);
     this.entries.set(replica, {
       queueLength: Math.max(0, queueLength),
       reportedAtMs: nowMs,
@@ -102,6 +119,7 @@ export class QueueLengthCache {
    */
   invalidate(replica: string, nowMs: number, unreachable = true): void {
     const entry = this.entries.get(replica);
+    this.freed.delete(replica);
     this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false, unreachable });
   }
 
@@ -114,11 +132,16 @@ export class QueueLengthCache {
   assign(replica: string): void {
     const entry = this.entries.get(replica);
     if (entry) entry.queueLength += 1;
+    const freed = this.freed.get(replica) ?? 0;
+    if (freed > 1) this.freed.set(replica, freed - 1);
+    else this.freed.delete(replica);
   }
 
   complete(replica: string): void {
     const entry = this.entries.get(replica);
-    if (entry) entry.queueLength = Math.max(0, entry.queueLength - 1);
+    if (!entry) return;
+    entry.queueLength = Math.max(0, entry.queueLength - 1);
+    this.freed.set(replica, (this.freed.get(replica) ?? 0) + 1);
   }
 
   /** Sum of the valid entries' queue lengths, for the occupancy signal. */

@@ -380,11 +380,20 @@ export class RouterCore {
     return this.options.replicas.some((replica) => this.cache.accepts(replica));
   }
 
-  /** Starts a placement round for the head of the queue: two candidates and which of them to probe. */
+  /**
+   * Starts a placement round for the head of the queue: two candidates and which of them to probe. The two are
+   * drawn from the whole fleet (power of two choices); but when both look full (or down) while this router's own
+   * releases freed a slot elsewhere, the two are drawn from those replicas instead, so a freed slot is taken at
+   * once - no probe of full replicas, no backoff while a slot the router knows of waits.
+   */
   beginRound(): RoundPlan | undefined {
     if (this.queue.size === 0) return undefined;
     const now = this.clock.now();
-    const candidates = chooseTwo(this.options.replicas, this.random);
+    let candidates = chooseTwo(this.options.replicas, this.random);
+    if (!candidates.some((replica) => this.cache.accepts(replica))) {
+      const free = this.knownFreeReplicas(now);
+      if (free.length > 0) candidates = chooseTwo(free, this.random);
+    }
     return {
       candidates,
       probe: candidates.filter((replica) => this.cache.needsProbe(replica, now)),
@@ -406,18 +415,19 @@ export class RouterCore {
   }
 
   /**
-   * Ends a round: the accepting candidate with the shorter queue takes the head of the queue; otherwise the
-   * backoff streak grows and the driver waits `delayMs` (and, if every replica is down, the queue is shed).
+   * Ends a round: the accepting candidate with the shorter queue takes the head of the queue; if neither accepts,
+   * a replica where this router's own release freed a slot does (one released while the probes were out);
+   * otherwise the backoff streak grows and the driver waits `delayMs` (and, if every replica is down, the queue is
+   * shed).
    */
   finishRound(plan: RoundPlan): RoundOutcome {
     const now = this.clock.now();
     const ticket = this.head;
     if (ticket === undefined) return { kind: "idle" };
-    const replica = pickShortestAccepting(
-      plan.candidates,
-      (r) => this.cache.get(r)?.queueLength ?? Number.POSITIVE_INFINITY,
-      (r) => this.cache.accepts(r),
-    );
+    const queueLengthOf = (r: string) => this.cache.get(r)?.queueLength ?? Number.POSITIVE_INFINITY;
+    const replica =
+      pickShortestAccepting(plan.candidates, queueLengthOf, (r) => this.cache.accepts(r)) ??
+      pickShortestAccepting(this.knownFreeReplicas(now), queueLengthOf, () => true);
     if (replica === undefined) {
       this.streak += 1;
       this.estimator.advance(now, this.queue.size);
@@ -527,6 +537,11 @@ export class RouterCore {
       hintedRetries: this.hintedRetries.counts(),
       outstandingBookings: this.booking?.outstanding ?? 0,
     };
+  }
+
+  /** Replicas where this router's own releases freed a slot since their last (fresh) report (QueueLengthCache.knownFree). */
+  private knownFreeReplicas(now: number): string[] {
+    return this.options.replicas.filter((replica) => this.cache.knownFree(replica, now));
   }
 
   /** This router's unreleased leases on `replica`. */
