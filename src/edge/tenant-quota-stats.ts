@@ -1,4 +1,8 @@
-/** A tenant quota object's counts since it started (memory only, like its buckets). */
+/**
+ * A tenant quota object's counts since it started (memory only, like its buckets). With quota leases they lag by
+ * what isolates hold: a lease's tokens count as charged when granted and its leftovers as refunded when returned,
+ * and the admissions it served are counted when it is returned.
+ */
 export interface TenantQuotaStats {
   /** Requests the quota admitted (a request later refused for capacity is given back to the quota, still counted). */
   admitted: number;
