@@ -14,8 +14,8 @@ function fakeQuotaNamespace(now: () => number) {
   const ledgers = new Map<string, QuotaLedger>();
   const calls: { method: "admit" | "adjust" | "returnLease"; args: unknown[] }[] = [];
   const ledgerOf = (name: string) => {
-    let ledger = ledgers.get(name);
-    if (!ledger) ledgers.set(name, (ledger = new QuotaLedger()));
+    const ledger = ledgers.get(name) ?? new QuotaLedger();
+    ledgers.set(name, ledger);
     return ledger;
   };
   const namespace = {
@@ -41,7 +41,19 @@ function fakeQuotaNamespace(now: () => number) {
     },
   };
   const count = (method: string) => calls.filter((call) => call.method === method).length;
-  return { namespace: namespace as unknown as DurableObjectNamespace<TenantQuota>, calls, count, ledgerOf };
+  /** The lease argument (`want`, `returned`) of the n-th `admit` call. */
+  const leaseArgOfAdmit = (n: number) =>
+    (calls.filter((call) => call.method === "admit")[n]?.args[2] ?? {}) as {
+      want?: QuotaUnits;
+      returned?: LeaseReturn;
+    };
+  return {
+    namespace: namespace as unknown as DurableObjectNamespace<TenantQuota>,
+    calls,
+    count,
+    ledgerOf,
+    leaseArgOfAdmit,
+  };
 }
 
 function plan(name: string, requestsPerMinute?: number, tokensPerMinute?: number): TenantPlan {
@@ -126,11 +138,9 @@ describe("chargeQuota with leases", () => {
     // The lease's leftovers (refund and correction included) go back when it expires and the next request asks.
     clockMs = 1000;
     charged(await charge(big, 500));
-    const admit = quota.calls.filter((call) => call.method === "admit")[1];
-    const lease = admit?.args[2] as { returned: LeaseReturn };
     // Granted 100 requests / 100000 tokens beside the first request; the second was served from it (500) and
     // refunded (+1, +500); the first's answer used 200 of its 500 (+300).
-    expect(lease.returned).toEqual({ leftover: { requests: 100, tokens: 100_300 }, served: 1 });
+    expect(quota.leaseArgOfAdmit(1).returned).toEqual({ leftover: { requests: 100, tokens: 100_300 }, served: 1 });
   });
 
   it("a correction after the lease expired goes to the object", async () => {
@@ -148,13 +158,10 @@ describe("chargeQuota with leases", () => {
     charged(await charge(big, 100)); // from the lease
     const outcome = await charge(big, 5000); // more than the lease holds
     expect(outcome.kind).toBe("charged");
-    const admits = quota.calls.filter((call) => call.method === "admit");
-    expect(admits).toHaveLength(2);
-    expect((admits[1]?.args[2] as { returned: LeaseReturn }).returned).toEqual({
-      leftover: { requests: 99, tokens: 900 },
-      served: 1,
-    });
-    // 60000 - 100 - 100 - 5000 charged; a 5000-token request is too large to lease beside (leaseWant).
+    expect(quota.count("admit")).toBe(2);
+    expect(quota.leaseArgOfAdmit(1).returned).toEqual({ leftover: { requests: 99, tokens: 900 }, served: 1 });
+    // 60000 - 100 (the first) - 1000 (its lease) + 900 (returned) - 5000; a 5000-token request is too large to
+    // lease beside (leaseWant), so none is taken with it.
     expect(
       quota.ledgerOf("big").adjust({ requestsPerMinute: 6000, tokensPerMinute: 60_000 }, 0, 0, 0).tokens?.remaining,
     ).toBe(54_800);
@@ -163,9 +170,8 @@ describe("chargeQuota with leases", () => {
   it("a changed plan drops the old lease: the new limits are charged afresh", async () => {
     charged(await charge(plan("big", 6000), 10));
     charged(await charge(plan("big", 12_000), 10));
-    const admits = quota.calls.filter((call) => call.method === "admit");
-    expect(admits).toHaveLength(2);
-    expect((admits[1]?.args[2] as { returned?: LeaseReturn }).returned).toBeUndefined();
+    expect(quota.count("admit")).toBe(2);
+    expect(quota.leaseArgOfAdmit(1).returned).toBeUndefined();
   });
 
   it("without lease time every request asks the object", async () => {
