@@ -30,10 +30,15 @@ export function leaseWant(limits: QuotaLimits, tokens: number, leaseMs: number):
   };
 }
 
-/** What a closed lease hands back: its leftovers (corrections included) and the admissions it served. */
+/**
+ * What a closed lease hands back: its leftovers (corrections included), and for the quota object's counts the
+ * admissions it served, the tokens they were charged (estimates, plus overruns) and the tokens refunded to it.
+ */
 export interface LeaseReturn {
   leftover: Required<QuotaUnits>;
   served: number;
+  tokensCharged: number;
+  tokensRefunded: number;
 }
 
 /**
@@ -54,12 +59,14 @@ export interface LeaseReturn {
  * const verdict = ledger.admit(limits, 0, now, leaseWant(limits, 0, 1000));
  * const lease = new QuotaLease(limits, verdict.lease ?? {}, verdict, now, now + 1000);
  * lease.take(0, now + 10)?.admitted;   // true, locally
- * lease.close();                        // { leftover: { requests: 99, tokens: 0 }, served: 1 }
+ * lease.close();   // { leftover: { requests: 99, tokens: 0 }, served: 1, tokensCharged: 0, tokensRefunded: 0 }
  * ```
  */
 export class QuotaLease {
   private readonly left: Required<QuotaUnits>;
   private served = 0;
+  private tokensCharged = 0;
+  private tokensRefunded = 0;
   private closed = false;
 
   constructor(
@@ -87,6 +94,7 @@ export class QuotaLease {
     if (needsRequests) this.left.requests -= 1;
     if (needsTokens) this.left.tokens -= tokens;
     this.served += 1;
+    this.tokensCharged += tokens;
     return this.view(nowMs);
   }
 
@@ -107,14 +115,18 @@ export class QuotaLease {
     if (requestsAfter < 0 || tokensAfter < 0) return false;
     if (this.limits.requestsPerMinute !== undefined) this.left.requests = requestsAfter;
     if (this.limits.tokensPerMinute !== undefined) this.left.tokens = tokensAfter;
+    // Counted even without a token quota: the tenant's token count (metrics) is then the answers' usage.
+    if (tokens > 0) this.tokensRefunded += tokens;
+    else this.tokensCharged -= tokens;
     return true;
   }
 
   /** Closes it: what it still holds goes back to the quota object, with how many admissions it served. Once. */
   close(): LeaseReturn {
-    if (this.closed) return { leftover: { requests: 0, tokens: 0 }, served: 0 };
+    if (this.closed) return { leftover: { requests: 0, tokens: 0 }, served: 0, tokensCharged: 0, tokensRefunded: 0 };
     this.closed = true;
-    return { leftover: { ...this.left }, served: this.served };
+    const { served, tokensCharged, tokensRefunded } = this;
+    return { leftover: { ...this.left }, served, tokensCharged, tokensRefunded };
   }
 
   private states(nowMs: number): Pick<QuotaVerdict, "requests" | "tokens"> {

@@ -43,7 +43,8 @@ export class TenantQuota extends DurableObject<Env> {
     const verdict = this.ledger.admit(limits, tokens, Date.now(), lease?.want);
     if (verdict.admitted) {
       this.counts.admitted += 1;
-      this.counts.tokensCharged += tokens + (verdict.lease?.tokens ?? 0);
+      // A lease's units are not counted here: its admissions are, when it is returned.
+      this.counts.tokensCharged += tokens;
     } else this.counts.refused += 1;
     return verdict;
   }
@@ -63,10 +64,9 @@ export class TenantQuota extends DurableObject<Env> {
 
   private giveBack(limits: QuotaLimits, returned: LeaseReturn): void {
     this.counts.admitted += returned.served;
-    const { requests, tokens } = returned.leftover;
-    // Leftovers are a refund; a lease overdrawn by corrections never happens (those go to `adjust`).
-    this.counts.tokensRefunded += Math.max(0, tokens);
-    this.ledger.adjust(limits, requests, tokens, Date.now());
+    this.counts.tokensCharged += returned.tokensCharged;
+    this.counts.tokensRefunded += returned.tokensRefunded;
+    this.ledger.adjust(limits, returned.leftover.requests, returned.leftover.tokens, Date.now());
   }
 
   /** What this tenant's quota has counted since the object started (for the metrics route). */

@@ -1,7 +1,7 @@
 /**
  * A tenant quota object's counts since it started (memory only, like its buckets). With quota leases they lag by
- * what isolates hold: a lease's tokens count as charged when granted and its leftovers as refunded when returned,
- * and the admissions it served are counted when it is returned.
+ * what isolates hold: the admissions a lease served, their charges and their corrections are counted when it is
+ * returned.
  */
 export interface TenantQuotaStats {
   /** Requests the quota admitted (a request later refused for capacity is given back to the quota, still counted). */

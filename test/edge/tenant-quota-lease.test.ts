@@ -140,7 +140,12 @@ describe("chargeQuota with leases", () => {
     charged(await charge(big, 500));
     // Granted 100 requests / 100000 tokens beside the first request; the second was served from it (500) and
     // refunded (+1, +500); the first's answer used 200 of its 500 (+300).
-    expect(quota.leaseArgOfAdmit(1).returned).toEqual({ leftover: { requests: 100, tokens: 100_300 }, served: 1 });
+    expect(quota.leaseArgOfAdmit(1).returned).toEqual({
+      leftover: { requests: 100, tokens: 100_300 },
+      served: 1,
+      tokensCharged: 500,
+      tokensRefunded: 800,
+    });
   });
 
   it("a correction after the lease expired goes to the object", async () => {
@@ -159,7 +164,12 @@ describe("chargeQuota with leases", () => {
     const outcome = await charge(big, 5000); // more than the lease holds
     expect(outcome.kind).toBe("charged");
     expect(quota.count("admit")).toBe(2);
-    expect(quota.leaseArgOfAdmit(1).returned).toEqual({ leftover: { requests: 99, tokens: 900 }, served: 1 });
+    expect(quota.leaseArgOfAdmit(1).returned).toEqual({
+      leftover: { requests: 99, tokens: 900 },
+      served: 1,
+      tokensCharged: 100,
+      tokensRefunded: 0,
+    });
     // 60000 - 100 (the first) - 1000 (its lease) + 900 (returned) - 5000; a 5000-token request is too large to
     // lease beside (leaseWant), so none is taken with it.
     expect(

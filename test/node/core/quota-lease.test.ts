@@ -62,13 +62,23 @@ describe("QuotaLease", () => {
     expect(lease.take(100, 2)?.admitted).toBe(true);
     expect(lease.take(100, 3)?.admitted).toBe(true);
     expect(lease.take(100, 4)).toBeUndefined();
-    expect(lease.close()).toEqual({ leftover: { requests: 0, tokens: 700 }, served: 3 });
+    expect(lease.close()).toEqual({
+      leftover: { requests: 0, tokens: 700 },
+      served: 3,
+      tokensCharged: 300,
+      tokensRefunded: 0,
+    });
   });
 
   it("does not cover a request with more tokens than it holds", () => {
     const { lease } = granted();
     expect(lease.take(1001, 1)).toBeUndefined();
-    expect(lease.close()).toEqual({ leftover: { requests: 3, tokens: 1000 }, served: 0 });
+    expect(lease.close()).toEqual({
+      leftover: { requests: 3, tokens: 1000 },
+      served: 0,
+      tokensCharged: 0,
+      tokensRefunded: 0,
+    });
   });
 
   it("expires, and closes only once", () => {
@@ -77,7 +87,12 @@ describe("QuotaLease", () => {
     expect(lease.take(1, 1000)).toBeUndefined();
     expect(lease.correct(0, 10, 1000)).toBe(false);
     expect(lease.close().leftover).toEqual({ requests: 3, tokens: 1000 });
-    expect(lease.close()).toEqual({ leftover: { requests: 0, tokens: 0 }, served: 0 });
+    expect(lease.close()).toEqual({
+      leftover: { requests: 0, tokens: 0 },
+      served: 0,
+      tokensCharged: 0,
+      tokensRefunded: 0,
+    });
     expect(lease.isOpen(0)).toBe(false);
   });
 
@@ -87,7 +102,29 @@ describe("QuotaLease", () => {
     expect(lease.correct(0, 60, 2)).toBe(true); // the answer used 40 of 100
     expect(lease.correct(1, 100, 3)).toBe(true); // a refund of a whole request
     expect(lease.correct(0, -2000, 4)).toBe(false);
-    expect(lease.close()).toEqual({ leftover: { requests: 3, tokens: 1060 }, served: 1 });
+    expect(lease.close()).toEqual({
+      leftover: { requests: 3, tokens: 1060 },
+      served: 1,
+      tokensCharged: 100,
+      tokensRefunded: 160,
+    });
+  });
+
+  it("counts token charges and corrections even without a token quota (the tenant's token metrics)", () => {
+    const requestsOnly = { requestsPerMinute: 6000 };
+    const ledger = new QuotaLedger();
+    const verdict = ledger.admit(requestsOnly, 100, 0, { requests: 10 });
+    const lease = new QuotaLease(requestsOnly, verdict.lease ?? {}, verdict, 0, 1000);
+    lease.take(100, 1);
+    lease.take(100, 1);
+    expect(lease.correct(0, 70, 2)).toBe(true); // used 30
+    expect(lease.correct(0, -50, 2)).toBe(true); // used 150
+    expect(lease.close()).toEqual({
+      leftover: { requests: 8, tokens: 0 },
+      served: 2,
+      tokensCharged: 250,
+      tokensRefunded: 70,
+    });
   });
 
   it("its headers' states: the level at the grant, refilled since, plus what it holds", () => {
