@@ -3,7 +3,7 @@ import type { QuotaLimits, QuotaVerdict } from "../core/tenant-quota";
 import { openAIError } from "./openai-error";
 import { openAIDuration, rateLimitHeaders } from "./rate-limit-headers";
 import type { TenantPlan } from "./tenant-config";
-import { closeLease, type LeaseSlot, leaseSlot, sameLimits } from "./tenant-quota-leases";
+import { closeLease, type LeaseSlot, leaseSlot, renewing, sameLimits } from "./tenant-quota-leases";
 import type { TenantQuota } from "./tenant-quota-object";
 
 /** An admitted request's quota charge: the headers to send, and the corrections to make when it ends. */
@@ -91,9 +91,10 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
 
   // One lease call at a time per tenant and isolate: a miss while one is in flight is charged exactly, without
   // waiting for it (a promise of another request is not awaited across requests in a Worker).
-  const want = slot.renewing ? undefined : leaseWant(limits, tokens, request.leaseMs ?? 0);
+  const askedAt = now();
+  const want = renewing(slot, askedAt) ? undefined : leaseWant(limits, tokens, request.leaseMs ?? 0);
   const returned = closeLease(slot, limits);
-  if (want) slot.renewing = true;
+  if (want) slot.renewingSince = askedAt;
   let verdict: QuotaVerdict;
   let lease: QuotaLease | undefined;
   try {
@@ -106,7 +107,7 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
       slot.lease = lease;
     }
   } finally {
-    if (want) slot.renewing = false;
+    if (want && slot.renewingSince === askedAt) slot.renewingSince = undefined;
   }
   if (!verdict.admitted)
     return { kind: "refused", response: quotaRefusal(plan, tokens, verdict, rateLimitHeaders(verdict)) };

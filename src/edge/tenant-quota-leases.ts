@@ -9,8 +9,12 @@ const slots = new Map<string, LeaseSlot>();
 /** One tenant's lease in this isolate, and the call asking for the next one, if any is in flight. */
 export interface LeaseSlot {
   lease?: QuotaLease;
-  /** A call asking for a lease is in flight (other misses meanwhile are charged without asking for one). */
-  renewing: boolean;
+  /**
+   * When the call asking for a lease that is in flight started (other misses meanwhile are charged without asking
+   * for one); `undefined`: none. A call whose request was cancelled may never clear it: it counts only for
+   * {@link RENEWAL_STALE_MS}.
+   */
+  renewingSince: number | undefined;
 }
 
 /**
@@ -28,7 +32,7 @@ export interface LeaseSlot {
 export function leaseSlot(tenant: string, giveBack: (evictedTenant: string, lease: QuotaLease) => void): LeaseSlot {
   const existing = slots.get(tenant);
   if (existing) return existing;
-  const slot: LeaseSlot = { renewing: false };
+  const slot: LeaseSlot = { renewingSince: undefined };
   slots.set(tenant, slot);
   if (slots.size > MAX_LEASED_TENANTS) {
     const [oldestName, oldest] = slots.entries().next().value as [string, LeaseSlot];
@@ -36,6 +40,14 @@ export function leaseSlot(tenant: string, giveBack: (evictedTenant: string, leas
     if (oldest.lease) giveBack(oldestName, oldest.lease);
   }
   return slot;
+}
+
+/** After this long a lease call is assumed lost (its request cancelled before the answer): ask again. */
+export const RENEWAL_STALE_MS = 10_000;
+
+/** Whether a call asking for this slot's next lease is in flight. */
+export function renewing(slot: LeaseSlot, nowMs: number): boolean {
+  return slot.renewingSince !== undefined && nowMs - slot.renewingSince < RENEWAL_STALE_MS;
 }
 
 /** Closes a slot's lease, if any: its leftovers to give back when it was taken under the same `limits`. */

@@ -184,6 +184,38 @@ describe("chargeQuota with leases", () => {
     expect(quota.leaseArgOfAdmit(1).returned).toBeUndefined();
   });
 
+  it("misses while a lease call is in flight are charged exactly, without asking for another lease", async () => {
+    const big = plan("big", 6000);
+    const outcomes = await Promise.all([charge(big, 10), charge(big, 10), charge(big, 10)]);
+    for (const outcome of outcomes) expect(outcome.kind).toBe("charged");
+    expect(quota.count("admit")).toBe(3);
+    expect(quota.leaseArgOfAdmit(0).want).toEqual({ requests: 100 });
+    expect(quota.leaseArgOfAdmit(1).want).toBeUndefined();
+    expect(quota.leaseArgOfAdmit(2).want).toBeUndefined();
+    // The one lease granted serves what comes next.
+    charged(await charge(big, 10));
+    expect(quota.count("admit")).toBe(3);
+  });
+
+  it("a lease call that never answered (its request cancelled) stops blocking new leases after a while", async () => {
+    const big = plan("big", 6000);
+    const stuck = { ...quota.namespace.getByName("big"), admit: () => new Promise<never>(() => {}) };
+    const hanging = chargeQuota({
+      plan: big,
+      tokens: 10,
+      namespace: { getByName: () => stuck } as unknown as DurableObjectNamespace<TenantQuota>,
+      leaseMs: 1000,
+      now,
+      waitUntil: (x) => pending.push(x),
+    });
+    void hanging;
+    charged(await charge(big, 10));
+    expect(quota.leaseArgOfAdmit(0).want).toBeUndefined();
+    clockMs = 10_000;
+    charged(await charge(big, 10));
+    expect(quota.leaseArgOfAdmit(1).want).toEqual({ requests: 100 });
+  });
+
   it("without lease time every request asks the object", async () => {
     const big = plan("big", 6000);
     for (let i = 0; i < 5; i++) charged(await charge(big, 10, 0));
