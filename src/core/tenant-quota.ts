@@ -25,6 +25,14 @@ export interface QuotaVerdict {
   refusal?: { quota: "requests" | "tokens"; retryAfterMs: number; neverFits: boolean };
   requests?: QuotaState;
   tokens?: QuotaState;
+  /** Admitted with a lease asked for: the units taken beyond this request, for the asker to spend locally. */
+  lease?: QuotaUnits;
+}
+
+/** Amounts of each quota (a lease asked for or granted, leftovers given back); absent: none of that quota. */
+export interface QuotaUnits {
+  requests?: number;
+  tokens?: number;
 }
 
 /**
@@ -48,8 +56,13 @@ export class QuotaLedger {
   private requests: TokenBucket | undefined;
   private tokens: TokenBucket | undefined;
 
-  /** Charges one request and `tokens` if both fit now; otherwise charges nothing and says when they will. */
-  admit(limits: QuotaLimits, tokens: number, nowMs: number): QuotaVerdict {
+  /**
+   * Charges one request and `tokens` if both fit now; otherwise charges nothing and says when they will. When
+   * admitted and `lease` is given, it also takes up to that much more of each limited quota (what is available
+   * now, whole units) and returns it as `verdict.lease`: units charged now, for the caller to spend locally. No
+   * lease is granted when any limited quota has nothing left to lease. The states are those after both charges.
+   */
+  admit(limits: QuotaLimits, tokens: number, nowMs: number, lease?: QuotaUnits): QuotaVerdict {
     const requests = this.bucket("requests", limits.requestsPerMinute, nowMs);
     const tokenBucket = this.bucket("tokens", limits.tokensPerMinute, nowMs);
     const requestWait = requests?.waitMs(1, nowMs) ?? 0;
@@ -57,7 +70,8 @@ export class QuotaLedger {
     if (requestWait === 0 && tokenWait === 0) {
       requests?.take(1, nowMs);
       tokenBucket?.take(tokens, nowMs);
-      return { admitted: true, ...this.states(nowMs) };
+      const granted = lease && this.grant(requests, tokenBucket, lease, nowMs);
+      return { admitted: true, ...this.states(nowMs), ...(granted ? { lease: granted } : {}) };
     }
     const retryAfterMs = Math.max(requestWait, tokenWait);
     const quota = requestWait > 0 ? "requests" : "tokens";
@@ -73,6 +87,27 @@ export class QuotaLedger {
     if (requests !== 0) this.bucket("requests", limits.requestsPerMinute, nowMs)?.adjust(requests, nowMs);
     if (tokens !== 0) this.bucket("tokens", limits.tokensPerMinute, nowMs)?.adjust(tokens, nowMs);
     return { admitted: true, ...this.states(nowMs) };
+  }
+
+  /** Takes a lease from the buckets: every limited quota must have at least one whole unit to lease. */
+  private grant(
+    requests: TokenBucket | undefined,
+    tokens: TokenBucket | undefined,
+    want: QuotaUnits,
+    nowMs: number,
+  ): QuotaUnits | undefined {
+    const leasable = (bucket: TokenBucket | undefined, wanted: number | undefined) =>
+      bucket && Math.max(0, Math.min(wanted ?? 0, Math.floor(bucket.available(nowMs) + 1e-6)));
+    const requestUnits = leasable(requests, want.requests);
+    const tokenUnits = leasable(tokens, want.tokens);
+    if (requestUnits === 0 || tokenUnits === 0 || (requestUnits === undefined && tokenUnits === undefined))
+      return undefined;
+    if (requestUnits !== undefined) requests?.adjust(-requestUnits, nowMs);
+    if (tokenUnits !== undefined) tokens?.adjust(-tokenUnits, nowMs);
+    return {
+      ...(requestUnits !== undefined ? { requests: requestUnits } : {}),
+      ...(tokenUnits !== undefined ? { tokens: tokenUnits } : {}),
+    };
   }
 
   private bucket(kind: "requests" | "tokens", limit: number | undefined, nowMs: number): TokenBucket | undefined {

@@ -165,6 +165,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       plan,
       tokens: estimateTokens(body.text, body.maxTokens, config.tenants.defaultMaxTokens),
       namespace: options.quotas ? options.quotas(c) : c.env.TENANT_QUOTA,
+      leaseMs: config.tenants.quotaLeaseMs,
       waitUntil: (promise) => c.executionCtx.waitUntil(promise),
     });
     if (quota.kind === "refused") {

@@ -47,6 +47,12 @@ export const tenantsSchema = z.strictObject({
   kvCacheTtlS: z.number().min(0).max(3600).default(30),
   /** `max_tokens` assumed for a request that sets none, when charging a tokens-per-minute quota. */
   defaultMaxTokens: z.int().min(0).default(1024),
+  /**
+   * How long a quota lease lasts (ms; 0: none). A tenant whose quotas refill at least 4 requests in this time is
+   * granted, beside an admission, a lease of what its quotas refill in it, which the isolate spends without asking
+   * the quota object again; smaller tenants are charged request by request.
+   */
+  quotaLeaseMs: z.int().min(0).max(10_000).default(1000),
 });
 
 /** The validated `tenants` section. */

@@ -1,7 +1,9 @@
+import { leaseWant, QuotaLease } from "../core/quota-lease";
 import type { QuotaLimits, QuotaVerdict } from "../core/tenant-quota";
 import { openAIError } from "./openai-error";
 import { openAIDuration, rateLimitHeaders } from "./rate-limit-headers";
 import type { TenantPlan } from "./tenant-config";
+import { closeLease, type LeaseSlot, leaseSlot, renewing, sameLimits } from "./tenant-quota-leases";
 import type { TenantQuota } from "./tenant-quota-object";
 
 /** An admitted request's quota charge: the headers to send, and the corrections to make when it ends. */
@@ -25,6 +27,10 @@ export interface QuotaRequest {
   /** Tokens charged at admission: estimated prompt tokens + `max_tokens`. */
   tokens: number;
   namespace: DurableObjectNamespace<TenantQuota> | undefined;
+  /** How long a quota lease lasts (`tenants.quotaLeaseMs`); 0 or absent: every request asks the quota object. */
+  leaseMs?: number;
+  /** The isolate's clock for leases; default `Date.now`. */
+  now?: () => number;
   /** Keeps a correction running after the response (`ctx.waitUntil`). */
   waitUntil: (promise: Promise<unknown>) => void;
 }
@@ -46,19 +52,26 @@ export function estimateTokens(bodyText: string, maxTokens: number | undefined, 
 }
 
 /**
- * Charges a request to its tenant's quotas (one RPC to the tenant's Durable Object; none for a tenant without
- * quotas). A refusal is a 429 whose `Retry-After` / `retry-after-ms` is the exact time until the request fits,
- * with an error body naming the tenant's quota (code `tenant_quota_exceeded`, unlike a capacity refusal's
- * `rate_limit_exceeded`), and a request that can never fit (more tokens than a minute's quota) is a 400.
+ * Charges a request to its tenant's quotas (none for a tenant without quotas). A refusal is a 429 whose
+ * `Retry-After` / `retry-after-ms` is the exact time until the request fits, with an error body naming the
+ * tenant's quota (code `tenant_quota_exceeded`, unlike a capacity refusal's `rate_limit_exceeded`), and a
+ * request that can never fit (more tokens than a minute's quota) is a 400.
+ *
+ * The charge is one RPC to the tenant's Durable Object, except for a tenant large enough to lease
+ * (`leaseWant`, `tenants.quotaLeaseMs`): its admissions are then mostly served from this isolate's lease (units
+ * the object charged up front) with no round trip, and only a request the lease does not cover asks the object
+ * (returning the old lease's leftovers and taking a new one). Refusals always come from the object, so their
+ * Retry-After stays exact.
  *
  * @example
  * ```ts
- * const quota = await chargeQuota({ plan, tokens, namespace: env.TENANT_QUOTA, waitUntil: (p) => ctx.waitUntil(p) });
+ * const quota = await chargeQuota({ plan, tokens, namespace: env.TENANT_QUOTA, leaseMs: 1000,
+ *   waitUntil: (p) => ctx.waitUntil(p) });
  * if (quota.kind === "refused") return quota.response;
  * ```
  */
 export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> {
-  const { plan, tokens, namespace, waitUntil } = request;
+  const { plan, tokens, namespace, waitUntil, now = Date.now } = request;
   const limits: QuotaLimits = {
     ...(plan.requestsPerMinute !== undefined ? { requestsPerMinute: plan.requestsPerMinute } : {}),
     ...(plan.tokensPerMinute !== undefined ? { tokensPerMinute: plan.tokensPerMinute } : {}),
@@ -66,20 +79,79 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
   if (limits.requestsPerMinute === undefined && limits.tokensPerMinute === undefined)
     return { kind: "charged", charge: NO_CHARGE };
   if (!namespace) throw new Error(`tenant ${plan.name} has quotas but the TENANT_QUOTA binding is missing`);
-  const stub = namespace.getByName(plan.name);
-  const verdict = await stub.admit(limits, tokens);
-  const headers = rateLimitHeaders(verdict);
-  if (!verdict.admitted) return { kind: "refused", response: quotaRefusal(plan, tokens, verdict, headers) };
+  const stub = () => namespace.getByName(plan.name);
+  const adjust = (requestsBack: number, tokensBack: number) =>
+    waitUntil(stub().adjust(limits, requestsBack, tokensBack));
+  const slot = leaseSlot(plan.name, (evictedTenant, lease) =>
+    waitUntil(namespace.getByName(evictedTenant).returnLease(lease.limits, lease.close())),
+  );
+
+  const local = takeFromLease(slot, limits, tokens, now());
+  if (local) return charged(local.verdict, tokens, local.lease, adjust, now);
+
+  // One lease call at a time per tenant and isolate: a miss while one is in flight is charged exactly, without
+  // waiting for it (a promise of another request is not awaited across requests in a Worker).
+  const askedAt = now();
+  const want = renewing(slot, askedAt) ? undefined : leaseWant(limits, tokens, request.leaseMs ?? 0);
+  const returned = closeLease(slot, limits);
+  if (want) slot.renewingSince = askedAt;
+  let verdict: QuotaVerdict;
+  let lease: QuotaLease | undefined;
+  try {
+    verdict = await stub().admit(limits, tokens, want || returned ? { want, returned } : undefined);
+    if (verdict.lease) {
+      const grantedAt = now();
+      const previous = closeLease(slot, limits);
+      if (previous) waitUntil(stub().returnLease(limits, previous));
+      lease = new QuotaLease(limits, verdict.lease, verdict, grantedAt, grantedAt + (request.leaseMs ?? 0));
+      slot.lease = lease;
+    }
+  } finally {
+    if (want && slot.renewingSince === askedAt) slot.renewingSince = undefined;
+  }
+  if (!verdict.admitted)
+    return { kind: "refused", response: quotaRefusal(plan, tokens, verdict, rateLimitHeaders(verdict)) };
+  // The request that brought a lease: its headers count what the lease holds, its corrections go onto it.
+  return lease
+    ? charged(lease.view(now()), tokens, lease, adjust, now)
+    : charged(verdict, tokens, undefined, adjust, now);
+}
+
+/** An admission from this isolate's open lease of the same limits, if it covers the request. */
+function takeFromLease(
+  slot: LeaseSlot,
+  limits: QuotaLimits,
+  tokens: number,
+  nowMs: number,
+): { verdict: QuotaVerdict; lease: QuotaLease } | undefined {
+  const lease = slot.lease;
+  if (!lease || !sameLimits(lease.limits, limits)) return undefined;
+  const verdict = lease.take(tokens, nowMs);
+  return verdict && { verdict, lease };
+}
+
+/**
+ * The charge of an admitted request. Its corrections (a refund, the answer's usage) go onto the lease that
+ * admitted it while that is open, else to the quota object (in the background).
+ */
+function charged(
+  verdict: QuotaVerdict,
+  tokens: number,
+  lease: QuotaLease | undefined,
+  adjust: (requestsBack: number, tokensBack: number) => void,
+  now: () => number,
+): QuotaOutcome {
   let done = false;
   const correct = (requestsBack: number, tokensBack: number) => {
     if (done) return;
     done = true;
-    if (requestsBack !== 0 || tokensBack !== 0) waitUntil(stub.adjust(limits, requestsBack, tokensBack));
+    if (requestsBack === 0 && tokensBack === 0) return;
+    if (!lease?.correct(requestsBack, tokensBack, now())) adjust(requestsBack, tokensBack);
   };
   return {
     kind: "charged",
     charge: {
-      headers,
+      headers: rateLimitHeaders(verdict),
       wantsUsage: true,
       refund: () => correct(1, tokens),
       // Corrected even without a token quota: the tenant's token count (metrics) is then the answers' usage.

@@ -1,4 +1,8 @@
-/** A tenant quota object's counts since it started (memory only, like its buckets). */
+/**
+ * A tenant quota object's counts since it started (memory only, like its buckets). With quota leases they lag by
+ * what isolates hold: the admissions a lease served, their charges and their corrections are counted when it is
+ * returned.
+ */
 export interface TenantQuotaStats {
   /** Requests the quota admitted (a request later refused for capacity is given back to the quota, still counted). */
   admitted: number;

@@ -65,6 +65,25 @@ describe("tenants at the edge", () => {
     expect(await metric('spillway_tenant_quota_refused_total{tenant="small"}')).toBe(refusedBefore + 1);
   });
 
+  it("a large tenant is served from its isolate's quota lease through the real quota object", async () => {
+    // 600 per minute: a lease of 10 requests a second, so 25 requests take a few leases (and return leftovers).
+    const remaining: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const res = await ask(TEST_KEYS.bulk, `bulk${i}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit-requests")).toBe("600");
+      expect(res.headers.get("ratelimit-policy")).toBe('"requests";q=600;w=60, "tokens";q=6000000;w=60');
+      remaining.push(Number(res.headers.get("x-ratelimit-remaining-requests")));
+      await res.arrayBuffer();
+    }
+    // The first is charged by the object and brings the lease: the quota minus itself.
+    expect(remaining[0]).toBe(599);
+    for (const left of remaining) expect(Number.isInteger(left) && left >= 0 && left < 600).toBe(true);
+    // Every request was served by the fleet, none refused.
+    const served = (await replicaState("tenants")).served;
+    for (let i = 0; i < 25; i++) expect(served).toContain(`bulk${i}`);
+  });
+
   it("tokens are charged as prompt estimate + max_tokens and corrected with the response's usage", async () => {
     const chargedTotal = () => metric('spillway_tenant_tokens_charged_total{tenant="tokens"}');
     const refundedTotal = () => metric('spillway_tenant_tokens_refunded_total{tenant="tokens"}');

@@ -18,6 +18,8 @@ export const TEST_KEYS = {
   /** Two plain tenants sharing a deployment. */
   alpha: "sk-test-alpha",
   beta: "sk-test-beta",
+  /** 600 requests and 6,000,000 tokens per minute: large enough to be served from quota leases. */
+  bulk: "sk-test-bulk",
 } as const;
 
 /**
@@ -43,6 +45,11 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         "3134cd0eb6762a6e6925212c23d9e67df53b8952a71847ca7a7aab457f3b7927": { name: "small", requestsPerMinute: 3 },
         "8664f7ee03dd46df38fec62d9e40fac88a74f67a8a7613af74474bf4356050cf": { name: "tokens", tokensPerMinute: 1000 },
         "5a44ee831beb11795ca9e062551a912f66aaa8043e59ded9eaf05a337784dec8": { name: "alpha" },
+        "01eda994ae6da734cfc76470ad873a28d941acdeec97ed91c3cc0109c471fd1e": {
+          name: "bulk",
+          requestsPerMinute: 600,
+          tokensPerMinute: 6_000_000,
+        },
         "626c85f21d77b087cbbba33378b2da9f7d02b084f1af1ea9f8a113861926e62c": { name: "beta" },
         "24a2eb576e49e0e46359e03b11e29841d55c367c8f26b9b1f7afb1e50eca6f54": {
           name: "prio",

@@ -8,8 +8,8 @@
  *    Probe cost: with `maxOngoingRequests` 16 (two replicas, concurrency 32) the replicas sit at the cap and
  *    nearly every placement round probes; the same against vLLM-style servers (no `/load`; a vLLM-sized
  *    `/metrics` page of histograms) probed with `load: "vllm"`, beside a pass-through Worker to those servers.
- *    Tenants: spillway with the request's API key naming
- *    a tenant with quotas (one more Durable Object RPC per request: the tenant's quota).
+ *    Tenants: spillway with the request's API key naming a tenant with quotas, served from quota leases (the
+ *    default), and the same with leases off (`quotaLeaseMs` 0: one more Durable Object RPC per request).
  * 3. Decisions per second one router sustains, with 1 and with 4 router shards.
  *
  * Only 127.0.0.1; every load is bounded by its request count. Flags: --requests N (default 3000),
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
   try {
     const spillwayScript = await bundle("src/edge/worker.ts", dir, "spillway");
     const passScript = await bundle("src/bench/edge/passthrough-worker.ts", dir, "passthrough");
-    const config = (shards: number) =>
+    const config = (shards: number, quotaLeaseMs?: number) =>
       JSON.stringify({
         logRejections: false,
         deployments: {
@@ -200,6 +200,7 @@ async function main(): Promise<void> {
           keys: {
             [BENCH_KEY_SHA256]: { name: "bench", requestsPerMinute: 10_000_000, tokensPerMinute: 1_000_000_000 },
           },
+          ...(quotaLeaseMs !== undefined ? { quotaLeaseMs } : {}),
         },
       });
     const probed = (deployment: Record<string, unknown>) =>
@@ -230,6 +231,11 @@ async function main(): Promise<void> {
       "spillway, 1 router shard, tenant with quotas": await startWorker(
         spillwayScript,
         { SPILLWAY_CONFIG: config(1) },
+        true,
+      ),
+      "spillway, 1 router shard, tenant with quotas, leases off": await startWorker(
+        spillwayScript,
+        { SPILLWAY_CONFIG: config(1, 0) },
         true,
       ),
     };
@@ -270,7 +276,8 @@ async function main(): Promise<void> {
     const pass = results.find(([n]) => n.startsWith("pass"))?.[1] as LoadResult;
     const one = results.find(([n]) => n.includes("1 router"))?.[1] as LoadResult;
     const four = results.find(([n]) => n.includes("4 router"))?.[1] as LoadResult;
-    const quotas = results.find(([n]) => n.includes("quotas"))?.[1] as LoadResult;
+    const quotas = results.find(([n]) => n.endsWith("tenant with quotas"))?.[1] as LoadResult;
+    const quotasNoLease = results.find(([n]) => n.endsWith("leases off"))?.[1] as LoadResult;
     console.log(`\nspillway (1 shard) / pass-through throughput: ${(one.throughput / pass.throughput).toFixed(3)}`);
     console.log(`spillway (4 shards) / pass-through throughput: ${(four.throughput / pass.throughput).toFixed(3)}`);
     const byName = (part: string) => results.find(([n]) => n.includes(part))?.[1] as LoadResult;
@@ -292,6 +299,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `spillway (1 shard, tenant with quotas) / pass-through throughput: ${(quotas.throughput / pass.throughput).toFixed(3)}`,
+    );
+    console.log(
+      `spillway (1 shard, tenant with quotas, leases off) / pass-through throughput: ${(quotasNoLease.throughput / pass.throughput).toFixed(3)}`,
     );
 
     // 3. Decisions alone: maxQueuedRequests 0 makes every request a rejection decided by the router, so the

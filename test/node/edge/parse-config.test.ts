@@ -53,6 +53,7 @@ describe("parseConfig, field by field", () => {
         keys: {},
         kvCacheTtlS: 30,
         defaultMaxTokens: 1024,
+        quotaLeaseMs: 1000,
       },
     });
   });

@@ -1,0 +1,147 @@
+import { QUOTA_PERIOD_MS, type QuotaLimits, type QuotaState, type QuotaUnits, type QuotaVerdict } from "./tenant-quota";
+
+/** A lease smaller than this many requests is not worth its inexactness: such a tenant is charged per request. */
+export const MIN_LEASED_REQUESTS = 4;
+
+/**
+ * The lease worth asking the quota for beside a request of `tokens`: what each limited quota refills in
+ * `leaseMs` (so an isolate never holds more than `leaseMs` of a tenant's allowance). `undefined` when leasing is
+ * off (`leaseMs` 0), the tenant has no quota, or the lease would cover fewer than {@link MIN_LEASED_REQUESTS}
+ * requests like this one (a 30-requests-per-minute tenant is always charged exactly, request by request).
+ *
+ * @example
+ * ```ts
+ * leaseWant({ requestsPerMinute: 6000 }, 500, 1000);   // { requests: 100 }
+ * leaseWant({ requestsPerMinute: 30 }, 500, 1000);     // undefined: half a request per second
+ * ```
+ */
+export function leaseWant(limits: QuotaLimits, tokens: number, leaseMs: number): QuotaUnits | undefined {
+  if (!(leaseMs > 0)) return undefined;
+  const share = (limit: number | undefined) =>
+    limit === undefined ? undefined : Math.floor((limit * leaseMs) / QUOTA_PERIOD_MS);
+  const requests = share(limits.requestsPerMinute);
+  const tokenUnits = share(limits.tokensPerMinute);
+  if (requests === undefined && tokenUnits === undefined) return undefined;
+  if (requests !== undefined && requests < MIN_LEASED_REQUESTS) return undefined;
+  if (tokenUnits !== undefined && tokenUnits < MIN_LEASED_REQUESTS * Math.max(1, tokens)) return undefined;
+  return {
+    ...(requests !== undefined ? { requests } : {}),
+    ...(tokenUnits !== undefined ? { tokens: tokenUnits } : {}),
+  };
+}
+
+/**
+ * What a closed lease hands back: its leftovers (corrections included), and for the quota object's counts the
+ * admissions it served, the tokens they were charged (estimates, plus overruns) and the tokens refunded to it.
+ */
+export interface LeaseReturn {
+  leftover: Required<QuotaUnits>;
+  served: number;
+  tokensCharged: number;
+  tokensRefunded: number;
+}
+
+/**
+ * A share of one tenant's quotas that the quota object charged up front and an isolate spends locally until
+ * `expiresAtMs`: an admission it covers costs no round trip. Because the units were taken from the tenant's
+ * buckets when granted, spending them never admits beyond the quota; a request the lease does not cover goes
+ * to the quota object (which alone refuses, with the exact wait). Token corrections of requests it admitted
+ * (the answer's usage) are put back on it while it is open; what is left when it closes goes back to the object.
+ *
+ * The `x-ratelimit-*` states of an admission it serves are estimates: the bucket's level when the lease was
+ * granted, refilled since, plus what the lease still holds (other isolates' spending since is not seen).
+ *
+ * Pure: the clock is a parameter.
+ *
+ * @example
+ * ```ts
+ * const limits = { requestsPerMinute: 6000 };
+ * const verdict = ledger.admit(limits, 0, now, leaseWant(limits, 0, 1000));
+ * const lease = new QuotaLease(limits, verdict.lease ?? {}, verdict, now, now + 1000);
+ * lease.take(0, now + 10)?.admitted;   // true, locally
+ * lease.close();   // { leftover: { requests: 99, tokens: 0 }, served: 1, tokensCharged: 0, tokensRefunded: 0 }
+ * ```
+ */
+export class QuotaLease {
+  private readonly left: Required<QuotaUnits>;
+  private served = 0;
+  private tokensCharged = 0;
+  private tokensRefunded = 0;
+  private closed = false;
+
+  constructor(
+    readonly limits: QuotaLimits,
+    granted: QuotaUnits,
+    private readonly atGrant: Pick<QuotaVerdict, "requests" | "tokens">,
+    private readonly grantedAtMs: number,
+    readonly expiresAtMs: number,
+  ) {
+    this.left = { requests: granted.requests ?? 0, tokens: granted.tokens ?? 0 };
+  }
+
+  /** Whether it may still be spent: not closed and not expired. */
+  isOpen(nowMs: number): boolean {
+    return !this.closed && nowMs < this.expiresAtMs;
+  }
+
+  /** Spends one request and `tokens` if it is open and covers both; the admission (estimated states) or `undefined`. */
+  take(tokens: number, nowMs: number): QuotaVerdict | undefined {
+    if (!this.isOpen(nowMs)) return undefined;
+    const needsRequests = this.limits.requestsPerMinute !== undefined;
+    const needsTokens = this.limits.tokensPerMinute !== undefined;
+    if (needsRequests && this.left.requests < 1) return undefined;
+    if (needsTokens && this.left.tokens < tokens) return undefined;
+    if (needsRequests) this.left.requests -= 1;
+    if (needsTokens) this.left.tokens -= tokens;
+    this.served += 1;
+    this.tokensCharged += tokens;
+    return this.view(nowMs);
+  }
+
+  /** An admission's verdict as seen from this lease now (its `x-ratelimit-*` estimates). */
+  view(nowMs: number): QuotaVerdict {
+    return { admitted: true, ...this.states(nowMs) };
+  }
+
+  /**
+   * Puts a correction of a request it admitted on the lease (positive: back, negative: charged); false, and
+   * nothing changed, when it is closed or expired or a charge exceeds what it holds (then the caller sends the
+   * correction to the quota object).
+   */
+  correct(requests: number, tokens: number, nowMs: number): boolean {
+    if (!this.isOpen(nowMs)) return false;
+    const requestsAfter = this.limits.requestsPerMinute === undefined ? 0 : this.left.requests + requests;
+    const tokensAfter = this.limits.tokensPerMinute === undefined ? 0 : this.left.tokens + tokens;
+    if (requestsAfter < 0 || tokensAfter < 0) return false;
+    if (this.limits.requestsPerMinute !== undefined) this.left.requests = requestsAfter;
+    if (this.limits.tokensPerMinute !== undefined) this.left.tokens = tokensAfter;
+    // Counted even without a token quota: the tenant's token count (metrics) is then the answers' usage.
+    if (tokens > 0) this.tokensRefunded += tokens;
+    else this.tokensCharged -= tokens;
+    return true;
+  }
+
+  /** Closes it: what it still holds goes back to the quota object, with how many admissions it served. Once. */
+  close(): LeaseReturn {
+    if (this.closed) return { leftover: { requests: 0, tokens: 0 }, served: 0, tokensCharged: 0, tokensRefunded: 0 };
+    this.closed = true;
+    const { served, tokensCharged, tokensRefunded } = this;
+    return { leftover: { ...this.left }, served, tokensCharged, tokensRefunded };
+  }
+
+  private states(nowMs: number): Pick<QuotaVerdict, "requests" | "tokens"> {
+    const estimate = (state: QuotaState | undefined, held: number): QuotaState | undefined => {
+      if (!state) return undefined;
+      const refilled = (Math.max(0, nowMs - this.grantedAtMs) * state.limit) / QUOTA_PERIOD_MS;
+      const level = Math.min(state.limit, state.remaining + refilled + held);
+      return {
+        limit: state.limit,
+        remaining: Math.max(0, Math.floor(level + 1e-6)),
+        resetMs: Math.max(0, Math.ceil(((state.limit - level) * QUOTA_PERIOD_MS) / state.limit - 1e-6)),
+      };
+    };
+    const requests = estimate(this.atGrant.requests, this.left.requests);
+    const tokens = estimate(this.atGrant.tokens, this.left.tokens);
+    return { ...(requests ? { requests } : {}), ...(tokens ? { tokens } : {}) };
+  }
+}
