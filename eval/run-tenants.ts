@@ -216,8 +216,10 @@ if (quietFair && quietAlone) {
     "  slots), and placement no longer adds to it (a slot the router's own release frees is taken at once, see",
     "  docs/architecture.md). What is left is the fleet's and the fair split's: every request here has the same size,",
     "  so the requests a replica admits together finish together and, in saturation, slots free in clumps with gaps",
-    "  of a second or more between them; and while the quiet tenant has more than one request waiting after such a",
-    "  gap, start-time fair queuing alternates it with the burst's (equal weights, equal shares).",
+    "  of a second or more between them. The fair queue serves the tenant with the least recent service first (decayed",
+    "  attained service, src/core/fair-queue.ts), so the quiet tenant no longer alternates with the burst when several",
+    "  of its requests wait after such a gap; it still waits behind the burst for a moment at the burst's onset, while",
+    "  the burst's service, starting from nothing, catches up with the quiet tenant's.",
   );
   const bound = noisy?.variants.fair?.quietPlacedAtFirstReleaseP99S ?? null;
   if (bound !== null) {
