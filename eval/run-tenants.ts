@@ -214,10 +214,11 @@ if (quietFair && quietAlone) {
     `- Noisy neighbour, ${noisy?.alone} p99 time to success <= 1.5x alone: ${ratio.toFixed(2)}x, ${met(ratio <= 1.5)}. Its extra time is`,
     "  the wait for a free slot in a fleet the burst keeps saturated (the admission wait column; alone it finds free",
     "  slots), and placement no longer adds to it (a slot the router's own release frees is taken at once, see",
-    "  docs/architecture.md). What is left is the fleet's and the fair split's: every request here has the same size,",
-    "  so the requests a replica admits together finish together and, in saturation, slots free in clumps with gaps",
-    "  of a second or more between them; and while the quiet tenant has more than one request waiting after such a",
-    "  gap, start-time fair queuing alternates it with the burst's (equal weights, equal shares).",
+    "  docs/architecture.md). The rest comes from the fleet (and used to come from the fair split too): every request",
+    "  here has the same size, so the requests a replica admits together finish together and, in saturation, slots",
+    "  free in clumps with gaps of a second or more between them. The fair queue serves the tenant with the least recent service first (decayed",
+    "  attained service, src/core/fair-queue.ts), so the quiet tenant no longer alternates with the burst when several",
+    "  of its requests wait after such a gap (start-time fair queuing, its previous order, did).",
   );
   const bound = noisy?.variants.fair?.quietPlacedAtFirstReleaseP99S ?? null;
   if (bound !== null) {

@@ -3,7 +3,7 @@ import { type BookedHint, CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } fr
 import { DEFAULT_HORIZON_S } from "./client-horizon";
 import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
-import { FairQueue, type OfferResult, type PriorityClass } from "./fair-queue";
+import { DEFAULT_FAIR_QUEUE_OPTIONS, FairQueue, type OfferResult, type PriorityClass } from "./fair-queue";
 import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
@@ -205,7 +205,7 @@ const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINIT
  */
 export class RouterCore {
   /** Waiting tickets: per-tenant sub-queues, fair dispatch, priority classes (FIFO for a single tenant). */
-  private readonly queue = new FairQueue();
+  private readonly queue: FairQueue;
   private readonly leases = new Map<string, { replica: string; expiresAtMs: number }>();
   private readonly cache: QueueLengthCache;
   private readonly estimator: DrainRateEstimator;
@@ -239,6 +239,7 @@ export class RouterCore {
     private readonly random: () => number,
     private readonly accuracy: DrainAccuracyTracker = new DrainAccuracyTracker(),
   ) {
+    this.queue = new FairQueue({ ...DEFAULT_FAIR_QUEUE_OPTIONS, clock });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
     if (options.retryAfter.retryAfterPolicy === "retry_schedule")
