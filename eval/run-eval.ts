@@ -5,13 +5,13 @@
  * included beside them). Every figure in the two documents comes from the results written to the JSON.
  *
  * Flags: --seeds <n> (default 3), --only <scenario,...> (a subset; the report then holds only those),
- * --no-sweep (skip the queue-bound sweep).
+ * --no-sweep (skip the queue-bound sweep), --no-variants (skip the default policy's variants, src/sim/variants.ts).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { measureCapacity } from "../src/sim/capacity";
-import { evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
+import { evaluateScenario, type PolicyResult, type ScenarioResult } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../src/sim/report-markdown";
@@ -19,6 +19,7 @@ import { renderPolicyDoc } from "../src/sim/report-policy";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
 import { groupedBarChart, lineChart } from "../src/sim/svg-chart";
 import { checkTargets } from "../src/sim/targets";
+import { DEFAULT_POLICY_VARIANTS, defaultSummary, summarizeVariant, type VariantSummary } from "../src/sim/variants";
 
 const ORDER = [
   "demo-burst-3x",
@@ -40,7 +41,12 @@ const SWEEP_DRAIN_S = [1, 2, 4, 8, 15];
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
-  options: { seeds: { type: "string" }, only: { type: "string" }, "no-sweep": { type: "boolean" } },
+  options: {
+    seeds: { type: "string" },
+    only: { type: "string" },
+    "no-sweep": { type: "boolean" },
+    "no-variants": { type: "boolean" },
+  },
 });
 const seedCount = Number(values.seeds ?? 3);
 const only = values.only?.split(",");
@@ -89,6 +95,17 @@ if (!values["no-sweep"]) {
       });
       console.log(`${scenario.name} @ queue ${maxQueuedRequests}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
     }
+  }
+}
+
+const variants: VariantSummary[] = [];
+if (!values["no-variants"]) {
+  variants.push(defaultSummary(results));
+  for (const v of DEFAULT_POLICY_VARIANTS) {
+    const t = performance.now();
+    const own = scenarios.map((s) => evaluateScenario(s, [v.spec], seedCount).policies[0] as PolicyResult);
+    variants.push(summarizeVariant(v, results, own));
+    console.log(`variant ${v.id}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }
 }
 
@@ -147,6 +164,7 @@ const json = {
   scenarios: results,
   targets: checks,
   sweeps,
+  variants,
   e2e,
   e2eOpenAi: e2eOpenAi ?? null,
 };
@@ -173,6 +191,7 @@ writeFileSync(
     results,
     checks,
     sweeps,
+    variants,
     defaultPolicy: DEFAULT_POLICY_ID,
   }),
 );

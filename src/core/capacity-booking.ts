@@ -21,6 +21,12 @@ export interface CapacityBookingOptions {
   lateS: number;
   /** Most bookings kept at once (memory bound); the oldest are dropped beyond it. */
   maxBookings: number;
+  /**
+   * Two-step promises: when no second within a client's horizon has room, the earliest second with room up to
+   * `twoStepHorizons` horizons away is booked, and the client is told to come back one step before it (a hint
+   * within its horizon); refused then, it is told the rest. `1`: no second step (a best effort instead).
+   */
+  twoStepHorizons: number;
   /** Decay per resolved promise of the show-rate counts (shows and no-shows), so the rate follows the clients. */
   showDecay: number;
   /** The show rate assumed before any promise resolved, and its weight in promises. */
@@ -54,6 +60,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   earlyS: 1,
   lateS: 3,
   maxBookings: 65_536,
+  twoStepHorizons: 1,
   showDecay: 0.995,
   maxOverbooking: 1,
   priorShowRate: 0.9,
@@ -76,6 +83,13 @@ interface Booking {
 export interface BookedHint {
   delayS: number;
   promised: boolean;
+  /**
+   * A two-step promise: seconds from now to the booked instant, beyond `delayS` (the first step, within the
+   * client's horizon). Absent: the booked instant is `delayS` away.
+   */
+  dueS?: number;
+  /** The hint is the rest of a promise this request already holds (nothing new to book). */
+  held?: boolean;
 }
 
 /**
@@ -261,23 +275,57 @@ export class CapacityBooking {
         return { delayS: start - nowS + random() * Math.max(0, end - start), promised: true };
       }
     }
+    // Two steps: a second beyond this horizon but within reach of a second hint. The first step comes back with
+    // a margin inside the second hint's horizon (round trips, whole-second Retry-After), never before 1 s.
+    const margin = Math.min(5, horizon / 4);
+    const farthest = Math.min(
+      Math.floor(nowS + this.options.twoStepHorizons * horizon - margin) - 1,
+      this.current + this.options.ledgerS - 1,
+    );
+    // (A client whose horizon already spans most of the ledger gains nothing from a second step.)
+    const twoStep = this.options.twoStepHorizons > 1 && 2 * horizon <= this.options.ledgerS;
+    for (let s = Math.max(first, last + 1); twoStep && s <= farthest; s++) {
+      if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) {
+        const dueS = s - nowS + random();
+        const delayS = Math.min(horizon, Math.max(1, dueS - (horizon - margin)));
+        return { delayS, dueS, promised: true };
+      }
+    }
     return { delayS: horizon * (0.5 + 0.5 * random()), promised: false };
+  }
+
+  /**
+   * The rest of a two-step promise this request holds, when it comes back at its first step (or any time before
+   * its booked instant): the seconds left, within `horizonS`. `undefined` when it holds no promise still ahead.
+   */
+  heldHint(fingerprint: string | undefined, nowMs: number, horizonS: number): BookedHint | undefined {
+    this.advance(nowMs);
+    const booking = fingerprint === undefined ? undefined : this.bookings.get(fingerprint);
+    if (!booking || booking.dueMs - this.options.earlyS * 1000 <= nowMs) return undefined;
+    return { delayS: Math.min(horizonS, (booking.dueMs - nowMs) / 1000), promised: booking.promised, held: true };
+  }
+
+  /** The request was admitted before its booked instant (a first step found room): its promise is given back. */
+  admittedEarly(fingerprint: string | undefined, nowMs: number): void {
+    this.advance(nowMs);
+    const booking = fingerprint === undefined ? undefined : this.bookings.get(fingerprint);
+    if (booking && fingerprint !== undefined) this.release(fingerprint, booking);
   }
 
   /** Records the hint actually sent to the request with this fingerprint (a new hint replaces an older one). */
   book(fingerprint: string | undefined, nowMs: number, hint: BookedHint): void {
     this.advance(nowMs);
-    if (fingerprint === undefined || !(hint.delayS >= 0)) return;
+    if (fingerprint === undefined || !(hint.delayS >= 0) || hint.held) return;
     const old = this.bookings.get(fingerprint);
     if (old) this.release(fingerprint, old);
-    const dueMs = nowMs + hint.delayS * 1000;
+    const dueMs = nowMs + (hint.dueS ?? hint.delayS) * 1000;
     const second = Math.floor(dueMs / 1000);
     if (second - this.current >= this.options.ledgerS) return;
     if (this.bookings.size >= this.options.maxBookings) {
       const oldest = this.bookings.keys().next().value as string;
       this.release(oldest, this.bookings.get(oldest) as Booking);
     }
-    const booking = { dueMs, second, promised: hint.promised };
+    const booking: Booking = { dueMs, second, promised: hint.promised };
     this.bookings.set(fingerprint, booking);
     this.byDue.push({ dueMs, fingerprint, booking });
     if (hint.promised) this.buckets[this.slot(second)] = (this.buckets[this.slot(second)] ?? 0) + 1;

@@ -1,5 +1,10 @@
 import { backoffDelayMs, probeDeadlineMs } from "./backoff";
-import { type BookedHint, CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } from "./capacity-booking";
+import {
+  type BookedHint,
+  CapacityBooking,
+  type CapacityBookingOptions,
+  DEFAULT_CAPACITY_BOOKING_OPTIONS,
+} from "./capacity-booking";
 import { DEFAULT_HORIZON_S } from "./client-horizon";
 import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
@@ -40,6 +45,11 @@ export interface RouterOptions {
   drainRate: DrainRateOptions;
   /** Admission of the `booked_capacity` policy (ignored by the others); defaults in {@link DEFAULT_BOOKING_ADMISSION}. */
   booking?: BookingAdmission;
+  /**
+   * `booked_capacity`'s ledger tunables over {@link DEFAULT_CAPACITY_BOOKING_OPTIONS} (the simulator's variants of
+   * the default; not in the Worker's configuration).
+   */
+  bookingLedger?: Partial<CapacityBookingOptions>;
 }
 
 /** How `booked_capacity` admits: a queue-delay target and a cap on the room held for promised retries. */
@@ -245,7 +255,10 @@ export class RouterCore {
     if (options.retryAfter.retryAfterPolicy === "retry_schedule")
       this.retrySchedule = new RetrySchedule(DEFAULT_RETRY_SCHEDULE_OPTIONS, clock.now());
     if (options.retryAfter.retryAfterPolicy === "booked_capacity")
-      this.booking = new CapacityBooking(DEFAULT_CAPACITY_BOOKING_OPTIONS, clock.now());
+      this.booking = new CapacityBooking(
+        { ...DEFAULT_CAPACITY_BOOKING_OPTIONS, ...options.bookingLedger },
+        clock.now(),
+      );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
     this.shortQueueAtMs = clock.now();
   }
@@ -308,7 +321,9 @@ export class RouterCore {
     schedule?.onArrival(now, retry);
     const booking = this.booking;
     const claimed = booking?.claim(request.fingerprint, now) ?? false;
-    if (booking && !claimed) booking.onFresh(now);
+    // A request back at the first step of a two-step promise still holds it: not a fresh arrival.
+    const early = booking !== undefined && !claimed && booking.holds(request.fingerprint);
+    if (booking && !claimed && !early) booking.onFresh(now);
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, request) };
     if (this.queue.has(ticket)) return { kind: "queued" };
     // A request re-acquired after a router reset queues as if it had arrived when it first did (see `waitedMs`).
@@ -316,6 +331,7 @@ export class RouterCore {
     // Work-conserving: while nothing waits and a replica has a free slot, every request is queued (placed at once).
     if (this.queue.size === 0 && this.hasFreeSlot()) {
       this.queue.offer(entry, Number.POSITIVE_INFINITY);
+      if (early) booking?.admittedEarly(request.fingerprint, now);
       return { kind: "queued" };
     }
     const scheduleClaimed = schedule !== undefined && retry && schedule.claim(now);
@@ -339,6 +355,8 @@ export class RouterCore {
       return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
     }
     if (claimed) booking?.kept(true);
+    // Admitted before its booked instant (a first step found room): the booked second goes back to the ledger.
+    if (early) booking?.admittedEarly(request.fingerprint, now);
     // A full queue pushed out the newest request of the tenant most over its fair share (see FairQueue).
     const pushed = offered.displaced;
     if (!pushed) return { kind: "queued" };
@@ -596,7 +614,10 @@ export class RouterCore {
                 { ...retryAfter, jitter: 0 },
                 this.random,
                 () => {
-                  booked = signals.warm ? booking.hint(now, signals, horizonS, this.random) : undefined;
+                  // Back at the first step of a two-step promise: told the rest of it; else a new booking.
+                  booked =
+                    booking.heldHint(request.fingerprint, now, horizonS) ??
+                    (signals.warm ? booking.hint(now, signals, horizonS, this.random) : undefined);
                   return booked?.delayS;
                 },
                 horizonS,

@@ -1,3 +1,4 @@
+import type { CapacityBookingOptions } from "../core/capacity-booking";
 import type { RetryAfterPolicyName } from "../core/retry-after";
 
 /** One Retry-After configuration compared in the evaluation. Every client meets every policy (the scenario's mix). */
@@ -10,6 +11,8 @@ export interface PolicySpec {
   retryAfterS?: number;
   /** `booked_capacity`'s admission block, when not the config's default (tuning runs). */
   booking?: { queueDelayTargetS?: number | null; maxHeldRoomShare?: number; standingIntervalS?: number };
+  /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
+  ledger?: Partial<CapacityBookingOptions>;
 }
 
 /** The default policy's id: the config's default `retryAfterPolicy` (checked by test/node/sim/evaluation-json.test.ts). */

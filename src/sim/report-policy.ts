@@ -3,6 +3,35 @@ import { DEFAULT_BOOKING_ADMISSION } from "../core/router-core";
 import type { ScenarioResult } from "./evaluation";
 import { headlineTable, issueTable, pct, type SweepPoint, sweepTable } from "./report-markdown";
 import type { TargetCheck } from "./targets";
+import type { VariantSummary } from "./variants";
+
+/**
+ * The default beside its variants (src/sim/variants.ts) on issue 15's targets: scenarios met per target, the
+ * worst curve gaps summed, and the sustained overload's p50 time to success.
+ *
+ * @example
+ * ```ts
+ * variantsTable(json.variants); // "| variant | what changes | ... |"
+ * ```
+ */
+export function variantsTable(variants: readonly VariantSummary[]): string {
+  const lines = [
+    "| variant | what changes | curve within 2 pts | served within 1 pt | within 5 pts of oracle | attempts <= static 30 s | worst curve gaps, summed | sustained-1.3x served / p50 |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const v of variants) {
+    const n = v.scenarios;
+    const sustained = v.perScenario["sustained-1.3x"];
+    const p50 = sustained?.timeToSuccessP50S;
+    const sustainedCell = sustained
+      ? `${pct(sustained.servedFraction)} / ${p50 === null || p50 === undefined ? "n/a" : `${p50.toFixed(1)} s`}`
+      : "n/a";
+    lines.push(
+      `| ${v.id} | ${v.change} | ${v.met.curve} of ${n} | ${v.met.served} of ${n} | ${v.met.oracle} of ${n} | ${v.met.attempts} of ${n} | ${v.worstCurveGapSumPts.toFixed(1)} pts | ${sustainedCell} |`,
+    );
+  }
+  return lines.join("\n");
+}
 
 /** The default policy's hint measures beside `retry_schedule`'s: X, hint coverage, all retries admitted. */
 export function hintTable(results: readonly ScenarioResult[], defaultPolicy: string): string {
@@ -51,6 +80,7 @@ export function renderPolicyDoc(input: {
   results: readonly ScenarioResult[];
   checks: readonly TargetCheck[];
   sweeps: readonly SweepPoint[];
+  variants: readonly VariantSummary[];
   defaultPolicy: string;
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
@@ -60,6 +90,7 @@ export function renderPolicyDoc(input: {
     hints: hintTable(input.results, input.defaultPolicy),
     sweep: sweepTable(input.sweeps, input.defaultPolicy),
     defaults: defaultsList(),
+    variants: input.variants.length > 0 ? variantsTable(input.variants) : "(not run: `npm run eval -- --no-variants`)",
   };
   const body = input.template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => {
     const fill = fills[key];

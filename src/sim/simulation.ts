@@ -36,7 +36,8 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
       ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
     },
   });
-  return routerOptionsFromSettings(replicas, settings);
+  const options = routerOptionsFromSettings(replicas, settings);
+  return policy.ledger ? { ...options, bookingLedger: policy.ledger } : options;
 }
 
 /**

@@ -109,6 +109,51 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(node?.delayS).toBeLessThanOrEqual(120);
   });
 
+  it("two-step (an option): beyond the horizon, a second up to two horizons away; the step is within the horizon", () => {
+    const ledger = new CapacityBooking({ ...opts, twoStepHorizons: 2 }, 0);
+    for (let s = 0; s < 30; s++) for (let k = 0; k < 9; k++) ledger.onFresh(s * 1000 + 1); // 1/s left
+    const nowMs = 30_000;
+    for (let i = 0; i < 59; i++) {
+      const hint = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+      if (hint) ledger.book(`r${i}`, nowMs, hint);
+    }
+    const hint = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+    if (!hint?.dueS) throw new Error("expected a two-step promise");
+    expect(hint.promised).toBe(true);
+    expect(hint.dueS).toBeGreaterThan(60);
+    expect(hint.dueS).toBeLessThanOrEqual(115);
+    expect(hint.delayS).toBeLessThanOrEqual(60);
+    expect(hint.dueS - hint.delayS).toBeLessThanOrEqual(60); // the second hint fits the horizon too
+    ledger.book("two", nowMs, hint);
+    // Back at the first step: not yet due, so it is told the rest (nothing re-booked), within its horizon.
+    const stepMs = nowMs + hint.delayS * 1000;
+    expect(ledger.claim("two", stepMs)).toBe(false);
+    const rest = ledger.heldHint("two", stepMs, 60);
+    expect(rest?.held).toBe(true);
+    expect(rest?.delayS).toBeCloseTo(hint.dueS - hint.delayS, 6);
+    expect(ledger.holds("two")).toBe(true);
+    // The default makes no second step: a best effort instead.
+    const plain = ledgerWithBaseline(9, 30);
+    for (let i = 0; i < 60; i++) {
+      const h = plain.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+      if (h) plain.book(`r${i}`, nowMs, h);
+    }
+    const effort = plain.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+    expect(effort?.promised).toBe(false);
+    expect(effort?.dueS).toBeUndefined();
+  });
+
+  it("a request admitted before its booked instant gives its booked second back", () => {
+    const ledger = ledgerWithBaseline(0, 5);
+    ledger.book("early", 5_000, { delayS: 10, promised: true });
+    expect(ledger.promisedAt(5_000, 10)).toBe(1);
+    expect(ledger.heldHint("early", 7_000, 60)?.delayS).toBeCloseTo(8, 6);
+    ledger.admittedEarly("early", 7_000);
+    expect(ledger.holds("early")).toBe(false);
+    expect(ledger.promisedAt(7_000, 8)).toBe(0);
+    expect(ledger.heldHint("early", 7_500, 60)).toBeUndefined();
+  });
+
   it("the baseline is the lowest smoothed fresh rate of the last minute: a burst does not raise it", () => {
     const ledger = ledgerWithBaseline(4, 60);
     for (let s = 60; s < 70; s++) for (let k = 0; k < 30; k++) ledger.onFresh(s * 1000 + 1);

@@ -8,6 +8,7 @@ import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
 import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../../../src/sim/report-markdown";
 import { renderPolicyDoc } from "../../../src/sim/report-policy";
 import { checkTargets, type TargetCheck } from "../../../src/sim/targets";
+import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary } from "../../../src/sim/variants";
 
 const root = resolve(import.meta.dirname, "../../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
@@ -17,6 +18,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   scenarios: ScenarioResult[];
   targets: TargetCheck[];
   sweeps: SweepPoint[];
+  variants: VariantSummary[];
   e2e: E2eResult[];
   e2eOpenAi: E2eOpenAiRun | null;
 };
@@ -47,6 +49,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.targets).toEqual(json.scenarios.map(checkTargets));
   });
 
+  it("its variants table starts with the default, scored on the same targets", () => {
+    expect(json.variants[0]).toEqual(defaultSummary(json.scenarios));
+    const met = json.targets.filter((t) => t.met.served).length;
+    expect(json.variants[0]?.met.served).toBe(met);
+    expect(json.variants.map((v) => v.id).slice(1)).toEqual(DEFAULT_POLICY_VARIANTS.map((v) => v.id));
+  });
+
   it("docs/evaluation.md and docs/retry-policy.md are rendered from it: no figure is pasted by hand", () => {
     const figures: Record<string, string[]> = { summary: ["figures/served-within-30s.svg"] };
     for (const s of json.scenarios) figures[s.name] = [`figures/retries-${s.name}.svg`];
@@ -68,6 +77,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       results: json.scenarios,
       checks: json.targets,
       sweeps: json.sweeps,
+      variants: json.variants,
       defaultPolicy: json.defaultPolicy,
     });
     expect(read("docs/retry-policy.md")).toBe(policyDoc);

@@ -1,0 +1,101 @@
+import type { PolicyResult, ScenarioResult } from "./evaluation";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "./policies";
+import { checkTargets } from "./targets";
+
+/** One variant of the default policy: what it changes, as a policy the simulator runs. */
+export interface PolicyVariant {
+  id: string;
+  /** What differs from the default, in a few words. */
+  change: string;
+  spec: PolicySpec;
+}
+
+const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
+const variant = (id: string, change: string, overrides: Pick<PolicySpec, "booking" | "ledger">): PolicyVariant => ({
+  id,
+  change,
+  spec: { ...base, id: `${DEFAULT_POLICY_ID}:${id}`, label: `${DEFAULT_POLICY_ID} (${change})`, ...overrides },
+});
+
+/**
+ * The alternatives the default's tunables were chosen against, run on the same arrivals by `npm run eval` so the
+ * choice can be re-checked from committed code: the previous defaults, and the designs tried and not kept.
+ *
+ * @example
+ * ```ts
+ * DEFAULT_POLICY_VARIANTS.map((v) => v.id); // ["held-room", "backlog-at-drain-rate", ...]
+ * ```
+ */
+export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
+  variant("held-room", "promises hold up to half the queue, overbooked for no-shows (the previous default)", {
+    booking: { maxHeldRoomShare: 0.5, standingIntervalS: 10 },
+    ledger: { maxOverbooking: 2, minBacklogDrainShare: 1 },
+  }),
+  variant("backlog-at-drain-rate", "the queue ahead assumed to drain at the whole drain rate", {
+    ledger: { minBacklogDrainShare: 1 },
+  }),
+  variant("standing-10s", "queue-delay target after 10 s of standing queue", { booking: { standingIntervalS: 10 } }),
+  variant("delay-target-0.5s", "queue-delay target 0.5 s", { booking: { queueDelayTargetS: 0.5 } }),
+  variant("no-delay-target", "no queue-delay target", { booking: { queueDelayTargetS: null } }),
+  variant("two-step", "two-step promises up to two horizons away", { ledger: { twoStepHorizons: 2 } }),
+];
+
+/** How one variant fares on issue 15's targets, scored against the same other policies as the default. */
+export interface VariantSummary {
+  id: string;
+  change: string;
+  /** Scenarios where it meets each target (of `scenarios`). */
+  met: { curve: number; served: number; oracle: number; attempts: number };
+  scenarios: number;
+  /** The worst completion-curve gap of each scenario, summed (points; 0 would be "never behind"). */
+  worstCurveGapSumPts: number;
+  /** Per scenario: final served share, attempts per offered, p50 time to success. */
+  perScenario: Record<string, { servedFraction: number; attemptsPerOffered: number; timeToSuccessP50S: number | null }>;
+}
+
+/**
+ * Scores a variant's results: each scenario's default result is replaced by the variant's and checked against
+ * the other policies of the same run.
+ *
+ * @example
+ * ```ts
+ * const summary = summarizeVariant(v, results, results.map((r) => evaluateScenario(scenarioOf(r), [v.spec], 3).policies[0]));
+ * summary.met.served; // scenarios where its final served share is within 1 point of the best other policy
+ * ```
+ */
+export function summarizeVariant(
+  v: PolicyVariant,
+  results: readonly ScenarioResult[],
+  variantResults: readonly PolicyResult[],
+): VariantSummary {
+  const met = { curve: 0, served: 0, oracle: 0, attempts: 0 };
+  let worstCurveGapSumPts = 0;
+  const perScenario: VariantSummary["perScenario"] = {};
+  results.forEach((result, i) => {
+    const own = variantResults[i];
+    if (!own) throw new Error(`no result of variant ${v.id} for ${result.name}`);
+    const policies = result.policies.map((p) => (p.id === result.defaultPolicy ? { ...own, id: p.id } : p));
+    const check = checkTargets({ ...result, policies });
+    for (const key of ["curve", "served", "oracle", "attempts"] as const) if (check.met[key]) met[key] += 1;
+    worstCurveGapSumPts += Math.min(0, check.worstCurveGap.gap) * 100;
+    perScenario[result.name] = {
+      servedFraction: own.metrics.servedFraction,
+      attemptsPerOffered: own.metrics.attemptsPerOffered,
+      timeToSuccessP50S: own.metrics.timeToSuccessP50S,
+    };
+  });
+  return { id: v.id, change: v.change, met, scenarios: results.length, worstCurveGapSumPts, perScenario };
+}
+
+/**
+ * The default itself, scored the same way (the first row of the variants table).
+ *
+ * @example
+ * ```ts
+ * defaultSummary(results).met.served; // e.g. 12
+ * ```
+ */
+export function defaultSummary(results: readonly ScenarioResult[]): VariantSummary {
+  const own = results.map((r) => r.policies.find((p) => p.id === r.defaultPolicy) as PolicyResult);
+  return summarizeVariant({ id: "default", change: "the defaults", spec: base }, results, own);
+}
