@@ -224,14 +224,16 @@ if (quietFair && quietAlone) {
   const bound = noisy?.variants.fair?.quietPlacedAtFirstReleaseP99S ?? null;
   const measured = quietFair.timeToSuccessP99S ?? Number.NaN;
   if (bound !== null) {
-    const gap =
-      Math.abs(measured - bound) < 0.005
-        ? "what it measured: no queue order or placement does better with these completion times, and what is left is the fleet's"
-        : `${(measured - bound).toFixed(2)} s below what it measured`;
+    const same = Math.abs(measured - bound) < 0.005;
     lines.push(
-      `  Had every ${noisy?.alone} request gone ahead of the burst, each placed at the first slot release after it reached the router that`,
-      `  an earlier ${noisy?.alone} request did not take (src/sim/first-release-bound.ts; a release frees one slot), its p99 would be`,
-      `  ${bound.toFixed(2)} s, ${(bound / (quietAlone.timeToSuccessP99S ?? Number.NaN)).toFixed(2)}x alone: ${gap}.`,
+      `  Had every ${noisy?.alone} request gone ahead of the burst, each placed at the first slot release after it reached the`,
+      `  router that an earlier ${noisy?.alone} request did not take (src/sim/first-release-bound.ts; a release frees one slot),`,
+      `  its p99 would be ${bound.toFixed(2)} s, ${(bound / (quietAlone.timeToSuccessP99S ?? Number.NaN)).toFixed(2)}x alone${
+        same
+          ? ", the same as measured: no queue order or placement does better with these"
+          : `, ${(measured - bound).toFixed(2)} s below what it measured.`
+      }`,
+      ...(same ? ["  completion times, and what is left is the fleet's release clumps."] : []),
     );
   }
 }
