@@ -38,6 +38,10 @@ export const DOWN_RECHECK_MS = 1_000;
  * cache.complete("http://a");
  * cache.knownFree("http://a", 5_000); // true: our own completion freed a slot, on a fresh report
  * cache.knownFree("http://a", 20_000); // false: the report is stale, ask first
+ * cache.probeSent("http://a");
+ * cache.complete("http://a"); // a response ends while the probe is out
+ * cache.report("http://a", 0, 20_000); // the answer shows the room: the slot freed meanwhile stays known free
+ * cache.knownFree("http://a", 20_000); // true
  *
  * const counted = new QueueLengthCache(2, undefined, ["http://b"]); // never probed: it counts its own requests
  * counted.needsProbe("http://b", 0); // false
@@ -50,6 +54,8 @@ export class QueueLengthCache {
   private readonly unprobed: ReadonlySet<string>;
   /** Per replica: completions since its last report not yet taken by an assignment (slots the owner freed). */
   private readonly freed = new Map<string, number>();
+  /** Per replica with a probe out: the owner's completions there since the probe was sent. */
+  private readonly completedWhileProbing = new Map<string, number>();
 
   /**
    * `unprobed` replicas are never probed: their entry starts valid at 0 and moves only by `assign` and
@@ -102,9 +108,27 @@ export class QueueLengthCache {
     return entry?.valid === true && entry.queueLength < this.cap;
   }
 
-  /** Sets the entry from the replica's own report. */
+  /**
+   * A probe of the replica was sent: completions from now until its answer are counted, because the answer may
+   * have been read before or after them (see `report`).
+   */
+  probeSent(replica: string): void {
+    this.completedWhileProbing.set(replica, 0);
+  }
+
+  /**
+   * Sets the entry from the replica's own report. The slots the owner freed before the report are in it and are no
+   * longer the owner's alone (another router may take them); but those freed while its probe was out stay the
+   * owner's, as many as the report still shows room for - the owner released them after the replica had freed them,
+   * so a report that shows room may show exactly that room, and dropping the claim would leave it to the random
+   * pair to find (with backoff while it does not).
+   */
   report(replica: string, queueLength: number, nowMs: number): void {
-    this.freed.delete(replica);
+    const whileProbing = this.completedWhileProbing.get(replica) ?? 0;
+    this.completedWhileProbing.delete(replica);
+    const kept = Math.min(whileProbing, this.freed.get(replica) ?? 0, this.cap - Math.max(0, queueLength));
+    if (kept > 0) this.freed.set(replica, kept);
+    else this.freed.delete(replica);
     this.entries.set(replica, {
       queueLength: Math.max(0, queueLength),
       reportedAtMs: nowMs,
@@ -120,6 +144,7 @@ export class QueueLengthCache {
   invalidate(replica: string, nowMs: number, unreachable = true): void {
     const entry = this.entries.get(replica);
     this.freed.delete(replica);
+    this.completedWhileProbing.delete(replica);
     this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false, unreachable });
   }
 
@@ -142,6 +167,8 @@ export class QueueLengthCache {
     if (!entry) return;
     entry.queueLength = Math.max(0, entry.queueLength - 1);
     this.freed.set(replica, (this.freed.get(replica) ?? 0) + 1);
+    const whileProbing = this.completedWhileProbing.get(replica);
+    if (whileProbing !== undefined) this.completedWhileProbing.set(replica, whileProbing + 1);
   }
 
   /** Sum of the valid entries' queue lengths, for the occupancy signal. */

@@ -413,11 +413,9 @@ export class RouterCore {
       const free = this.knownFreeReplicas(now);
       if (free.length > 0) candidates = chooseTwo(free, this.random);
     }
-    return {
-      candidates,
-      probe: candidates.filter((replica) => this.cache.needsProbe(replica, now)),
-      probeDeadlineMs: probeDeadlineMs(this.streak),
-    };
+    const probe = candidates.filter((replica) => this.cache.needsProbe(replica, now));
+    for (const replica of probe) this.cache.probeSent(replica);
+    return { candidates, probe, probeDeadlineMs: probeDeadlineMs(this.streak) };
   }
 
   /** A probe's answer: the replica's queue length, `undefined` when it failed, `"timeout"` when it missed its deadline. */
