@@ -49,6 +49,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.targets).toEqual(json.scenarios.map(checkTargets));
   });
 
+  it("backs the README's claim: the default's final served share is within a point of the best other policy's everywhere", () => {
+    expect(read("README.md")).toContain(
+      "its final served share is within a point of the best other policy's in every scenario",
+    );
+    expect(json.targets.filter((t) => !t.met.served).map((t) => t.scenario)).toEqual([]);
+  });
+
   it("its variants table starts with the default, scored on the same targets", () => {
     expect(json.variants[0]).toEqual(defaultSummary(json.scenarios));
     const met = json.targets.filter((t) => t.met.served).length;
