@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
 import { QUEUE_LENGTH_STALE_MS } from "../../../src/core/queue-length-cache";
-import { DEFAULT_SATURATION_OPTIONS } from "../../../src/core/retry-after";
-import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { RouterCore } from "../../../src/core/router-core";
+import { routerOptions } from "../../support/router-options";
 
 /** Random draws that make `chooseTwo` over [a, b, c, d] pick (a, b) (the default, 0) or (c, d). */
 const PAIR_CD = [0.5, 0.9];
@@ -14,21 +13,7 @@ const PAIR_CD = [0.5, 0.9];
  * holding for others before this router places anything (capacity - 1: the one-slot picture; 0: room for our own).
  */
 function saturated(capacity = 1, initialLoad = capacity - 1) {
-  const options: RouterOptions = {
-    replicas: ["a", "b", "c", "d"],
-    maxOngoingRequests: capacity,
-    maxQueuedRequests: 10,
-    queueTimeoutMs: 30_000,
-    leaseTimeoutMs: 600_000,
-    statusCode: 429,
-    retryAfter: {
-      retryAfterPolicy: "router_queue_drain_rate",
-      retryAfterS: 5,
-      jitter: 0.2,
-      saturation: DEFAULT_SATURATION_OPTIONS,
-    },
-    drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
-  };
+  const options = routerOptions({ replicas: ["a", "b", "c", "d"], maxOngoingRequests: capacity });
   let now = 0;
   const draws: number[] = [];
   const core = new RouterCore(options, { now: () => now }, () => draws.shift() ?? 0);

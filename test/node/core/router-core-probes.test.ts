@@ -1,29 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
 import { DOWN_RECHECK_MS } from "../../../src/core/queue-length-cache";
-import { DEFAULT_SATURATION_OPTIONS } from "../../../src/core/retry-after";
 import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { routerOptions } from "../../support/router-options";
 
 /** A router over replicas with `load: "none"`: nothing is ever probed, the router counts for itself. */
 function setup(over: Partial<RouterOptions> = {}) {
   let now = 0;
-  const options: RouterOptions = {
-    replicas: ["a", "b"],
-    unprobedReplicas: ["a", "b"],
-    maxOngoingRequests: 2,
-    maxQueuedRequests: 10,
-    queueTimeoutMs: 30_000,
-    leaseTimeoutMs: 600_000,
-    statusCode: 429,
-    retryAfter: {
-      retryAfterPolicy: "router_queue_drain_rate",
-      retryAfterS: 5,
-      jitter: 0.2,
-      saturation: DEFAULT_SATURATION_OPTIONS,
-    },
-    drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
-    ...over,
-  };
+  const options = routerOptions({ replicas: ["a", "b"], unprobedReplicas: ["a", "b"], maxOngoingRequests: 2, ...over });
   const core = new RouterCore(options, { now: () => now }, () => 0.5);
   const round = () => {
     const plan = core.beginRound();

@@ -1,26 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
-import { DEFAULT_SATURATION_OPTIONS } from "../../../src/core/retry-after";
 import { RouterCore, type RouterOptions, type SubmitOptions } from "../../../src/core/router-core";
+import { routerOptions } from "../../support/router-options";
 
 function setup(over: Partial<RouterOptions> = {}) {
   let now = 0;
-  const options: RouterOptions = {
-    replicas: ["a"],
-    maxOngoingRequests: 1000,
-    maxQueuedRequests: 4,
-    queueTimeoutMs: 30_000,
-    leaseTimeoutMs: 600_000,
-    statusCode: 429,
-    retryAfter: {
-      retryAfterPolicy: "router_queue_drain_rate",
-      retryAfterS: 5,
-      jitter: 0,
-      saturation: DEFAULT_SATURATION_OPTIONS,
-    },
-    drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
-    ...over,
-  };
+  const options = routerOptions({ maxOngoingRequests: 1000, maxQueuedRequests: 4, ...over }, { jitter: 0 });
   const core = new RouterCore(options, { now: () => now }, () => 0.5);
   const place = () => {
     const plan = core.beginRound();

@@ -1,26 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
-import { DEFAULT_SATURATION_OPTIONS } from "../../../src/core/retry-after";
 import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { routerOptions } from "../../support/router-options";
 
 function setup(over: Partial<RouterOptions> = {}, randomValues: number[] = []) {
   let now = 0;
-  const options: RouterOptions = {
-    replicas: ["a", "b"],
-    maxOngoingRequests: 1,
-    maxQueuedRequests: 1,
-    queueTimeoutMs: 30_000,
-    leaseTimeoutMs: 600_000,
-    statusCode: 429,
-    retryAfter: {
-      retryAfterPolicy: "router_queue_drain_rate",
-      retryAfterS: 5,
-      jitter: 0.2,
-      saturation: DEFAULT_SATURATION_OPTIONS,
-    },
-    drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
-    ...over,
-  };
+  const options = routerOptions({ replicas: ["a", "b"], maxQueuedRequests: 1, ...over });
   const core = new RouterCore(options, { now: () => now }, () => randomValues.shift() ?? 0.5);
   /** Runs rounds the way the Durable Object does, answering probes from `lengths`. */
   const place = (lengths: Record<string, number | undefined>) => {

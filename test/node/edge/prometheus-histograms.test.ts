@@ -1,28 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
-import { DEFAULT_SATURATION_OPTIONS } from "../../../src/core/retry-after";
 import { RouterCore } from "../../../src/core/router-core";
 import { prometheusText } from "../../../src/edge/prometheus";
+import { routerOptions } from "../../support/router-options";
 
 /** A router driven through an overload: warm estimator, computed hints, and queues that drain afterwards. */
 function overloadedRouter() {
   let now = 0;
   const core = new RouterCore(
-    {
-      replicas: ["a"],
-      maxOngoingRequests: 1000,
-      maxQueuedRequests: 4,
-      queueTimeoutMs: 600_000,
-      leaseTimeoutMs: 600_000,
-      statusCode: 429,
-      retryAfter: {
-        retryAfterPolicy: "router_queue_drain_rate",
-        retryAfterS: 5,
-        jitter: 0.2,
-        saturation: DEFAULT_SATURATION_OPTIONS,
-      },
-      drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
-    },
+    routerOptions({ maxOngoingRequests: 1000, maxQueuedRequests: 4, queueTimeoutMs: 600_000 }),
     { now: () => now },
     (() => {
       let u = 0.1;
