@@ -7,6 +7,7 @@
  * disconnects (including when that process dies), so it never outlives it.
  */
 
+import { setMaxListeners } from "node:events";
 import OpenAI from "openai";
 import type { E2eOutcome } from "./e2e-outcomes";
 import { type E2eClientReport, type E2eRunOrder, sharedNowMs } from "./e2e-protocol";
@@ -22,6 +23,7 @@ process.on("disconnect", () => process.exit(0));
 
 async function run(order: E2eRunOrder): Promise<void> {
   const abort = new AbortController();
+  setMaxListeners(0, abort.signal); // one listener per request in flight: hundreds during a burst, by design
   const cutAt = order.startAtMs + order.maxRunS * 1000;
   const requests: Promise<void>[] = [];
   const reported = new Set<string>();
