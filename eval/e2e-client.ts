@@ -88,6 +88,12 @@ let queue = Promise.resolve();
 process.on("message", (message: E2eRunOrder) => {
   if (message?.type !== "run") return;
   // Orders run one after another (the load generator sends the next only after "done" anyway).
-  queue = queue.then(() => run(message));
+  // A failure here exits the process, so the load generator fails at once instead of waiting for "done".
+  queue = queue
+    .then(() => run(message))
+    .catch((error: unknown) => {
+      console.error("e2e client process:", error);
+      process.exit(1);
+    });
 });
 send({ type: "ready" });
