@@ -7,27 +7,44 @@
  * A 3x burst for 10 s over a 0.5x baseline, the same seeded arrivals for every policy, one policy at a time.
  * Writes docs/evaluation-e2e-openai.json, which `npm run eval` puts in docs/evaluation.md.
  *
- * The clients run in this process (one `OpenAI` instance per request, so each has its own credential and so its
- * own fingerprint); flags: --policies a,b (default: booked_capacity, router_queue_drain_rate, retry_schedule,
- * static-30), --log (rejection records and wrangler output to stdout), --out <path>.
+ * Processes: this one (the load generator: it computes the arrival schedule, hosts the engine servers and
+ * collects the outcomes), `wrangler dev` and its workerd, the delaying proxy (eval/e2e-proxy.ts, which counts
+ * every attempt) and N client processes (eval/e2e-client.ts). Each arrival is dealt round-robin to a client
+ * process, which sends it at its scheduled instant with an `OpenAI` instance of its own (its own credential, so
+ * its own fingerprint) and reports the outcome over IPC: no single event loop carries hundreds of SDK clients,
+ * their retry sleeps and the proxy. Every child is stopped on exit, on error, on SIGINT/SIGTERM and by a
+ * watchdog that bounds the whole run; the proxy and the clients also exit if this process dies.
+ *
+ * Flags: --policies a,b (default: booked_capacity, router_queue_drain_rate, retry_schedule, static-30),
+ * --clients N (client processes, default 4), --seeds K (K arrival seeds per policy, 2026, 2027, ..., pooled;
+ * default 1), --log (rejection records and wrangler output to stdout), --out <path>.
  */
 
+import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
-import { startWorkerOnFreePort, waitForWorker } from "../src/bench/stack";
-import { seededRandom } from "../src/engine/rng";
+import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
+import type { RunningEngineServer } from "../src/engine/index";
 import { measureCapacity } from "../src/sim/capacity";
-import { COMPLETION_HORIZONS_S, percentile } from "../src/sim/metrics";
+import { percentile } from "../src/sim/metrics";
 import { scenarioSchema } from "../src/sim/scenario";
 import { startE2eFleet } from "./e2e-fleet";
+import { type E2eOpenAiPolicy, type E2eOutcome, summarizeE2ePolicy } from "./e2e-outcomes";
+import { forkTypeScript, nextMessage, stopChild } from "./e2e-processes";
+import { type E2eClientReport, type E2eProxyReport, type E2eRunOrder, sharedNowMs } from "./e2e-protocol";
+import { arrivalSchedule, dealArrivals } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
-  options: { policies: { type: "string" }, log: { type: "boolean" }, out: { type: "string" } },
+  options: {
+    policies: { type: "string" },
+    clients: { type: "string" },
+    seeds: { type: "string" },
+    log: { type: "boolean" },
+    out: { type: "string" },
+  },
 });
 const policyIds = values.policies?.split(",") ?? [
   "booked_capacity",
@@ -35,12 +52,21 @@ const policyIds = values.policies?.split(",") ?? [
   "retry_schedule",
   "static-30",
 ];
+const positiveInt = (flag: string, text: string | undefined, fallback: number): number => {
+  const n = Number(text ?? fallback);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} must be a positive integer, got ${text}`);
+  return n;
+};
+const CLIENT_PROCESSES = positiveInt("clients", values.clients, 4);
+/** Seeds 2026, 2027, ...: 2026 alone gives the arrivals of every run made before --seeds existed. */
+const SEEDS = Array.from({ length: positiveInt("seeds", values.seeds, 1) }, (_, i) => 2026 + i);
 
 const REPLICAS = 3;
 const MAX_ONGOING = 4;
 const OUTPUT = 32;
 const MAX_QUEUED = 16;
 const HEADERLESS_SHARE = 0.3;
+const PROXY_DELAY_SEED = 77;
 const PHASES = [
   { durationS: 10, load: 0.5 },
   { durationS: 10, load: 3 },
@@ -48,20 +74,14 @@ const PHASES = [
 ];
 /** A run ends this long after its first arrival; requests still unfinished count as not served. */
 const MAX_RUN_S = 150;
+/** How long a child may take to start (tsx compiles its module and the `openai` package) and to answer. */
+const CHILD_START_MS = 60_000;
+/** The first arrival is this far after the run orders go out, so every client process has its order in time. */
+const START_LEAD_MS = 1_000;
+const PAUSE_BETWEEN_RUNS_MS = 3_000;
 
-/** The figures of one policy's run. */
-export interface E2eOpenAiPolicy {
-  id: string;
-  requests: number;
-  served: number;
-  servedFraction: number;
-  servedWithinS: Record<string, number>;
-  attemptsPerOffered: number;
-  timeToSuccessP50S: number | null;
-  headerlessServedFraction: number | null;
-  sdkServedFraction: number | null;
-  unfinished: number;
-}
+/** One policy's figures, pooled over its seeds, with how late the client processes sent (p99, ms). */
+type PolicyRecord = E2eOpenAiPolicy & { sendLagP99Ms: number | null };
 
 const capacityRps = measureCapacity(
   scenarioSchema.parse({
@@ -78,147 +98,171 @@ const capacityRps = measureCapacity(
   }),
 );
 
-const { engines, deployments } = await startE2eFleet(policyIds, {
-  replicas: REPLICAS,
-  maxOngoingRequests: MAX_ONGOING,
-  maxQueuedRequests: MAX_QUEUED,
-  queueTimeoutS: 10,
-});
-// --log: the routers' rejection records (and wrangler's output) go to stdout.
-const config = JSON.stringify({ deployments, logRejections: Boolean(values.log) });
-const { worker, base: workerBase } = await startWorkerOnFreePort({
-  vars: { SPILLWAY_CONFIG: config },
-  quiet: !values.log,
-  root,
-});
+// Everything this run starts, so that every exit path stops all of it.
+const children: ChildProcess[] = [];
+let engines: RunningEngineServer[] = [];
+let worker: ManagedProcess | undefined;
+let stopping: Promise<void> | undefined;
+function stopAll(): Promise<void> {
+  stopping ??= (async () => {
+    await Promise.all(children.map((child) => stopChild(child)));
+    await worker?.stop();
+    await Promise.all(engines.map((e) => e.close()));
+  })();
+  return stopping;
+}
+function abandon(reason: string, code: number): void {
+  console.error(`${reason}: stopping the clients, the proxy, wrangler and the engines`);
+  void stopAll().finally(() => process.exit(code));
+}
+process.once("SIGINT", () => abandon("SIGINT", 130));
+process.once("SIGTERM", () => abandon("SIGTERM", 143));
+// The run bounds its own duration: setup, then each run's cut-off plus slack for collecting and pausing.
+const RUN_BUDGET_MS = 180_000 + policyIds.length * SEEDS.length * (MAX_RUN_S * 1000 + START_LEAD_MS + 20_000);
+setTimeout(() => abandon(`the run exceeded its ${RUN_BUDGET_MS / 1000} s budget`, 1), RUN_BUDGET_MS).unref();
 
-/** Attempts seen per request id, and the proxy's delay source. */
-const attempts = new Map<string, number>();
-const delays = seededRandom(77);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+/** Sends one seed's arrivals to the client processes for one policy; collects outcomes and the proxy's count. */
+async function runOnce(
+  policyId: string,
+  seed: number,
+  runId: number,
+  clients: ChildProcess[],
+  proxy: ChildProcess,
+  proxyBase: string,
+): Promise<{ outcomes: E2eOutcome[]; attempts: number; sendLagsMs: number[] }> {
+  const arrivals = arrivalSchedule({ seed, phases: PHASES, capacityRps, headerlessShare: HEADERLESS_SHARE });
+  const hands = dealArrivals(arrivals, clients.length);
+  const keyPrefix = `${policyId}-s${seed}-`;
+  const outcomes = new Map<string, E2eOutcome>();
+  const sendLagsMs: number[] = [];
+  const collect = (message: E2eClientReport) => {
+    if (message.type !== "outcome" || message.runId !== runId) return;
+    outcomes.set(message.outcome.key, message.outcome);
+    if (!message.outcome.unfinished) sendLagsMs.push(message.sendLagMs);
+  };
+  for (const client of clients) client.on("message", collect);
+  try {
+    const startAtMs = sharedNowMs() + START_LEAD_MS;
+    const done = clients.map((client) =>
+      nextMessage<E2eClientReport>(
+        client,
+        (m) => m.type === "done" && m.runId === runId,
+        START_LEAD_MS + MAX_RUN_S * 1000 + 15_000,
+      ),
+    );
+    clients.forEach((client, i) => {
+      const order: E2eRunOrder = {
+        type: "run",
+        runId,
+        baseURL: `${proxyBase}/v1`,
+        model: `e2e-${policyId}`,
+        keyPrefix,
+        startAtMs,
+        maxRunS: MAX_RUN_S,
+        maxRetries: 2,
+        outputTokens: OUTPUT,
+        arrivals: hands[i] ?? [],
+      };
+      client.send(order);
+    });
+    await Promise.all(done);
+  } finally {
+    for (const client of clients) client.off("message", collect);
+  }
+  const counted = nextMessage<E2eProxyReport>(proxy, (m) => m.type === "attempts" && m.prefix === keyPrefix, 10_000);
+  proxy.send({ type: "attempts", prefix: keyPrefix });
+  const report = await counted;
+  // A client reports every arrival it was dealt; one missing would be a bug, and counts as not served.
+  const all = arrivals.map(
+    (a) =>
+      outcomes.get(`${keyPrefix}${a.index}`) ?? {
+        key: `${keyPrefix}${a.index}`,
+        ok: false,
+        latencyS: 0,
+        headerless: a.headerless,
+        unfinished: true,
+      },
+  );
+  return { outcomes: all, attempts: report.type === "attempts" ? report.total : 0, sendLagsMs };
 }
 
-/** The delaying proxy: 50-300 ms per attempt (half each way), strips SDK headers from header-less clients. */
-const proxy = createServer(async (req: IncomingMessage, res: ServerResponse) => {
-  const delayMs = 50 + delays() * 250;
-  const body = await readBody(req);
-  await sleep(delayMs / 2);
-  const id = String(req.headers["x-e2e-id"] ?? "");
-  attempts.set(id, (attempts.get(id) ?? 0) + 1);
-  const headerless = req.headers["x-e2e-headerless"] === "1";
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || k === "host" || k === "content-length" || k.startsWith("x-e2e-")) continue;
-    if (headerless && k.startsWith("x-stainless-")) continue;
-    headers[k] = Array.isArray(v) ? v.join(", ") : v;
-  }
-  try {
-    const upstream = await fetch(`${workerBase}${req.url}`, { method: req.method, headers, body });
-    const answer = Buffer.from(await upstream.arrayBuffer());
-    await sleep(delayMs / 2);
-    const out: Record<string, string> = {};
-    upstream.headers.forEach((v, k) => {
-      if (k !== "content-length" && k !== "content-encoding" && k !== "transfer-encoding") out[k] = v;
-    });
-    res.writeHead(upstream.status, out);
-    res.end(answer);
-  } catch {
-    res.writeHead(502);
-    res.end();
-  }
-});
-await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
-const proxyBase = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-
-const results: E2eOpenAiPolicy[] = [];
+const results: PolicyRecord[] = [];
 try {
-  await waitForWorker(worker, `${workerBase}/health`);
+  const fleet = await startE2eFleet(policyIds, {
+    replicas: REPLICAS,
+    maxOngoingRequests: MAX_ONGOING,
+    maxQueuedRequests: MAX_QUEUED,
+    queueTimeoutS: 10,
+  });
+  engines = fleet.engines;
+  // --log: the routers' rejection records (and wrangler's output) go to stdout.
+  const config = JSON.stringify({ deployments: fleet.deployments, logRejections: Boolean(values.log) });
+  const started = await startWorkerOnFreePort({
+    vars: { SPILLWAY_CONFIG: config },
+    quiet: !values.log,
+    root,
+    watchParent: true,
+  });
+  worker = started.worker;
+  const workerBase = started.base;
+
+  const proxy = forkTypeScript("eval/e2e-proxy.ts", [workerBase, String(PROXY_DELAY_SEED)], root);
+  children.push(proxy);
+  const clients = Array.from({ length: CLIENT_PROCESSES }, () => forkTypeScript("eval/e2e-client.ts", [], root));
+  children.push(...clients);
+  const proxyReady = await nextMessage<E2eProxyReport>(proxy, (m) => m.type === "ready", CHILD_START_MS);
+  const proxyBase = `http://127.0.0.1:${proxyReady.type === "ready" ? proxyReady.port : 0}`;
+  await Promise.all(clients.map((c) => nextMessage<E2eClientReport>(c, (m) => m.type === "ready", CHILD_START_MS)));
+
   // Warm-up (not measured): a few requests per deployment, so no policy's run pays for the first compile of
   // the Worker, its Durable Object or an engine.
   const warm = new OpenAI({ baseURL: `${workerBase}/v1`, apiKey: "sk-e2e-warm", maxRetries: 5 });
   for (const id of policyIds)
     for (let i = 0; i < 8; i++)
       await warm.completions.create({ model: `e2e-${id}`, prompt: `warm ${i}`, max_tokens: 4 });
+
+  let runId = 0;
   for (const id of policyIds) {
-    attempts.clear();
-    const arrivals = seededRandom(2026); // the same arrivals and the same header-less clients for every policy
-    const started = performance.now();
-    const outcomes: Promise<{ ok: boolean; latencyS: number; headerless: boolean; key: string }>[] = [];
-    let t = 0;
-    let phaseStart = 0;
-    let n = 0;
-    for (const phase of PHASES) {
-      const rate = phase.load * capacityRps;
-      for (;;) {
-        t += -Math.log(1 - arrivals()) / rate;
-        if (t >= phaseStart + phase.durationS) break;
-        const headerless = arrivals() < HEADERLESS_SHARE;
-        const wait = started + t * 1000 - performance.now();
-        if (wait > 0) await sleep(wait);
-        const key = `${id}-${n++}`;
-        const client = new OpenAI({
-          baseURL: `${proxyBase}/v1`,
-          apiKey: `sk-e2e-${key}`,
-          maxRetries: 2,
-          timeout: MAX_RUN_S * 1000,
-          defaultHeaders: { "x-e2e-id": key, ...(headerless ? { "x-e2e-headerless": "1" } : {}) },
-        });
-        const sent = performance.now();
-        outcomes.push(
-          client.completions
-            // ignore_eos: every answer is OUTPUT tokens long, as in the capacity measurement (an engine extension).
-            .create({ model: `e2e-${id}`, prompt: `request ${key}`, max_tokens: OUTPUT, ignore_eos: true } as never)
-            .then(
-              () => ({ ok: true, latencyS: (performance.now() - sent) / 1000, headerless, key }),
-              () => ({ ok: false, latencyS: 0, headerless, key }),
-            ),
-        );
-      }
-      phaseStart += phase.durationS;
-      t = phaseStart;
+    const outcomes: E2eOutcome[] = [];
+    const sendLagsMs: number[] = [];
+    let attempts = 0;
+    for (const seed of SEEDS) {
+      const run = await runOnce(id, seed, runId++, clients, proxy, proxyBase);
+      outcomes.push(...run.outcomes);
+      sendLagsMs.push(...run.sendLagsMs);
+      attempts += run.attempts;
+      await sleep(PAUSE_BETWEEN_RUNS_MS);
     }
-    const unfinishedMarker = { ok: false, latencyS: 0, headerless: false, key: "" };
-    const deadline = sleep(Math.max(0, started + MAX_RUN_S * 1000 - performance.now())).then(() => "deadline");
-    const settled = await Promise.all(
-      outcomes.map((o) => Promise.race([o, deadline.then(() => ({ ...unfinishedMarker, unfinished: true }))])),
-    );
-    const served = settled.filter((o) => o.ok);
-    const total = settled.length;
-    const share = (list: typeof settled) => (list.length > 0 ? list.filter((o) => o.ok).length / list.length : null);
-    const result: E2eOpenAiPolicy = {
-      id,
-      requests: total,
-      served: served.length,
-      servedFraction: served.length / total,
-      servedWithinS: Object.fromEntries(
-        COMPLETION_HORIZONS_S.map((h) => [String(h), served.filter((o) => o.latencyS <= h).length / total]),
-      ),
-      attemptsPerOffered: [...attempts.values()].reduce((a, b) => a + b, 0) / total,
-      timeToSuccessP50S: percentile(
-        served.map((o) => o.latencyS),
-        50,
-      ),
-      headerlessServedFraction: share(settled.filter((o) => o.headerless)),
-      sdkServedFraction: share(settled.filter((o) => !o.headerless && o.key !== "")),
-      unfinished: settled.filter((o) => "unfinished" in o).length,
+    const result: PolicyRecord = {
+      ...summarizeE2ePolicy(id, outcomes, attempts),
+      sendLagP99Ms: percentile(sendLagsMs, 99),
     };
     results.push(result);
     console.log(JSON.stringify(result));
-    await sleep(3_000);
   }
 } finally {
-  proxy.close();
-  await worker.stop();
-  await Promise.all(engines.map((e) => e.close()));
+  await stopAll();
 }
+const out = values.out ?? "docs/evaluation-e2e-openai.json";
 writeFileSync(
-  resolve(root, values.out ?? "docs/evaluation-e2e-openai.json"),
-  `${JSON.stringify({ generatedBy: "npm run eval:e2e", capacityRps, phases: PHASES, headerlessShare: HEADERLESS_SHARE, proxyDelayMs: [50, 300], maxRunS: MAX_RUN_S, policies: results }, null, 1)}\n`,
+  resolve(root, out),
+  `${JSON.stringify(
+    {
+      generatedBy: "npm run eval:e2e",
+      capacityRps,
+      phases: PHASES,
+      headerlessShare: HEADERLESS_SHARE,
+      proxyDelayMs: [50, 300],
+      maxRunS: MAX_RUN_S,
+      clientProcesses: CLIENT_PROCESSES,
+      seeds: SEEDS,
+      policies: results,
+    },
+    null,
+    1,
+  )}\n`,
 );
-console.log(`wrote ${values.out ?? "docs/evaluation-e2e-openai.json"}`);
+console.log(`wrote ${out}`);
 process.exit(0);

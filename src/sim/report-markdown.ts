@@ -30,6 +30,10 @@ export interface E2eOpenAiRun {
   headerlessShare: number;
   proxyDelayMs: [number, number];
   maxRunS: number;
+  /** Client processes the arrivals were dealt to (absent in runs made when every client shared one process). */
+  clientProcesses?: number;
+  /** The arrival seeds pooled per policy (absent: one seed). */
+  seeds?: number[];
   policies: {
     id: string;
     requests: number;
@@ -283,7 +287,7 @@ export function renderReport(input: {
   if (!run) out.push("Not run: `npm run eval:e2e` writes `docs/evaluation-e2e-openai.json`.\n");
   else {
     out.push(
-      `wrangler dev (the Worker and its router Durable Objects) in front of three engine servers (4 slots each, queue 16), real \`openai\` (openai-node) clients with their default two retries, one client per request; a proxy delays every attempt by ${run.proxyDelayMs[0]}-${run.proxyDelayMs[1]} ms and strips the \`x-stainless-*\` headers of ${Math.round(run.headerlessShare * 100)}% of the requests. Load: ${run.phases.map((p) => `${p.load}x for ${p.durationS} s`).join(", ")} of ${run.capacityRps.toFixed(1)} req/s (the simulator's capacity of this fleet); the same seeded arrivals for every policy; a run is cut ${run.maxRunS} s after its first arrival. One run each (not seeded further): timing on a shared machine varies.\n`,
+      `wrangler dev (the Worker and its router Durable Objects) in front of three engine servers (4 slots each, queue 16), real \`openai\` (openai-node) clients with their default two retries, one client per request${run.clientProcesses ? `, sent from ${run.clientProcesses} client processes (the proxy runs in a process of its own)` : ""}; a proxy delays every attempt by ${run.proxyDelayMs[0]}-${run.proxyDelayMs[1]} ms and strips the \`x-stainless-*\` headers of ${Math.round(run.headerlessShare * 100)}% of the requests. Load: ${run.phases.map((p) => `${p.load}x for ${p.durationS} s`).join(", ")} of ${run.capacityRps.toFixed(1)} req/s (the simulator's capacity of this fleet); the same seeded arrivals for every policy; a run is cut ${run.maxRunS} s after its first arrival. ${(run.seeds?.length ?? 1) > 1 ? `Each policy's figures pool ${run.seeds?.length} arrival seeds (${run.seeds?.join(", ")})` : "One run each (not seeded further)"}: timing on a shared machine varies.\n`,
     );
     out.push(e2eOpenAiTable(run), "");
     const def = run.policies.find((p) => p.id === input.defaultPolicy);
