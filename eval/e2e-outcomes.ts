@@ -1,4 +1,5 @@
 import { COMPLETION_HORIZONS_S, percentile } from "../src/sim/metrics";
+import type { E2eOpenAiPolicy } from "../src/sim/report-markdown";
 
 /** What a client process reports for one request. */
 export interface E2eOutcome {
@@ -13,19 +14,7 @@ export interface E2eOutcome {
   unfinished: boolean;
 }
 
-/** The figures of one policy's run (pooled over its seeds), as written to docs/evaluation-e2e-openai.json. */
-export interface E2eOpenAiPolicy {
-  id: string;
-  requests: number;
-  served: number;
-  servedFraction: number;
-  servedWithinS: Record<string, number>;
-  attemptsPerOffered: number;
-  timeToSuccessP50S: number | null;
-  headerlessServedFraction: number | null;
-  sdkServedFraction: number | null;
-  unfinished: number;
-}
+export type { E2eOpenAiPolicy };
 
 /**
  * Summarises one policy's outcomes: served share, the completion curve (share of all offered requests served

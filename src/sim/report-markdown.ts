@@ -22,6 +22,20 @@ export interface E2eResult {
   }[];
 }
 
+/** One policy's figures in `npm run eval:e2e`'s run (pooled over its seeds), as docs/evaluation-e2e-openai.json holds them. */
+export interface E2eOpenAiPolicy {
+  id: string;
+  requests: number;
+  served: number;
+  servedFraction: number;
+  servedWithinS: Record<string, number>;
+  attemptsPerOffered: number;
+  timeToSuccessP50S: number | null;
+  headerlessServedFraction: number | null;
+  sdkServedFraction: number | null;
+  unfinished: number;
+}
+
 /** `npm run eval:e2e`'s run: real openai-node clients through a delaying proxy (eval/e2e-openai.ts). */
 export interface E2eOpenAiRun {
   generatedBy: string;
@@ -34,18 +48,7 @@ export interface E2eOpenAiRun {
   clientProcesses?: number;
   /** The arrival seeds pooled per policy (absent: one seed). */
   seeds?: number[];
-  policies: {
-    id: string;
-    requests: number;
-    served: number;
-    servedFraction: number;
-    servedWithinS: Record<string, number>;
-    attemptsPerOffered: number;
-    timeToSuccessP50S: number | null;
-    headerlessServedFraction: number | null;
-    sdkServedFraction: number | null;
-    unfinished: number;
-  }[];
+  policies: E2eOpenAiPolicy[];
 }
 
 /** The openai-node end-to-end table. */
