@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { measureCapacity } from "../src/sim/capacity";
-import { evaluateScenario, type PolicyResult, type ScenarioResult } from "../src/sim/evaluation";
+import { evaluatePolicy, evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../src/sim/report-markdown";
@@ -103,7 +103,10 @@ if (!values["no-variants"]) {
   variants.push(defaultSummary(results));
   for (const v of DEFAULT_POLICY_VARIANTS) {
     const t = performance.now();
-    const own = scenarios.map((s) => evaluateScenario(s, [v.spec], seedCount).policies[0] as PolicyResult);
+    const own = scenarios.map((s, i) => {
+      const result = results[i] as ScenarioResult;
+      return evaluatePolicy(s, result.seeds, result.capacityRps, v.spec);
+    });
     variants.push(summarizeVariant(v, results, own));
     console.log(`variant ${v.id}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }

@@ -91,8 +91,13 @@ function caseBase(caseSpec: CaseSpec): { scenario: Scenario; capacityRps: number
   return { scenario, capacityRps: measureCapacity(scenario) };
 }
 
-function runVariant(caseSpec: CaseSpec, streams: TenantStream[], variant: Variant): VariantResult {
-  const { scenario: sized, capacityRps } = caseBase(caseSpec);
+function runVariant(
+  caseSpec: CaseSpec,
+  sizedCase: { scenario: Scenario; capacityRps: number },
+  streams: TenantStream[],
+  variant: Variant,
+): VariantResult {
+  const { scenario: sized, capacityRps } = sizedCase;
   const chosen = variant === "alone" ? streams.filter((s) => s.tenant === caseSpec.alone) : streams;
   const trafficS = durationS(streams);
   const runs: Array<{ workload: WorkloadRequest[]; requests: RequestTrace[] }> = [];
@@ -145,17 +150,18 @@ function runVariant(caseSpec: CaseSpec, streams: TenantStream[], variant: Varian
 const started = performance.now();
 const results = spec.cases.map((caseSpec) => {
   const streams = caseSpec.streams ?? zipfStreams(caseSpec.zipf as NonNullable<CaseSpec["zipf"]>);
+  const sized = caseBase(caseSpec);
   const variants: Partial<Record<Variant, VariantResult>> = {
-    fair: runVariant(caseSpec, streams, "fair"),
-    fifo: runVariant(caseSpec, streams, "fifo"),
-    ...(caseSpec.alone ? { alone: runVariant(caseSpec, streams, "alone") } : {}),
+    fair: runVariant(caseSpec, sized, streams, "fair"),
+    fifo: runVariant(caseSpec, sized, streams, "fifo"),
+    ...(caseSpec.alone ? { alone: runVariant(caseSpec, sized, streams, "alone") } : {}),
   };
   console.log(`${caseSpec.name}: done at ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return {
     name: caseSpec.name,
     title: caseSpec.title,
     alone: caseSpec.alone ?? null,
-    capacityRps: caseBase(caseSpec).capacityRps,
+    capacityRps: sized.capacityRps,
     variants,
   };
 });

@@ -121,6 +121,38 @@ export function poolTraces(traces: readonly RunTrace[]): RunTrace {
 }
 
 /**
+ * One policy on a scenario's seeds (the seeds and the fleet capacity of an earlier {@link evaluateScenario}, so
+ * the same arrivals): its pooled measures. The variants of the default use it beside the scenario's result.
+ *
+ * @example
+ * ```ts
+ * const variant = evaluatePolicy(scenario, result.seeds, result.capacityRps, spec);
+ * variant.servedFraction;
+ * ```
+ */
+export function evaluatePolicy(
+  scenario: Scenario,
+  seeds: readonly number[],
+  capacityRps: number,
+  policy: PolicySpec,
+  workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps)),
+): PolicyResult {
+  const traces = seeds.map((seed, i) => runSimulation({ ...scenario, seed }, policy, workloads[i] ?? []));
+  const metrics = computeMetrics(poolTraces(traces));
+  return {
+    id: policy.id,
+    label: policy.label,
+    servedFraction: metrics.servedFraction,
+    attemptsPerOffered: metrics.attemptsPerOffered,
+    hintCoverage: metrics.hintCoverage,
+    servedWithinS: metrics.servedWithinS,
+    metrics,
+    admittedRetryRateBySeed: traces.map((t) => computeMetrics(t).admittedRetryRate),
+    timeline: retryTimeline(traces[0] as RunTrace),
+  };
+}
+
+/**
  * Runs one scenario under every policy, for `seedCount` seeds (scenario.seed, +1, ...): each seed's arrivals
  * are generated once and given to every policy, so the policies are compared on the same requests.
  *
@@ -138,21 +170,7 @@ export function evaluateScenario(
   const capacityRps = measureCapacity(scenario);
   const seeds = Array.from({ length: seedCount }, (_, i) => scenario.seed + i);
   const workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps));
-  const results = policies.map((policy): PolicyResult => {
-    const traces = seeds.map((seed, i) => runSimulation({ ...scenario, seed }, policy, workloads[i] ?? []));
-    const metrics = computeMetrics(poolTraces(traces));
-    return {
-      id: policy.id,
-      label: policy.label,
-      servedFraction: metrics.servedFraction,
-      attemptsPerOffered: metrics.attemptsPerOffered,
-      hintCoverage: metrics.hintCoverage,
-      servedWithinS: metrics.servedWithinS,
-      metrics,
-      admittedRetryRateBySeed: traces.map((t) => computeMetrics(t).admittedRetryRate),
-      timeline: retryTimeline(traces[0] as RunTrace),
-    };
-  });
+  const results = policies.map((policy) => evaluatePolicy(scenario, seeds, capacityRps, policy, workloads));
   const trafficS = trafficDurationS(scenario);
   const bound = burstBound(scenario, capacityRps);
   const oracle = poolOracles(
