@@ -1,5 +1,7 @@
 import { type RunningEngineServer, startEngineServer } from "../src/engine/index";
+import { measureCapacity } from "../src/sim/capacity";
 import { EVAL_POLICIES } from "../src/sim/policies";
+import { scenarioSchema } from "../src/sim/scenario";
 
 /** The shape of one policy's deployment in the end-to-end runs. */
 export interface E2eFleetShape {
@@ -7,6 +9,43 @@ export interface E2eFleetShape {
   maxOngoingRequests: number;
   maxQueuedRequests: number;
   queueTimeoutS: number;
+}
+
+/**
+ * The simulator's capacity (requests/s) of the end-to-end fleet with every request of the given sizes: the same
+ * timing model and scheduler as the engines, so offered load can be set as a multiple of it.
+ *
+ * @example
+ * ```ts
+ * const capacityRps = measureE2eCapacity({ replicas: 3, maxOngoingRequests: 4, maxQueuedRequests: 16,
+ *   queueTimeoutS: 30 }, { promptTokens: 16, outputTokens: 32 });
+ * ```
+ */
+export function measureE2eCapacity(
+  shape: Pick<E2eFleetShape, "replicas" | "maxOngoingRequests" | "maxQueuedRequests">,
+  sizes: { promptTokens: number; outputTokens: number },
+): number {
+  return measureCapacity(
+    scenarioSchema.parse({
+      name: "e2e",
+      title: "e2e",
+      description: "e2e",
+      seed: 1,
+      phases: [{ durationS: 1, load: 1 }],
+      tailS: 0,
+      fleet: {
+        replicas: [{ count: shape.replicas, speed: 1 }],
+        maxOngoingRequests: shape.maxOngoingRequests,
+        maxTotalTokens: 8192,
+      },
+      router: { maxQueuedRequests: shape.maxQueuedRequests, queueTimeoutS: 30 },
+      requests: {
+        prompt: { kind: "fixed", tokens: sizes.promptTokens },
+        output: { kind: "fixed", tokens: sizes.outputTokens },
+      },
+      client: { maxRetries: 2 },
+    }),
+  );
 }
 
 /**

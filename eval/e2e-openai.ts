@@ -27,10 +27,8 @@ import { parseArgs } from "node:util";
 import OpenAI from "openai";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import type { RunningEngineServer } from "../src/engine/index";
-import { measureCapacity } from "../src/sim/capacity";
 import { percentile } from "../src/sim/metrics";
-import { scenarioSchema } from "../src/sim/scenario";
-import { startE2eFleet } from "./e2e-fleet";
+import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 import { type E2eOpenAiPolicy, type E2eOutcome, summarizeE2ePolicy } from "./e2e-outcomes";
 import { forkTypeScript, nextMessage, stopChild } from "./e2e-processes";
 import { type E2eClientReport, type E2eProxyReport, type E2eRunOrder, sharedNowMs } from "./e2e-protocol";
@@ -83,19 +81,9 @@ const PAUSE_BETWEEN_RUNS_MS = 3_000;
 /** One policy's figures, pooled over its seeds, with how late the client processes sent (p99, ms). */
 type PolicyRecord = E2eOpenAiPolicy & { sendLagP99Ms: number | null };
 
-const capacityRps = measureCapacity(
-  scenarioSchema.parse({
-    name: "e2e",
-    title: "e2e",
-    description: "e2e",
-    seed: 1,
-    phases: [{ durationS: 1, load: 1 }],
-    tailS: 0,
-    fleet: { replicas: [{ count: REPLICAS, speed: 1 }], maxOngoingRequests: MAX_ONGOING, maxTotalTokens: 8192 },
-    router: { maxQueuedRequests: MAX_QUEUED, queueTimeoutS: 30 },
-    requests: { prompt: { kind: "fixed", tokens: 16 }, output: { kind: "fixed", tokens: OUTPUT } },
-    client: { maxRetries: 2 },
-  }),
+const capacityRps = measureE2eCapacity(
+  { replicas: REPLICAS, maxOngoingRequests: MAX_ONGOING, maxQueuedRequests: MAX_QUEUED },
+  { promptTokens: 16, outputTokens: OUTPUT },
 );
 
 // Everything this run starts, so that every exit path stops all of it.

@@ -14,11 +14,9 @@ import type { RequestOutcome } from "../src/bench/request-outcome";
 import { sendRequest } from "../src/bench/send-request";
 import { startWorkerOnFreePort, startWranglerDev, waitForWorker } from "../src/bench/stack";
 import { seededRandom } from "../src/engine/rng";
-import { measureCapacity } from "../src/sim/capacity";
 import { percentile } from "../src/sim/metrics";
 import type { E2eResult } from "../src/sim/report-markdown";
-import { scenarioSchema } from "../src/sim/scenario";
-import { startE2eFleet } from "./e2e-fleet";
+import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { policies: { type: "string" }, port: { type: "string" } } });
@@ -64,19 +62,9 @@ const SCENARIOS = [
 ];
 
 // The simulator's capacity of the same fleet (same timing model and scheduler), as the load unit.
-const capacityRps = measureCapacity(
-  scenarioSchema.parse({
-    name: "e2e",
-    title: "e2e",
-    description: "e2e",
-    seed: 1,
-    phases: [{ durationS: 1, load: 1 }],
-    tailS: 0,
-    fleet: { replicas: [{ count: REPLICAS, speed: 1 }], maxOngoingRequests: MAX_ONGOING, maxTotalTokens: 8192 },
-    router: { maxQueuedRequests: MAX_QUEUED, queueTimeoutS: 30 },
-    requests: { prompt: { kind: "fixed", tokens: PROMPT }, output: { kind: "fixed", tokens: OUTPUT } },
-    client: { maxRetries: MAX_RETRIES },
-  }),
+const capacityRps = measureE2eCapacity(
+  { replicas: REPLICAS, maxOngoingRequests: MAX_ONGOING, maxQueuedRequests: MAX_QUEUED },
+  { promptTokens: PROMPT, outputTokens: OUTPUT },
 );
 
 const { engines, deployments } = await startE2eFleet(policyIds, {
