@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../../../src/core/capacity-booking";
 import { clientHorizonS } from "../../../src/core/client-horizon";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
-import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
+import { RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
 import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
 import { parseConfig } from "../../../src/edge/config";
+import { routerOptions } from "../../support/router-options";
 
 const opts = DEFAULT_CAPACITY_BOOKING_OPTIONS;
 
@@ -189,23 +189,15 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
 describe("RouterCore with booked_capacity", () => {
   function setup(overrides: Partial<RouterOptions> = {}) {
     let now = 0;
-    const options: RouterOptions = {
-      replicas: ["a"],
-      maxOngoingRequests: 1,
-      maxQueuedRequests: 5,
-      queueTimeoutMs: 600_000,
-      leaseTimeoutMs: 600_000,
-      statusCode: 429,
-      retryAfter: {
-        retryAfterPolicy: "booked_capacity",
-        retryAfterS: undefined,
-        jitter: 0.2,
-        saturation: DEFAULT_SATURATION_OPTIONS,
+    const options = routerOptions(
+      {
+        maxQueuedRequests: 5,
+        queueTimeoutMs: 600_000,
+        booking: { queueDelayTargetS: undefined, standingIntervalS: 10, maxHeldRoomShare: 1 },
+        ...overrides,
       },
-      drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
-      booking: { queueDelayTargetS: undefined, standingIntervalS: 10, maxHeldRoomShare: 1 },
-      ...overrides,
-    };
+      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
+    );
     const core = new RouterCore(options, { now: () => now }, () => 0.5);
     const placeOne = () => {
       const plan = core.beginRound();

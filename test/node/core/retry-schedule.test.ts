@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../../src/core/drain-rate";
-import {
-  DEFAULT_SATURATION_OPTIONS,
-  RETRY_AFTER_POLICIES,
-  type RetryAfterPolicyName,
-} from "../../../src/core/retry-after";
+import { RETRY_AFTER_POLICIES, type RetryAfterPolicyName } from "../../../src/core/retry-after";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS as OPTIONS, RetrySchedule } from "../../../src/core/retry-schedule";
-import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { RouterCore } from "../../../src/core/router-core";
+import { routerOptions } from "../../support/router-options";
 
 const mid = () => 0.5;
 
@@ -145,21 +141,10 @@ describe("RetrySchedule", () => {
 describe("RouterCore with retry_schedule", () => {
   function setup(policy: RetryAfterPolicyName = "retry_schedule") {
     let now = 0;
-    const options: RouterOptions = {
-      replicas: ["a"],
-      maxOngoingRequests: 1,
-      maxQueuedRequests: 5,
-      queueTimeoutMs: 600_000,
-      leaseTimeoutMs: 600_000,
-      statusCode: 429,
-      retryAfter: {
-        retryAfterPolicy: policy,
-        retryAfterS: undefined,
-        jitter: 0.2,
-        saturation: DEFAULT_SATURATION_OPTIONS,
-      },
-      drainRate: DEFAULT_DRAIN_RATE_OPTIONS,
-    };
+    const options = routerOptions(
+      { maxQueuedRequests: 5, queueTimeoutMs: 600_000 },
+      { retryAfterPolicy: policy, retryAfterS: undefined },
+    );
     const core = new RouterCore(options, { now: () => now }, () => 0.5);
     const placeOne = () => {
       const plan = core.beginRound();
