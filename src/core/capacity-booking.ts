@@ -243,8 +243,9 @@ export class CapacityBooking {
 
   /**
    * The hint for a refusal now: a point inside the earliest second at or after the queue's drain
-   * (`queueDepth / (drainRate - baseline)`: the queue drains through what fresh arrivals leave; at least 1 s away) whose promises are below the retry capacity, within
-   * `horizonS`; else a best effort uniform in [horizonS / 2, horizonS]. `undefined` when the drain rate is
+   * (`queueDepth / (drainRate - baseline)`: the queue drains through what fresh arrivals leave; at least 1 s
+   * away) whose promises are below the retry capacity, within `horizonS`; else, with `twoStepHorizons` > 1, a
+   * two-step promise; else a best effort uniform in [horizonS / 2, horizonS]. `undefined` when the drain rate is
    * unusable (the ladder falls back).
    */
   hint(
@@ -268,30 +269,34 @@ export class CapacityBooking {
     const horizon = Math.max(1, Math.min(horizonS, this.options.ledgerS - 1));
     const first = Math.ceil(nowS + Math.max(1, signals.queueDepth / backlogDrainRate));
     const last = Math.floor(nowS + horizon) - 1;
-    for (let s = first; s <= last; s++) {
-      if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) {
-        const start = Math.max(s, nowS + 1);
-        const end = Math.min(s + 1, nowS + horizon);
-        return { delayS: start - nowS + random() * Math.max(0, end - start), promised: true };
-      }
+    const within = this.firstSecondWithRoom(first, last, capacity);
+    if (within !== undefined) {
+      const start = Math.max(within, nowS + 1);
+      const end = Math.min(within + 1, nowS + horizon);
+      return { delayS: start - nowS + random() * Math.max(0, end - start), promised: true };
     }
-    // Two steps: a second beyond this horizon but within reach of a second hint. The first step comes back with
-    // a margin inside the second hint's horizon (round trips, whole-second Retry-After), never before 1 s.
-    const margin = Math.min(5, horizon / 4);
-    const farthest = Math.min(
-      Math.floor(nowS + this.options.twoStepHorizons * horizon - margin) - 1,
-      this.current + this.options.ledgerS - 1,
-    );
-    // (A client whose horizon already spans most of the ledger gains nothing from a second step.)
-    const twoStep = this.options.twoStepHorizons > 1 && 2 * horizon <= this.options.ledgerS;
-    for (let s = Math.max(first, last + 1); twoStep && s <= farthest; s++) {
-      if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) {
-        const dueS = s - nowS + random();
-        const delayS = Math.min(horizon, Math.max(1, dueS - (horizon - margin)));
-        return { delayS, dueS, promised: true };
+    // Two steps (a client whose horizon already spans most of the ledger gains nothing from a second one): a
+    // second beyond this horizon but within reach of a second hint. The first step comes back with a margin
+    // inside the second hint's horizon (round trips, whole-second Retry-After), never before 1 s.
+    if (this.options.twoStepHorizons > 1 && 2 * horizon <= this.options.ledgerS) {
+      const margin = Math.min(5, horizon / 4);
+      const farthest = Math.min(
+        Math.floor(nowS + this.options.twoStepHorizons * horizon - margin) - 1,
+        this.current + this.options.ledgerS - 1,
+      );
+      const beyond = this.firstSecondWithRoom(Math.max(first, last + 1), farthest, capacity);
+      if (beyond !== undefined) {
+        const dueS = beyond - nowS + random();
+        return { delayS: Math.min(horizon, Math.max(1, dueS - (horizon - margin))), dueS, promised: true };
       }
     }
     return { delayS: horizon * (0.5 + 0.5 * random()), promised: false };
+  }
+
+  /** The first second in [from, to] whose promises are below `capacity`; `undefined` when none is. */
+  private firstSecondWithRoom(from: number, to: number, capacity: number): number | undefined {
+    for (let s = from; s <= to; s++) if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) return s;
+    return undefined;
   }
 
   /**
