@@ -5,12 +5,15 @@
  * included beside them). Every figure in the two documents comes from the results written to the JSON.
  *
  * Flags: --seeds <n> (default 3), --only <scenario,...> (a subset; the report then holds only those),
- * --no-sweep (skip the queue-bound sweep), --no-variants (skip the default policy's variants, src/sim/variants.ts).
+ * --no-sweep (skip the queue-bound sweep), --no-variants (skip the default policy's variants, src/sim/variants.ts),
+ * --no-bound (skip the clairvoyant curve bound, src/sim/curve-bound.ts).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import loadHighs from "highs";
 import { measureCapacity } from "../src/sim/capacity";
+import { scenarioCurveBound } from "../src/sim/curve-bound";
 import { evaluatePolicy, evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
@@ -46,6 +49,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     "no-sweep": { type: "boolean" },
     "no-variants": { type: "boolean" },
+    "no-bound": { type: "boolean" },
   },
 });
 const seedCount = Number(values.seeds ?? 3);
@@ -68,6 +72,15 @@ for (const scenario of scenarios) {
   console.log(`${scenario.name}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
 const checks = results.map(checkTargets);
+
+if (!values["no-bound"]) {
+  const highs = await loadHighs();
+  results.forEach((r, i) => {
+    const t = performance.now();
+    r.curveBound = scenarioCurveBound(highs, scenarios[i] as Scenario, r);
+    console.log(`${r.name}: curve bound ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  });
+}
 
 const sweeps: SweepPoint[] = [];
 if (!values["no-sweep"]) {

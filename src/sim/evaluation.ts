@@ -1,5 +1,6 @@
 import { measureCapacity } from "./capacity";
 import { type ClientsConfig, describeClients } from "./client-mix";
+import type { ScenarioCurveBound } from "./curve-bound";
 import { computeMetrics, type RunMetrics } from "./metrics";
 import { computeOracle, type OracleResult, poolOracles } from "./oracle";
 import { DEFAULT_POLICY_ID, type PolicySpec } from "./policies";
@@ -62,6 +63,11 @@ export interface ScenarioResult {
   queueDrainS: number;
   /** The best any hint policy could do for these clients (src/sim/oracle.ts). */
   oracle: OracleResult;
+  /**
+   * The clairvoyant bound against the curve target (src/sim/curve-bound.ts), when `npm run eval` computed it:
+   * how close to the best other policy at every horizon at once any schedule comes.
+   */
+  curveBound?: ScenarioCurveBound;
   /** The id of the default policy (the config's default `retryAfterPolicy`). */
   defaultPolicy: string;
   policies: PolicyResult[];

@@ -58,31 +58,45 @@ class PairHeap {
   }
 }
 
+/** One request's window in the oracle's model (seconds). */
+export interface OracleJob {
+  /** The client's first attempt. */
+  arrival: number;
+  /** The first attempt reaching the router: the earliest start. */
+  release: number;
+  /** The client's last chance: the latest start. */
+  deadline: number;
+  /** Half the client's round trip plus the Worker-to-router latency: the way back to the client. */
+  tail: number;
+}
+
+/** The oracle's model of a scenario's fleet and requests (see {@link computeOracle}). */
+export interface OracleModel {
+  jobs: OracleJob[];
+  /** The fleet's slots (replicas x `maxOngoingRequests`). */
+  slots: number;
+  /** Starts per second the fleet sustains at time t. */
+  rateAt: (tS: number) => number;
+  /** The run's end (traffic plus tail), seconds. */
+  endS: number;
+}
+
 /**
- * The best any hint policy could do for a scenario's clients, offline, from the same arrivals and the same
- * clients (style and round trip, drawn exactly as the simulation draws them).
- *
- * Model: the fleet starts requests at its measured capacity (one start every 1 / capacity seconds while anyone
- * is waiting; the rate falls with the replicas lost). A request may start from the moment its first attempt
- * reaches the router until its client's last chance: the queue's drain time (what a queue could hold it) plus,
- * per retry it will make, the longest hint it honours (at most {@link ORACLE_MAX_HINT_S}; backoff-only clients
- * the SDK backoff; no-shows none). Among the requests that may start, the one whose last chance comes first
- * starts (earliest deadline first: with unit jobs, the most requests served). A request completes a service time
- * (fleet slots / capacity, Little's law at full load) plus half its round trip after it starts.
+ * The oracle's windows: for each request, when it may start (its first attempt reaching the router) and its
+ * client's last chance, drawn exactly as the simulation draws its clients; and the fleet's start rate.
  *
  * @example
  * ```ts
- * const oracle = computeOracle(scenario, workload, measureCapacity(scenario));
- * oracle.servedFraction; // e.g. 0.99
+ * const { jobs, rateAt } = oracleModel(scenario, workload, measureCapacity(scenario));
+ * jobs[0].deadline - jobs[0].release; // e.g. 251.7: the queue's drain plus two 120 s hints
  * ```
  */
-export function computeOracle(
+export function oracleModel(
   scenario: Scenario,
   workload: readonly WorkloadRequest[],
   capacityRps: number,
-): Omit<OracleResult, "model"> {
+): OracleModel {
   const slots = scenario.fleet.replicas.reduce((s, g) => s + g.count, 0) * scenario.fleet.maxOngoingRequests;
-  const serviceS = slots / capacityRps;
   const queueS = Math.min(
     scenario.router.queueTimeoutS,
     (scenario.router.maxQueuedRequests * scenario.router.shards) / capacityRps,
@@ -107,8 +121,35 @@ export function computeOracle(
     const release = request.arrivalMs / 1000 + oneWayS;
     return { arrival: request.arrivalMs / 1000, release, deadline: release + queueS + waitS, tail: oneWayS };
   });
+  return { jobs, slots, rateAt, endS: trafficDurationS(scenario) + scenario.tailS };
+}
+
+/**
+ * The best any hint policy could do for a scenario's clients, offline, from the same arrivals and the same
+ * clients (style and round trip, drawn exactly as the simulation draws them).
+ *
+ * Model: the fleet starts requests at its measured capacity (one start every 1 / capacity seconds while anyone
+ * is waiting; the rate falls with the replicas lost). A request may start from the moment its first attempt
+ * reaches the router until its client's last chance: the queue's drain time (what a queue could hold it) plus,
+ * per retry it will make, the longest hint it honours (at most {@link ORACLE_MAX_HINT_S}; backoff-only clients
+ * the SDK backoff; no-shows none). Among the requests that may start, the one whose last chance comes first
+ * starts (earliest deadline first: with unit jobs, the most requests served). A request completes a service time
+ * (fleet slots / capacity, Little's law at full load) plus half its round trip after it starts.
+ *
+ * @example
+ * ```ts
+ * const oracle = computeOracle(scenario, workload, measureCapacity(scenario));
+ * oracle.servedFraction; // e.g. 0.99
+ * ```
+ */
+export function computeOracle(
+  scenario: Scenario,
+  workload: readonly WorkloadRequest[],
+  capacityRps: number,
+): Omit<OracleResult, "model"> {
+  const { jobs, slots, rateAt, endS } = oracleModel(scenario, workload, capacityRps);
+  const serviceS = slots / capacityRps;
   jobs.sort((a, b) => a.release - b.release);
-  const endS = trafficDurationS(scenario) + scenario.tailS;
   const heap = new PairHeap();
   const times: number[] = [];
   let next = 0;

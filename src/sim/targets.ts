@@ -1,5 +1,5 @@
 import type { PolicyResult, ScenarioResult } from "./evaluation";
-import { COMPLETION_HORIZONS_S } from "./metrics";
+import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
 
 /** Issue 15's simulator targets for the default policy, checked per scenario (or sweep point). */
 export interface TargetCheck {
@@ -20,6 +20,22 @@ export interface TargetCheck {
 export const TARGET_TOLERANCE = { curve: 0.02, served: 0.01, oracle: 0.05 } as const;
 
 const curveOf = (p: PolicyResult, h: number) => p.metrics.servedWithinS[String(h)] ?? 0;
+
+/**
+ * The best of the policies other than the default at each horizon (each horizon's best may be a different
+ * policy): what the curve target measures the default against.
+ *
+ * @example
+ * ```ts
+ * bestOtherCurve(result); // { "5": 0.6, "15": 0.76, "30": 0.89, "60": 0.96, "120": 0.98 }
+ * ```
+ */
+export function bestOtherCurve(result: ScenarioResult): CompletionCurve {
+  const others = result.policies.filter((p) => p.id !== result.defaultPolicy);
+  return Object.fromEntries(
+    COMPLETION_HORIZONS_S.map((h) => [String(h), Math.max(...others.map((p) => curveOf(p, h)))]),
+  );
+}
 
 /**
  * The default policy against every other policy of a scenario's result, on issue 15's targets.

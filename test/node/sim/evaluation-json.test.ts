@@ -7,7 +7,7 @@ import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
 import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../../../src/sim/report-markdown";
 import { renderPolicyDoc } from "../../../src/sim/report-policy";
-import { checkTargets, type TargetCheck } from "../../../src/sim/targets";
+import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary } from "../../../src/sim/variants";
 
 const root = resolve(import.meta.dirname, "../../..");
@@ -42,6 +42,22 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         expect(p.hintCoverage === null || (p.hintCoverage >= 0 && p.hintCoverage <= 1)).toBe(true);
         expect(Object.keys(p.servedWithinS)).toEqual(COMPLETION_HORIZONS_S.map(String));
       }
+    }
+  });
+
+  it("records each scenario's clairvoyant curve bound against the best other policy at each horizon", () => {
+    for (const s of json.scenarios) {
+      const bound = s.curveBound;
+      expect(bound, s.name).toBeDefined();
+      if (!bound) continue;
+      expect(bound.target).toEqual(bestOtherCurve(s));
+      // No schedule of the relaxation falls below the envelope by more than it must: the margin is a share.
+      expect(bound.margin).toBeGreaterThan(-1);
+      expect(bound.margin).toBeLessThanOrEqual(1 - (bound.target["120"] ?? 0) + 1e-6);
+      for (const h of COMPLETION_HORIZONS_S)
+        expect(bound.curve[String(h)] ?? 0).toBeGreaterThanOrEqual(
+          (bound.target[String(h)] ?? 0) + bound.margin - 1e-6,
+        );
     }
   });
 
