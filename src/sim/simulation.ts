@@ -30,6 +30,9 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
     maxOngoingRequests: scenario.fleet.maxOngoingRequests,
     maxQueuedRequests: scenario.router.maxQueuedRequests,
     queueTimeoutS: scenario.router.queueTimeoutS,
+    ...(scenario.router.tenantHeadroomSlots !== undefined
+      ? { tenantHeadroomSlots: scenario.router.tenantHeadroomSlots }
+      : {}),
     ...(policy.booking ? { booking: policy.booking } : {}),
     backpressure: {
       retryAfterPolicy: policy.retryAfterPolicy,
