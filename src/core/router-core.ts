@@ -57,6 +57,11 @@ export interface RouterOptions {
    * placement is work-conserving). Only traffic of several tenants is affected.
    */
   tenantHeadroomSlots?: number;
+  /**
+   * Routers that share this fleet (the deployment's shards; default 1). Each sees about 1/n of every tenant's
+   * requests, so the headroom compares a tenant's requests here with 1/n of its fair share of the fleet's slots.
+   */
+  routerShards?: number;
 }
 
 /** How `booked_capacity` admits: a queue-delay target and a cap on the room held for promised retries. */
@@ -282,7 +287,7 @@ export class RouterCore {
     if ((options.tenantHeadroomSlots ?? 0) > 0)
       this.headroom = new TenantHeadroom(
         options.tenantHeadroomSlots as number,
-        options.replicas.length * options.maxOngoingRequests,
+        (options.replicas.length * options.maxOngoingRequests) / (options.routerShards ?? 1),
         (tenant, priority) => this.queue.backlogOf(tenant, priority) > 0,
       );
   }

@@ -70,6 +70,7 @@ export class TenantHeadroom {
   private pruneAt = PRUNE_FLOOR;
 
   /**
+   * `fleetSlots`: the slots this router's fair shares divide (the fleet's, over the routers sharing it).
    * `waiting(tenant, priority)` says whether a request of the tenant waits in that class (a waiting tenant is
    * active however long ago it arrived).
    */

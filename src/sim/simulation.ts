@@ -39,7 +39,7 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
       ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
     },
   });
-  const options = routerOptionsFromSettings(replicas, settings);
+  const options = { ...routerOptionsFromSettings(replicas, settings), routerShards: scenario.router.shards };
   return policy.ledger ? { ...options, bookingLedger: policy.ledger } : options;
 }
 

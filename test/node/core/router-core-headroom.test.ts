@@ -120,6 +120,28 @@ describe("RouterCore tenant headroom", () => {
     expect([round(), round(), round(), round()]).toEqual(["b0", "a0", "a1", "a2"]);
   });
 
+  it("with several router shards, a tenant's share at one router is its fair share of the fleet over the shards", () => {
+    for (const [routerShards, expected] of [
+      [1, "a1"], // a holds 1 of its 2 (4 slots, two tenants): below its share
+      [2, "held"], // each router sees about half of every tenant's requests: 1 of its 1 here
+    ] as const) {
+      const { core, submit } = setup({ unprobedReplicas: [], routerShards });
+      // r1 is full of other routers' requests; r2 holds only this router's.
+      const place = () => {
+        const plan = core.beginRound() as NonNullable<ReturnType<RouterCore["beginRound"]>>;
+        for (const replica of plan.probe) core.reportProbe(replica, replica === "r1" ? 2 : 0);
+        const outcome = core.finishRound(plan);
+        return outcome.kind === "placed" ? outcome.ticket : outcome.kind;
+      };
+      submit("b0", B);
+      expect(place()).toBe("b0");
+      core.release("b0"); // b stays active (it ended just now) with nothing in flight
+      submit("a0", A);
+      submit("a1", A);
+      expect([place(), place()]).toEqual(["a0", expected]); // a1 would leave no slot free
+    }
+  });
+
   it("a held request still times out in the queue", () => {
     const { core, round, submit, advance } = setup({ queueTimeoutMs: 1000 });
     submit("b0", B);

@@ -29,6 +29,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
     expect(routerOptionsFor(config.deployments.llama as NonNullable<typeof config.deployments.llama>)).toEqual({
       ...routerOptionsFromSettings(["http://127.0.0.1:8001"], routerSettingsSchema.parse(written)),
       unprobedReplicas: [],
+      routerShards: 1,
     });
   });
 
