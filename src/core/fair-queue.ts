@@ -219,15 +219,21 @@ export class FairQueue {
     return displaced ? { kind: "queued", displaced } : { kind: "queued" };
   }
 
-  /** The request `dispatch` would take now. */
-  peek(): FairEntry | undefined {
+  /**
+   * The request `dispatch` would take now. With `eligible`, the first in fair order among the tenants it accepts in
+   * the head's class (the highest class waiting): a request the router may not place does not let a lower class by.
+   */
+  peek(eligible?: (tenant: string) => boolean): FairEntry | undefined {
+    if (eligible) return this.nextEligible(eligible)?.entry;
     this.next ??= this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch);
     return this.next?.entry;
   }
 
-  /** Takes the next request in fair order and advances its class's virtual time. */
-  dispatch(): FairEntry | undefined {
-    const next = this.next ?? this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch);
+  /** Takes the next request in fair order (with `eligible`: as `peek(eligible)` names it) and advances its class's virtual time. */
+  dispatch(eligible?: (tenant: string) => boolean): FairEntry | undefined {
+    const next = eligible
+      ? this.nextEligible(eligible)
+      : (this.next ?? this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch));
     if (!next) return undefined;
     next.classQueue.virtualTime = next.start;
     next.tenant.finishTag = next.start + 1 / next.tenant.weight;
@@ -296,10 +302,19 @@ export class FairQueue {
     return tenant.service * Math.exp(-Math.max(0, now - tenant.serviceAtMs) / this.tauMs);
   }
 
-  /** The smallest start tag of a class's tenants' heads (ties: the older head); prunes idle tenants' state. */
-  private nextIn(classQueue: ClassQueue): Next | undefined {
+  /** The next dispatch among the `eligible` tenants of the highest class waiting. */
+  private nextEligible(eligible: (tenant: string) => boolean): Next | undefined {
+    const { interactive, batch } = this.classes;
+    return this.nextIn(interactive.size > 0 ? interactive : batch, eligible);
+  }
+
+  /**
+   * The smallest start tag of a class's tenants' heads (ties: the older head), among the `eligible` tenants when
+   * given; prunes idle tenants' state.
+   */
+  private nextIn(classQueue: ClassQueue, eligible?: (tenant: string) => boolean): Next | undefined {
     if (classQueue.size === 0) return undefined;
-    if (this.ordering === "least_attained") return this.leastAttainedIn(classQueue);
+    if (this.ordering === "least_attained") return this.leastAttainedIn(classQueue, eligible);
     let bestEntry: (FairEntry & { seq: number }) | undefined;
     let bestTenant: TenantQueue | undefined;
     let bestStart = 0;
@@ -310,6 +325,7 @@ export class FairQueue {
         if (tenant.finishTag <= classQueue.virtualTime) classQueue.tenants.delete(name);
         continue;
       }
+      if (eligible && !eligible(name)) continue;
       const start = Math.max(classQueue.virtualTime, tenant.finishTag);
       if (!bestEntry || start < bestStart || (start === bestStart && head.seq < bestEntry.seq)) {
         bestEntry = head;
@@ -325,7 +341,7 @@ export class FairQueue {
    * forgets idle tenants whose service has decayed away. Decay scales every tenant's service by the same factor,
    * so this order does not change with time alone (the cached `next` stays right until the queue changes).
    */
-  private leastAttainedIn(classQueue: ClassQueue): Next | undefined {
+  private leastAttainedIn(classQueue: ClassQueue, eligible?: (tenant: string) => boolean): Next | undefined {
     const now = this.clock.now();
     let best: Next | undefined;
     let bestLoad = 0;
@@ -336,6 +352,7 @@ export class FairQueue {
         if (service < FORGOTTEN_SERVICE) classQueue.tenants.delete(name);
         continue;
       }
+      if (eligible && !eligible(name)) continue;
       const load = service / tenant.weight;
       if (!best || load < bestLoad || (load === bestLoad && head.seq < best.entry.seq)) {
         best = { entry: head, tenant, classQueue, start: classQueue.virtualTime };

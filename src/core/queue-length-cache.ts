@@ -171,6 +171,20 @@ export class QueueLengthCache {
     if (whileProbing !== undefined) this.completedWhileProbing.set(replica, whileProbing + 1);
   }
 
+  /**
+   * Free slots over `replicas` as far as the cache knows: the room below the cap of each valid entry, a whole
+   * replica's for one never reported (it is probed before it is used), none for an invalid (down or slow) one.
+   */
+  freeSlots(replicas: readonly string[]): number {
+    let free = 0;
+    for (const replica of replicas) {
+      const entry = this.entries.get(replica);
+      if (!entry) free += this.cap;
+      else if (entry.valid) free += Math.max(0, this.cap - entry.queueLength);
+    }
+    return free;
+  }
+
   /** Sum of the valid entries' queue lengths, for the occupancy signal. */
   totalQueueLength(): number {
     let total = 0;

@@ -21,6 +21,7 @@ import {
 } from "./retry-after";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS, RetrySchedule } from "./retry-schedule";
 import { type TenantCount, TenantCounters } from "./tenant-counters";
+import { TenantHeadroom } from "./tenant-headroom";
 
 /** Everything one router needs to know about its deployment. Validated at the edge; trusted here. */
 export interface RouterOptions {
@@ -50,6 +51,17 @@ export interface RouterOptions {
    * the default; not in the Worker's configuration).
    */
   bookingLedger?: Partial<CapacityBookingOptions>;
+  /**
+   * Slots of the fleet a tenant at or above its weighted fair share may not take while another tenant below its
+   * share is active (src/core/tenant-headroom.ts): its request waits in the queue instead. 0 or absent: none (every
+   * placement is work-conserving). Only traffic of several tenants is affected.
+   */
+  tenantHeadroomSlots?: number;
+  /**
+   * Routers that share this fleet (the deployment's shards; default 1). Each sees about 1/n of every tenant's
+   * requests, so the headroom compares a tenant's requests here with 1/n of its fair share of the fleet's slots.
+   */
+  routerShards?: number;
 }
 
 /** How `booked_capacity` admits: a queue-delay target and a cap on the room held for promised retries. */
@@ -162,6 +174,12 @@ export interface RoundPlan {
 export type RoundOutcome =
   | { kind: "placed"; ticket: string; replica: string; tenant?: string }
   | { kind: "backoff"; delayMs: number; shed: Array<{ ticket: string; rejection: Rejection }> }
+  /**
+   * A replica has room, but every waiting request that could take it belongs to a tenant at or above its fair share
+   * while the fleet's free slots are down to the tenants' headroom: wait for a release or an arrival, or `delayMs`
+   * (when the headroom's hold may lapse by itself), whichever comes first.
+   */
+  | { kind: "held"; delayMs: number }
   | { kind: "idle" };
 
 /** Read-only view for the stats endpoint, the dashboard and the simulator. */
@@ -216,7 +234,10 @@ const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINIT
 export class RouterCore {
   /** Waiting tickets: per-tenant sub-queues, fair dispatch, priority classes (FIFO for a single tenant). */
   private readonly queue: FairQueue;
-  private readonly leases = new Map<string, { replica: string; expiresAtMs: number }>();
+  private readonly leases = new Map<
+    string,
+    { replica: string; expiresAtMs: number; tenant: string; priority: PriorityClass }
+  >();
   private readonly cache: QueueLengthCache;
   private readonly estimator: DrainRateEstimator;
   private streak = 0;
@@ -231,6 +252,8 @@ export class RouterCore {
   private readonly suggestedDelayCounts = SUGGESTED_DELAY_BOUNDS.map(() => 0);
   private suggestedDelaySumS = 0;
   private readonly tenantCounts = new TenantCounters();
+  /** Slots held back from tenants at or above their share for the ones below it (`tenantHeadroomSlots` > 0 only). */
+  private readonly headroom: TenantHeadroom | undefined;
   /** The retries already told to come back, and the room they hold, for `retry_schedule` (memory only: a restart is cold). */
   private readonly retrySchedule: RetrySchedule | undefined;
   /** Future capacity promised to refused requests, by fingerprint, for `booked_capacity`. */
@@ -261,6 +284,12 @@ export class RouterCore {
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
     this.shortQueueAtMs = clock.now();
+    if ((options.tenantHeadroomSlots ?? 0) > 0)
+      this.headroom = new TenantHeadroom(
+        options.tenantHeadroomSlots as number,
+        (options.replicas.length * options.maxOngoingRequests) / (options.routerShards ?? 1),
+        (tenant, priority) => this.queue.backlogOf(tenant, priority) > 0,
+      );
   }
 
   get queueDepth(): number {
@@ -296,7 +325,8 @@ export class RouterCore {
    * send; `booked_capacity` never reads it.
    *
    * Every policy is work-conserving: while nothing waits and a replica has a free slot, a request is queued
-   * (and placed at once), whatever room is held.
+   * (and placed at once), whatever room is held. (`tenantHeadroomSlots` may keep such a request waiting, never
+   * refuse it: see `finishRound`.)
    */
   submit(ticket: string, options: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
@@ -317,6 +347,7 @@ export class RouterCore {
       fingerprint: options.fingerprint,
       horizonS: options.clientHorizonS ?? DEFAULT_HORIZON_S,
     };
+    this.headroom?.arrived(request.tenant, request.weight, request.priority, now);
     const schedule = this.retrySchedule;
     schedule?.onArrival(now, retry);
     const booking = this.booking;
@@ -436,11 +467,15 @@ export class RouterCore {
    * a replica where this router's own release freed a slot does (one released while the probes were out);
    * otherwise the backoff streak grows and the driver waits `delayMs` (and, if every replica is down, the queue is
    * shed).
+   *
+   * With `tenantHeadroomSlots`, a head whose tenant is at or above its fair share is not placed when that would
+   * leave fewer than that many slots free while another tenant below its share is active: the next request in
+   * fair order of a tenant that may be placed (in the head's class) takes the slot, or the round is `held`.
    */
   finishRound(plan: RoundPlan): RoundOutcome {
     const now = this.clock.now();
-    const ticket = this.head;
-    if (ticket === undefined) return { kind: "idle" };
+    const head = this.queue.peek();
+    if (head === undefined) return { kind: "idle" };
     const queueLengthOf = (r: string) => this.cache.get(r)?.queueLength ?? Number.POSITIVE_INFINITY;
     const replica =
       pickShortestAccepting(plan.candidates, queueLengthOf, (r) => this.cache.accepts(r)) ??
@@ -451,12 +486,26 @@ export class RouterCore {
       const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : [];
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
     }
-    const { tenant } = this.queue.dispatch() as NonNullable<ReturnType<FairQueue["dispatch"]>>; // the head
+    const gate = this.headroom?.gate(now, this.cache.freeSlots(this.options.replicas));
+    let eligible: ((tenant: string) => boolean) | undefined;
+    if (gate?.holds(head.tenant, head.priority)) {
+      eligible = (tenant) => !gate.holds(tenant, head.priority);
+      if (this.queue.peek(eligible) === undefined) {
+        // Not a failed round: the streak stays, and the driver waits for a release or an arrival.
+        this.estimator.advance(now, this.queue.size);
+        return { kind: "held", delayMs: Math.max(1, gate.recheckAtMs - now) };
+      }
+    }
+    // The head, or the first in fair order that the headroom lets through.
+    const { ticket, tenant, priority } = this.queue.dispatch(eligible) as NonNullable<
+      ReturnType<FairQueue["dispatch"]>
+    >;
     if (tenant) this.tenantCounts.add(tenant, "admitted");
     if (this.booking) this.updateStanding(now);
     this.streak = 0;
     this.cache.assign(replica);
-    this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs });
+    this.headroom?.placed(tenant, priority);
+    this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs, tenant, priority });
     this.admitted += 1;
     this.estimator.recordDrain(now, this.queue.size);
     this.accuracy.onDrain(now, this.estimator.drainCount);
@@ -473,6 +522,7 @@ export class RouterCore {
     this.leases.delete(ticket);
     this.completed += 1;
     this.cache.complete(lease.replica);
+    this.headroom?.ended(lease.tenant, lease.priority, this.clock.now());
     if (replicaFailed) this.cache.invalidate(lease.replica, this.clock.now());
     return true;
   }

@@ -126,8 +126,10 @@ export class RouterDriver {
   private readonly waiting = new Map<string, Respond>();
   private readonly recentlyCancelled = new Set<string>();
   private placing = false;
-  /** Ends the backoff sleep early; set while the placement loop sleeps. */
-  private wakeBackoff: (() => void) | undefined;
+  /** Ends the placement loop's sleep early; set while it sleeps. */
+  private wakeSleep: (() => void) | undefined;
+  /** The loop sleeps a headroom hold: an arrival (maybe of a tenant below its share) wakes it too. */
+  private wakeOnArrival = false;
   private cancelExpiry: (() => void) | undefined;
   /** Bumped by a restart: continuations of the previous incarnation become no-ops. */
   private incarnation = 0;
@@ -171,6 +173,7 @@ export class RouterDriver {
     // A full queue may push out another tenant's newest request (the one most over its fair share).
     if (submitted.displaced) this.settle(submitted.displaced.ticket, this.refuse(submitted.displaced.rejection));
     this.waiting.set(ticket, respond);
+    if (this.wakeOnArrival) this.wake();
     this.startPlacing();
     this.armExpiry();
   }
@@ -208,7 +211,8 @@ export class RouterDriver {
     this.waiting.clear();
     this.recentlyCancelled.clear();
     this.placing = false;
-    this.wakeBackoff = undefined;
+    this.wakeSleep = undefined;
+    this.wakeOnArrival = false;
     this.cancelExpiry?.();
     this.cancelExpiry = undefined;
     this.current = this.buildCore();
@@ -234,7 +238,7 @@ export class RouterDriver {
   }
 
   private wake(): void {
-    this.wakeBackoff?.();
+    this.wakeSleep?.();
   }
 
   /** One placement loop at a time; it runs while anything is queued. */
@@ -284,14 +288,21 @@ export class RouterDriver {
     }
     if (outcome.kind === "backoff") {
       for (const { ticket, rejection } of outcome.shed) this.settle(ticket, this.refuse(rejection));
-      this.sleepBackoff(outcome.delayMs);
+      this.sleep(outcome.delayMs, false);
+      return false;
+    }
+    if (outcome.kind === "held") {
+      this.sleep(outcome.delayMs, true);
       return false;
     }
     return true;
   }
 
-  /** Sleeps the placement backoff; a released slot ends it early, after the current step. */
-  private sleepBackoff(delayMs: number): void {
+  /**
+   * Sleeps the placement backoff (or a headroom hold); a released slot ends it early, after the current step, and
+   * so does an arrival when `untilArrival` (a hold: the newcomer may be of a tenant the headroom is kept for).
+   */
+  private sleep(delayMs: number, untilArrival: boolean): void {
     const incarnation = this.incarnation;
     let done = false;
     let cancelTimer = () => {};
@@ -300,12 +311,15 @@ export class RouterDriver {
       done = true;
       cancelTimer();
       if (incarnation !== this.incarnation) return;
-      this.wakeBackoff = undefined;
+      this.wakeSleep = undefined;
+      this.wakeOnArrival = false;
       this.placeQueued(incarnation);
     };
     cancelTimer = this.io.setTimer(delayMs, resume);
-    this.wakeBackoff = () => {
-      this.wakeBackoff = undefined;
+    this.wakeOnArrival = untilArrival;
+    this.wakeSleep = () => {
+      this.wakeSleep = undefined;
+      this.wakeOnArrival = false;
       this.io.defer(resume);
     };
   }

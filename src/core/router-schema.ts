@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "./drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "./retry-after";
 import { DEFAULT_BOOKING_ADMISSION, type RouterOptions } from "./router-core";
+import { DEFAULT_TENANT_HEADROOM_SLOTS } from "./tenant-headroom";
 
 const backpressureSchema = z.strictObject({
   /** Status of a backpressure rejection (Ray's default is 503; ours 429, which SDKs retry). */
@@ -58,6 +59,12 @@ export const routerSettingsShape = {
   backpressure: backpressureSchema.default(backpressureSchema.parse({})),
   estimator: estimatorSchema.default(estimatorSchema.parse({})),
   booking: bookingSchema.default(bookingSchema.parse({})),
+  /**
+   * Slots of the fleet kept free for tenants below their weighted fair share while one is active: a request of a
+   * tenant at or above its share waits (it is not refused) rather than leave fewer free. Affects only traffic of
+   * several tenants; 0 turns it off (fully work-conserving). See README, Configuration, and docs/tenants.md.
+   */
+  tenantHeadroomSlots: z.int().min(0).default(DEFAULT_TENANT_HEADROOM_SLOTS),
 };
 
 /**
@@ -109,5 +116,6 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       standingIntervalS: settings.booking.standingIntervalS,
       maxHeldRoomShare: settings.booking.maxHeldRoomShare,
     },
+    tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };
 }

@@ -121,6 +121,7 @@ export function routerOptionsFor(deployment: DeploymentConfig): RouterOptions {
       deployment,
     ),
     unprobedReplicas: deployment.replicas.filter((r) => r.load === "none").map((r) => r.url),
+    routerShards: deployment.routerShards,
   };
 }
 

@@ -52,6 +52,8 @@ export const scenarioSchema = z.strictObject({
     queueTimeoutS: z.number().positive(),
     /** Restart every router at this time (seconds): queues lost, estimators and retry schedules cold. */
     restartAtS: z.number().positive().optional(),
+    /** The routers' `tenantHeadroomSlots`; absent: the router schema's default. */
+    tenantHeadroomSlots: z.int().min(0).optional(),
   }),
   requests: z.strictObject({
     prompt: lengthSchema,

@@ -30,13 +30,16 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
     maxOngoingRequests: scenario.fleet.maxOngoingRequests,
     maxQueuedRequests: scenario.router.maxQueuedRequests,
     queueTimeoutS: scenario.router.queueTimeoutS,
+    ...(scenario.router.tenantHeadroomSlots !== undefined
+      ? { tenantHeadroomSlots: scenario.router.tenantHeadroomSlots }
+      : {}),
     ...(policy.booking ? { booking: policy.booking } : {}),
     backpressure: {
       retryAfterPolicy: policy.retryAfterPolicy,
       ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
     },
   });
-  const options = routerOptionsFromSettings(replicas, settings);
+  const options = { ...routerOptionsFromSettings(replicas, settings), routerShards: scenario.router.shards };
   return policy.ledger ? { ...options, bookingLedger: policy.ledger } : options;
 }
 

@@ -167,4 +167,20 @@ describe("FairQueue", () => {
     expect(q.size).toBe(0);
     expect(q.dispatch()).toBeUndefined();
   });
+
+  it("with an eligibility filter: the next in fair order among eligible tenants of the head's class, never a lower class", () => {
+    const q = new FairQueue();
+    for (const e of [entry("a0", "a"), entry("b0", "b"), entry("x0", "x", "batch"), entry("a1", "a"), entry("b1", "b")])
+      q.offer(e, 100);
+    const notA = (tenant: string) => tenant !== "a";
+    expect(q.peek()?.ticket).toBe("a0");
+    expect(q.peek(notA)?.ticket).toBe("b0");
+    expect(q.dispatch(notA)?.ticket).toBe("b0");
+    expect(q.peek()?.ticket).toBe("a0"); // the unfiltered head is unchanged
+    expect(q.dispatch(notA)?.ticket).toBe("b1");
+    // Only a's interactive requests wait above the batch one: a filter that refuses a does not let batch by.
+    expect(q.peek(notA)).toBeUndefined();
+    expect(q.dispatch(notA)).toBeUndefined();
+    expect(drain(q)).toEqual(["a0", "a1", "x0"]);
+  });
 });

@@ -19,6 +19,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
       },
       drainRate: { alpha: 0.3, intervalS: 1, warmupSamples: 3 },
       booking: { queueDelayTargetS: 1, standingIntervalS: 20, maxHeldRoomShare: 0 },
+      tenantHeadroomSlots: 1,
     });
   });
 
@@ -28,7 +29,19 @@ describe("the router's settings schema (one source of router defaults)", () => {
     expect(routerOptionsFor(config.deployments.llama as NonNullable<typeof config.deployments.llama>)).toEqual({
       ...routerOptionsFromSettings(["http://127.0.0.1:8001"], routerSettingsSchema.parse(written)),
       unprobedReplicas: [],
+      routerShards: 1,
     });
+  });
+
+  it("the edge passes a deployment's tenant headroom to its router, and refuses a negative one", () => {
+    const deployment = { replicas: ["http://127.0.0.1:8001"], tenantHeadroomSlots: 3 };
+    const config = parseConfig({ deployments: { llama: deployment } });
+    expect(routerOptionsFor(config.deployments.llama as NonNullable<typeof config.deployments.llama>)).toMatchObject({
+      tenantHeadroomSlots: 3,
+    });
+    expect(() => parseConfig({ deployments: { llama: { ...deployment, tenantHeadroomSlots: -1 } } })).toThrow(
+      /deployments\.llama\.tenantHeadroomSlots/,
+    );
   });
 
   it("the edge names a bad router setting by its path", () => {

@@ -35,6 +35,7 @@ describe("parseConfig, field by field", () => {
           routerUnavailable: "shed",
           backpressure: { statusCode: 429, retryAfterPolicy: "booked_capacity", jitter: 0.2 },
           booking: { queueDelayTargetS: 1, standingIntervalS: 20, maxHeldRoomShare: 0 },
+          tenantHeadroomSlots: 1,
           estimator: {
             alpha: 0.3,
             intervalS: 1,
