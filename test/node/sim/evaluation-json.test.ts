@@ -61,6 +61,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
   });
 
+  it("backs docs/retry-policy.md's claim: with foresight the curve target is reachable in every scenario, by a few points at most", () => {
+    expect(read("docs/retry-policy.md")).toContain(
+      "it finds the curve target reachable with foresight in every scenario",
+    );
+    for (const s of json.scenarios) {
+      expect(s.curveBound?.margin ?? -1, s.name).toBeGreaterThanOrEqual(-0.02);
+      expect(s.curveBound?.margin ?? 1, s.name).toBeLessThan(0.05);
+    }
+  });
+
   it("its target checks are those of its own results", () => {
     expect(json.targets).toEqual(json.scenarios.map(checkTargets));
   });
