@@ -12,6 +12,7 @@ import { DEFAULT_FAIR_QUEUE_OPTIONS, FairQueue, type OfferResult, type PriorityC
 import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
+import { RecentRate } from "./recent-rate";
 import {
   decideRetryAfter,
   type LoadSignals,
@@ -78,7 +79,17 @@ export interface BookingAdmission {
   standingIntervalS: number;
   /** At most this share of the queue's limit is held for promised retries. */
   maxHeldRoomShare: number;
+  /**
+   * A queue the offered load no longer refills is draining, not standing: while the attempts offered over the last
+   * {@link DRAINING_WINDOW_S} seconds come to less than this share of the drain rate, the delay target is off (a
+   * burst's queue after the burst ends drains by itself; cutting it refuses the fresh arrivals that follow).
+   * `undefined`: the target ignores the offered load.
+   */
+  drainingOfferedShare?: number;
 }
+
+/** Seconds of offered attempts that tell a draining queue from a standing one (see `drainingOfferedShare`). */
+export const DRAINING_WINDOW_S = 5;
 
 export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   queueDelayTargetS: 1,
@@ -263,6 +274,8 @@ export class RouterCore {
   /** CoDel state: the queue has stood above the delay target since `shortQueueAtMs` + interval (see updateStanding). */
   private standing = false;
   private shortQueueAtMs: number;
+  /** Attempts offered to this router (every submit), for `drainingOfferedShare`. */
+  private readonly offered = new RecentRate(DRAINING_WINDOW_S);
   private refusedAtMs = Number.NEGATIVE_INFINITY;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
@@ -370,6 +383,7 @@ export class RouterCore {
     // -1: unlimited (Ray's max_queued_requests = -1).
     let limit = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
     if (booking) {
+      this.offered.add(now);
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
@@ -403,18 +417,27 @@ export class RouterCore {
    */
   private updateStanding(now: number): boolean {
     const intervalMs = this.admission.standingIntervalS * 1000;
+    const draining = this.isDraining(now);
     if (this.standing) {
-      // Leave only once the overload has passed: nothing refused for a whole interval.
-      if (now - this.refusedAtMs >= intervalMs) {
+      // Leave once the overload has passed: nothing refused for a whole interval, or the queue draining.
+      if (draining || now - this.refusedAtMs >= intervalMs) {
         this.standing = false;
         this.shortQueueAtMs = now;
       }
-    } else if (this.queue.size <= this.delayTargetDepth()) {
+    } else if (draining || this.queue.size <= this.delayTargetDepth()) {
       this.shortQueueAtMs = now;
     } else if (now - this.shortQueueAtMs >= intervalMs) {
       this.standing = true;
     }
     return this.standing;
+  }
+
+  /** Whether the attempts offered lately fall short of `drainingOfferedShare` of the drain rate. */
+  private isDraining(now: number): boolean {
+    const share = this.admission.drainingOfferedShare;
+    const rate = this.estimator.rate;
+    if (share === undefined || !this.estimator.warm || rate === undefined || !(rate > 0)) return false;
+    return this.offered.rate(now) < share * rate;
   }
 
   /** The queue depth the delay target allows: its seconds of drain at the current rate (no bound while cold). */

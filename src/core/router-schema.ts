@@ -37,6 +37,13 @@ const bookingSchema = z.strictObject({
   standingIntervalS: z.number().min(0).max(3600).default(DEFAULT_BOOKING_ADMISSION.standingIntervalS),
   /** Share of the queue's limit that promised retries may hold. */
   maxHeldRoomShare: z.number().min(0).max(1).default(DEFAULT_BOOKING_ADMISSION.maxHeldRoomShare),
+  /** While the attempts offered (last 5 s) are below this share of the drain rate, the queue is draining: no delay target. */
+  drainingOfferedShare: z
+    .number()
+    .gt(0)
+    .max(10)
+    .nullable()
+    .default(DEFAULT_BOOKING_ADMISSION.drainingOfferedShare ?? null),
 });
 
 /**
@@ -115,6 +122,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       queueDelayTargetS: settings.booking.queueDelayTargetS ?? undefined,
       standingIntervalS: settings.booking.standingIntervalS,
       maxHeldRoomShare: settings.booking.maxHeldRoomShare,
+      drainingOfferedShare: settings.booking.drainingOfferedShare ?? undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

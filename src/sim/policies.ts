@@ -10,7 +10,12 @@ export interface PolicySpec {
   /** The static value (the policy `static`, or the computed policies' fallback rung). */
   retryAfterS?: number;
   /** `booked_capacity`'s admission block, when not the config's default (tuning runs). */
-  booking?: { queueDelayTargetS?: number | null; maxHeldRoomShare?: number; standingIntervalS?: number };
+  booking?: {
+    queueDelayTargetS?: number | null;
+    maxHeldRoomShare?: number;
+    standingIntervalS?: number;
+    drainingOfferedShare?: number;
+  };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;
 }

@@ -37,6 +37,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("standing-10s", "queue-delay target after 10 s of standing queue", { booking: { standingIntervalS: 10 } }),
   variant("delay-target-0.5s", "queue-delay target 0.5 s", { booking: { queueDelayTargetS: 0.5 } }),
   variant("no-delay-target", "no queue-delay target", { booking: { queueDelayTargetS: null } }),
+  variant("no-target-while-draining", "no queue-delay target while the attempts offered are below the drain rate", {
+    booking: { drainingOfferedShare: 1 },
+  }),
   variant("two-step", "two-step promises up to two horizons away", { ledger: { twoStepHorizons: 2 } }),
 ];
 

@@ -290,6 +290,35 @@ describe("RouterCore with booked_capacity", () => {
     expect(maxNode).toBeLessThanOrEqual(120_000);
   });
 
+  it("drainingOfferedShare (an option): a burst's queue that drains by itself after the burst is not cut", () => {
+    // Two drains a second; ten arrivals a second for 8 s (the 40-deep queue fills, the rest is refused), then one
+    // a second: the queue drains by itself. It stands above the target for the 10 s interval from about 13 s on.
+    const afterBurst = (drainingOfferedShare: number | undefined) => {
+      const { core, tick, placeOne } = setup({
+        maxQueuedRequests: 40,
+        booking: { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0, drainingOfferedShare },
+      });
+      let n = 0;
+      for (let i = 0; i < 16; i++) {
+        tick(500);
+        placeOne();
+        for (let k = 0; k < 5; k++) core.submit(`b${n}`, { fingerprint: `b${n++}` });
+      }
+      const kinds: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        tick(500);
+        placeOne();
+        if (i % 2 === 1) kinds.push(core.submit(`f${i}`, { fingerprint: `f${i}` }).kind);
+      }
+      return { kinds, depth: core.queueDepth };
+    };
+    const cut = afterBurst(undefined);
+    expect(cut.kinds).toContain("rejected"); // the fresh arrivals after the burst are refused
+    const kept = afterBurst(1);
+    expect(kept.kinds.every((k) => k === "queued")).toBe(true);
+    expect(kept.depth).toBeGreaterThan(cut.depth);
+  });
+
   it("with a queue-delay target, a standing queue is cut to the target's depth", () => {
     const { core, tick, placeOne } = setup({
       maxQueuedRequests: 100,
