@@ -12,7 +12,7 @@
  * ```
  */
 import { QuotaLedger, type QuotaLimits, type QuotaUnits } from "../../core/tenant-quota";
-import { usageOfJson } from "../../edge/response-usage";
+import { tapEventStreamUsage, usageOfJson } from "../../edge/response-usage";
 import { type TenantPlan, tenantsSchema } from "../../edge/tenant-config";
 import { chargeQuota } from "../../edge/tenant-quota-charge";
 import type { TenantQuota } from "../../edge/tenant-quota-object";
@@ -31,6 +31,38 @@ const ANSWER = new TextEncoder().encode(
 const tenants = tenantsSchema.parse({
   keys: { [BENCH_KEY_SHA256]: { name: "bench", requestsPerMinute: 10_000_000, tokensPerMinute: 1_000_000_000 } },
 });
+/**
+ * A streamed answer as OpenAI-compatible servers send it: one `data:` event per token (here 200, each about the
+ * size of a chat completion chunk), then the final usage chunk and `[DONE]`.
+ */
+const STREAM_CHUNKS = [
+  ...Array.from({ length: 200 }, (_, i) =>
+    new TextEncoder().encode(
+      `data: {"id":"chatcmpl-30cc07a161ff4c24a8c9b9d0df26f0ce","object":"chat.completion.chunk","created":1796082068,"model":"demo-model","choices":[{"index":0,"delta":{"content":" tok${i}"},"finish_reason":null}]}\n\n`,
+    ),
+  ),
+  new TextEncoder().encode(
+    'data: {"id":"chatcmpl-30cc07a161ff4c24a8c9b9d0df26f0ce","object":"chat.completion.chunk","created":1796082068,"model":"demo-model","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":200,"total_tokens":201}}\n\ndata: [DONE]\n\n',
+  ),
+];
+
+function streamedAnswer(): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = STREAM_CHUNKS[next++];
+      if (chunk) controller.enqueue(chunk);
+      else controller.close();
+    },
+  });
+}
+
+/** Reads a stream to its end (as the client does). */
+async function drain(body: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = body.getReader();
+  while (!(await reader.read()).done) {}
+}
+
 const plan = tenants.keys[BENCH_KEY_SHA256] as TenantPlan;
 
 /** The quota object's ledger without the Durable Object: only a lease renewal (about once a second) reaches it. */
@@ -66,6 +98,13 @@ const CASES: Record<string, () => Promise<unknown> | unknown> = {
   },
   plainResponse: () => new Response(ANSWER, { headers: { "content-type": "application/json" } }),
   usage: () => usageOfJson(ANSWER),
+  // One streamed answer of 201 chunks: read through the usage tap, and plainly (the stream's own cost).
+  streamTapped: async () => {
+    let total: number | undefined;
+    await drain(tapEventStreamUsage(streamedAnswer(), (tokens) => (total = tokens)));
+    if (total !== 201) throw new Error(`usage ${total}`);
+  },
+  streamPlain: () => drain(streamedAnswer().pipeThrough(new TransformStream<Uint8Array, Uint8Array>())),
   all: async () => {
     const who = await resolveTenant("Bearer sk-bench", tenants, undefined);
     if (who.kind !== "tenant") throw new Error("unknown key");
@@ -83,6 +122,7 @@ export default {
     const run = CASES[url.searchParams.get("case") ?? ""];
     if (!run) return new Response(`cases: ${Object.keys(CASES).join(", ")}`, { status: 404 });
     const n = Number(url.searchParams.get("n") ?? "1000");
+    // A stream is a few hundred chunks: the driver sends fewer of them (its `--n` divided by STREAM_SCALE).
     for (let i = 0; i < n; i++) await run();
     return new Response("ok");
   },
