@@ -19,8 +19,8 @@
  * `--only tenants`: only what issue 16's goal compares, with more rounds to fight the noise: the pass-through
  * Worker, and one spillway Worker (1 router shard) sent the same requests anonymously and with the quota
  * tenant's key, interleaved; `--before DIR` adds a second spillway Worker built from another checkout's
- * `src/edge/worker.ts` (e.g. the main branch's), so old and new code are compared in the same run. The rounds
- * rotate the variants' order.
+ * `src/edge/worker.ts` (e.g. the main branch's), so old and new code are compared in the same run. Each round
+ * runs the variants in another (seeded) order.
  *
  * Beside throughput, every variant's CPU per request is read from `/proc` (Linux): the Worker process's (workerd:
  * the Worker and its Durable Objects) and this process's (the load generator and the engines). CPU time moves
@@ -201,6 +201,23 @@ function medianRoundRatio(runs: LoadResult[], pass: LoadResult[]): number {
   return median(runs.map((r, i) => r.throughput / (pass[i] as LoadResult).throughput));
 }
 
+/** `items` in an order drawn from `seed` (Fisher-Yates over mulberry32): the same seed, the same order. */
+function shuffled<T>(items: T[], seed: number): T[] {
+  const out = [...items];
+  let state = seed | 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
 /** A load of the admitted path: a Worker, and the headers its requests carry (the quota tenant's key, or none). */
 interface Variant {
   name: string;
@@ -338,11 +355,10 @@ async function admittedAndDecisions(): Promise<void> {
         await closedLoopLoad(`${v.worker.url}/v1/completions`, body, CONCURRENCY, 200, v.headers);
       // Interleaved rounds: a burst of noise from the shared machine hits every variant, not just one.
       for (let round = 0; round < rounds; round++) {
-        // Tenants only: each round starts one variant later, so that none always runs in the same place (the
-        // variant after a given one measured up to 0.05 of the pass-through's throughput apart from the same
-        // code elsewhere in the round). The full run keeps its fixed order, comparable with earlier runs.
-        const start = TENANTS_ONLY ? round % variants.length : 0;
-        for (const v of [...variants.slice(start), ...variants.slice(0, start)]) {
+        // Tenants only: every round in another order (seeded, so runs repeat it), so that no variant always
+        // follows the same one (in a fixed order the same code measured up to 0.05 of the pass-through's
+        // throughput apart by what ran before it). The full run keeps its fixed order, comparable with earlier runs.
+        for (const v of TENANTS_ONLY ? shuffled(variants, round + 1) : variants) {
           const r = await measuredLoad(v.worker, body, Math.ceil(REQUESTS / rounds), v.headers);
           perRound[v.name] = [...(perRound[v.name] ?? []), r];
         }
