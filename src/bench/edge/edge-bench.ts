@@ -376,12 +376,14 @@ async function admittedAndDecisions(): Promise<void> {
       console.log(
         "| variant | req/s (median round) | p50 ms | p99 ms | statuses | median of the rounds' ratios to the pass-through |\n| --- | --- | --- | --- | --- | --- |",
       );
-      for (const [name, runs] of Object.entries(perRound)) {
+      // In the variants' own order (the rounds shuffled it).
+      const inOrder = variants.map((v) => [v.name, perRound[v.name] as Measured[]] as const);
+      for (const [name, runs] of inOrder) {
         const ratio = medianRoundRatio(runs, passRuns).toFixed(3);
         console.log(`${row(name, medianRun(runs))} ${ratio} |`);
       }
       console.log(`\n### CPU per request, all rounds (Linux /proc)\n\n${CPU_TABLE_HEAD}`);
-      for (const [name, runs] of Object.entries(perRound)) console.log(cpuRow(name, runs));
+      for (const [name, runs] of inOrder) console.log(cpuRow(name, runs));
       // Paired inside each round: what the key costs the same Worker over its anonymous requests.
       console.log(
         "\n| Worker | quota tenant minus anonymous: Worker process us/request, median of the rounds (min, max) |\n| --- | --- |",
@@ -393,7 +395,7 @@ async function admittedAndDecisions(): Promise<void> {
         const us = (r: Measured) => ((r.workerCpuMs ?? Number.NaN) * 1000) / r.requests;
         const diffs = quota.map((r, i) => us(r) - us(anonymous[i] as Measured));
         const spread = `(${Math.min(...diffs).toFixed(0)}, ${Math.max(...diffs).toFixed(0)})`;
-        console.log(`| ${prefix || "this tree"} | ${median(diffs).toFixed(1)} ${spread} |`);
+        console.log(`| ${prefix ? "before" : "this tree"} | ${median(diffs).toFixed(1)} ${spread} |`);
       }
       return;
     }
