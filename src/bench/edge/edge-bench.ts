@@ -17,10 +17,11 @@
  * requests / rounds).
  *
  * `--only tenants`: only what issue 16's goal compares, with more rounds to fight the noise: the pass-through
- * Worker, and one spillway Worker (1 router shard) sent the same requests anonymously and with the quota
- * tenant's key, interleaved; `--before DIR` adds a second spillway Worker built from another checkout's
- * `src/edge/worker.ts` (e.g. the main branch's), so old and new code are compared in the same run. Each round
- * runs the variants in another (seeded) order.
+ * Worker (and the same adding the quota tenant's 8 rate-limit headers to each answer, their cost alone), and one
+ * spillway Worker (1 router shard) sent the same requests anonymously and with the quota tenant's key,
+ * interleaved; `--before DIR` adds a second spillway Worker built from another checkout's `src/edge/worker.ts`
+ * (e.g. the main branch's), so old and new code are compared in the same run. Each round runs the variants in
+ * another (seeded) order.
  *
  * Beside throughput, every variant's CPU per request is read from `/proc` (Linux): the Worker process's (workerd:
  * the Worker and its Durable Objects) and this process's (the load generator and the engines). CPU time moves
@@ -35,6 +36,7 @@ import { Miniflare } from "miniflare";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, type RetryAfterPolicyName } from "../../core/retry-after";
 import { RouterDriver, type RouterDriverIO } from "../../core/router-driver";
+import { rateLimitHeaders as rateLimitHeadersOf } from "../../edge/rate-limit-headers";
 import { startEngineServer } from "../../engine/index";
 import { startFakeBackend } from "../fake-openai-backends";
 import { closedLoopLoad, type LoadResult } from "./http-load";
@@ -308,6 +310,17 @@ async function admittedAndDecisions(): Promise<void> {
     const passThrough = await startWorker(passScript, { REPLICAS: JSON.stringify(replicas) }, false);
     const variants: Variant[] = [{ name: "pass-through Worker", worker: passThrough, headers: {} }];
     if (TENANTS_ONLY) {
+      // The control for what the quota tenant's 8 rate-limit headers cost by themselves (values as sent).
+      const rateLimitHeaders = rateLimitHeadersOf({
+        requests: { limit: 10_000_000, remaining: 9_999_000, resetMs: 6 },
+        tokens: { limit: 1_000_000_000, remaining: 999_990_000, resetMs: 600 },
+      });
+      const passWithHeaders = await startWorker(
+        passScript,
+        { REPLICAS: JSON.stringify(replicas), EXTRA_HEADERS: JSON.stringify(rateLimitHeaders) },
+        false,
+      );
+      variants.push({ name: "pass-through Worker + the 8 rate-limit headers", worker: passWithHeaders, headers: {} });
       // One Worker for both: the key is the only difference between its two variants.
       const spillway = await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(1) }, true);
       variants.push(
