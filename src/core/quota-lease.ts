@@ -4,6 +4,13 @@ import { QUOTA_PERIOD_MS, type QuotaLimits, type QuotaState, type QuotaUnits, ty
 export const MIN_LEASED_REQUESTS = 4;
 
 /**
+ * A lease is renewed ahead once this share of its time or of any of its units is left, so that the requests
+ * arriving while its successor is asked for still find units (without it, every one of them paid a round trip
+ * to the quota object, and each correction of an expired lease's admissions another).
+ */
+export const RENEW_AHEAD_SHARE = 0.25;
+
+/**
  * The lease worth asking the quota for beside a request of `tokens`: what each limited quota refills in
  * `leaseMs` (so an isolate never holds more than `leaseMs` of a tenant's allowance). `undefined` when leasing is
  * off (`leaseMs` 0), the tenant has no quota, or the lease would cover fewer than {@link MIN_LEASED_REQUESTS}
@@ -64,6 +71,7 @@ export interface LeaseReturn {
  */
 export class QuotaLease {
   private readonly left: Required<QuotaUnits>;
+  private readonly granted: Required<QuotaUnits>;
   private served = 0;
   private tokensCharged = 0;
   private tokensRefunded = 0;
@@ -77,11 +85,25 @@ export class QuotaLease {
     readonly expiresAtMs: number,
   ) {
     this.left = { requests: granted.requests ?? 0, tokens: granted.tokens ?? 0 };
+    this.granted = { ...this.left };
   }
 
   /** Whether it may still be spent: not closed and not expired. */
   isOpen(nowMs: number): boolean {
     return !this.closed && nowMs < this.expiresAtMs;
+  }
+
+  /**
+   * Whether its successor is worth asking for now, while it is still open: at most {@link RENEW_AHEAD_SHARE} of
+   * its time, or of a unit it was granted, is left. (A closed or expired lease is not due: it is replaced.)
+   */
+  dueForRenewal(nowMs: number): boolean {
+    if (!this.isOpen(nowMs)) return false;
+    const lifetime = this.expiresAtMs - this.grantedAtMs;
+    if (this.expiresAtMs - nowMs <= lifetime * RENEW_AHEAD_SHARE) return true;
+    const low = (unit: keyof QuotaUnits) =>
+      this.granted[unit] > 0 && this.left[unit] <= this.granted[unit] * RENEW_AHEAD_SHARE;
+    return low("requests") || low("tokens");
   }
 
   /** Spends one request and `tokens` if it is open and covers both; the admission (estimated states) or `undefined`. */

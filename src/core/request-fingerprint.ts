@@ -6,6 +6,8 @@
  * Web Crypto only (the Worker and Node alike); deterministic, so pure.
  */
 
+import { bytesToHex } from "./hex";
+
 const encoder = new TextEncoder();
 
 /** What the fingerprint covers. */
@@ -16,10 +18,6 @@ export interface FingerprintParts {
   /** Path and query, e.g. `/v1/chat/completions`. */
   path: string;
   body: string | Uint8Array;
-}
-
-function toHex(bytes: ArrayBuffer): string {
-  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
@@ -43,7 +41,7 @@ export async function requestFingerprint(parts: FingerprintParts): Promise<strin
   input.set(head, 0);
   input[head.length] = 10;
   input.set(body, head.length + 1);
-  return toHex(await crypto.subtle.digest("SHA-256", input));
+  return bytesToHex(await crypto.subtle.digest("SHA-256", input));
 }
 
 /**

@@ -34,24 +34,36 @@ export function openAIDuration(ms: number): string {
  * ```
  */
 export function rateLimitHeaders(verdict: Pick<QuotaVerdict, "requests" | "tokens">): Record<string, string> {
+  // Spelled out per quota: literal header names, no per-request arrays (this runs for every admitted request).
   const headers: Record<string, string> = {};
-  const policies: string[] = [];
-  const states: string[] = [];
-  const quotas: Array<["requests" | "tokens", QuotaState | undefined]> = [
-    ["requests", verdict.requests],
-    ["tokens", verdict.tokens],
-  ];
-  for (const [name, state] of quotas) {
-    if (!state) continue;
-    headers[`x-ratelimit-limit-${name}`] = String(state.limit);
-    headers[`x-ratelimit-remaining-${name}`] = String(state.remaining);
-    headers[`x-ratelimit-reset-${name}`] = openAIDuration(state.resetMs);
-    policies.push(`"${name}";q=${state.limit};w=60`);
-    states.push(`"${name}";r=${state.remaining};t=${Math.ceil(state.resetMs / 1000)}`);
+  const { requests, tokens } = verdict;
+  if (requests) {
+    headers["x-ratelimit-limit-requests"] = String(requests.limit);
+    headers["x-ratelimit-remaining-requests"] = String(requests.remaining);
+    headers["x-ratelimit-reset-requests"] = openAIDuration(requests.resetMs);
   }
-  if (policies.length > 0) {
-    headers["ratelimit-policy"] = policies.join(", ");
-    headers.ratelimit = states.join(", ");
+  if (tokens) {
+    headers["x-ratelimit-limit-tokens"] = String(tokens.limit);
+    headers["x-ratelimit-remaining-tokens"] = String(tokens.remaining);
+    headers["x-ratelimit-reset-tokens"] = openAIDuration(tokens.resetMs);
+  }
+  if (requests && tokens) {
+    headers["ratelimit-policy"] = `${policy("requests", requests)}, ${policy("tokens", tokens)}`;
+    headers.ratelimit = `${state("requests", requests)}, ${state("tokens", tokens)}`;
+  } else if (requests || tokens) {
+    const [name, quota] = requests ? (["requests", requests] as const) : (["tokens", tokens as QuotaState] as const);
+    headers["ratelimit-policy"] = policy(name, quota);
+    headers.ratelimit = state(name, quota);
   }
   return headers;
+}
+
+/** One quota's `RateLimit-Policy` item: its size `q` and window `w` (seconds). */
+function policy(name: string, quota: QuotaState): string {
+  return `"${name}";q=${quota.limit};w=60`;
+}
+
+/** One quota's `RateLimit` item: what remains `r` and the seconds until it is full again `t`. */
+function state(name: string, quota: QuotaState): string {
+  return `"${name}";r=${quota.remaining};t=${Math.ceil(quota.resetMs / 1000)}`;
 }

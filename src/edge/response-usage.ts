@@ -1,4 +1,5 @@
-const TAIL_CHARS = 8192;
+/** The stream's last bytes searched for its usage event (a usage chunk is a few hundred bytes). */
+const TAIL_BYTES = 8192;
 const decoder = new TextDecoder();
 
 /**
@@ -40,8 +41,11 @@ export function usageOfEventStream(text: string): number | undefined {
 }
 
 /**
- * Passes an SSE body through untouched, keeping only its last few KiB, and reports the stream's final usage
- * when it ends (`undefined` when it carried none, failed or was cancelled).
+ * Passes an SSE body through untouched and reports the stream's final usage when it ends (`undefined` when it
+ * carried none, failed or was cancelled). Only the last chunks covering the final usage event are kept (copies,
+ * by reference, at least {@link TAIL_BYTES} of them) and nothing is decoded until the stream ends: the usage
+ * chunk is the last but one event, so decoding every chunk and re-slicing a tail string per chunk (as this did)
+ * cost a few microseconds per token for nothing.
  *
  * @example
  * ```ts
@@ -52,8 +56,8 @@ export function tapEventStreamUsage(
   body: ReadableStream<Uint8Array>,
   onUsage: (totalTokens: number | undefined) => void,
 ): ReadableStream<Uint8Array> {
-  const streamDecoder = new TextDecoder();
-  let tail = "";
+  const tail: Uint8Array[] = [];
+  let tailBytes = 0;
   let reported = false;
   const report = (tokens: number | undefined) => {
     if (reported) return;
@@ -63,17 +67,34 @@ export function tapEventStreamUsage(
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        tail = (tail + streamDecoder.decode(chunk, { stream: true })).slice(-TAIL_CHARS);
+        // A copy (of at most the tail's size): the chunk itself goes on to the client, whose side may take its buffer.
+        tail.push(chunk.slice(-TAIL_BYTES));
+        tailBytes += (tail.at(-1) as Uint8Array).byteLength;
+        while (tailBytes - (tail[0] as Uint8Array).byteLength >= TAIL_BYTES) {
+          tailBytes -= (tail.shift() as Uint8Array).byteLength;
+        }
         controller.enqueue(chunk);
       },
       flush() {
-        report(usageOfEventStream(tail));
+        report(usageOfEventStream(decoder.decode(concatenated(tail, tailBytes))));
       },
       cancel() {
         report(undefined);
       },
     }),
   );
+}
+
+/** The chunks as one byte array (decoded together, so a character split between two chunks stays whole). */
+function concatenated(chunks: Uint8Array[], byteLength: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const bytes = new Uint8Array(byteLength);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
 }
 
 function totalTokens(value: unknown): number | undefined {

@@ -60,8 +60,9 @@ export function estimateTokens(bodyText: string, maxTokens: number | undefined, 
  * The charge is one RPC to the tenant's Durable Object, except for a tenant large enough to lease
  * (`leaseWant`, `tenants.quotaLeaseMs`): its admissions are then mostly served from this isolate's lease (units
  * the object charged up front) with no round trip, and only a request the lease does not cover asks the object
- * (returning the old lease's leftovers and taking a new one). Refusals always come from the object, so their
- * Retry-After stays exact.
+ * (returning the old lease's leftovers and taking a new one). A lease with a quarter of its time or units left
+ * is renewed ahead by the one request that notices, while the others keep spending it; its leftovers go back
+ * when the new one arrives. Refusals always come from the object, so their Retry-After stays exact.
  *
  * @example
  * ```ts
@@ -86,14 +87,20 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
     waitUntil(namespace.getByName(evictedTenant).returnLease(lease.limits, lease.close())),
   );
 
-  const local = takeFromLease(slot, limits, tokens, now());
-  if (local) return charged(local.verdict, tokens, local.lease, adjust, now);
-
-  // One lease call at a time per tenant and isolate: a miss while one is in flight is charged exactly, without
-  // waiting for it (a promise of another request is not awaited across requests in a Worker).
   const askedAt = now();
+  // A lease near its end is renewed ahead by the request that notices (one call), while the requests arriving
+  // meanwhile keep spending it; only one renewal at a time per tenant and isolate.
+  const renewAhead = slot.lease?.dueForRenewal(askedAt) === true && !renewing(slot, askedAt);
+  if (!renewAhead) {
+    const local = takeFromLease(slot, limits, tokens, askedAt);
+    if (local) return charged(local.verdict, tokens, slot, limits, adjust, now);
+  }
+
+  // A miss while a lease call is in flight is charged exactly, without waiting for it (a promise of another
+  // request is not awaited across requests in a Worker).
   const want = renewing(slot, askedAt) ? undefined : leaseWant(limits, tokens, request.leaseMs ?? 0);
-  const returned = closeLease(slot, limits);
+  // An open lease stays open while its successor is asked for; a spent or expired one goes back with the call.
+  const returned = renewAhead ? undefined : closeLease(slot, limits);
   if (want) slot.renewingSince = askedAt;
   let verdict: QuotaVerdict;
   let lease: QuotaLease | undefined;
@@ -109,12 +116,14 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
   } finally {
     if (want && slot.renewingSince === askedAt) slot.renewingSince = undefined;
   }
-  if (!verdict.admitted)
+  if (!verdict.admitted) {
+    // Renewing ahead, the object may refuse what this isolate's own open lease still covers.
+    const local = renewAhead ? takeFromLease(slot, limits, tokens, now()) : undefined;
+    if (local) return charged(local.verdict, tokens, slot, limits, adjust, now);
     return { kind: "refused", response: quotaRefusal(plan, tokens, verdict, rateLimitHeaders(verdict)) };
-  // The request that brought a lease: its headers count what the lease holds, its corrections go onto it.
-  return lease
-    ? charged(lease.view(now()), tokens, lease, adjust, now)
-    : charged(verdict, tokens, undefined, adjust, now);
+  }
+  // The request that brought a lease: its headers count what the lease holds.
+  return charged(lease ? lease.view(now()) : verdict, tokens, slot, limits, adjust, now);
 }
 
 /** An admission from this isolate's open lease of the same limits, if it covers the request. */
@@ -131,13 +140,16 @@ function takeFromLease(
 }
 
 /**
- * The charge of an admitted request. Its corrections (a refund, the answer's usage) go onto the lease that
- * admitted it while that is open, else to the quota object (in the background).
+ * The charge of an admitted request. Its corrections (a refund, the answer's usage) go onto this isolate's open
+ * lease of the tenant, whichever admitted it (the units all go back to the same buckets, at the latest when that
+ * lease closes), else to the quota object in the background: so the admissions still running when their lease
+ * was renewed cost no call each.
  */
 function charged(
   verdict: QuotaVerdict,
   tokens: number,
-  lease: QuotaLease | undefined,
+  slot: LeaseSlot,
+  limits: QuotaLimits,
   adjust: (requestsBack: number, tokensBack: number) => void,
   now: () => number,
 ): QuotaOutcome {
@@ -146,7 +158,10 @@ function charged(
     if (done) return;
     done = true;
     if (requestsBack === 0 && tokensBack === 0) return;
-    if (!lease?.correct(requestsBack, tokensBack, now())) adjust(requestsBack, tokensBack);
+    const lease = slot.lease;
+    const onLease =
+      lease !== undefined && sameLimits(lease.limits, limits) && lease.correct(requestsBack, tokensBack, now());
+    if (!onLease) adjust(requestsBack, tokensBack);
   };
   return {
     kind: "charged",

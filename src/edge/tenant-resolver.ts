@@ -1,3 +1,4 @@
+import { bytesToHex } from "../core/hex";
 import {
   parsePlanRecord,
   type TenantPlan,
@@ -14,6 +15,9 @@ export interface PlanStore {
   get(key: string): Promise<string | null>;
 }
 
+/** One encoder for every key: constructing a TextEncoder per request showed in the Worker's CPU profile. */
+const encoder = new TextEncoder();
+
 /** A bearer credential longer than this is not a key (and is never hashed). */
 const MAX_KEY_LENGTH = 512;
 
@@ -27,8 +31,7 @@ const MAX_KEY_LENGTH = 512;
  * ```
  */
 export async function hashApiKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return bytesToHex(await crypto.subtle.digest("SHA-256", encoder.encode(key)));
 }
 
 /**

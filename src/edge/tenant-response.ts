@@ -8,14 +8,15 @@
  * ```
  */
 export function withTenantHeaders(response: Response, headers: Record<string, string>): Response {
-  const entries = Object.entries(headers);
-  if (entries.length === 0) return response;
   let target = response;
-  try {
-    for (const [name, value] of entries) target.headers.set(name, value);
-  } catch {
-    target = new Response(response.body, response);
-    for (const [name, value] of entries) target.headers.set(name, value);
+  for (const name in headers) {
+    try {
+      target.headers.set(name, headers[name] as string);
+    } catch {
+      // Immutable headers (a response passed on as it came): copy it once, then go on.
+      target = new Response(response.body, response);
+      target.headers.set(name, headers[name] as string);
+    }
   }
   return target;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { openAIDuration, rateLimitHeaders } from "../../src/edge/rate-limit-headers";
 import { usageOfEventStream, usageOfJson } from "../../src/edge/response-usage";
 import { estimateTokens } from "../../src/edge/tenant-quota-charge";
+import { withTenantHeaders } from "../../src/edge/tenant-response";
 
 describe("rate-limit headers", () => {
   it("writes durations as OpenAI does (Go's format)", () => {
@@ -34,6 +35,37 @@ describe("rate-limit headers", () => {
       ratelimit: '"requests";r=59;t=1, "tokens";r=149000;t=1',
     });
     expect(rateLimitHeaders({})).toEqual({});
+  });
+
+  it("with one quota, carries its three headers and only its IETF items", () => {
+    expect(rateLimitHeaders({ requests: { limit: 30, remaining: 29, resetMs: 2000 } })).toEqual({
+      "x-ratelimit-limit-requests": "30",
+      "x-ratelimit-remaining-requests": "29",
+      "x-ratelimit-reset-requests": "2s",
+      "ratelimit-policy": '"requests";q=30;w=60',
+      ratelimit: '"requests";r=29;t=2',
+    });
+    expect(rateLimitHeaders({ tokens: { limit: 1000, remaining: 0, resetMs: 1500 } })).toEqual({
+      "x-ratelimit-limit-tokens": "1000",
+      "x-ratelimit-remaining-tokens": "0",
+      "x-ratelimit-reset-tokens": "1.5s",
+      "ratelimit-policy": '"tokens";q=1000;w=60',
+      ratelimit: '"tokens";r=0;t=2',
+    });
+  });
+
+  it("puts them on a response: in place, or on a copy when its headers are immutable", async () => {
+    const headers = rateLimitHeaders({ requests: { limit: 30, remaining: 29, resetMs: 2000 } });
+    const mutable = new Response("ok", { headers: { "content-type": "text/plain" } });
+    expect(withTenantHeaders(mutable, headers)).toBe(mutable);
+    expect(mutable.headers.get("x-ratelimit-remaining-requests")).toBe("29");
+    const immutable = Response.redirect("https://example.com/", 302); // a Response whose headers are immutable
+    const copy = withTenantHeaders(immutable, headers);
+    expect(copy).not.toBe(immutable);
+    expect(copy.status).toBe(302);
+    expect(copy.headers.get("location")).toBe("https://example.com/");
+    expect(copy.headers.get("ratelimit")).toBe('"requests";r=29;t=2');
+    expect(withTenantHeaders(immutable, {})).toBe(immutable);
   });
 });
 

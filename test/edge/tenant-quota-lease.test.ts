@@ -216,6 +216,62 @@ describe("chargeQuota with leases", () => {
     expect(quota.leaseArgOfAdmit(1).want).toEqual({ requests: 100 });
   });
 
+  it("a lease near its end is renewed ahead by one request while the others keep spending it", async () => {
+    const big = plan("big", 6000);
+    charged(await charge(big, 10)); // granted 100 requests until 1000 ms
+    clockMs = 800; // a quarter of its time left
+    const renewal = charge(big, 10); // asks for the next lease, the open one staying open
+    const meanwhile = await Promise.all([charge(big, 10), charge(big, 10)]);
+    for (const outcome of meanwhile) charged(outcome);
+    charged(await renewal);
+    expect(quota.count("admit")).toBe(2);
+    expect(quota.leaseArgOfAdmit(1)).toEqual({ want: { requests: 100 }, returned: undefined });
+    // The old lease's leftovers went back when the new one arrived: 100 - the two served meanwhile.
+    expect(quota.count("returnLease")).toBe(1);
+    expect(quota.calls.find((call) => call.method === "returnLease")?.args[1]).toEqual({
+      leftover: { requests: 98, tokens: 0 },
+      served: 2,
+      tokensCharged: 20,
+      tokensRefunded: 0,
+    });
+    // The new lease serves what comes next, past the old one's end.
+    clockMs = 1500;
+    charged(await charge(big, 10));
+    expect(quota.count("admit")).toBe(2);
+  });
+
+  it("a correction of an admission whose lease was renewed goes onto the new lease, not to the object", async () => {
+    const big = plan("big", 6000, 6_000_000);
+    const early = charged(await charge(big, 500)); // brought the first lease
+    const onOldLease = charged(await charge(big, 500));
+    clockMs = 800;
+    charged(await charge(big, 500)); // renewed ahead: a new lease, the old one closed
+    onOldLease.settle(200);
+    early.refund();
+    expect(quota.count("adjust")).toBe(0);
+    // They went back with the new lease, when it closed: +300 tokens (used 200 of 500), +1 request and 500.
+    clockMs = 5000;
+    charged(await charge(big, 500));
+    expect(quota.leaseArgOfAdmit(2).returned).toMatchObject({
+      leftover: { requests: 101, tokens: 100_800 },
+      tokensRefunded: 800,
+    });
+  });
+
+  it("renewing ahead, a refusal by the object falls back on what the open lease still holds", async () => {
+    const big = plan("big", 6000);
+    const limits = { requestsPerMinute: 6000 };
+    charged(await charge(big, 10)); // granted 100 requests until 1000 ms
+    clockMs = 800;
+    // Other isolates take everything left in the bucket.
+    const ledger = quota.ledgerOf("big");
+    ledger.adjust(limits, -(ledger.adjust(limits, 0, 0, clockMs).requests?.remaining ?? 0), 0, clockMs);
+    const outcome = await charge(big, 10);
+    expect(quota.count("admit")).toBe(2);
+    expect(outcome.kind).toBe("charged");
+    expect(quota.count("returnLease")).toBe(0);
+  });
+
   it("without lease time every request asks the object", async () => {
     const big = plan("big", 6000);
     for (let i = 0; i < 5; i++) charged(await charge(big, 10, 0));

@@ -13,25 +13,48 @@
  * 3. Decisions per second one router sustains, with 1 and with 4 router shards.
  *
  * Only 127.0.0.1; every load is bounded by its request count. Flags: --requests N (default 3000),
- * --concurrency N (default 32).
+ * --concurrency N (default 32), --rounds N (interleaved rounds of the admitted path, default 5; each load sends
+ * requests / rounds).
+ *
+ * `--only tenants`: only what issue 16's goal compares, with more rounds to fight the noise: the pass-through
+ * Worker (and the same adding the quota tenant's 8 rate-limit headers to each answer, their cost alone), and one
+ * spillway Worker (1 router shard) sent the same requests anonymously and with the quota tenant's key,
+ * interleaved; `--before DIR` adds a second spillway Worker built from another checkout's `src/edge/worker.ts`
+ * (e.g. the main branch's), so old and new code are compared in the same run. Each round runs the variants in
+ * another (seeded) order.
+ *
+ * Beside throughput, every variant's CPU per request is read from `/proc` (Linux): the Worker process's (workerd:
+ * the Worker and its Durable Objects) and this process's (the load generator and the engines). CPU time moves
+ * much less than throughput when other jobs load the machine.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, type RetryAfterPolicyName } from "../../core/retry-after";
 import { RouterDriver, type RouterDriverIO } from "../../core/router-driver";
+import { rateLimitHeaders as rateLimitHeadersOf } from "../../edge/rate-limit-headers";
 import { startEngineServer } from "../../engine/index";
 import { startFakeBackend } from "../fake-openai-backends";
 import { closedLoopLoad, type LoadResult } from "./http-load";
+import { childPids, processCpuMs, selfCpuMs } from "./process-cpu";
 
 const { values } = parseArgs({
-  options: { requests: { type: "string", default: "3000" }, concurrency: { type: "string", default: "32" } },
+  options: {
+    requests: { type: "string", default: "3000" },
+    concurrency: { type: "string", default: "32" },
+    rounds: { type: "string", default: "5" },
+    only: { type: "string" },
+    before: { type: "string" },
+  },
 });
+if (values.only !== undefined && values.only !== "tenants") throw new Error("--only takes only `tenants`");
 const REQUESTS = Number(values.requests);
+const ROUNDS = Number(values.rounds);
+const TENANTS_ONLY = values.only === "tenants";
 /** The tenant variant's API key, and its SHA-256 as the configuration holds it (`printf %s KEY | sha256sum`). */
 const BENCH_KEY = "sk-bench";
 const BENCH_KEY_SHA256 = createHash("sha256").update(BENCH_KEY).digest("hex");
@@ -107,6 +130,8 @@ function median(values: number[]): number {
 async function bundle(entry: string, outdir: string, name: string): Promise<string> {
   const outfile = join(outdir, `${name}.mjs`);
   await build({
+    // Packages from this checkout, also for an entry in another one (--before).
+    nodePaths: [resolve("node_modules")],
     entryPoints: [entry],
     bundle: true,
     format: "esm",
@@ -120,6 +145,7 @@ async function bundle(entry: string, outdir: string, name: string): Promise<stri
 }
 
 async function startWorker(scriptPath: string, bindings: Record<string, string>, withRouter: boolean) {
+  const runningBefore = new Set(childPids("workerd"));
   const mf = new Miniflare({
     modules: true,
     scriptPath,
@@ -139,8 +165,70 @@ async function startWorker(scriptPath: string, bindings: Record<string, string>,
     port: 0,
   });
   const url = await mf.ready;
-  return { mf, url: url.origin };
+  // Its workerd process, for its CPU time (none where /proc cannot be read).
+  const pid = childPids("workerd").find((p) => !runningBefore.has(p));
+  return { mf, url: url.origin, pid };
 }
+
+type Worker = Awaited<ReturnType<typeof startWorker>>;
+
+/** One admitted-path load and the CPU it cost: the Worker's process and this one (load generator, engines). */
+interface Measured extends LoadResult {
+  workerCpuMs: number | undefined;
+  benchCpuMs: number;
+}
+
+async function measuredLoad(w: Worker, body: string, total: number, headers: Record<string, string>) {
+  const worker0 = w.pid === undefined ? undefined : processCpuMs(w.pid);
+  const bench0 = selfCpuMs();
+  const r = await closedLoopLoad(`${w.url}/v1/completions`, body, CONCURRENCY, total, headers);
+  const worker1 = w.pid === undefined ? undefined : processCpuMs(w.pid);
+  const workerCpuMs = worker0 === undefined || worker1 === undefined ? undefined : worker1 - worker0;
+  return { ...r, workerCpuMs, benchCpuMs: selfCpuMs() - bench0 } satisfies Measured;
+}
+
+/** CPU per request (us) over every round of a variant: the Worker's process, this one, and both. */
+function cpuRow(name: string, runs: Measured[]): string {
+  const requests = runs.reduce((n, r) => n + r.requests, 0);
+  const worker = runs.every((r) => r.workerCpuMs !== undefined)
+    ? (runs.reduce((t, r) => t + (r.workerCpuMs as number), 0) * 1000) / requests
+    : undefined;
+  const bench = (runs.reduce((t, r) => t + r.benchCpuMs, 0) * 1000) / requests;
+  const total = worker === undefined ? undefined : worker + bench;
+  return `| ${name} | ${worker?.toFixed(0) ?? "-"} | ${bench.toFixed(0)} | ${total?.toFixed(0) ?? "-"} |`;
+}
+
+/** The median over rounds of a variant's throughput divided by the pass-through's in the same round. */
+function medianRoundRatio(runs: LoadResult[], pass: LoadResult[]): number {
+  return median(runs.map((r, i) => r.throughput / (pass[i] as LoadResult).throughput));
+}
+
+/** `items` in an order drawn from `seed` (Fisher-Yates over mulberry32): the same seed, the same order. */
+function shuffled<T>(items: T[], seed: number): T[] {
+  const out = [...items];
+  let state = seed | 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+/** A load of the admitted path: a Worker, and the headers its requests carry (the quota tenant's key, or none). */
+interface Variant {
+  name: string;
+  worker: Worker;
+  headers: Record<string, string>;
+}
+
+const CPU_TABLE_HEAD =
+  "| variant | Worker process (workerd) us/request | load generator + engines us/request | both |\n| --- | --- | --- | --- |";
 
 function row(name: string, r: LoadResult): string {
   return `| ${name} | ${r.throughput.toFixed(0)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${JSON.stringify(r.statuses)} |`;
@@ -151,6 +239,11 @@ async function main(): Promise<void> {
   console.log(`# edge benchmark (node ${process.version}, requests ${REQUESTS}, concurrency ${CONCURRENCY})\n`);
 
   // 1. Reject path, interleaved so machine noise hits both policies alike.
+  if (!TENANTS_ONLY) rejectPath();
+  await admittedAndDecisions();
+}
+
+function rejectPath(): void {
   const rounds = { static: [] as number[], router_queue_drain_rate: [] as number[] };
   for (let round = 0; round < 41; round++) {
     // ABBA order, so neither policy always runs first after a pause.
@@ -164,7 +257,9 @@ async function main(): Promise<void> {
   console.log(`| policy | ns per rejection |\n| --- | --- |`);
   console.log(`| static | ${staticNs.toFixed(0)} |\n| router_queue_drain_rate | ${computedNs.toFixed(0)} |`);
   console.log(`\nratio router_queue_drain_rate / static: ${(computedNs / staticNs).toFixed(3)}\n`);
+}
 
+async function admittedAndDecisions(): Promise<void> {
   // 2 and 3. HTTP paths under miniflare, in front of the same engines.
   const engines = await Promise.all(
     [0, 1].map(() =>
@@ -208,64 +303,117 @@ async function main(): Promise<void> {
         logRejections: false,
         deployments: { "demo-model": { maxOngoingRequests: 16, maxQueuedRequests: 4096, ...deployment } },
       });
-    const direct = await closedLoopLoad(`${replicas[0]}/v1/completions`, body, CONCURRENCY, Math.min(REQUESTS, 2000));
-    const workers = {
-      "pass-through Worker": await startWorker(passScript, { REPLICAS: JSON.stringify(replicas) }, false),
-      "spillway, 1 router shard": await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(1) }, true),
-      "spillway, 4 router shards": await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(4) }, true),
-      "spillway, 1 shard, at the cap: /load probes": await startWorker(
-        spillwayScript,
-        { SPILLWAY_CONFIG: probed({ replicas }) },
-        true,
-      ),
-      "pass-through Worker -> vLLM-style servers": await startWorker(
+    const direct = TENANTS_ONLY
+      ? undefined
+      : await closedLoopLoad(`${replicas[0]}/v1/completions`, body, CONCURRENCY, Math.min(REQUESTS, 2000));
+    const key = { authorization: `Bearer ${BENCH_KEY}` };
+    const passThrough = await startWorker(passScript, { REPLICAS: JSON.stringify(replicas) }, false);
+    const variants: Variant[] = [{ name: "pass-through Worker", worker: passThrough, headers: {} }];
+    if (TENANTS_ONLY) {
+      // The control for what the quota tenant's 8 rate-limit headers cost by themselves (values as sent).
+      const rateLimitHeaders = rateLimitHeadersOf({
+        requests: { limit: 10_000_000, remaining: 9_999_000, resetMs: 6 },
+        tokens: { limit: 1_000_000_000, remaining: 999_990_000, resetMs: 600 },
+      });
+      const passWithHeaders = await startWorker(
         passScript,
-        { REPLICAS: JSON.stringify(vllmReplicas) },
+        { REPLICAS: JSON.stringify(replicas), EXTRA_HEADERS: JSON.stringify(rateLimitHeaders) },
         false,
-      ),
-      "spillway, 1 shard, at the cap: vLLM /metrics probes": await startWorker(
-        spillwayScript,
-        { SPILLWAY_CONFIG: probed({ replicas: vllmReplicas.map((url) => ({ url, load: "vllm" })) }) },
-        true,
-      ),
-      "spillway, 1 router shard, tenant with quotas": await startWorker(
-        spillwayScript,
-        { SPILLWAY_CONFIG: config(1) },
-        true,
-      ),
-      "spillway, 1 router shard, tenant with quotas, leases off": await startWorker(
-        spillwayScript,
-        { SPILLWAY_CONFIG: config(1, 0) },
-        true,
-      ),
-    };
-    const headersOf = (name: string): Record<string, string> =>
-      name.includes("quotas") ? { authorization: `Bearer ${BENCH_KEY}` } : {};
-    const rounds = 5;
-    const perRound: Record<string, LoadResult[]> = {};
+      );
+      variants.push({ name: "pass-through Worker + the 8 rate-limit headers", worker: passWithHeaders, headers: {} });
+      // One Worker for both: the key is the only difference between its two variants.
+      const spillway = await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(1) }, true);
+      variants.push(
+        { name: "spillway, 1 router shard (anonymous)", worker: spillway, headers: {} },
+        { name: "spillway, 1 router shard, tenant with quotas", worker: spillway, headers: key },
+      );
+      if (values.before) {
+        const beforeScript = await bundle(join(values.before, "src/edge/worker.ts"), dir, "before");
+        const before = await startWorker(beforeScript, { SPILLWAY_CONFIG: config(1) }, true);
+        variants.push(
+          { name: "before: spillway, 1 router shard (anonymous)", worker: before, headers: {} },
+          { name: "before: spillway, 1 router shard, tenant with quotas", worker: before, headers: key },
+        );
+      }
+    } else {
+      const spillway = (json: string) => startWorker(spillwayScript, { SPILLWAY_CONFIG: json }, true);
+      const vllmPass = await startWorker(passScript, { REPLICAS: JSON.stringify(vllmReplicas) }, false);
+      const vllmProbes = probed({ replicas: vllmReplicas.map((url) => ({ url, load: "vllm" })) });
+      variants.push(
+        { name: "spillway, 1 router shard", worker: await spillway(config(1)), headers: {} },
+        { name: "spillway, 4 router shards", worker: await spillway(config(4)), headers: {} },
+        {
+          name: "spillway, 1 shard, at the cap: /load probes",
+          worker: await spillway(probed({ replicas })),
+          headers: {},
+        },
+        { name: "pass-through Worker -> vLLM-style servers", worker: vllmPass, headers: {} },
+        {
+          name: "spillway, 1 shard, at the cap: vLLM /metrics probes",
+          worker: await spillway(vllmProbes),
+          headers: {},
+        },
+        { name: "spillway, 1 router shard, tenant with quotas", worker: await spillway(config(1)), headers: key },
+        {
+          name: "spillway, 1 router shard, tenant with quotas, leases off",
+          worker: await spillway(config(1, 0)),
+          headers: key,
+        },
+      );
+    }
+    const rounds = ROUNDS;
+    const perRound: Record<string, Measured[]> = {};
     try {
-      for (const [name, w] of Object.entries(workers))
-        await closedLoopLoad(`${w.url}/v1/completions`, body, CONCURRENCY, 200, headersOf(name));
+      for (const v of variants)
+        await closedLoopLoad(`${v.worker.url}/v1/completions`, body, CONCURRENCY, 200, v.headers);
       // Interleaved rounds: a burst of noise from the shared machine hits every variant, not just one.
       for (let round = 0; round < rounds; round++) {
-        for (const [name, w] of Object.entries(workers)) {
-          const r = await closedLoopLoad(
-            `${w.url}/v1/completions`,
-            body,
-            CONCURRENCY,
-            Math.ceil(REQUESTS / rounds),
-            headersOf(name),
-          );
-          perRound[name] = [...(perRound[name] ?? []), r];
+        // Tenants only: every round in another order (seeded, so runs repeat it), so that no variant always
+        // follows the same one (in a fixed order the same code measured up to 0.05 of the pass-through's
+        // throughput apart by what ran before it). The full run keeps its fixed order, comparable with earlier runs.
+        for (const v of TENANTS_ONLY ? shuffled(variants, round + 1) : variants) {
+          const r = await measuredLoad(v.worker, body, Math.ceil(REQUESTS / rounds), v.headers);
+          perRound[v.name] = [...(perRound[v.name] ?? []), r];
         }
       }
     } finally {
-      await Promise.all(Object.values(workers).map((w) => w.mf.dispose()));
+      await Promise.all([...new Set(variants.map((v) => v.worker))].map((w) => w.mf.dispose()));
     }
     const medianRun = (runs: LoadResult[]) =>
       [...runs].sort((a, b) => a.throughput - b.throughput)[Math.floor(runs.length / 2)] as LoadResult;
+    const passRuns = perRound["pass-through Worker"] as Measured[];
+    if (TENANTS_ONLY) {
+      console.log(
+        `## admitted path, tenants only (POST /v1/completions, max_tokens 4, zero-cost engines; ${rounds} interleaved rounds)\n`,
+      );
+      console.log(
+        "| variant | req/s (median round) | p50 ms | p99 ms | statuses | median of the rounds' ratios to the pass-through |\n| --- | --- | --- | --- | --- | --- |",
+      );
+      // In the variants' own order (the rounds shuffled it).
+      const inOrder = variants.map((v) => [v.name, perRound[v.name] as Measured[]] as const);
+      for (const [name, runs] of inOrder) {
+        const ratio = medianRoundRatio(runs, passRuns).toFixed(3);
+        console.log(`${row(name, medianRun(runs))} ${ratio} |`);
+      }
+      console.log(`\n### CPU per request, all rounds (Linux /proc)\n\n${CPU_TABLE_HEAD}`);
+      for (const [name, runs] of inOrder) console.log(cpuRow(name, runs));
+      // Paired inside each round: what the key costs the same Worker over its anonymous requests.
+      console.log(
+        "\n| Worker | quota tenant minus anonymous: Worker process us/request, median of the rounds (min, max) |\n| --- | --- |",
+      );
+      for (const prefix of ["", "before: "]) {
+        const anonymous = perRound[`${prefix}spillway, 1 router shard (anonymous)`];
+        const quota = perRound[`${prefix}spillway, 1 router shard, tenant with quotas`];
+        if (!anonymous || !quota) continue;
+        const us = (r: Measured) => ((r.workerCpuMs ?? Number.NaN) * 1000) / r.requests;
+        const diffs = quota.map((r, i) => us(r) - us(anonymous[i] as Measured));
+        const spread = `(${Math.min(...diffs).toFixed(0)}, ${Math.max(...diffs).toFixed(0)})`;
+        console.log(`| ${prefix ? "before" : "this tree"} | ${median(diffs).toFixed(1)} ${spread} |`);
+      }
+      return;
+    }
     const results: Array<[string, LoadResult]> = [
-      ["engine server directly (one of the two)", direct],
+      ["engine server directly (one of the two)", direct as LoadResult],
       ...Object.entries(perRound).map(([name, runs]) => [name, medianRun(runs)] as [string, LoadResult]),
     ];
     console.log(
@@ -303,6 +451,8 @@ async function main(): Promise<void> {
     console.log(
       `spillway (1 shard, tenant with quotas, leases off) / pass-through throughput: ${(quotasNoLease.throughput / pass.throughput).toFixed(3)}`,
     );
+    console.log(`\n### CPU per request, all rounds (Linux /proc)\n\n${CPU_TABLE_HEAD}`);
+    for (const [name, runs] of Object.entries(perRound)) console.log(cpuRow(name, runs));
 
     // 3. Decisions alone: maxQueuedRequests 0 makes every request a rejection decided by the router, so the
     // engines drop out and what is left is Worker -> Durable Object RPC -> decision -> 429.

@@ -60,6 +60,8 @@ export async function connectInspector(webSocketUrl: string, wake: () => Promise
   };
   await call("HeapProfiler.enable");
   return {
+    /** Any protocol method (e.g. `Profiler.start`), its result. */
+    call,
     heapUsage: () => call<HeapUsage>("Runtime.getHeapUsage"),
     /** Two full collections (the second frees what finalizers of the first released), then the heap. */
     async heapAfterGc(): Promise<HeapUsage> {

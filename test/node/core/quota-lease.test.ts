@@ -127,6 +127,22 @@ describe("QuotaLease", () => {
     });
   });
 
+  it("is due for renewal with a quarter of its time left, or of a unit it was granted; never once closed", () => {
+    const { lease } = granted(); // 3 requests and 1000 tokens for 1000 ms
+    expect(lease.dueForRenewal(749)).toBe(false);
+    expect(lease.dueForRenewal(750)).toBe(true);
+    expect(lease.dueForRenewal(1000)).toBe(false); // expired: replaced, not renewed
+    const spent = granted().lease;
+    spent.take(10, 1);
+    spent.take(10, 1);
+    expect(spent.dueForRenewal(1)).toBe(false); // 1 of 3 requests left: more than a quarter
+    const tokens = granted().lease;
+    tokens.take(760, 1);
+    expect(tokens.dueForRenewal(1)).toBe(true); // 240 of 1000 tokens left
+    tokens.close();
+    expect(tokens.dueForRenewal(1)).toBe(false);
+  });
+
   it("its headers' states: the level at the grant, refilled since, plus what it holds", () => {
     const { verdict, lease } = granted();
     // After the request (1, 100) and the lease (3, 1000): 5996 requests and 598900 tokens left in the bucket.
