@@ -29,16 +29,15 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, type RetryAfterPolicyName } from "../../core/retry-after";
 import { RouterDriver, type RouterDriverIO } from "../../core/router-driver";
 import { rateLimitHeaders as rateLimitHeadersOf } from "../../edge/rate-limit-headers";
-import { startEngineServer } from "../../engine/index";
 import { startFakeBackend } from "../fake-openai-backends";
+import { benchWorkerOptions, bundleWorker, startZeroCostEngines } from "./bench-setup";
 import { closedLoopLoad, type LoadResult } from "./http-load";
 import { childPids, processCpuMs, selfCpuMs } from "./process-cpu";
 
@@ -127,43 +126,13 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-async function bundle(entry: string, outdir: string, name: string): Promise<string> {
-  const outfile = join(outdir, `${name}.mjs`);
-  await build({
-    // Packages from this checkout, also for an entry in another one (--before).
-    nodePaths: [resolve("node_modules")],
-    entryPoints: [entry],
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    conditions: ["workerd", "worker", "browser"],
-    external: ["cloudflare:*", "node:*"],
-    outfile,
-    logLevel: "error",
-  });
-  return outfile;
+function bundle(entry: string, outdir: string, name: string): Promise<string> {
+  return bundleWorker(entry, join(outdir, `${name}.mjs`));
 }
 
 async function startWorker(scriptPath: string, bindings: Record<string, string>, withRouter: boolean) {
   const runningBefore = new Set(childPids("workerd"));
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath,
-    compatibilityDate: "2026-04-26",
-    compatibilityFlags: ["enable_request_signal"],
-    bindings,
-    ...(withRouter
-      ? {
-          durableObjects: {
-            DEPLOYMENT_ROUTER: { className: "DeploymentRouter", useSQLite: true },
-            TENANT_QUOTA: { className: "TenantQuota", useSQLite: true },
-          },
-        }
-      : {}),
-    cf: false,
-    host: "127.0.0.1",
-    port: 0,
-  });
+  const mf = new Miniflare(benchWorkerOptions(scriptPath, bindings, withRouter));
   const url = await mf.ready;
   // Its workerd process, for its CPU time (none where /proc cannot be read).
   const pid = childPids("workerd").find((p) => !runningBefore.has(p));
@@ -261,17 +230,7 @@ function rejectPath(): void {
 
 async function admittedAndDecisions(): Promise<void> {
   // 2 and 3. HTTP paths under miniflare, in front of the same engines.
-  const engines = await Promise.all(
-    [0, 1].map(() =>
-      startEngineServer({
-        port: 0,
-        speed: Number.POSITIVE_INFINITY,
-        accessLog: false,
-        logLevel: "error",
-        log: () => {},
-      }),
-    ),
-  );
+  const engines = await startZeroCostEngines(2);
   const replicas = engines.map((e) => e.url);
   const vllmServers = await Promise.all(
     [0, 1].map(() => startFakeBackend("vllm", { model: "demo-model", delayMs: 0, maxRunning: 256 })),

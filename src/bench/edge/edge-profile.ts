@@ -18,12 +18,11 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
-import { startEngineServer } from "../../engine/index";
 import { connectInspector } from "../soak/inspector";
+import { benchWorkerOptions, bundleWorker, startZeroCostEngines } from "./bench-setup";
 import { closedLoopLoad } from "./http-load";
 
 const { values } = parseArgs({
@@ -59,32 +58,12 @@ function samplesByFunction(profile: CpuProfile): Map<string, number> {
 
 async function main(): Promise<void> {
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
-  const engines = await Promise.all(
-    [0, 1].map(() =>
-      startEngineServer({
-        port: 0,
-        speed: Number.POSITIVE_INFINITY,
-        accessLog: false,
-        logLevel: "error",
-        log: () => {},
-      }),
-    ),
-  );
+  const engines = await startZeroCostEngines(2);
   mkdirSync(".wrangler/profiles", { recursive: true });
   const dir = mkdtempSync(join(".wrangler", "profile-"));
   try {
     const scriptPath = join(dir, "worker.mjs");
-    await build({
-      entryPoints: [values.entry as string],
-      bundle: true,
-      format: "esm",
-      platform: "neutral",
-      conditions: ["workerd", "worker", "browser"],
-      external: ["cloudflare:*", "node:*"],
-      nodePaths: [resolve("node_modules")],
-      outfile: scriptPath,
-      logLevel: "error",
-    });
+    await bundleWorker(values.entry as string, scriptPath);
     const config = JSON.stringify({
       logRejections: false,
       deployments: {
@@ -95,18 +74,7 @@ async function main(): Promise<void> {
       },
     });
     const mf = new Miniflare({
-      modules: true,
-      scriptPath,
-      compatibilityDate: "2026-04-26",
-      compatibilityFlags: ["enable_request_signal"],
-      bindings: { SPILLWAY_CONFIG: config },
-      durableObjects: {
-        DEPLOYMENT_ROUTER: { className: "DeploymentRouter", useSQLite: true },
-        TENANT_QUOTA: { className: "TenantQuota", useSQLite: true },
-      },
-      cf: false,
-      host: "127.0.0.1",
-      port: 0,
+      ...benchWorkerOptions(scriptPath, { SPILLWAY_CONFIG: config }, true),
       inspectorPort: 0,
     });
     try {

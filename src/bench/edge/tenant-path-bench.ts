@@ -20,8 +20,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { build, type Plugin } from "esbuild";
+import type { Plugin } from "esbuild";
 import { Miniflare } from "miniflare";
+import { bundleWorker } from "./bench-setup";
 
 const { values } = parseArgs({
   options: {
@@ -50,20 +51,8 @@ function otherTree(root: string): Plugin {
   };
 }
 
-async function bundle(outfile: string, root?: string): Promise<string> {
-  await build({
-    entryPoints: [WORKER],
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    conditions: ["workerd", "worker", "browser"],
-    external: ["cloudflare:*", "node:*"],
-    nodePaths: [resolve("node_modules")],
-    plugins: root ? [otherTree(root)] : [],
-    outfile,
-    logLevel: "error",
-  });
-  return outfile;
+function bundle(outfile: string, root?: string): Promise<string> {
+  return bundleWorker(WORKER, outfile, { plugins: root ? [otherTree(root)] : [] });
 }
 
 function median(values: number[]): number {
