@@ -13,6 +13,7 @@ import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
 import { RecentRate } from "./recent-rate";
+import { RefusalCounts } from "./refusal-counts";
 import {
   decideRetryAfter,
   type LoadSignals,
@@ -86,6 +87,12 @@ export interface BookingAdmission {
    * `undefined`: the target ignores the offered load.
    */
   drainingOfferedShare?: number;
+  /**
+   * A request refused this many times before (counted by fingerprint, src/core/refusal-counts.ts) is probably on
+   * its last attempt (the SDKs retry twice by default: 2): it is queued past the delay target, up to the queue's
+   * bound, rather than lost. `undefined`: off (the delay target binds every request alike).
+   */
+  lastChanceAfterRefusals?: number;
 }
 
 /** Seconds of offered attempts that tell a draining queue from a standing one (see `drainingOfferedShare`). */
@@ -277,6 +284,8 @@ export class RouterCore {
   /** Attempts offered to this router (every submit), for `drainingOfferedShare`. */
   private readonly offered = new RecentRate(DRAINING_WINDOW_S);
   private refusedAtMs = Number.NEGATIVE_INFINITY;
+  /** Refusals per fingerprint, for `lastChanceAfterRefusals` (absent while that is off). */
+  private readonly refusals: RefusalCounts | undefined;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
   constructor(
@@ -296,6 +305,7 @@ export class RouterCore {
         clock.now(),
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
+    if (this.booking && this.admission.lastChanceAfterRefusals !== undefined) this.refusals = new RefusalCounts();
     this.shortQueueAtMs = clock.now();
     if ((options.tenantHeadroomSlots ?? 0) > 0)
       this.headroom = new TenantHeadroom(
@@ -347,6 +357,7 @@ export class RouterCore {
     const timing = this.hintedRetries.returned(options.fingerprint, now);
     const result = this.admit(ticket, options, now);
     if (timing !== undefined) this.hintedRetries.count(result.kind === "queued" ? "admitted" : "refused", timing);
+    if (result.kind === "queued") this.refusals?.forget(options.fingerprint);
     return result;
   }
 
@@ -387,7 +398,10 @@ export class RouterCore {
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
-      if (this.updateStanding(now)) limit = Math.min(limit, this.delayTargetDepth());
+      // A request on its probable last attempt is lost if refused: the target, which trades a wait for a retry, does
+      // not apply to it (the queue's bound still does).
+      if (this.updateStanding(now) && !this.onLastChance(request.fingerprint))
+        limit = Math.min(limit, this.delayTargetDepth());
       if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
     }
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
@@ -430,6 +444,12 @@ export class RouterCore {
       this.standing = true;
     }
     return this.standing;
+  }
+
+  /** Whether the request was refused `lastChanceAfterRefusals` times already (never while that is off). */
+  private onLastChance(fingerprint: string | undefined): boolean {
+    const after = this.admission.lastChanceAfterRefusals;
+    return this.refusals !== undefined && after !== undefined && this.refusals.of(fingerprint) >= after;
   }
 
   /** Whether the attempts offered lately fall short of `drainingOfferedShare` of the drain rate. */
@@ -699,6 +719,7 @@ export class RouterCore {
     if (booking && booked && decision.rung === "computed")
       booking.book(request.fingerprint, now, { delayS: decision.jitteredS as number, promised: booked.promised });
     if (decision.jitteredS !== undefined) this.hintedRetries.hinted(request.fingerprint, now, decision.jitteredS);
+    this.refusals?.refused(request.fingerprint);
     const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
     this.rejections[decision.rung] += 1;
     if (tenant?.tenant) this.tenantCounts.add(tenant.tenant, "shed");

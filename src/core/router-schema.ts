@@ -44,6 +44,13 @@ const bookingSchema = z.strictObject({
     .max(10)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.drainingOfferedShare ?? null),
+  /** A request refused this many times before (its probable last attempt) is queued past the delay target. Off: null. */
+  lastChanceAfterRefusals: z
+    .int()
+    .min(1)
+    .max(100)
+    .nullable()
+    .default(DEFAULT_BOOKING_ADMISSION.lastChanceAfterRefusals ?? null),
 });
 
 /**
@@ -123,6 +130,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       standingIntervalS: settings.booking.standingIntervalS,
       maxHeldRoomShare: settings.booking.maxHeldRoomShare,
       drainingOfferedShare: settings.booking.drainingOfferedShare ?? undefined,
+      lastChanceAfterRefusals: settings.booking.lastChanceAfterRefusals ?? undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

@@ -15,6 +15,7 @@ export interface PolicySpec {
     maxHeldRoomShare?: number;
     standingIntervalS?: number;
     drainingOfferedShare?: number;
+    lastChanceAfterRefusals?: number;
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

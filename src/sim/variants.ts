@@ -40,6 +40,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("no-target-while-draining", "no queue-delay target while the attempts offered are below the drain rate", {
     booking: { drainingOfferedShare: 1 },
   }),
+  variant("last-chance", "a request refused twice (probably its last attempt) queued past the queue-delay target", {
+    booking: { lastChanceAfterRefusals: 2 },
+  }),
   variant("two-step", "two-step promises up to two horizons away", { ledger: { twoStepHorizons: 2 } }),
 ];
 

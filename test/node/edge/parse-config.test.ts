@@ -34,7 +34,13 @@ describe("parseConfig, field by field", () => {
           routerShards: 1,
           routerUnavailable: "shed",
           backpressure: { statusCode: 429, retryAfterPolicy: "booked_capacity", jitter: 0.2 },
-          booking: { queueDelayTargetS: 1, standingIntervalS: 20, maxHeldRoomShare: 0, drainingOfferedShare: null },
+          booking: {
+            queueDelayTargetS: 1,
+            standingIntervalS: 20,
+            maxHeldRoomShare: 0,
+            drainingOfferedShare: null,
+            lastChanceAfterRefusals: null,
+          },
           tenantHeadroomSlots: 1,
           estimator: {
             alpha: 0.3,

@@ -1,0 +1,51 @@
+/** Fingerprints whose refusals are remembered at once by default; the oldest is forgotten beyond this. */
+export const DEFAULT_REFUSAL_COUNT_CAPACITY = 8_192;
+
+/**
+ * How many times the router refused each request, by fingerprint (every attempt of a request has the same one,
+ * whatever client sent it): a request refused as often as its client retries is probably on its last attempt.
+ * A bounded map, least recently refused forgotten first, so memory stays bounded under any traffic; a request
+ * admitted to the queue is forgotten (its next refusal, if any, counts from one again). Counting by fingerprint
+ * rather than by `x-stainless-retry-count` also counts clients that send no SDK headers.
+ *
+ * @example
+ * ```ts
+ * const counts = new RefusalCounts(2);
+ * counts.refused("a");
+ * counts.refused("a");
+ * counts.of("a"); // 2
+ * counts.refused("b");
+ * counts.refused("c"); // "a" is forgotten: only two are remembered
+ * counts.of("a"); // 0
+ * ```
+ */
+export class RefusalCounts {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly capacity: number = DEFAULT_REFUSAL_COUNT_CAPACITY) {}
+
+  /** The request was refused once more. */
+  refused(fingerprint: string | undefined): void {
+    if (fingerprint === undefined || this.capacity <= 0) return;
+    const count = (this.counts.get(fingerprint) ?? 0) + 1;
+    // Re-inserted, so the map's order is least recently refused first.
+    this.counts.delete(fingerprint);
+    this.counts.set(fingerprint, count);
+    if (this.counts.size > this.capacity) this.counts.delete(this.counts.keys().next().value as string);
+  }
+
+  /** The times the request was refused and is still remembered (0 for one never refused, or forgotten). */
+  of(fingerprint: string | undefined): number {
+    return fingerprint === undefined ? 0 : (this.counts.get(fingerprint) ?? 0);
+  }
+
+  /** The request was admitted: its refusals are forgotten. */
+  forget(fingerprint: string | undefined): void {
+    if (fingerprint !== undefined) this.counts.delete(fingerprint);
+  }
+
+  /** Fingerprints remembered now. */
+  get tracked(): number {
+    return this.counts.size;
+  }
+}

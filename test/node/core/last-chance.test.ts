@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { RefusalCounts } from "../../../src/core/refusal-counts";
+import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
+import { routerOptions } from "../../support/router-options";
+
+/**
+ * `booked_capacity` with a 1 s queue-delay target over a queue that stands: two drains a second, five arrivals a
+ * second for 30 s (each a new request), so the target cuts the queue far below its 100-deep bound.
+ */
+function standingQueue(lastChanceAfterRefusals?: number, maxQueuedRequests = 100) {
+  let now = 0;
+  const booking: BookingAdmission = { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0 };
+  if (lastChanceAfterRefusals !== undefined) booking.lastChanceAfterRefusals = lastChanceAfterRefusals;
+  const core = new RouterCore(
+    routerOptions(
+      { maxQueuedRequests, queueTimeoutMs: 600_000, booking },
+      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
+    ),
+    { now: () => now },
+    () => 0.5,
+  );
+  const placeOne = () => {
+    const plan = core.beginRound();
+    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+    const outcome = plan ? core.finishRound(plan) : undefined;
+    if (outcome?.kind === "placed") core.release(outcome.ticket);
+  };
+  const kinds: string[] = [];
+  let n = 0;
+  for (let i = 0; i < 60; i++) {
+    now += 500;
+    placeOne();
+    for (let k = 0; k < 5; k++) kinds.push(core.submit(`s${n}`, { fingerprint: `s${n++}` }).kind);
+  }
+  return { core, kinds };
+}
+
+describe("booking.lastChanceAfterRefusals", () => {
+  it("queues a request refused twice past the delay target, while a fresh one is refused", () => {
+    const { core } = standingQueue(2);
+    expect(core.queueDepth).toBeLessThan(100); // the target, not the bound, is what refuses
+    expect(core.submit("lc.0", { fingerprint: "lc" }).kind).toBe("rejected");
+    expect(core.submit("lc.1", { fingerprint: "lc" }).kind).toBe("rejected");
+    expect(core.submit("fresh", { fingerprint: "fresh" }).kind).toBe("rejected");
+    expect(core.submit("lc.2", { fingerprint: "lc" }).kind).toBe("queued");
+    // Admitted, its refusals are forgotten: the same request refused again is not on its last chance.
+    expect(core.submit("lc.3", { fingerprint: "lc" }).kind).toBe("rejected");
+  });
+
+  it("counts clients without the retry header the same way: only the fingerprint matters", () => {
+    const { core } = standingQueue(2);
+    core.submit("sdk.0", { fingerprint: "sdk" });
+    core.submit("sdk.1", { fingerprint: "sdk", retry: true });
+    core.submit("curl.0", { fingerprint: "curl" });
+    core.submit("curl.1", { fingerprint: "curl" });
+    expect(core.submit("sdk.2", { fingerprint: "sdk", retry: true }).kind).toBe("queued");
+    expect(core.submit("curl.2", { fingerprint: "curl" }).kind).toBe("queued");
+    // A claimed retry count does not make a first attempt a last one.
+    expect(core.submit("forged.0", { fingerprint: "forged", retry: true }).kind).toBe("rejected");
+  });
+
+  it("still refuses a last attempt at the queue's hard bound", () => {
+    const { core } = standingQueue(2, 3);
+    expect(core.queueDepth).toBe(3);
+    for (let i = 0; i < 3; i++) expect(core.submit(`lc.${i}`, { fingerprint: "lc" }).kind).toBe("rejected");
+  });
+
+  it("off (the default), a request refused twice is refused again; on, requests never refused fare alike", () => {
+    const off = standingQueue();
+    off.core.submit("lc.0", { fingerprint: "lc" });
+    off.core.submit("lc.1", { fingerprint: "lc" });
+    expect(off.core.submit("lc.2", { fingerprint: "lc" }).kind).toBe("rejected");
+    expect(standingQueue(2).kinds).toEqual(off.kinds);
+    expect(off.kinds).toContain("rejected");
+  });
+
+  it("is off in the configuration's defaults", () => {
+    const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
+    const deployment = config.deployments.m;
+    if (!deployment) throw new Error("no deployment");
+    expect(deployment.booking.lastChanceAfterRefusals).toBeNull();
+    expect(routerOptionsFor(deployment).booking?.lastChanceAfterRefusals).toBeUndefined();
+    const on = parseConfig({
+      deployments: { m: { replicas: ["http://127.0.0.1:1"], booking: { lastChanceAfterRefusals: 2 } } },
+    });
+    expect(on.deployments.m && routerOptionsFor(on.deployments.m).booking?.lastChanceAfterRefusals).toBe(2);
+  });
+});
+
+describe("RefusalCounts", () => {
+  it("remembers at most its capacity, the least recently refused forgotten first", () => {
+    const counts = new RefusalCounts(3);
+    counts.refused("a");
+    counts.refused("a");
+    counts.refused("b");
+    counts.refused("c");
+    counts.refused("a"); // refused again: now the most recent
+    counts.refused("d"); // "b" is forgotten
+    expect(counts.tracked).toBe(3);
+    expect([counts.of("a"), counts.of("b"), counts.of("c"), counts.of("d")]).toEqual([3, 0, 1, 1]);
+    for (let i = 0; i < 10_000; i++) counts.refused(`x${i}`);
+    expect(counts.tracked).toBe(3);
+  });
+
+  it("forgets an admitted request and ignores requests without a fingerprint", () => {
+    const counts = new RefusalCounts();
+    counts.refused("a");
+    counts.forget("a");
+    counts.refused(undefined);
+    expect(counts.of("a")).toBe(0);
+    expect(counts.of(undefined)).toBe(0);
+    expect(counts.tracked).toBe(0);
+  });
+});
