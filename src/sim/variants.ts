@@ -43,6 +43,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("last-chance", "a request refused twice (probably its last attempt) queued past the queue-delay target", {
     booking: { lastChanceAfterRefusals: 2 },
   }),
+  variant("last-chance-and-draining", "last-chance and no-target-while-draining together", {
+    booking: { lastChanceAfterRefusals: 2, drainingOfferedShare: 1 },
+  }),
   variant("two-step", "two-step promises up to two horizons away", { ledger: { twoStepHorizons: 2 } }),
 ];
 
