@@ -281,8 +281,8 @@ export class RouterCore {
   /** CoDel state: the queue has stood above the delay target since `shortQueueAtMs` + interval (see updateStanding). */
   private standing = false;
   private shortQueueAtMs: number;
-  /** Attempts offered to this router (every submit), for `drainingOfferedShare`. */
-  private readonly offered = new RecentRate(DRAINING_WINDOW_S);
+  /** Attempts offered to this router (every submit), for `drainingOfferedShare` (absent while that is off). */
+  private readonly offered: RecentRate | undefined;
   private refusedAtMs = Number.NEGATIVE_INFINITY;
   /** Refusals per fingerprint, for `lastChanceAfterRefusals` (absent while that is off). */
   private readonly refusals: RefusalCounts | undefined;
@@ -306,6 +306,8 @@ export class RouterCore {
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
     if (this.booking && this.admission.lastChanceAfterRefusals !== undefined) this.refusals = new RefusalCounts();
+    if (this.booking && this.admission.drainingOfferedShare !== undefined)
+      this.offered = new RecentRate(DRAINING_WINDOW_S);
     this.shortQueueAtMs = clock.now();
     if ((options.tenantHeadroomSlots ?? 0) > 0)
       this.headroom = new TenantHeadroom(
@@ -394,7 +396,7 @@ export class RouterCore {
     // -1: unlimited (Ray's max_queued_requests = -1).
     let limit = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
     if (booking) {
-      this.offered.add(now);
+      this.offered?.add(now);
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
@@ -457,7 +459,7 @@ export class RouterCore {
     const share = this.admission.drainingOfferedShare;
     const rate = this.estimator.rate;
     if (share === undefined || !this.estimator.warm || rate === undefined || !(rate > 0)) return false;
-    return this.offered.rate(now) < share * rate;
+    return this.offered !== undefined && this.offered.rate(now) < share * rate;
   }
 
   /** The queue depth the delay target allows: its seconds of drain at the current rate (no bound while cold). */

@@ -143,21 +143,16 @@ export function curveBound(
       columnOf.push({ group: gi, bin: t });
     }
   });
-  // Start budget of instance k: level[t] tokens at the start of bin t; level[t+1] <= level[t] + rate - starts[t].
+  // Start budget of instance k: level[t] tokens at the start of bin t; level[t+1] <= level[t] + rate - starts[t];
+  // the first level is the full budget.
   instances.forEach((inst, k) => {
     const n = bins[k] as number;
     for (let t = 0; t <= n; t++) {
       const entries: [number, number][] = [];
       if (t < n) entries.push([(bucketRow0[k] as number) + t, -1]);
       if (t > 0) entries.push([(bucketRow0[k] as number) + t - 1, 1]);
-      push(0, inst.burstStarts, 0, entries);
+      push(t === 0 ? inst.burstStarts : 0, inst.burstStarts, 0, entries);
     }
-  });
-  // Fix the first level at the full budget.
-  instances.forEach((inst, k) => {
-    let col = columnOf.length;
-    for (let j = 0; j < k; j++) col += (bins[j] as number) + 1;
-    colLower[col] = inst.burstStarts;
   });
   // The margin, in requests' share: maximised.
   const marginCol = colCost.length;

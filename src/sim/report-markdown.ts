@@ -133,7 +133,8 @@ export function curveBoundSection(results: readonly ScenarioResult[], checks: re
   const bounded = results.filter((r) => r.curveBound);
   if (bounded.length === 0) return "";
   // A margin within rounding of zero prints as 0.0, not -0.0.
-  const margins = bounded.map((r) => Math.round((r.curveBound as ScenarioCurveBound).margin * 1e6) / 1e6);
+  const marginOf = (b: ScenarioCurveBound) => Math.round(b.margin * 1e6) / 1e6;
+  const margins = bounded.map((r) => marginOf(r.curveBound as ScenarioCurveBound));
   const gaps = results.flatMap((r, i) => (r.curveBound ? [(checks[i] as TargetCheck).worstCurveGap.gap] : []));
   const reachable = margins.filter((m) => m >= -TARGET_TOLERANCE.curve).length;
   const lines = [
@@ -148,7 +149,7 @@ export function curveBoundSection(results: readonly ScenarioResult[], checks: re
     const c = checks[i] as TargetCheck;
     const curve = (x: Record<string, number>) => COMPLETION_HORIZONS_S.map((h) => pct(x[String(h)])).join(" / ");
     lines.push(
-      `| ${r.name} | ${curve(b.target)} | ${pts(c.worstCurveGap.gap)} (${c.worstCurveGap.horizonS} s) | ${pts(Math.round(b.margin * 1e6) / 1e6)} | ${curve(b.curve)} | ${b.size.columns} x ${b.size.rows} |`,
+      `| ${r.name} | ${curve(b.target)} | ${pts(c.worstCurveGap.gap)} (${c.worstCurveGap.horizonS} s) | ${pts(marginOf(b))} | ${curve(b.curve)} | ${b.size.columns} x ${b.size.rows} |`,
     );
   });
   lines.push(
