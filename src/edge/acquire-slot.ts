@@ -1,9 +1,24 @@
 import type { SubmitOptions } from "../core/router-core";
+import type { ReleasedSlot } from "./release-batch";
 import type { AcquireResult } from "./router-protocol";
 
 /** The part of a router stub (`DurableObjectStub<DeploymentRouter>`) that asks for a slot. */
 export interface SlotSource {
-  acquire(deployment: string, shard: number, ticket: string, options?: SubmitOptions): Promise<AcquireResult>;
+  acquire(
+    deployment: string,
+    shard: number,
+    ticket: string,
+    options?: SubmitOptions,
+    released?: readonly ReleasedSlot[],
+  ): Promise<AcquireResult>;
+}
+
+/** Other requests' releases an acquire carries to the same router (see `ReleaseBatch`). */
+export interface CarriedReleases {
+  /** The releases to carry on this call (taken from the batch). */
+  take(): ReleasedSlot[];
+  /** The call carrying them failed: they go back to be sent again. */
+  failed(released: ReleasedSlot[]): void;
 }
 
 /** How asking the router for a slot ended. */
@@ -31,6 +46,7 @@ function flags(error: unknown): DurableObjectCallError {
  * the time it already waited (`waitedMs`) counted against the queue timeout and placing it by its first
  * arrival. A router that is overloaded, or unreachable twice, is reported as `unavailable`: the caller does
  * what the operator chose (`routerUnavailable`). An error thrown by the router's own code is rethrown.
+ * `carried` releases ride along with each call; those of a call that threw are handed back.
  *
  * @example
  * ```ts
@@ -43,9 +59,18 @@ export async function acquireSlot(
   routerOf: () => SlotSource,
   call: { deployment: string; shard: number; ticket: string; options?: SubmitOptions },
   now: () => number = Date.now,
+  carried?: CarriedReleases,
 ): Promise<AcquireOutcome> {
   const started = now();
-  const ask = (options: SubmitOptions) => routerOf().acquire(call.deployment, call.shard, call.ticket, options);
+  const ask = async (options: SubmitOptions) => {
+    const released = carried?.take() ?? [];
+    try {
+      return await routerOf().acquire(call.deployment, call.shard, call.ticket, options, released);
+    } catch (error) {
+      if (released.length > 0) carried?.failed(released);
+      throw error;
+    }
+  };
   try {
     return { kind: "answered", result: await ask(call.options ?? {}) };
   } catch (error) {

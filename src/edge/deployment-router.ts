@@ -4,6 +4,7 @@ import { RouterDriver } from "../core/router-driver";
 import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
+import type { ReleasedSlot } from "./release-batch";
 import { replicaProber } from "./replica-probe";
 import { edgeRouterIO } from "./router-io";
 import type { AcquireResult, ShardStats } from "./router-protocol";
@@ -38,26 +39,43 @@ export class DeploymentRouter extends DurableObject<Env> {
   private earlyCancels: string[] = [];
   /** Set only by {@link setClockForTesting}: the router's time stands still at this value. */
   private frozenNowMs: number | undefined;
+  /** Calls answered, for `stats` (what batching releases saves is read there). */
+  private readonly calls = { acquire: 0, releaseCalls: 0, slotsReleased: 0 };
 
   /**
    * Asks for a replica slot. The reject path answers from memory at once (no I/O, nothing awaited); a queued
    * request resolves when a replica takes it, or when it is shed (queue timeout, fleet down). `ticket`
    * identifies the request for `release` and `cancel`; `options` carries the request's fingerprint (the key to a
    * promised retry), its client's horizon and `x-stainless-retry-count` (read only by `retry_schedule`).
+   * `released`: other requests' slots given back by the same isolate, carried by this call (see `ReleaseBatch`);
+   * they are freed before this request is placed.
    */
   async acquire(
     deployment: string,
     shard: number,
     ticket: string,
     options: SubmitOptions = {},
+    released: readonly ReleasedSlot[] = [],
   ): Promise<AcquireResult> {
     const driver = this.driverFor(deployment, shard);
+    this.calls.acquire += 1;
+    this.calls.slotsReleased += released.length;
+    for (const [releasedTicket, replicaFailed] of released) driver.release(releasedTicket, replicaFailed);
     return new Promise<AcquireResult>((resolve) => driver.acquire(ticket, options, resolve));
   }
 
   /** Ends a lease; `replicaFailed` marks the replica down until a probe succeeds. */
   async release(ticket: string, replicaFailed = false): Promise<void> {
+    this.calls.releaseCalls += 1;
+    this.calls.slotsReleased += 1;
     this.driver?.release(ticket, replicaFailed);
+  }
+
+  /** Ends many leases at once (an isolate's batch, see `ReleaseBatch`). */
+  async releaseAll(released: readonly ReleasedSlot[]): Promise<void> {
+    this.calls.releaseCalls += 1;
+    this.calls.slotsReleased += released.length;
+    for (const [ticket, replicaFailed] of released) this.driver?.release(ticket, replicaFailed);
   }
 
   /** The client went away: leave the queue or give back the slot. Safe to call for any ticket, any time. */
@@ -75,7 +93,7 @@ export class DeploymentRouter extends DurableObject<Env> {
       recentlyCancelled: driver.recentlyCancelledCount,
       pendingObservations: stats.pendingObservations,
     };
-    return { ...stats, ...this.identity, internal };
+    return { ...stats, ...this.identity, internal, calls: { ...this.calls } };
   }
 
   /**

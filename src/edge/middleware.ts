@@ -8,6 +8,7 @@ import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
+import { ReleaseBatch, type ReleasedSlot } from "./release-batch";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
 import { isRetry } from "./retry-count";
@@ -129,6 +130,8 @@ async function answerFrom(
  */
 export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<SpillwayEnv> {
   const connectAttempts = Math.max(1, options.connectAttempts ?? 2);
+  // One per isolate: releases to a router ride along with each other and with the next acquire.
+  const releases = new ReleaseBatch();
   return async function spillway(c, next) {
     if (c.req.method !== "POST") return next();
     const config = configFromEnv(c.env.SPILLWAY_CONFIG);
@@ -187,7 +190,13 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     const shard = shardForFingerprint(fingerprint, deploymentConfig.routerShards);
     const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
     // A fresh stub per call: after a Durable Object reset the old stub keeps failing.
-    const routerOf = () => routers.getByName(routerName(deployment, shard), placement(deploymentConfig.locationHint));
+    const router = routerName(deployment, shard);
+    const routerOf = () => routers.getByName(router, placement(deploymentConfig.locationHint));
+    const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+    const carried = {
+      take: () => releases.takeFor(router),
+      failed: (released: ReleasedSlot[]) => waitUntil(releases.putBack(router, released, routerOf)),
+    };
     const clientSignal = c.req.raw.signal;
     const submit = {
       fingerprint,
@@ -209,12 +218,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       clientSignal.addEventListener("abort", cancel, { once: true });
       let acquired: AcquireOutcome;
       try {
-        acquired = await acquireSlot(routerOf, {
-          deployment,
-          shard,
-          ticket,
-          options: submit,
-        });
+        acquired = await acquireSlot(routerOf, { deployment, shard, ticket, options: submit }, Date.now, carried);
       } finally {
         clientSignal.removeEventListener("abort", cancel);
       }
@@ -242,7 +246,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           return withTenantHeaders(rejectionResponse(result), charge.headers);
         }
         replica = result.replica;
-        release = (replicaFailed: boolean) => c.executionCtx.waitUntil(routerOf().release(ticket, replicaFailed));
+        release = (replicaFailed: boolean) => waitUntil(releases.release(router, [ticket, replicaFailed], routerOf));
       }
       c.set("spillway", { deployment, shard, outcome: "admitted", ...tenant });
       if (clientSignal.aborted) {

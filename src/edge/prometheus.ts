@@ -79,6 +79,17 @@ export function prometheusText(shards: ShardStats[], quotas: Record<string, Tena
   counter("spillway_admitted_total", "Requests given a replica.", (s) => s.admitted);
   counter("spillway_completed_total", "Leases released.", (s) => s.completed);
   counter("spillway_drained_total", "Requests that left the queue (the drain counter).", (s) => s.drainCount);
+  counter("spillway_router_acquire_calls_total", "acquire calls the router answered.", (s) => s.calls.acquire);
+  counter(
+    "spillway_router_release_calls_total",
+    "release calls the router answered (isolates batch releases: fewer than the slots released).",
+    (s) => s.calls.releaseCalls,
+  );
+  counter(
+    "spillway_router_slots_released_total",
+    "Slots given back, by release calls or carried by acquires.",
+    (s) => s.calls.slotsReleased,
+  );
 
   out.family("spillway_rejections_total", "counter", "Rejections by Retry-After rung.");
   for (const s of shards)

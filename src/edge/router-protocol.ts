@@ -13,6 +13,11 @@ export interface ShardStats extends RouterStats {
   shard: number;
   /** Sizes of the Durable Object's own collections: all bounded, and waiters 0 once the queue is empty. */
   internal: { waiters: number; recentlyCancelled: number; pendingObservations: number };
+  /**
+   * Calls this router has answered since it started, by kind, and the slots they gave back: with isolates
+   * batching their releases (`ReleaseBatch`) `releaseCalls` is well under `slotsReleased` under load.
+   */
+  calls: { acquire: number; releaseCalls: number; slotsReleased: number };
 }
 
 /**

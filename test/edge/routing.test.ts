@@ -13,6 +13,18 @@ describe("routing through the edge", () => {
     await Promise.all(held);
   });
 
+  it("gives back every slot exactly once when many requests end together (releases batched and carried)", async () => {
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => chat("release-batch", `b${i}`)));
+    expect(answers.map((a) => a.status)).toEqual(Array(24).fill(200));
+    await Promise.all(answers.map((a) => a.arrayBuffer()));
+    await waitFor(async () => (await stats0("release-batch")).activeLeases === 0, "every slot released");
+    const s = await stats0("release-batch");
+    expect(s.admitted).toBe(24);
+    expect(s.calls.acquire).toBe(24);
+    expect(s.calls.slotsReleased).toBe(24);
+    expect(s.calls.releaseCalls).toBeLessThanOrEqual(24);
+  });
+
   it("streams SSE through untouched and releases the slot when the stream ends", async () => {
     const res = await chat("streaming", "stream:5", { stream: true });
     expect(res.status).toBe(200);

@@ -67,6 +67,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       },
       fifo: { replicas: [r("fifo")], maxOngoingRequests: 1, maxQueuedRequests: 10 },
       "shorter-queue": { replicas: [r("sq-long"), r("sq-short")], maxOngoingRequests: 10 },
+      "release-batch": { replicas: [r("rb-a"), r("rb-b")], maxOngoingRequests: 4, maxQueuedRequests: 64 },
       computed: {
         replicas: [r("computed")],
         maxOngoingRequests: 1,

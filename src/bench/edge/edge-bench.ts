@@ -141,6 +141,21 @@ async function startWorker(scriptPath: string, bindings: Record<string, string>,
 
 type Worker = Awaited<ReturnType<typeof startWorker>>;
 
+/**
+ * The calls a Worker's router (shard 0 of `demo-model`) has answered; `undefined` for a router from before they
+ * were counted (`--before` an older checkout).
+ */
+async function routerCalls(w: Worker) {
+  const namespace = await w.mf.getDurableObjectNamespace("DEPLOYMENT_ROUTER");
+  const stub = namespace.get(namespace.idFromName("demo-model#0")) as unknown as {
+    stats(
+      deployment: string,
+      shard: number,
+    ): Promise<{ calls?: { acquire: number; releaseCalls: number; slotsReleased: number } }>;
+  };
+  return (await stub.stats("demo-model", 0)).calls;
+}
+
 /** One admitted-path load and the CPU it cost: the Worker's process and this one (load generator, engines). */
 interface Measured extends LoadResult {
   workerCpuMs: number | undefined;
@@ -322,6 +337,7 @@ async function admittedAndDecisions(): Promise<void> {
     }
     const rounds = ROUNDS;
     const perRound: Record<string, Measured[]> = {};
+    const callsOf = new Map<string, Awaited<ReturnType<typeof routerCalls>>>();
     try {
       for (const v of variants)
         await closedLoopLoad(`${v.worker.url}/v1/completions`, body, CONCURRENCY, 200, v.headers);
@@ -335,6 +351,9 @@ async function admittedAndDecisions(): Promise<void> {
           perRound[v.name] = [...(perRound[v.name] ?? []), r];
         }
       }
+      if (TENANTS_ONLY)
+        for (const v of variants.filter((v) => v.name.endsWith("(anonymous)")))
+          callsOf.set(v.name, await routerCalls(v.worker));
     } finally {
       await Promise.all([...new Set(variants.map((v) => v.worker))].map((w) => w.mf.dispose()));
     }
@@ -368,6 +387,21 @@ async function admittedAndDecisions(): Promise<void> {
         const diffs = quota.map((r, i) => us(r) - us(anonymous[i] as Measured));
         const spread = `(${Math.min(...diffs).toFixed(0)}, ${Math.max(...diffs).toFixed(0)})`;
         console.log(`| ${prefix ? "before" : "this tree"} | ${median(diffs).toFixed(1)} ${spread} |`);
+      }
+      // What each admitted request cost its router in Durable Object calls (warm-up included).
+      console.log(
+        "\n| Worker | router calls per admitted request (acquire + release calls) | slots released per release call |\n| --- | --- | --- |",
+      );
+      for (const [name, calls] of callsOf) {
+        if (!calls) {
+          console.log(`| ${name.startsWith("before") ? "before" : "this tree"} | not counted (an older router) | - |`);
+          continue;
+        }
+        const perAdmitted = (calls.acquire + calls.releaseCalls) / calls.acquire;
+        const batched = calls.releaseCalls === 0 ? "-" : (calls.slotsReleased / calls.releaseCalls).toFixed(2);
+        console.log(
+          `| ${name.startsWith("before") ? "before" : "this tree"} | ${perAdmitted.toFixed(2)} | ${batched} |`,
+        );
       }
       return;
     }

@@ -55,7 +55,13 @@ describe("Prometheus histograms of the edge", () => {
   const { core, suggested } = overloadedRouter();
   const stats = core.stats();
   const text = prometheusText([
-    { ...stats, deployment: "d", shard: 0, internal: { waiters: 0, recentlyCancelled: 0, pendingObservations: 0 } },
+    {
+      ...stats,
+      deployment: "d",
+      shard: 0,
+      internal: { waiters: 0, recentlyCancelled: 0, pendingObservations: 0 },
+      calls: { acquire: 0, releaseCalls: 0, slotsReleased: 0 },
+    },
   ]);
 
   it("spillway_suggested_delay_seconds is complete: cumulative _bucket up to +Inf, _sum, _count", () => {
