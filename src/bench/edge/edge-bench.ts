@@ -20,7 +20,8 @@
  * Worker (and the same adding the quota tenant's 8 rate-limit headers to each answer, their cost alone), and one
  * spillway Worker (1 router shard) sent the same requests anonymously and with the quota tenant's key,
  * interleaved; `--before DIR` adds a second spillway Worker built from another checkout's `src/edge/worker.ts`
- * (e.g. the main branch's), so old and new code are compared in the same run. Each round runs the variants in
+ * (e.g. the main branch's; its rows named by `--label`, default `before`), so old and new code are compared in
+ * the same run. Each round runs the variants in
  * another (seeded) order.
  *
  * Beside throughput, every variant's CPU per request is read from `/proc` (Linux): the Worker process's (workerd:
@@ -48,12 +49,15 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "5" },
     only: { type: "string" },
     before: { type: "string" },
+    label: { type: "string", default: "before" },
   },
 });
 if (values.only !== undefined && values.only !== "tenants") throw new Error("--only takes only `tenants`");
 const REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
 const TENANTS_ONLY = values.only === "tenants";
+/** How the other checkout's rows are named (`--label`; `scripts/edge-ablation.sh` names them after its patch). */
+const OTHER = values.label;
 /** The tenant variant's API key, and its SHA-256 as the configuration holds it (`printf %s KEY | sha256sum`). */
 const BENCH_KEY = "sk-bench";
 const BENCH_KEY_SHA256 = createHash("sha256").update(BENCH_KEY).digest("hex");
@@ -305,8 +309,8 @@ async function admittedAndDecisions(): Promise<void> {
         const beforeScript = await bundle(join(values.before, "src/edge/worker.ts"), dir, "before");
         const before = await startWorker(beforeScript, { SPILLWAY_CONFIG: config(1) }, true);
         variants.push(
-          { name: "before: spillway, 1 router shard (anonymous)", worker: before, headers: {} },
-          { name: "before: spillway, 1 router shard, tenant with quotas", worker: before, headers: key },
+          { name: `${OTHER}: spillway, 1 router shard (anonymous)`, worker: before, headers: {} },
+          { name: `${OTHER}: spillway, 1 router shard, tenant with quotas`, worker: before, headers: key },
         );
       }
     } else {
@@ -379,14 +383,14 @@ async function admittedAndDecisions(): Promise<void> {
       console.log(
         "\n| Worker | quota tenant minus anonymous: Worker process us/request, median of the rounds (min, max) |\n| --- | --- |",
       );
-      for (const prefix of ["", "before: "]) {
+      for (const prefix of ["", `${OTHER}: `]) {
         const anonymous = perRound[`${prefix}spillway, 1 router shard (anonymous)`];
         const quota = perRound[`${prefix}spillway, 1 router shard, tenant with quotas`];
         if (!anonymous || !quota) continue;
         const us = (r: Measured) => ((r.workerCpuMs ?? Number.NaN) * 1000) / r.requests;
         const diffs = quota.map((r, i) => us(r) - us(anonymous[i] as Measured));
         const spread = `(${Math.min(...diffs).toFixed(0)}, ${Math.max(...diffs).toFixed(0)})`;
-        console.log(`| ${prefix ? "before" : "this tree"} | ${median(diffs).toFixed(1)} ${spread} |`);
+        console.log(`| ${prefix ? OTHER : "this tree"} | ${median(diffs).toFixed(1)} ${spread} |`);
       }
       // What each admitted request cost its router in Durable Object calls (warm-up included).
       console.log(
@@ -394,13 +398,13 @@ async function admittedAndDecisions(): Promise<void> {
       );
       for (const [name, calls] of callsOf) {
         if (!calls) {
-          console.log(`| ${name.startsWith("before") ? "before" : "this tree"} | not counted (an older router) | - |`);
+          console.log(`| ${name.startsWith(`${OTHER}:`) ? OTHER : "this tree"} | not counted (an older router) | - |`);
           continue;
         }
         const perAdmitted = (calls.acquire + calls.releaseCalls) / calls.acquire;
         const batched = calls.releaseCalls === 0 ? "-" : (calls.slotsReleased / calls.releaseCalls).toFixed(2);
         console.log(
-          `| ${name.startsWith("before") ? "before" : "this tree"} | ${perAdmitted.toFixed(2)} | ${batched} |`,
+          `| ${name.startsWith(`${OTHER}:`) ? OTHER : "this tree"} | ${perAdmitted.toFixed(2)} | ${batched} |`,
         );
       }
       return;
