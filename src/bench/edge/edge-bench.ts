@@ -397,8 +397,10 @@ async function admittedAndDecisions(): Promise<void> {
         "\n| Worker | router calls per admitted request (acquire + release calls) | slots released per release call |\n| --- | --- | --- |",
       );
       for (const [name, calls] of callsOf) {
-        if (!calls) {
-          console.log(`| ${name.startsWith(`${OTHER}:`) ? OTHER : "this tree"} | not counted (an older router) | - |`);
+        if (!calls || calls.acquire === 0) {
+          console.log(
+            `| ${name.startsWith(`${OTHER}:`) ? OTHER : "this tree"} | none counted (no router, or an older one) | - |`,
+          );
           continue;
         }
         const perAdmitted = (calls.acquire + calls.releaseCalls) / calls.acquire;
