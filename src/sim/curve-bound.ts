@@ -44,12 +44,33 @@ export interface CurveBoundResult {
 }
 
 interface Group {
+  set: number;
+  /** The instance's index in its set. */
   instance: number;
+  /** The instance's index over all sets (its start-budget rows). */
+  bucket: number;
   count: number;
   first: number;
   last: number;
   /** Per horizon, the last bin a start in which completes within it (first - 1: none). */
   within: number[];
+  /** Its first column (one per bin from `first` to `last`). */
+  column0: number;
+}
+
+/** One scenario's part of a {@link jointCurveBound}: its seeds' instances and the curve it is held to. */
+export interface BoundSet {
+  instances: readonly BoundInstance[];
+  target: CompletionCurve;
+}
+
+/** What a joint bound found: one margin for every set, and each set's curve. */
+export interface JointCurveBoundResult {
+  /** The largest m such that, in every set, one schedule reaches its target + m at every horizon at once. */
+  margin: number;
+  /** Per set, the completion curve of a schedule that reaches the margin. */
+  curves: CompletionCurve[];
+  size: { columns: number; rows: number };
 }
 
 /**
@@ -78,13 +99,46 @@ export function curveBound(
   target: CompletionCurve,
   binS = 1,
 ): CurveBoundResult {
+  const joint = jointCurveBound(highs, [{ instances, target }], 0, binS);
+  return { margin: joint.margin, curve: joint.curves[0] as CompletionCurve, size: joint.size };
+}
+
+/**
+ * {@link curveBound} over several scenarios at once, with one margin for all, and optionally *without
+ * foresight* of what tells them apart: when the sets are twins that no one can tell apart before
+ * `sharedBeforeS` (the same requests and clients until then, e.g. a burst that ends at 10 s and one that goes
+ * on to 20 s), every start made before it is the same in all of them, as it is for any policy that decides
+ * from what it has seen (an online policy). Each set's k-th instance is the twin of the others' k-th; the
+ * requests released before `sharedBeforeS` must be the same in all of them (checked: it throws otherwise).
+ * With `sharedBeforeS` 0 the sets are simply bounded together.
+ *
+ * If this margin is below what the target allows (-0.02 for "within 2 points"), no online policy meets the
+ * target in every one of these scenarios, however it is tuned: its clairvoyant margin in each alone may be
+ * positive, since the clairvoyant schedule decides before the twins part on knowing which one it is in.
+ *
+ * @example
+ * ```ts
+ * const joint = jointCurveBound(highs, [{ instances: long, target: longEnvelope },
+ *   { instances: short, target: shortEnvelope }], 20);
+ * joint.margin; // e.g. -0.04: no online policy is within 2 points of both envelopes at every horizon
+ * ```
+ */
+export function jointCurveBound(
+  highs: Highs,
+  sets: readonly BoundSet[],
+  sharedBeforeS = 0,
+  binS = 1,
+): JointCurveBoundResult {
   const horizons = COMPLETION_HORIZONS_S;
-  const groups = new Map<string, Group>();
-  const bins = instances.map((inst) => Math.max(1, Math.ceil(inst.endS / binS)));
-  let offered = 0;
-  instances.forEach((inst, k) => {
-    offered += inst.jobs.length;
-    const endBin = (bins[k] as number) - 1;
+  const sharedBins = Math.floor(sharedBeforeS / binS);
+  const instances = sets.flatMap((set, si) => set.instances.map((inst, k) => ({ inst, set: si, k })));
+  const bins = instances.map(({ inst }) => Math.max(1, Math.ceil(inst.endS / binS)));
+  const offered = sets.map((set) => set.instances.reduce((n, inst) => n + inst.jobs.length, 0));
+  // Per set, its groups by key: requests with the same window and horizons are one column per bin.
+  const groupsBySet = sets.map(() => new Map<string, Group>());
+  instances.forEach(({ inst, set, k }, bucket) => {
+    const endBin = (bins[bucket] as number) - 1;
+    const groups = groupsBySet[set] as Map<string, Group>;
     for (const job of inst.jobs) {
       const first = Math.floor(job.releaseS / binS);
       const within = horizons.map((h) => {
@@ -97,21 +151,39 @@ export function curveBound(
       const key = `${k}:${first}:${last}:${clipped.join(",")}`;
       const group = groups.get(key);
       if (group) group.count += 1;
-      else groups.set(key, { instance: k, count: 1, first, last, within: clipped });
+      else groups.set(key, { set, instance: k, bucket, count: 1, first, last, within: clipped, column0: -1 });
     }
   });
+  // The groups released before the sets part: the same in every set, their starts before then tied together.
+  const links: Array<[Group, Group]> = [];
+  const shared = [...(groupsBySet[0] as Map<string, Group>)].filter(([, g]) => g.first < sharedBins);
+  for (let si = 1; si < sets.length && sharedBins > 0; si++) {
+    const others = groupsBySet[si] as Map<string, Group>;
+    const theirShared = [...others.values()].filter((g) => g.first < sharedBins).length;
+    for (const [key, g] of shared) {
+      const twin = others.get(key);
+      if (!twin || twin.count !== g.count || theirShared !== shared.length)
+        throw new Error(`joint curve bound: set ${si} differs from set 0 before ${sharedBeforeS} s`);
+      links.push([g, twin]);
+    }
+  }
 
-  // Rows: one per group (its requests start at most once), one per instance and bin (the start budget),
-  // one per horizon (served within it >= target + margin).
-  const groupList = [...groups.values()];
+  // Rows: one per group (its requests start at most once), one per instance and bin (the start budget), one
+  // per set and horizon (served within it >= target + margin), one per tied start.
+  const groupList = groupsBySet.flatMap((groups) => [...groups.values()]);
   const bucketRow0: number[] = [];
   let rows = groupList.length;
   for (const b of bins) {
     bucketRow0.push(rows);
     rows += b;
   }
-  const horizonRow0 = rows;
-  rows += horizons.length;
+  const horizonRow0 = sets.map(() => {
+    const row = rows;
+    rows += horizons.length;
+    return row;
+  });
+  const linkRow0 = rows;
+  for (const [g] of links) rows += Math.min(g.last, sharedBins - 1) - g.first + 1;
 
   const starts: number[] = [0];
   const indices: number[] = [];
@@ -119,7 +191,6 @@ export function curveBound(
   const colLower: number[] = [];
   const colUpper: number[] = [];
   const colCost: number[] = [];
-  const columnOf: { group: number; bin: number }[] = [];
   const push = (lower: number, upper: number, cost: number, entries: [number, number][]) => {
     for (const [row, value] of entries) {
       indices.push(row);
@@ -130,37 +201,50 @@ export function curveBound(
     colUpper.push(upper);
     colCost.push(cost);
   };
+  // A tied start's row: +1 for set 0's column, -1 for the twin's (lower = upper = 0).
+  const linkEntry = new Map<Group, { row0: number; sign: number }>();
+  let linkRow = linkRow0;
+  for (const [g, twin] of links) {
+    if (!linkEntry.has(g)) linkEntry.set(g, { row0: linkRow, sign: 1 });
+    else throw new Error("joint curve bound: only two sets can be tied");
+    linkEntry.set(twin, { row0: linkRow, sign: -1 });
+    linkRow += Math.min(g.last, sharedBins - 1) - g.first + 1;
+  }
   groupList.forEach((g, gi) => {
+    g.column0 = colCost.length;
+    const link = linkEntry.get(g);
     for (let t = g.first; t <= g.last; t++) {
       const entries: [number, number][] = [
         [gi, 1],
-        [(bucketRow0[g.instance] as number) + t, 1],
+        [(bucketRow0[g.bucket] as number) + t, 1],
       ];
       horizons.forEach((_, hi) => {
-        if (t <= (g.within[hi] as number)) entries.push([horizonRow0 + hi, 1]);
+        if (t <= (g.within[hi] as number)) entries.push([(horizonRow0[g.set] as number) + hi, 1]);
       });
+      if (link && t < sharedBins) entries.push([link.row0 + t - g.first, link.sign]);
       push(0, g.count, 0, entries);
-      columnOf.push({ group: gi, bin: t });
     }
   });
-  // Start budget of instance k: level[t] tokens at the start of bin t; level[t+1] <= level[t] + rate - starts[t];
-  // the first level is the full budget.
-  instances.forEach((inst, k) => {
-    const n = bins[k] as number;
+  // Start budget of each instance: level[t] tokens at the start of bin t; level[t+1] <= level[t] + rate -
+  // starts[t]; the first level is the full budget.
+  instances.forEach(({ inst }, bucket) => {
+    const n = bins[bucket] as number;
     for (let t = 0; t <= n; t++) {
       const entries: [number, number][] = [];
-      if (t < n) entries.push([(bucketRow0[k] as number) + t, -1]);
-      if (t > 0) entries.push([(bucketRow0[k] as number) + t - 1, 1]);
+      if (t < n) entries.push([(bucketRow0[bucket] as number) + t, -1]);
+      if (t > 0) entries.push([(bucketRow0[bucket] as number) + t - 1, 1]);
       push(t === 0 ? inst.burstStarts : 0, inst.burstStarts, 0, entries);
     }
   });
-  // The margin, in requests' share: maximised.
+  // The margin, in each set's requests' share: maximised.
   const marginCol = colCost.length;
   push(
     -1,
     1,
     1,
-    horizons.map((_, hi) => [horizonRow0 + hi, -offered] as [number, number]),
+    sets.flatMap((_, si) =>
+      horizons.map((_, hi) => [(horizonRow0[si] as number) + hi, -(offered[si] as number)] as [number, number]),
+    ),
   );
 
   const rowLower: number[] = [];
@@ -169,15 +253,21 @@ export function curveBound(
     rowLower.push(-highs.infinity);
     rowUpper.push(g.count);
   }
-  instances.forEach((inst, k) => {
-    for (let t = 0; t < (bins[k] as number); t++) {
+  instances.forEach(({ inst }, bucket) => {
+    for (let t = 0; t < (bins[bucket] as number); t++) {
       rowLower.push(-highs.infinity);
       rowUpper.push(inst.startRateAt(t * binS) * binS);
     }
   });
-  for (const h of horizons) {
-    rowLower.push(offered * (target[String(h)] ?? 0));
-    rowUpper.push(highs.infinity);
+  sets.forEach((set, si) => {
+    for (const h of horizons) {
+      rowLower.push((offered[si] as number) * (set.target[String(h)] ?? 0));
+      rowUpper.push(highs.infinity);
+    }
+  });
+  for (let r = linkRow0; r < rows; r++) {
+    rowLower.push(0);
+    rowUpper.push(0);
   }
 
   const columns = colCost.length;
@@ -203,16 +293,20 @@ export function curveBound(
       return model.getSolution().colValue;
     },
   );
-  const curve: CompletionCurve = {};
-  horizons.forEach((h, hi) => {
-    let within = 0;
-    columnOf.forEach((c, j) => {
-      const g = groupList[c.group] as Group;
-      if (c.bin <= (g.within[hi] as number)) within += x[j] as number;
+  const curves = sets.map((_, si) => {
+    const curve: CompletionCurve = {};
+    horizons.forEach((h, hi) => {
+      let within = 0;
+      for (const g of groupList) {
+        if (g.set !== si) continue;
+        for (let t = g.first; t <= Math.min(g.last, g.within[hi] as number); t++)
+          within += x[g.column0 + t - g.first] as number;
+      }
+      curve[String(h)] = (offered[si] as number) > 0 ? within / (offered[si] as number) : 0;
     });
-    curve[String(h)] = offered > 0 ? within / offered : 0;
+    return curve;
   });
-  return { margin: x[marginCol] as number, curve, size: { columns, rows } };
+  return { margin: x[marginCol] as number, curves, size: { columns, rows } };
 }
 
 /**

@@ -1,7 +1,7 @@
 import loadHighs from "highs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { measureCapacity } from "../../../src/sim/capacity";
-import { type BoundJob, boundInstance, curveBound } from "../../../src/sim/curve-bound";
+import { type BoundJob, boundInstance, curveBound, jointCurveBound } from "../../../src/sim/curve-bound";
 import { computeMetrics } from "../../../src/sim/metrics";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
@@ -54,5 +54,48 @@ describe("curveBound", () => {
       const curve = computeMetrics(runSimulation(scenario, policy, workload)).servedWithinS;
       expect(curveBound(highs, [inst], curve).margin, policy.id).toBeGreaterThanOrEqual(-1e-6);
     }
+  });
+});
+
+describe("jointCurveBound", () => {
+  // Twins that part at 1 s. Both: two requests at 0 that finish within 5 s only if started at once (bin 0).
+  // Twin A: three more at 1 s that must start in bin 1. One start per second with a budget of two: A keeps
+  // its budget for them by starting only one of the first two in bin 0; B should start both.
+  const early: BoundJob[] = Array.from({ length: 2 }, () => ({
+    arrivalS: 0,
+    releaseS: 0,
+    deadlineS: 100,
+    minCompletionS: 4.5,
+  }));
+  const late: BoundJob[] = Array.from({ length: 3 }, () => ({
+    arrivalS: 1,
+    releaseS: 1,
+    deadlineS: 1.9,
+    minCompletionS: 0.5,
+  }));
+  const fleet = { startRateAt: () => 1, burstStarts: 2, endS: 200 };
+  const twinA = { instances: [{ jobs: [...early, ...late], ...fleet }], target: { ...everyone(1), "5": 0.8 } };
+  const twinB = { instances: [{ jobs: early, ...fleet }], target: everyone(1) };
+
+  it("each twin alone, and both with foresight, reach their targets exactly", () => {
+    expect(curveBound(highs, twinA.instances, twinA.target).margin).toBeCloseTo(0, 6);
+    expect(curveBound(highs, twinB.instances, twinB.target).margin).toBeCloseTo(0, 6);
+    expect(jointCurveBound(highs, [twinA, twinB], 0).margin).toBeCloseTo(0, 6);
+  });
+
+  it("without foresight the starts before they part are one decision: the best split costs both 1/7", () => {
+    // x of the early requests start in bin 0: A loses (x - 1) / 5 at 15 s, B loses 1 - x / 2 at 5 s; x = 12/7.
+    const joint = jointCurveBound(highs, [twinA, twinB], 1);
+    expect(joint.margin).toBeCloseTo(-1 / 7, 5);
+    expect(joint.curves[1]?.["5"]).toBeCloseTo(6 / 7, 5);
+  });
+
+  it("identical twins are bounded as one scenario", () => {
+    const alone = curveBound(highs, twinA.instances, twinA.target);
+    expect(jointCurveBound(highs, [twinA, twinA], 50).margin).toBeCloseTo(alone.margin, 6);
+  });
+
+  it("refuses twins that differ before they are said to part", () => {
+    expect(() => jointCurveBound(highs, [twinA, twinB], 2)).toThrow(/differs from set 0 before 2 s/);
   });
 });
