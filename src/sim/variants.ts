@@ -36,6 +36,10 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   }),
   variant("standing-10s", "queue-delay target after 10 s of standing queue", { booking: { standingIntervalS: 10 } }),
   variant("delay-target-0.5s", "queue-delay target 0.5 s", { booking: { queueDelayTargetS: 0.5 } }),
+  // Between 0.5 s and the default 1 s, the sustained overload's p50 (<= 5 s wanted) and the served share in
+  // router-restart (within a point of the best other policy) change sides within a tenth of a second.
+  variant("delay-target-0.6s", "queue-delay target 0.6 s", { booking: { queueDelayTargetS: 0.6 } }),
+  variant("delay-target-0.7s", "queue-delay target 0.7 s", { booking: { queueDelayTargetS: 0.7 } }),
   variant("no-delay-target", "no queue-delay target", { booking: { queueDelayTargetS: null } }),
   variant("no-target-while-draining", "no queue-delay target while the attempts offered are below the drain rate", {
     booking: { drainingOfferedShare: 1 },

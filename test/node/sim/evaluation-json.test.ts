@@ -71,6 +71,27 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
   });
 
+  it("backs docs/retry-policy.md's claim: between 0.6 s and 0.7 s of delay target the sustained p50 and router-restart's served share change sides", () => {
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "At 0.6 s the sustained overload's p50 meets the 5 s target while router-restart's served share falls more than a point below the best other policy's; at 0.7 s it is the other way round.",
+    );
+    const restart = json.scenarios.find((s) => s.name === "router-restart") as ScenarioResult;
+    const bestOther = Math.max(
+      ...restart.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => p.servedFraction),
+    );
+    const variant = (id: string) => {
+      const v = json.variants.find((x) => x.id === id) as VariantSummary;
+      return {
+        p50: v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN,
+        restartGap: (v.perScenario["router-restart"]?.servedFraction ?? 0) - bestOther,
+      };
+    };
+    expect(variant("delay-target-0.6s").p50).toBeLessThanOrEqual(5);
+    expect(variant("delay-target-0.6s").restartGap).toBeLessThan(-0.01);
+    expect(variant("delay-target-0.7s").p50).toBeGreaterThan(5);
+    expect(variant("delay-target-0.7s").restartGap).toBeGreaterThanOrEqual(-0.01);
+  });
+
   it("its target checks are those of its own results", () => {
     expect(json.targets).toEqual(json.scenarios.map(checkTargets));
   });
