@@ -572,6 +572,45 @@ export class RouterCore {
     return true;
   }
 
+  /**
+   * Whether a Worker isolate may hand a finished request's slot straight to its next request (see
+   * `handOff`): only while nothing waits, no promise is outstanding, and more slots are free than the tenant
+   * headroom keeps (so a hand-off takes nothing that queueing, a booked retry or a lighter tenant would get).
+   */
+  handoffAllowed(): boolean {
+    if (this.queue.size > 0 || (this.booking?.outstanding ?? 0) > 0) return false;
+    return this.cache.freeSlots(this.options.replicas) > (this.options.tenantHeadroomSlots ?? 0);
+  }
+
+  /**
+   * The slot of `ticket` was handed, in a Worker isolate, from the request that ended to the next one, on the
+   * same replica: counted as that request's end and the next one's placement (admitted, its tenant, a drain
+   * for the estimator), with the lease's lifetime started again. Returns false for an unknown ticket (reclaimed,
+   * or from before a restart).
+   */
+  handOff(ticket: string, next: Pick<SubmitOptions, "tenant" | "weight" | "priority"> = {}): boolean {
+    const lease = this.leases.get(ticket);
+    if (!lease) return false;
+    const now = this.clock.now();
+    this.completed += 1;
+    this.headroom?.ended(lease.tenant, lease.priority, now);
+    const tenant = next.tenant ?? "";
+    const priority = next.priority ?? "interactive";
+    this.headroom?.arrived(tenant, next.weight ?? 1, priority, now);
+    if (tenant) this.tenantCounts.add(tenant, "admitted");
+    this.headroom?.placed(tenant, priority);
+    this.leases.set(ticket, {
+      replica: lease.replica,
+      expiresAtMs: now + this.options.leaseTimeoutMs,
+      tenant,
+      priority,
+    });
+    this.admitted += 1;
+    this.estimator.recordDrain(now, this.queue.size);
+    this.accuracy.onDrain(now, this.estimator.drainCount);
+    return true;
+  }
+
   /** The client gave up: leave the queue, or give back the slot if it was already placed. */
   cancel(ticket: string): "dequeued" | "released" | "unknown" {
     if (this.queue.remove(ticket)) return "dequeued";

@@ -183,6 +183,11 @@ export class RouterDriver {
     if (this.current.release(ticket, replicaFailed)) this.wake();
   }
 
+  /** The slot of `ticket` now serves another request on the same replica (see `RouterCore.handOff`). */
+  handOff(ticket: string, next: Pick<SubmitOptions, "tenant" | "weight" | "priority"> = {}): boolean {
+    return this.current.handOff(ticket, next);
+  }
+
   /** The client went away: leave the queue or give back the slot. Safe for any ticket, any time. */
   cancel(ticket: string): void {
     const outcome = this.current.cancel(ticket);

@@ -1,6 +1,6 @@
 import type { SubmitOptions } from "../core/router-core";
-import type { ReleasedSlot } from "./release-batch";
-import type { AcquireResult } from "./router-protocol";
+import type { AcquireAnswer } from "./router-protocol";
+import type { CarriedSlots } from "./slot-batch";
 
 /** The part of a router stub (`DurableObjectStub<DeploymentRouter>`) that asks for a slot. */
 export interface SlotSource {
@@ -9,21 +9,21 @@ export interface SlotSource {
     shard: number,
     ticket: string,
     options?: SubmitOptions,
-    released?: readonly ReleasedSlot[],
-  ): Promise<AcquireResult>;
+    carried?: CarriedSlots,
+  ): Promise<AcquireAnswer>;
 }
 
-/** Other requests' releases an acquire carries to the same router (see `ReleaseBatch`). */
-export interface CarriedReleases {
-  /** The releases to carry on this call (taken from the batch). */
-  take(): ReleasedSlot[];
-  /** The call carrying them failed: they go back to be sent again. */
-  failed(released: ReleasedSlot[]): void;
+/** Other requests' releases and hand-offs an acquire carries to the same router (see `SlotBatch`). */
+export interface Carrier {
+  /** What to carry on this call (taken from the batch). */
+  take(): CarriedSlots;
+  /** The call carrying it failed: it goes back to be sent again. */
+  failed(carried: CarriedSlots): void;
 }
 
 /** How asking the router for a slot ended. */
 export type AcquireOutcome =
-  | { kind: "answered"; result: AcquireResult }
+  | { kind: "answered"; result: AcquireAnswer }
   /** The router could not answer: overloaded (the platform refused the call) or unreachable twice. */
   | { kind: "unavailable"; cause: "overloaded" | "unreachable"; message: string };
 
@@ -46,7 +46,8 @@ function flags(error: unknown): DurableObjectCallError {
  * the time it already waited (`waitedMs`) counted against the queue timeout and placing it by its first
  * arrival. A router that is overloaded, or unreachable twice, is reported as `unavailable`: the caller does
  * what the operator chose (`routerUnavailable`). An error thrown by the router's own code is rethrown.
- * `carried` releases ride along with each call; those of a call that threw are handed back.
+ * Other requests' releases and hand-offs (`carrier`) ride along with each call; those of a call that threw are
+ * handed back.
  *
  * @example
  * ```ts
@@ -59,15 +60,15 @@ export async function acquireSlot(
   routerOf: () => SlotSource,
   call: { deployment: string; shard: number; ticket: string; options?: SubmitOptions },
   now: () => number = Date.now,
-  carried?: CarriedReleases,
+  carrier?: Carrier,
 ): Promise<AcquireOutcome> {
   const started = now();
   const ask = async (options: SubmitOptions) => {
-    const released = carried?.take() ?? [];
+    const carried = carrier?.take() ?? { released: [], handedOff: [] };
     try {
-      return await routerOf().acquire(call.deployment, call.shard, call.ticket, options, released);
+      return await routerOf().acquire(call.deployment, call.shard, call.ticket, options, carried);
     } catch (error) {
-      if (released.length > 0) carried?.failed(released);
+      carrier?.failed(carried);
       throw error;
     }
   };

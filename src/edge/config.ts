@@ -43,6 +43,12 @@ const deploymentSchema = z.strictObject({
   ...routerSettingsShape,
   /** Deadline for a replica's response headers; an engine that accepts and hangs ends in 504. */
   upstreamTimeoutS: z.number().gt(0).max(3600).default(300),
+  /**
+   * How long after a router's answer saying nothing waits there a Worker isolate may hand a finished request's
+   * slot straight to its next request (same replica, no call to the router; the router hears of it in the
+   * next batch). 0: never, every request asks its router. See README, "Slot hand-off".
+   */
+  slotHandoffMs: z.int().min(0).max(10_000).default(0),
   /** Routers (Durable Objects) for this deployment, each with its own queue and estimator. */
   routerShards: z.int().min(1).max(256).default(1),
   /**

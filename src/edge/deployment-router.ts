@@ -4,10 +4,10 @@ import { RouterDriver } from "../core/router-driver";
 import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
-import type { ReleasedSlot } from "./release-batch";
 import { replicaProber } from "./replica-probe";
 import { edgeRouterIO } from "./router-io";
-import type { AcquireResult, ShardStats } from "./router-protocol";
+import type { AcquireAnswer, ShardStats } from "./router-protocol";
+import type { CarriedSlots, HandedOffSlot, HandoffLeave, ReleasedSlot } from "./slot-batch";
 import { upstreamApiKey } from "./upstream-credential";
 
 const EARLY_CANCELS_MAX = 1024;
@@ -40,28 +40,34 @@ export class DeploymentRouter extends DurableObject<Env> {
   /** Set only by {@link setClockForTesting}: the router's time stands still at this value. */
   private frozenNowMs: number | undefined;
   /** Calls answered, for `stats` (what batching releases saves is read there). */
-  private readonly calls = { acquire: 0, releaseCalls: 0, slotsReleased: 0 };
+  private readonly calls = { acquire: 0, releaseCalls: 0, slotsReleased: 0, handedOff: 0 };
+  /** The deployment's `slotHandoffMs`: how long an isolate may hand slots on after an answer; 0: never. */
+  private slotHandoffMs = 0;
 
   /**
    * Asks for a replica slot. The reject path answers from memory at once (no I/O, nothing awaited); a queued
    * request resolves when a replica takes it, or when it is shed (queue timeout, fleet down). `ticket`
    * identifies the request for `release` and `cancel`; `options` carries the request's fingerprint (the key to a
    * promised retry), its client's horizon and `x-stainless-retry-count` (read only by `retry_schedule`).
-   * `released`: other requests' slots given back by the same isolate, carried by this call (see `ReleaseBatch`);
-   * they are freed before this request is placed.
+   * `carried`: other requests' slots given back, and handed from one request to the next, by the same isolate
+   * (see `SlotBatch`): taken into account before this request is placed. An admission carries the isolate's
+   * leave to hand slots on (`handoffMs`) while nothing waits and the deployment allows it.
    */
   async acquire(
     deployment: string,
     shard: number,
     ticket: string,
     options: SubmitOptions = {},
-    released: readonly ReleasedSlot[] = [],
-  ): Promise<AcquireResult> {
+    carried: CarriedSlots = { released: [], handedOff: [] },
+  ): Promise<AcquireAnswer> {
     const driver = this.driverFor(deployment, shard);
     this.calls.acquire += 1;
-    this.calls.slotsReleased += released.length;
-    for (const [releasedTicket, replicaFailed] of released) driver.release(releasedTicket, replicaFailed);
-    return new Promise<AcquireResult>((resolve) => driver.acquire(ticket, options, resolve));
+    this.take(driver, carried.released, carried.handedOff);
+    return new Promise<AcquireAnswer>((resolve) =>
+      driver.acquire(ticket, options, (result) =>
+        resolve(result.kind === "admitted" ? { ...result, ...this.leave(driver) } : result),
+      ),
+    );
   }
 
   /** Ends a lease; `replicaFailed` marks the replica down until a probe succeeds. */
@@ -71,11 +77,15 @@ export class DeploymentRouter extends DurableObject<Env> {
     this.driver?.release(ticket, replicaFailed);
   }
 
-  /** Ends many leases at once (an isolate's batch, see `ReleaseBatch`). */
-  async releaseAll(released: readonly ReleasedSlot[]): Promise<void> {
+  /**
+   * Ends many leases at once, and hears of slots handed from one request to the next (an isolate's batch, see
+   * `SlotBatch`); answers with the isolate's leave to go on handing slots on, if it has it.
+   */
+  async releaseAll(released: readonly ReleasedSlot[], handedOff: readonly HandedOffSlot[] = []): Promise<HandoffLeave> {
     this.calls.releaseCalls += 1;
-    this.calls.slotsReleased += released.length;
-    for (const [ticket, replicaFailed] of released) this.driver?.release(ticket, replicaFailed);
+    if (!this.driver) return {};
+    this.take(this.driver, released, handedOff);
+    return this.leave(this.driver);
   }
 
   /** The client went away: leave the queue or give back the slot. Safe to call for any ticket, any time. */
@@ -112,6 +122,19 @@ export class DeploymentRouter extends DurableObject<Env> {
     this.frozenNowMs = nowMs ?? undefined;
   }
 
+  /** Hand-offs first: a slot handed on and then released in the same batch was handed on before it ended. */
+  private take(driver: RouterDriver, released: readonly ReleasedSlot[], handedOff: readonly HandedOffSlot[]): void {
+    for (const [ticket, tenant, weight, priority] of handedOff)
+      if (driver.handOff(ticket, { tenant, weight, priority })) this.calls.handedOff += 1;
+    this.calls.slotsReleased += released.length;
+    for (const [ticket, replicaFailed] of released) driver.release(ticket, replicaFailed);
+  }
+
+  /** The isolate's leave to hand slots on: only while nothing waits here (see `RouterCore.handoffAllowed`). */
+  private leave(driver: RouterDriver): HandoffLeave {
+    return this.slotHandoffMs > 0 && driver.core.handoffAllowed() ? { handoffMs: this.slotHandoffMs } : {};
+  }
+
   private driverFor(deployment: string, shard: number): RouterDriver {
     if (this.driver) return this.driver;
     const config = configFromEnv(this.env.SPILLWAY_CONFIG);
@@ -119,6 +142,7 @@ export class DeploymentRouter extends DurableObject<Env> {
     if (!deploymentConfig) throw new Error(`unknown deployment ${deployment}`);
     this.identity = { deployment, shard };
     this.logRejections = config.logRejections;
+    this.slotHandoffMs = deploymentConfig.slotHandoffMs;
     const probe = replicaProber(deploymentConfig.replicas, {
       signingSecret: this.env.SPILLWAY_SIGNING_SECRET,
       upstreamApiKey: upstreamApiKey(this.env, deploymentConfig, false),

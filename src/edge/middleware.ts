@@ -8,13 +8,13 @@ import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
-import { ReleaseBatch, type ReleasedSlot } from "./release-batch";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
 import { isRetry } from "./retry-count";
 import { type AcquireResult, placement, routerName } from "./router-protocol";
 import { routerUnavailable } from "./router-unavailable";
 import { priorityOf } from "./service-tier";
+import { type CarriedSlots, SlotBatch } from "./slot-batch";
 import type { TenantPlanInput } from "./tenant-config";
 import { chargeQuota, estimateTokens } from "./tenant-quota-charge";
 import type { TenantQuota } from "./tenant-quota-object";
@@ -130,8 +130,9 @@ async function answerFrom(
  */
 export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<SpillwayEnv> {
   const connectAttempts = Math.max(1, options.connectAttempts ?? 2);
-  // One per isolate: releases to a router ride along with each other and with the next acquire.
-  const releases = new ReleaseBatch();
+  // One per isolate: releases to a router ride along with each other and with the next acquire, and (with
+  // slotHandoffMs) a finished request's slot may go straight to the next request.
+  const slots = new SlotBatch();
   return async function spillway(c, next) {
     if (c.req.method !== "POST") return next();
     const config = configFromEnv(c.env.SPILLWAY_CONFIG);
@@ -193,9 +194,9 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     const router = routerName(deployment, shard);
     const routerOf = () => routers.getByName(router, placement(deploymentConfig.locationHint));
     const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-    const carried = {
-      take: () => releases.takeFor(router),
-      failed: (released: ReleasedSlot[]) => waitUntil(releases.putBack(router, released, routerOf)),
+    const carrier = {
+      take: () => slots.takeFor(router),
+      failed: (carried: CarriedSlots) => waitUntil(slots.putBack(router, carried, routerOf)),
     };
     const clientSignal = c.req.raw.signal;
     const submit = {
@@ -212,41 +213,52 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     };
 
     for (let attempt = 1; ; attempt++) {
-      const ticket = crypto.randomUUID();
-      // A client that leaves while queued must not keep its queue place (or the slot it was just given).
-      const cancel = () => c.executionCtx.waitUntil(routerOf().cancel(ticket));
-      clientSignal.addEventListener("abort", cancel, { once: true });
-      let acquired: AcquireOutcome;
-      try {
-        acquired = await acquireSlot(routerOf, { deployment, shard, ticket, options: submit }, Date.now, carried);
-      } finally {
-        clientSignal.removeEventListener("abort", cancel);
-      }
       let replica: string;
       let release: (replicaFailed: boolean) => void;
-      if (acquired.kind === "unavailable") {
-        const passed = routerUnavailable(deploymentConfig, deployment, acquired);
-        if ("response" in passed) {
-          charge.refund();
-          c.set("spillway", {
-            deployment,
-            shard,
-            outcome: "rejected",
-            retryAfterS: deploymentConfig.backpressure.retryAfterS,
-            ...tenant,
-          });
-          return withTenantHeaders(passed.response, charge.headers);
-        }
-        ({ replica, release } = passed);
+      // A slot a request of this isolate just finished with, while the router lets it be handed on; not after a
+      // replica could not be reached (that one is marked down: ask the router).
+      const taken = attempt === 1 ? slots.take(router) : undefined;
+      if (taken) {
+        ({ replica } = taken);
+        waitUntil(slots.handedOff(router, [taken.ticket, plan.name, plan.weight, priority], routerOf));
+        release = (replicaFailed: boolean) => waitUntil(slots.end(router, taken, replicaFailed, routerOf));
       } else {
-        const result = acquired.result;
-        if (result.kind === "rejected") {
-          charge.refund();
-          c.set("spillway", { deployment, shard, outcome: "rejected", retryAfterS: result.retryAfterS, ...tenant });
-          return withTenantHeaders(rejectionResponse(result), charge.headers);
+        const ticket = crypto.randomUUID();
+        // A client that leaves while queued must not keep its queue place (or the slot it was just given).
+        const cancel = () => c.executionCtx.waitUntil(routerOf().cancel(ticket));
+        clientSignal.addEventListener("abort", cancel, { once: true });
+        let acquired: AcquireOutcome;
+        try {
+          acquired = await acquireSlot(routerOf, { deployment, shard, ticket, options: submit }, Date.now, carrier);
+        } finally {
+          clientSignal.removeEventListener("abort", cancel);
         }
-        replica = result.replica;
-        release = (replicaFailed: boolean) => waitUntil(releases.release(router, [ticket, replicaFailed], routerOf));
+        if (acquired.kind === "unavailable") {
+          const passed = routerUnavailable(deploymentConfig, deployment, acquired);
+          if ("response" in passed) {
+            charge.refund();
+            c.set("spillway", {
+              deployment,
+              shard,
+              outcome: "rejected",
+              retryAfterS: deploymentConfig.backpressure.retryAfterS,
+              ...tenant,
+            });
+            return withTenantHeaders(passed.response, charge.headers);
+          }
+          ({ replica, release } = passed);
+        } else {
+          const result = acquired.result;
+          slots.heard(router, result);
+          if (result.kind === "rejected") {
+            charge.refund();
+            c.set("spillway", { deployment, shard, outcome: "rejected", retryAfterS: result.retryAfterS, ...tenant });
+            return withTenantHeaders(rejectionResponse(result), charge.headers);
+          }
+          const slot = { ticket, replica: result.replica };
+          replica = slot.replica;
+          release = (replicaFailed: boolean) => waitUntil(slots.end(router, slot, replicaFailed, routerOf));
+        }
       }
       c.set("spillway", { deployment, shard, outcome: "admitted", ...tenant });
       if (clientSignal.aborted) {

@@ -86,6 +86,11 @@ export function prometheusText(shards: ShardStats[], quotas: Record<string, Tena
     (s) => s.calls.releaseCalls,
   );
   counter(
+    "spillway_router_slots_handed_off_total",
+    "Slots an isolate handed from a finished request to its next one without asking (slotHandoffMs).",
+    (s) => s.calls.handedOff,
+  );
+  counter(
     "spillway_router_slots_released_total",
     "Slots given back, by release calls or carried by acquires.",
     (s) => s.calls.slotsReleased,

@@ -1,11 +1,19 @@
 import type { RouterStats } from "../core/router-core";
+import type { AcquireResult } from "../core/router-driver";
 import type { DeploymentConfig } from "./config";
+import type { HandoffLeave } from "./slot-batch";
 
 /** A Durable Object location hint, as a deployment's `locationHint` names it. */
 type LocationHint = NonNullable<DeploymentConfig["locationHint"]>;
 
-/** The router's answer to `acquire` (the driver's result, shared with the simulator). */
-export type { AcquireResult } from "../core/router-driver";
+/** The driver's result to `acquire`, shared with the simulator. */
+export type { AcquireResult };
+
+/**
+ * The router's answer to `acquire`: the driver's result, and with an admission, while nothing waits and the
+ * deployment allows it (`slotHandoffMs`), the isolate's leave to hand the slot on (see `SlotBatch`).
+ */
+export type AcquireAnswer = AcquireResult & HandoffLeave;
 
 /** A router's stats, named by deployment and shard. */
 export interface ShardStats extends RouterStats {
@@ -14,10 +22,11 @@ export interface ShardStats extends RouterStats {
   /** Sizes of the Durable Object's own collections: all bounded, and waiters 0 once the queue is empty. */
   internal: { waiters: number; recentlyCancelled: number; pendingObservations: number };
   /**
-   * Calls this router has answered since it started, by kind, and the slots they gave back: with isolates
-   * batching their releases (`ReleaseBatch`) `releaseCalls` is well under `slotsReleased` under load.
+   * Calls this router has answered since it started, by kind, the slots they gave back, and the slots isolates
+   * handed from one request to the next without asking (`slotHandoffMs`): with isolates batching their
+   * releases (`SlotBatch`) `releaseCalls` is well under `slotsReleased` under load.
    */
-  calls: { acquire: number; releaseCalls: number; slotsReleased: number };
+  calls: { acquire: number; releaseCalls: number; slotsReleased: number; handedOff: number };
 }
 
 /**

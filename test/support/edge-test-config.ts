@@ -68,6 +68,8 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       fifo: { replicas: [r("fifo")], maxOngoingRequests: 1, maxQueuedRequests: 10 },
       "shorter-queue": { replicas: [r("sq-long"), r("sq-short")], maxOngoingRequests: 10 },
       "release-batch": { replicas: [r("rb-a"), r("rb-b")], maxOngoingRequests: 4, maxQueuedRequests: 64 },
+      "hand-off": { replicas: [r("ho-a")], maxOngoingRequests: 2, maxQueuedRequests: 64, slotHandoffMs: 1000 },
+      "hand-off-protocol": { replicas: [r("hp-a")], maxOngoingRequests: 3, slotHandoffMs: 1000 },
       computed: {
         replicas: [r("computed")],
         maxOngoingRequests: 1,

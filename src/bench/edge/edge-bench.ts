@@ -155,7 +155,7 @@ async function routerCalls(w: Worker) {
     stats(
       deployment: string,
       shard: number,
-    ): Promise<{ calls?: { acquire: number; releaseCalls: number; slotsReleased: number } }>;
+    ): Promise<{ calls?: { acquire: number; releaseCalls: number; slotsReleased: number; handedOff?: number } }>;
   };
   return (await stub.stats("demo-model", 0)).calls;
 }
@@ -262,11 +262,17 @@ async function admittedAndDecisions(): Promise<void> {
   try {
     const spillwayScript = await bundle("src/edge/worker.ts", dir, "spillway");
     const passScript = await bundle("src/bench/edge/passthrough-worker.ts", dir, "passthrough");
-    const config = (shards: number, quotaLeaseMs?: number) =>
+    const config = (shards: number, quotaLeaseMs?: number, slotHandoffMs = 0) =>
       JSON.stringify({
         logRejections: false,
         deployments: {
-          "demo-model": { replicas, maxOngoingRequests: 256, maxQueuedRequests: 4096, routerShards: shards },
+          "demo-model": {
+            replicas,
+            maxOngoingRequests: 256,
+            maxQueuedRequests: 4096,
+            routerShards: shards,
+            slotHandoffMs,
+          },
         },
         // The bench's API key (BENCH_KEY): quotas far above what it sends, so every request is charged, none refused.
         tenants: {
@@ -301,9 +307,13 @@ async function admittedAndDecisions(): Promise<void> {
       variants.push({ name: "pass-through Worker + the 8 rate-limit headers", worker: passWithHeaders, headers: {} });
       // One Worker for both: the key is the only difference between its two variants.
       const spillway = await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(1) }, true);
+      // The same with slot hand-off on (slotHandoffMs): most requests take a finished one's slot, no router call.
+      const handoff = await startWorker(spillwayScript, { SPILLWAY_CONFIG: config(1, undefined, 1000) }, true);
       variants.push(
         { name: "spillway, 1 router shard (anonymous)", worker: spillway, headers: {} },
         { name: "spillway, 1 router shard, tenant with quotas", worker: spillway, headers: key },
+        { name: "spillway, 1 router shard, slot hand-off (anonymous)", worker: handoff, headers: {} },
+        { name: "spillway, 1 router shard, slot hand-off, tenant with quotas", worker: handoff, headers: key },
       );
       if (values.before) {
         const beforeScript = await bundle(join(values.before, "src/edge/worker.ts"), dir, "before");
@@ -332,6 +342,11 @@ async function admittedAndDecisions(): Promise<void> {
           headers: {},
         },
         { name: "spillway, 1 router shard, tenant with quotas", worker: await spillway(config(1)), headers: key },
+        {
+          name: "spillway, 1 router shard, slot hand-off, tenant with quotas",
+          worker: await spillway(config(1, undefined, 1000)),
+          headers: key,
+        },
         {
           name: "spillway, 1 router shard, tenant with quotas, leases off",
           worker: await spillway(config(1, 0)),
@@ -392,22 +407,21 @@ async function admittedAndDecisions(): Promise<void> {
         const spread = `(${Math.min(...diffs).toFixed(0)}, ${Math.max(...diffs).toFixed(0)})`;
         console.log(`| ${prefix ? OTHER : "this tree"} | ${median(diffs).toFixed(1)} ${spread} |`);
       }
-      // What each admitted request cost its router in Durable Object calls (warm-up included).
+      // What each admitted request cost its router in Durable Object calls (warm-up included); a request that
+      // took a finished one's slot (slot hand-off) was admitted without a call of its own.
       console.log(
-        "\n| Worker | router calls per admitted request (acquire + release calls) | slots released per release call |\n| --- | --- | --- |",
+        "\n| Worker (its anonymous variant) | router calls per admitted request (acquire + release calls) | admitted by a hand-off | slots released per release call |\n| --- | --- | --- | --- |",
       );
       for (const [name, calls] of callsOf) {
         if (!calls || calls.acquire === 0) {
-          console.log(
-            `| ${name.startsWith(`${OTHER}:`) ? OTHER : "this tree"} | none counted (no router, or an older one) | - |`,
-          );
+          console.log(`| ${name} | none counted (no router, or an older one) | - | - |`);
           continue;
         }
-        const perAdmitted = (calls.acquire + calls.releaseCalls) / calls.acquire;
+        const admitted = calls.acquire + (calls.handedOff ?? 0);
+        const perAdmitted = (calls.acquire + calls.releaseCalls) / admitted;
+        const handedOff = `${((100 * (calls.handedOff ?? 0)) / admitted).toFixed(1)}%`;
         const batched = calls.releaseCalls === 0 ? "-" : (calls.slotsReleased / calls.releaseCalls).toFixed(2);
-        console.log(
-          `| ${name.startsWith(`${OTHER}:`) ? OTHER : "this tree"} | ${perAdmitted.toFixed(2)} | ${batched} |`,
-        );
+        console.log(`| ${name} | ${perAdmitted.toFixed(2)} | ${handedOff} | ${batched} |`);
       }
       return;
     }

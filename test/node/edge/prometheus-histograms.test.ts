@@ -60,7 +60,7 @@ describe("Prometheus histograms of the edge", () => {
       deployment: "d",
       shard: 0,
       internal: { waiters: 0, recentlyCancelled: 0, pendingObservations: 0 },
-      calls: { acquire: 0, releaseCalls: 0, slotsReleased: 0 },
+      calls: { acquire: 0, releaseCalls: 0, slotsReleased: 0, handedOff: 0 },
     },
   ]);
 

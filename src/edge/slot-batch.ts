@@ -1,0 +1,250 @@
+import type { PriorityClass } from "../core/fair-queue";
+
+/** A slot given back to its router: the acquire's ticket, and whether the replica failed while holding it. */
+export type ReleasedSlot = readonly [ticket: string, replicaFailed: boolean];
+
+/** A slot handed from a request that ended to the next one in the isolate: its ticket and who holds it now. */
+export type HandedOffSlot = readonly [
+  ticket: string,
+  tenant: string | undefined,
+  weight: number,
+  priority: PriorityClass,
+];
+
+/** What one call to a router carries besides its own business: other requests' releases and hand-offs. */
+export interface CarriedSlots {
+  released: ReleasedSlot[];
+  handedOff: HandedOffSlot[];
+}
+
+/** A router's answer that renews (or ends) an isolate's leave to hand slots on: how long, from its receipt. */
+export interface HandoffLeave {
+  handoffMs?: number;
+}
+
+/** The part of a router stub that takes slots back and hears of hand-offs, many at a time. */
+export interface SlotSink {
+  releaseAll(
+    released: readonly ReleasedSlot[],
+    handedOff?: readonly HandedOffSlot[],
+  ): Promise<HandoffLeave | undefined>;
+}
+
+/** A slot a request took over from one that ended, without asking the router. */
+export interface TakenSlot {
+  ticket: string;
+  replica: string;
+}
+
+/** One router's slots in this isolate: what is not sent yet, what is parked, and the router's leave. */
+interface RouterSlots {
+  released: ReleasedSlot[];
+  handedOff: HandedOffSlot[];
+  /** When the oldest unsent hand-off report was made. */
+  handedOffSinceMs: number;
+  sending: boolean;
+  /** Slots whose request ended, kept for the next request for a moment (see {@link SlotBatch.end}). */
+  parked: Array<{ slot: TakenSlot; atMs: number }>;
+  /** A sweep of the parked slots is armed (one timer per router, not one per request). */
+  sweeping: boolean;
+  /** Until when (this isolate's clock) the router lets it hand slots on; 0: not now. */
+  leaveUntilMs: number;
+}
+
+/** Rounds one request's `waitUntil` sends for others before it leaves the rest to the next release. */
+const SEND_ROUNDS_MAX = 8;
+/**
+ * How long a slot whose request ended waits for the isolate's next request before it goes back to the router.
+ * While parked it is still the router's (counted on its replica), so this is capacity held idle: kept short.
+ */
+export const PARK_MS = 10;
+/**
+ * Hand-off reports wait for a call that goes anyway (a release, an acquire), up to this many or this old: a call
+ * per hand-off would cost what the hand-off saves.
+ */
+export const REPORT_BATCH = 32;
+export const REPORT_MAX_AGE_MS = 100;
+
+/**
+ * Router slots, batched per isolate. The second Durable Object call of every admitted request (its `release`) is
+ * sent at once only when no call to that router is in flight from this isolate; the ones that come meanwhile go
+ * together in one `releaseAll`, or ride on the next `acquire` to the same router ({@link takeFor}). Nothing
+ * waits for a timer, and nothing waits on a promise of another request: the batch holds plain data, and each
+ * request sends with its own stub in its own `waitUntil`.
+ *
+ * With the router's leave (`slotHandoffMs`: an answer's `handoffMs`, given only while nothing waits there), a
+ * request that ends parks its slot for {@link PARK_MS}; a request arriving meanwhile takes it ({@link take}) and
+ * goes to the same replica without asking the router, which hears of it in the next batch (`handedOff`) and
+ * counts it as one request ended and the next placed. Every answer renews or ends the leave; without it, a slot
+ * is released as before. Releases and hand-off reports are idempotent in the router (an unknown ticket is
+ * ignored), so a batch whose call failed is put back and sent again.
+ *
+ * @example
+ * ```ts
+ * const batch = new SlotBatch();
+ * const slot = batch.take("llama#0");                  // a parked slot, or ask the router:
+ * const carried = batch.takeFor("llama#0");
+ * const answer = await router.acquire("llama", 0, ticket, options, carried); // threw: batch.putBack(...)
+ * // when the answer has been delivered:
+ * ctx.waitUntil(batch.end("llama#0", { ticket, replica }, false, () => env.DEPLOYMENT_ROUTER.getByName("llama#0")));
+ * ```
+ */
+export class SlotBatch {
+  private readonly routers = new Map<string, RouterSlots>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /**
+   * A request's slot is done with: parked for the isolate's next request while the router's leave lasts (and
+   * the replica did not fail), otherwise released. Returns what the caller must keep alive (`waitUntil`).
+   */
+  end(router: string, slot: TakenSlot, replicaFailed: boolean, sinkOf: () => SlotSink): Promise<void> {
+    const state = this.stateOf(router);
+    if (replicaFailed) {
+      // Its replica is marked down: the parked slots on it go back too, so no request is handed to it.
+      const onIt = state.parked.filter((p) => p.slot.replica === slot.replica);
+      state.parked = state.parked.filter((p) => p.slot.replica !== slot.replica);
+      for (const p of onIt) state.released.push([p.slot.ticket, false]);
+    } else if (this.now() < state.leaveUntilMs) {
+      state.parked.push({ slot, atMs: this.now() });
+      if (state.sweeping) return Promise.resolve();
+      state.sweeping = true;
+      return this.sweep(state, sinkOf);
+    }
+    return this.queue(state, [slot.ticket, replicaFailed], sinkOf);
+  }
+
+  /** A parked slot of `router` for a new request, while the router's leave lasts; `undefined`: ask the router. */
+  take(router: string): TakenSlot | undefined {
+    const state = this.routers.get(router);
+    if (!state || state.parked.length === 0 || this.now() >= state.leaveUntilMs) return undefined;
+    return state.parked.pop()?.slot;
+  }
+
+  /**
+   * Reports that a slot was taken over ({@link take}): sent with the next call that goes anyway, or once
+   * {@link REPORT_BATCH} wait or the oldest is {@link REPORT_MAX_AGE_MS} old. Returns what the caller must keep
+   * alive (`waitUntil`).
+   */
+  handedOff(router: string, slot: HandedOffSlot, sinkOf: () => SlotSink): Promise<void> {
+    const state = this.stateOf(router);
+    if (state.handedOff.length === 0) state.handedOffSinceMs = this.now();
+    state.handedOff.push(slot);
+    const due = state.handedOff.length >= REPORT_BATCH || this.now() - state.handedOffSinceMs >= REPORT_MAX_AGE_MS;
+    return due ? this.startSending(state, sinkOf) : Promise.resolve();
+  }
+
+  /** Takes every release and hand-off waiting for `router`, for an `acquire` to carry. */
+  takeFor(router: string): CarriedSlots {
+    const state = this.routers.get(router);
+    if (!state) return { released: [], handedOff: [] };
+    const carried = { released: state.released, handedOff: state.handedOff };
+    state.released = [];
+    state.handedOff = [];
+    return carried;
+  }
+
+  /** Puts back what a failed call carried, and sends it (the returned promise is for `waitUntil`). */
+  putBack(router: string, carried: CarriedSlots, sinkOf: () => SlotSink): Promise<void> {
+    if (carried.released.length === 0 && carried.handedOff.length === 0) return Promise.resolve();
+    const state = this.stateOf(router);
+    state.released.push(...carried.released);
+    state.handedOff.push(...carried.handedOff);
+    return this.startSending(state, sinkOf);
+  }
+
+  /**
+   * A router's answer: its leave to hand slots on renewed for `handoffMs`, or ended (slots parked then go back
+   * when their {@link PARK_MS} is over; none is taken meanwhile).
+   */
+  heard(router: string, answer: HandoffLeave | undefined): void {
+    const ms = answer?.handoffMs;
+    this.stateOf(router).leaveUntilMs = ms !== undefined && ms > 0 ? this.now() + ms : 0;
+  }
+
+  /** Releases and hand-offs waiting for `router`, and its parked slots (for tests and stats). */
+  pendingFor(router: string): { released: number; handedOff: number; parked: number } {
+    const state = this.routers.get(router);
+    return {
+      released: state?.released.length ?? 0,
+      handedOff: state?.handedOff.length ?? 0,
+      parked: state?.parked.length ?? 0,
+    };
+  }
+
+  private stateOf(router: string): RouterSlots {
+    let state = this.routers.get(router);
+    if (!state) {
+      state = {
+        released: [],
+        handedOff: [],
+        handedOffSinceMs: 0,
+        sending: false,
+        parked: [],
+        sweeping: false,
+        leaveUntilMs: 0,
+      };
+      this.routers.set(router, state);
+    }
+    return state;
+  }
+
+  /**
+   * Every {@link PARK_MS} while slots are parked: the ones parked that long go back to the router, with any
+   * hand-off reports still waiting (so none waits for traffic that may not come).
+   */
+  private async sweep(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> {
+    const sends: Promise<void>[] = [];
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, PARK_MS));
+      const now = this.now();
+      const stale = state.parked.filter((p) => now - p.atMs >= PARK_MS);
+      state.parked = state.parked.filter((p) => now - p.atMs < PARK_MS);
+      for (const p of stale) state.released.push([p.slot.ticket, false]);
+      if (state.released.length > 0 || state.handedOff.length > 0) sends.push(this.startSending(state, sinkOf));
+      if (state.parked.length === 0) break;
+    }
+    state.sweeping = false;
+    await Promise.all(sends);
+  }
+
+  private queue(state: RouterSlots, released: ReleasedSlot, sinkOf: () => SlotSink): Promise<void> {
+    state.released.push(released);
+    return this.startSending(state, sinkOf);
+  }
+
+  private startSending(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> {
+    if (state.sending) return Promise.resolve();
+    state.sending = true;
+    return this.send(state, sinkOf);
+  }
+
+  /**
+   * Sends batches until none waits. The last round gives up the sender's role *before* its call, so a release
+   * queued while it is in flight starts its own sender: nothing is left waiting without one.
+   */
+  private async send(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> {
+    for (let round = 1; ; round++) {
+      const released = state.released;
+      const handedOff = state.handedOff;
+      state.released = [];
+      state.handedOff = [];
+      if (released.length === 0 && handedOff.length === 0) {
+        state.sending = false;
+        return;
+      }
+      const last = round === SEND_ROUNDS_MAX;
+      if (last) state.sending = false;
+      try {
+        const answer = await sinkOf().releaseAll(released, handedOff);
+        state.leaveUntilMs =
+          answer?.handoffMs !== undefined && answer.handoffMs > 0 ? this.now() + answer.handoffMs : 0;
+      } catch {
+        // Unreachable or restarted: a restarted router does not know these tickets, and a single release's
+        // failure was never retried either. The leave ends: slots go back to being asked for.
+        state.leaveUntilMs = 0;
+      }
+      if (last) return;
+    }
+  }
+}

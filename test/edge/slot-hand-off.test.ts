@@ -1,0 +1,38 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { routerName } from "../../src/edge/router-protocol";
+import { chat, stats0, waitFor } from "./helpers";
+
+describe("slot hand-off (slotHandoffMs)", () => {
+  it("the router gives an isolate leave to hand slots on only while nothing waits, and counts a hand-off as a placement", async () => {
+    const router = env.DEPLOYMENT_ROUTER.getByName(routerName("hand-off-protocol", 0));
+    const first = await router.acquire("hand-off-protocol", 0, "t1");
+    expect(first).toMatchObject({ kind: "admitted", handoffMs: 1000 });
+    // Two of three slots taken: one free, which the tenant headroom (1 by default) keeps.
+    expect(await router.acquire("hand-off-protocol", 0, "t2")).not.toHaveProperty("handoffMs");
+    // t1's slot went from one request to the next in an isolate, then t2 ended: leave again (two slots free).
+    expect(await router.releaseAll([["t2", false]], [["t1", "beta", 1, "interactive"]])).toEqual({ handoffMs: 1000 });
+    const s = await stats0("hand-off-protocol");
+    expect(s.admitted).toBe(3);
+    expect(s.completed).toBe(2);
+    expect(s.activeLeases).toBe(1);
+    expect(s.calls.handedOff).toBe(1);
+    expect(s.tenants.beta?.admitted).toBe(1);
+    await router.releaseAll([["t1", false]]);
+    expect((await stats0("hand-off-protocol")).activeLeases).toBe(0);
+  });
+
+  it("through the Worker: every request is counted once, by its acquire or its hand-off, and every slot comes back", async () => {
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => chat("hand-off", `h${round}-${i}`)));
+      expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+      await Promise.all(answers.map((a) => a.arrayBuffer()));
+    }
+    for (let i = 0; i < 6; i++) expect((await chat("hand-off", `s${i}`)).status).toBe(200);
+    await waitFor(async () => (await stats0("hand-off")).activeLeases === 0, "every slot released");
+    const s = await stats0("hand-off");
+    expect(s.admitted).toBe(24);
+    expect(s.calls.acquire + s.calls.handedOff).toBe(24);
+    expect(s.completed).toBe(24);
+  });
+});

@@ -1,0 +1,219 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { acquireSlot } from "../../../src/edge/acquire-slot";
+import {
+  type CarriedSlots,
+  type HandedOffSlot,
+  type HandoffLeave,
+  PARK_MS,
+  REPORT_BATCH,
+  REPORT_MAX_AGE_MS,
+  type ReleasedSlot,
+  SlotBatch,
+  type SlotSink,
+} from "../../../src/edge/slot-batch";
+
+/** A router whose `releaseAll` calls stay in flight until the test lets them answer (or fail). */
+function heldSink() {
+  const calls: Array<{
+    released: ReleasedSlot[];
+    handedOff: HandedOffSlot[];
+    answer: (leave?: HandoffLeave) => void;
+    fail: () => void;
+  }> = [];
+  const sink: SlotSink = {
+    releaseAll: (released, handedOff = []) =>
+      new Promise<HandoffLeave | undefined>((resolve, reject) => {
+        calls.push({
+          released: [...released],
+          handedOff: [...handedOff],
+          answer: (leave) => resolve(leave ?? {}),
+          fail: () => reject(new Error("reset")),
+        });
+      }),
+  };
+  return { calls, sinkOf: () => sink };
+}
+
+const flush = () => new Promise((resolve) => setTimeout(resolve, 0));
+const slot = (ticket: string, replica = "r1") => ({ ticket, replica });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("SlotBatch: releases", () => {
+  it("sends a release at once when none is in flight, and batches those that come while one is", async () => {
+    const batch = new SlotBatch();
+    const { calls, sinkOf } = heldSink();
+    const first = batch.end("m#0", slot("a"), false, sinkOf);
+    expect(calls.map((c) => c.released)).toEqual([[["a", false]]]);
+    await batch.end("m#0", slot("b"), true, sinkOf); // settles at once: the first sender carries it
+    await batch.end("m#0", slot("c"), false, sinkOf);
+    expect(calls).toHaveLength(1);
+    calls[0]?.answer();
+    await flush();
+    expect(calls.map((c) => c.released)).toEqual([
+      [["a", false]],
+      [
+        ["b", true],
+        ["c", false],
+      ],
+    ]);
+    calls[1]?.answer();
+    await first; // the first request's waitUntil ends once nothing waits
+    expect(batch.pendingFor("m#0")).toEqual({ released: 0, handedOff: 0, parked: 0 });
+  });
+
+  it("keeps routers apart", () => {
+    const batch = new SlotBatch();
+    const { calls, sinkOf } = heldSink();
+    batch.end("m#0", slot("a"), false, sinkOf);
+    batch.end("m#1", slot("b"), false, sinkOf);
+    expect(calls.map((c) => c.released)).toEqual([[["a", false]], [["b", false]]]);
+  });
+
+  it("an acquire carries what waits, and a failed acquire hands it back to be sent again", async () => {
+    const batch = new SlotBatch();
+    const { calls, sinkOf } = heldSink();
+    batch.end("m#0", slot("a"), false, sinkOf);
+    batch.end("m#0", slot("b"), false, sinkOf);
+    const carriedBy: CarriedSlots[] = [];
+    const outcome = await acquireSlot(
+      () => ({
+        acquire: async (_d, _s, _t, _o, carried) => {
+          carriedBy.push(structuredClone(carried ?? { released: [], handedOff: [] }));
+          throw new Error("connection reset");
+        },
+      }),
+      { deployment: "m", shard: 0, ticket: "t" },
+      Date.now,
+      { take: () => batch.takeFor("m#0"), failed: (carried) => void batch.putBack("m#0", carried, sinkOf) },
+    );
+    expect(outcome.kind).toBe("unavailable");
+    // Each ask carried "b"; the failure handed it back to wait for the sender, so the retry carried it again.
+    expect(carriedBy.map((c) => c.released)).toEqual([[["b", false]], [["b", false]]]);
+    calls[0]?.answer();
+    await flush();
+    expect(calls.map((c) => c.released)).toEqual([[["a", false]], [["b", false]]]);
+  });
+
+  it("a sender that failed goes on with the next batch, and gives up its role after a bounded number of rounds", async () => {
+    const batch = new SlotBatch();
+    const { calls, sinkOf } = heldSink();
+    const first = batch.end("m#0", slot("r0"), false, sinkOf);
+    for (let round = 1; round <= 8; round++) {
+      batch.end("m#0", slot(`r${round}`), false, sinkOf);
+      calls[round - 1]?.fail();
+      await flush();
+    }
+    // Eight rounds sent (r0 .. r7): the eighth gave up the role before its call, so r8 started its own sender.
+    expect(calls.map((c) => c.released.map(([t]) => t))).toEqual([
+      ["r0"],
+      ["r1"],
+      ["r2"],
+      ["r3"],
+      ["r4"],
+      ["r5"],
+      ["r6"],
+      ["r7"],
+      ["r8"],
+    ]);
+    await first;
+    calls[8]?.answer();
+    await flush();
+    expect(batch.pendingFor("m#0").released).toBe(0);
+  });
+});
+
+describe("SlotBatch: hand-offs (slotHandoffMs)", () => {
+  it("without the router's leave a slot is released, and none is there to take", () => {
+    const batch = new SlotBatch();
+    const { calls, sinkOf } = heldSink();
+    batch.end("m#0", slot("a"), false, sinkOf);
+    expect(batch.take("m#0")).toBeUndefined();
+    expect(calls.map((c) => c.released)).toEqual([[["a", false]]]);
+  });
+
+  it("with it, a finished request's slot is parked and taken by the next request, which the router hears of", async () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const batch = new SlotBatch(() => now);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 1000 });
+    const sweep = batch.end("m#0", slot("a", "r2"), false, sinkOf);
+    expect(calls).toHaveLength(0);
+    expect(batch.take("m#0")).toEqual({ ticket: "a", replica: "r2" });
+    expect(batch.take("m#0")).toBeUndefined();
+    // The report waits for a call that goes anyway: here the sweep that finds nothing parked any more.
+    batch.handedOff("m#0", ["a", "beta", 1, "interactive"], sinkOf);
+    expect(calls).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(PARK_MS);
+    expect(calls.map((c) => c.handedOff)).toEqual([[["a", "beta", 1, "interactive"]]]);
+    // The router's answer renews the leave; one without it ends it.
+    now = 900;
+    calls[0]?.answer({ handoffMs: 1000 });
+    await sweep;
+    now = 1800;
+    batch.end("m#0", slot("a", "r2"), false, sinkOf);
+    expect(batch.take("m#0")).toEqual({ ticket: "a", replica: "r2" });
+    batch.heard("m#0", {});
+    batch.end("m#0", slot("a", "r2"), false, sinkOf);
+    expect(batch.take("m#0")).toBeUndefined();
+  });
+
+  it("hand-off reports go with the next release, or on their own once REPORT_BATCH wait", () => {
+    const batch = new SlotBatch(() => 0);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 1000 });
+    batch.handedOff("m#0", ["a", undefined, 1, "interactive"], sinkOf);
+    batch.end("m#0", slot("b"), true, sinkOf);
+    expect(calls.map((c) => [c.released, c.handedOff])).toEqual([
+      [[["b", true]], [["a", undefined, 1, "interactive"]]],
+    ]);
+    calls[0]?.answer({ handoffMs: 1000 });
+    const other = new SlotBatch(() => 0);
+    const second = heldSink();
+    for (let i = 0; i < REPORT_BATCH - 1; i++) other.handedOff("m#0", [`t${i}`, undefined, 1, "batch"], second.sinkOf);
+    expect(second.calls).toHaveLength(0);
+    other.handedOff("m#0", ["last", undefined, 1, "batch"], second.sinkOf);
+    expect(second.calls.map((c) => c.handedOff.length)).toEqual([REPORT_BATCH]);
+  });
+
+  it("a report older than REPORT_MAX_AGE_MS is sent with the next one", () => {
+    let now = 0;
+    const batch = new SlotBatch(() => now);
+    const { calls, sinkOf } = heldSink();
+    batch.handedOff("m#0", ["a", undefined, 1, "interactive"], sinkOf);
+    now = REPORT_MAX_AGE_MS;
+    batch.handedOff("m#0", ["b", undefined, 1, "interactive"], sinkOf);
+    expect(calls.map((c) => c.handedOff.map(([t]) => t))).toEqual([["a", "b"]]);
+  });
+
+  it("the leave ends when a call fails", async () => {
+    const batch = new SlotBatch(() => 0);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 1000 });
+    batch.end("m#0", slot("x", "r9"), true, sinkOf);
+    calls[0]?.fail();
+    await flush();
+    batch.end("m#0", slot("b"), false, sinkOf);
+    expect(batch.take("m#0")).toBeUndefined();
+    expect(calls.map((c) => c.released)).toEqual([[["x", true]], [["b", false]]]);
+  });
+
+  it("a replica that failed takes its parked slots with it: they are released, not handed on", () => {
+    const batch = new SlotBatch(() => 0);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 1000 });
+    batch.end("m#0", slot("a", "r1"), false, sinkOf);
+    batch.end("m#0", slot("b", "r2"), false, sinkOf);
+    batch.end("m#0", slot("c", "r1"), true, sinkOf);
+    expect(calls.map((c) => c.released)).toEqual([
+      [
+        ["a", false],
+        ["c", true],
+      ],
+    ]);
+    expect(batch.take("m#0")).toEqual({ ticket: "b", replica: "r2" });
+  });
+});
