@@ -193,7 +193,10 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     // A fresh stub per call: after a Durable Object reset the old stub keeps failing.
     const router = routerName(deployment, shard);
     const routerOf = () => routers.getByName(router, placement(deploymentConfig.locationHint));
-    const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+    // Only a real promise is registered: most of the batch's answers are `undefined` (another request carries it).
+    const waitUntil = (promise: Promise<unknown> | undefined) => {
+      if (promise) c.executionCtx.waitUntil(promise);
+    };
     const carrier = {
       take: () => slots.takeFor(router),
       failed: (carried: CarriedSlots) => waitUntil(slots.putBack(router, carried, routerOf)),

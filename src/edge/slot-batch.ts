@@ -96,9 +96,10 @@ export class SlotBatch {
 
   /**
    * A request's slot is done with: parked for the isolate's next request while the router's leave lasts (and
-   * the replica did not fail), otherwise released. Returns what the caller must keep alive (`waitUntil`).
+   * the replica did not fail), otherwise released. Returns what the caller must keep alive (`waitUntil`), or
+   * `undefined` when another request's call or sweep carries it (no `waitUntil` to pay for).
    */
-  end(router: string, slot: TakenSlot, replicaFailed: boolean, sinkOf: () => SlotSink): Promise<void> {
+  end(router: string, slot: TakenSlot, replicaFailed: boolean, sinkOf: () => SlotSink): Promise<void> | undefined {
     const state = this.stateOf(router);
     if (replicaFailed) {
       // Its replica is marked down: the parked slots on it go back too, so no request is handed to it.
@@ -107,7 +108,7 @@ export class SlotBatch {
       for (const p of onIt) state.released.push([p.slot.ticket, false]);
     } else if (this.now() < state.leaveUntilMs) {
       state.parked.push({ slot, atMs: this.now() });
-      if (state.sweeping) return Promise.resolve();
+      if (state.sweeping) return undefined;
       state.sweeping = true;
       return this.sweep(state, sinkOf);
     }
@@ -124,14 +125,14 @@ export class SlotBatch {
   /**
    * Reports that a slot was taken over ({@link take}): sent with the next call that goes anyway, or once
    * {@link REPORT_BATCH} wait or the oldest is {@link REPORT_MAX_AGE_MS} old. Returns what the caller must keep
-   * alive (`waitUntil`).
+   * alive (`waitUntil`), if anything.
    */
-  handedOff(router: string, slot: HandedOffSlot, sinkOf: () => SlotSink): Promise<void> {
+  handedOff(router: string, slot: HandedOffSlot, sinkOf: () => SlotSink): Promise<void> | undefined {
     const state = this.stateOf(router);
     if (state.handedOff.length === 0) state.handedOffSinceMs = this.now();
     state.handedOff.push(slot);
     const due = state.handedOff.length >= REPORT_BATCH || this.now() - state.handedOffSinceMs >= REPORT_MAX_AGE_MS;
-    return due ? this.startSending(state, sinkOf) : Promise.resolve();
+    return due ? this.startSending(state, sinkOf) : undefined;
   }
 
   /** Takes every release and hand-off waiting for `router`, for an `acquire` to carry. */
@@ -145,8 +146,8 @@ export class SlotBatch {
   }
 
   /** Puts back what a failed call carried, and sends it (the returned promise is for `waitUntil`). */
-  putBack(router: string, carried: CarriedSlots, sinkOf: () => SlotSink): Promise<void> {
-    if (carried.released.length === 0 && carried.handedOff.length === 0) return Promise.resolve();
+  putBack(router: string, carried: CarriedSlots, sinkOf: () => SlotSink): Promise<void> | undefined {
+    if (carried.released.length === 0 && carried.handedOff.length === 0) return undefined;
     const state = this.stateOf(router);
     state.released.push(...carried.released);
     state.handedOff.push(...carried.handedOff);
@@ -201,20 +202,23 @@ export class SlotBatch {
       const stale = state.parked.filter((p) => now - p.atMs >= PARK_MS);
       state.parked = state.parked.filter((p) => now - p.atMs < PARK_MS);
       for (const p of stale) state.released.push([p.slot.ticket, false]);
-      if (state.released.length > 0 || state.handedOff.length > 0) sends.push(this.startSending(state, sinkOf));
+      if (state.released.length > 0 || state.handedOff.length > 0) {
+        const sending = this.startSending(state, sinkOf);
+        if (sending) sends.push(sending);
+      }
       if (state.parked.length === 0) break;
     }
     state.sweeping = false;
     await Promise.all(sends);
   }
 
-  private queue(state: RouterSlots, released: ReleasedSlot, sinkOf: () => SlotSink): Promise<void> {
+  private queue(state: RouterSlots, released: ReleasedSlot, sinkOf: () => SlotSink): Promise<void> | undefined {
     state.released.push(released);
     return this.startSending(state, sinkOf);
   }
 
-  private startSending(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> {
-    if (state.sending) return Promise.resolve();
+  private startSending(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> | undefined {
+    if (state.sending) return undefined;
     state.sending = true;
     return this.send(state, sinkOf);
   }
