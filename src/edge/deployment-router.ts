@@ -62,10 +62,10 @@ export class DeploymentRouter extends DurableObject<Env> {
   ): Promise<AcquireAnswer> {
     const driver = this.driverFor(deployment, shard);
     this.calls.acquire += 1;
-    this.take(driver, carried.released, carried.handedOff);
+    const known = this.take(driver, carried.released, carried.handedOff);
     return new Promise<AcquireAnswer>((resolve) =>
       driver.acquire(ticket, options, (result) =>
-        resolve(result.kind === "admitted" ? { ...result, ...this.leave(driver) } : result),
+        resolve(result.kind === "admitted" && known ? { ...result, ...this.leave(driver) } : result),
       ),
     );
   }
@@ -84,8 +84,7 @@ export class DeploymentRouter extends DurableObject<Env> {
   async releaseAll(released: readonly ReleasedSlot[], handedOff: readonly HandedOffSlot[] = []): Promise<HandoffLeave> {
     this.calls.releaseCalls += 1;
     if (!this.driver) return {};
-    this.take(this.driver, released, handedOff);
-    return this.leave(this.driver);
+    return this.take(this.driver, released, handedOff) ? this.leave(this.driver) : {};
   }
 
   /** The client went away: leave the queue or give back the slot. Safe to call for any ticket, any time. */
@@ -122,12 +121,20 @@ export class DeploymentRouter extends DurableObject<Env> {
     this.frozenNowMs = nowMs ?? undefined;
   }
 
-  /** Hand-offs first: a slot handed on and then released in the same batch was handed on before it ended. */
-  private take(driver: RouterDriver, released: readonly ReleasedSlot[], handedOff: readonly HandedOffSlot[]): void {
-    for (const [ticket, tenant, weight, priority] of handedOff)
+  /**
+   * Hand-offs first: a slot handed on and then released in the same batch was handed on before it ended.
+   * Returns false when a hand-off named a ticket this router does not hold (it restarted since): that isolate
+   * gets no leave in this answer, so it stops handing on slots the router no longer counts.
+   */
+  private take(driver: RouterDriver, released: readonly ReleasedSlot[], handedOff: readonly HandedOffSlot[]): boolean {
+    let known = true;
+    for (const [ticket, tenant, weight, priority] of handedOff) {
       if (driver.handOff(ticket, { tenant, weight, priority })) this.calls.handedOff += 1;
+      else known = false;
+    }
     this.calls.slotsReleased += released.length;
     for (const [ticket, replicaFailed] of released) driver.release(ticket, replicaFailed);
+    return known;
   }
 
   /** The isolate's leave to hand slots on: only while nothing waits here (see `RouterCore.handoffAllowed`). */

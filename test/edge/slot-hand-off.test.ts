@@ -20,6 +20,9 @@ describe("slot hand-off (slotHandoffMs)", () => {
     expect(s.tenants.beta?.admitted).toBe(1);
     await router.releaseAll([["t1", false]]);
     expect((await stats0("hand-off-protocol")).activeLeases).toBe(0);
+    // A hand-off of a ticket the router does not hold (it restarted since): no leave for that isolate.
+    expect(await router.releaseAll([], [["gone", undefined, 1, "interactive"]])).toEqual({});
+    expect(await router.releaseAll([], [])).toEqual({ handoffMs: 1000 });
   });
 
   it("through the Worker: every request is counted once, by its acquire or its hand-off, and every slot comes back", async () => {
