@@ -32,6 +32,7 @@ describe("parseConfig, field by field", () => {
           leaseTimeoutS: 600,
           upstreamTimeoutS: 300,
           routerShards: 1,
+          slotHandoffMs: 0,
           routerUnavailable: "shed",
           backpressure: { statusCode: 429, retryAfterPolicy: "booked_capacity", jitter: 0.2 },
           booking: {
@@ -96,6 +97,7 @@ describe("parseConfig, field by field", () => {
     ["leaseTimeoutS", 0.001, 86_400, [0, 86_401, "600"]],
     ["upstreamTimeoutS", 0.001, 3600, [0, 3601, "300"]],
     ["routerShards", 1, 256, [0, 257, 1.5, "1"]],
+    ["slotHandoffMs", 0, 10_000, [-1, 10_001, 2.5, "1000"]],
     ["backpressure.retryAfterS", 0, null, [-0.5, "5"]],
     ["backpressure.jitter", 0, 1, [-0.1, 1.01, "0.2"]],
     ["estimator.alpha", 0.001, 1, [0, 1.1, "0.3"]],
