@@ -64,6 +64,8 @@ export const PARK_MS = 10;
  */
 export const REPORT_BATCH = 32;
 export const REPORT_MAX_AGE_MS = 100;
+/** Rounds of one sweep (one request's `waitUntil`): a second of parking at most, then the next end starts another. */
+export const SWEEP_ROUNDS_MAX = 100;
 
 /**
  * Router slots, batched per isolate. The second Durable Object call of every admitted request (its `release`) is
@@ -85,8 +87,9 @@ export const REPORT_MAX_AGE_MS = 100;
  * const slot = batch.take("llama#0");                  // a parked slot, or ask the router:
  * const carried = batch.takeFor("llama#0");
  * const answer = await router.acquire("llama", 0, ticket, options, carried); // threw: batch.putBack(...)
- * // when the answer has been delivered:
- * ctx.waitUntil(batch.end("llama#0", { ticket, replica }, false, () => env.DEPLOYMENT_ROUTER.getByName("llama#0")));
+ * // when the answer has been delivered (undefined: another request's call or sweep carries it):
+ * const keep = batch.end("llama#0", { ticket, replica }, false, () => env.DEPLOYMENT_ROUTER.getByName("llama#0"));
+ * if (keep) ctx.waitUntil(keep);
  * ```
  */
 export class SlotBatch {
@@ -196,11 +199,14 @@ export class SlotBatch {
    */
   private async sweep(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> {
     const sends: Promise<void>[] = [];
-    for (;;) {
+    for (let round = 1; ; round++) {
       await new Promise((resolve) => setTimeout(resolve, PARK_MS));
       const now = this.now();
-      const stale = state.parked.filter((p) => now - p.atMs >= PARK_MS);
-      state.parked = state.parked.filter((p) => now - p.atMs < PARK_MS);
+      // The last round gives back every parked slot: one request's waitUntil does not sweep for ever (the
+      // runtime ends it 30 s after its response), and a slot is never left parked without a sweep to come.
+      const last = round === SWEEP_ROUNDS_MAX;
+      const stale = state.parked.filter((p) => last || now - p.atMs >= PARK_MS);
+      state.parked = last ? [] : state.parked.filter((p) => now - p.atMs < PARK_MS);
       for (const p of stale) state.released.push([p.slot.ticket, false]);
       if (state.released.length > 0 || state.handedOff.length > 0) {
         const sending = this.startSending(state, sinkOf);

@@ -10,6 +10,7 @@ import {
   type ReleasedSlot,
   SlotBatch,
   type SlotSink,
+  SWEEP_ROUNDS_MAX,
 } from "../../../src/edge/slot-batch";
 
 /** A router whose `releaseAll` calls stay in flight until the test lets them answer (or fail). */
@@ -187,6 +188,30 @@ describe("SlotBatch: hand-offs (slotHandoffMs)", () => {
     now = REPORT_MAX_AGE_MS;
     batch.handedOff("m#0", ["b", undefined, 1, "interactive"], sinkOf);
     expect(calls.map((c) => c.handedOff.map(([t]) => t))).toEqual([["a", "b"]]);
+  });
+
+  it("one sweep ends after SWEEP_ROUNDS_MAX rounds, giving back what is parked; the next end starts another", async () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const batch = new SlotBatch(() => now);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 60_000 });
+    const first = batch.end("m#0", slot("a"), false, sinkOf);
+    expect(first).toBeDefined();
+    // Traffic: the slot is taken and parked again every half sweep, so it is never stale.
+    for (let t = 0; t < SWEEP_ROUNDS_MAX * PARK_MS - PARK_MS / 2; t += PARK_MS / 2) {
+      now += PARK_MS / 2;
+      const taken = batch.take("m#0");
+      if (taken) expect(batch.end("m#0", taken, false, sinkOf)).toBeUndefined(); // the running sweep covers it
+      await vi.advanceTimersByTimeAsync(PARK_MS / 2);
+    }
+    expect(calls).toHaveLength(0);
+    now += PARK_MS / 2;
+    await vi.advanceTimersByTimeAsync(PARK_MS / 2);
+    expect(calls.map((c) => c.released)).toEqual([[["a", false]]]);
+    calls[0]?.answer({ handoffMs: 60_000 });
+    await first;
+    expect(batch.end("m#0", slot("b"), false, sinkOf)).toBeDefined(); // a new sweep
   });
 
   it("the leave ends when a call fails", async () => {
