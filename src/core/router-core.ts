@@ -545,15 +545,10 @@ export class RouterCore {
     const { ticket, tenant, priority } = this.queue.dispatch(eligible) as NonNullable<
       ReturnType<FairQueue["dispatch"]>
     >;
-    if (tenant) this.tenantCounts.add(tenant, "admitted");
     if (this.booking) this.updateStanding(now);
     this.streak = 0;
     this.cache.assign(replica);
-    this.headroom?.placed(tenant, priority);
-    this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs, tenant, priority });
-    this.admitted += 1;
-    this.estimator.recordDrain(now, this.queue.size);
-    this.accuracy.onDrain(now, this.estimator.drainCount);
+    this.recordPlacement(ticket, replica, tenant, priority, now);
     return tenant ? { kind: "placed", ticket, replica, tenant } : { kind: "placed", ticket, replica };
   }
 
@@ -597,18 +592,21 @@ export class RouterCore {
     const tenant = next.tenant ?? "";
     const priority = next.priority ?? "interactive";
     this.headroom?.arrived(tenant, next.weight ?? 1, priority, now);
+    this.recordPlacement(ticket, lease.replica, tenant, priority, now);
+    return true;
+  }
+
+  /**
+   * What a placement counts, from the queue (`finishRound`) or by a hand-off (`handOff`): the tenant's admission,
+   * the headroom, the lease (its lifetime from now), the admitted counter and a drain for the estimator.
+   */
+  private recordPlacement(ticket: string, replica: string, tenant: string, priority: PriorityClass, now: number): void {
     if (tenant) this.tenantCounts.add(tenant, "admitted");
     this.headroom?.placed(tenant, priority);
-    this.leases.set(ticket, {
-      replica: lease.replica,
-      expiresAtMs: now + this.options.leaseTimeoutMs,
-      tenant,
-      priority,
-    });
+    this.leases.set(ticket, { replica, expiresAtMs: now + this.options.leaseTimeoutMs, tenant, priority });
     this.admitted += 1;
     this.estimator.recordDrain(now, this.queue.size);
     this.accuracy.onDrain(now, this.estimator.drainCount);
-    return true;
   }
 
   /** The client gave up: leave the queue, or give back the slot if it was already placed. */
