@@ -10,13 +10,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import loadHighs from "highs";
-import { type BoundSet, boundInstance, curveBound, jointCurveBound } from "../src/sim/curve-bound";
+import { type BoundSet, curveBound, jointCurveBound, scenarioBoundSet } from "../src/sim/curve-bound";
 import { evaluateScenario } from "../src/sim/evaluation";
 import { type OnlineBoundReport, renderOnlineBound, type TwinPairResult } from "../src/sim/online-bound-report";
 import { EVAL_POLICIES } from "../src/sim/policies";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
-import { bestOtherCurve, checkTargets } from "../src/sim/targets";
-import { generateWorkload } from "../src/sim/workload";
+import { checkTargets } from "../src/sim/targets";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { seeds: { type: "string" } } });
@@ -96,11 +95,7 @@ function evaluate(scenario: Scenario) {
   const known = evaluated.get(scenario.name);
   if (known) return known;
   const result = evaluateScenario(scenario, EVAL_POLICIES, seedCount);
-  const instances = result.seeds.map((seed) => {
-    const seeded = { ...scenario, seed };
-    return boundInstance(seeded, generateWorkload(seeded, result.capacityRps), result.capacityRps);
-  });
-  const out = { set: { instances, target: bestOtherCurve(result) }, gap: checkTargets(result).worstCurveGap.gap };
+  const out = { set: scenarioBoundSet(scenario, result), gap: checkTargets(result).worstCurveGap.gap };
   evaluated.set(scenario.name, out);
   return out;
 }

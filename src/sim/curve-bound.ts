@@ -154,6 +154,7 @@ export function jointCurveBound(
       else groups.set(key, { set, instance: k, bucket, count: 1, first, last, within: clipped, column0: -1 });
     }
   });
+  if (sharedBins > 0 && sets.length > 2) throw new Error("joint curve bound: only two sets can be tied");
   // The groups released before the sets part: the same in every set, their starts before then tied together.
   const links: Array<[Group, Group]> = [];
   const shared = [...(groupsBySet[0] as Map<string, Group>)].filter(([, g]) => g.first < sharedBins);
@@ -182,8 +183,14 @@ export function jointCurveBound(
     rows += horizons.length;
     return row;
   });
+  // A tied start's row (one per bin before the parting): +1 for set 0's column, -1 for the twin's (lower = upper = 0).
   const linkRow0 = rows;
-  for (const [g] of links) rows += Math.min(g.last, sharedBins - 1) - g.first + 1;
+  const linkEntry = new Map<Group, { row0: number; sign: number }>();
+  for (const [g, twin] of links) {
+    linkEntry.set(g, { row0: rows, sign: 1 });
+    linkEntry.set(twin, { row0: rows, sign: -1 });
+    rows += Math.min(g.last, sharedBins - 1) - g.first + 1;
+  }
 
   const starts: number[] = [0];
   const indices: number[] = [];
@@ -201,15 +208,6 @@ export function jointCurveBound(
     colUpper.push(upper);
     colCost.push(cost);
   };
-  // A tied start's row: +1 for set 0's column, -1 for the twin's (lower = upper = 0).
-  const linkEntry = new Map<Group, { row0: number; sign: number }>();
-  let linkRow = linkRow0;
-  for (const [g, twin] of links) {
-    if (!linkEntry.has(g)) linkEntry.set(g, { row0: linkRow, sign: 1 });
-    else throw new Error("joint curve bound: only two sets can be tied");
-    linkEntry.set(twin, { row0: linkRow, sign: -1 });
-    linkRow += Math.min(g.last, sharedBins - 1) - g.first + 1;
-  }
   groupList.forEach((g, gi) => {
     g.column0 = colCost.length;
     const link = linkEntry.get(g);
@@ -368,11 +366,25 @@ export interface ScenarioCurveBound {
  * ```
  */
 export function scenarioCurveBound(highs: Highs, scenario: Scenario, result: ScenarioResult): ScenarioCurveBound {
+  const { instances, target } = scenarioBoundSet(scenario, result);
+  const { margin, curve, size } = curveBound(highs, instances, target);
+  return { target, margin, curve, size };
+}
+
+/**
+ * An evaluated scenario as the bounds see it: its seeds' instances (same requests, clients and measured capacity)
+ * and its curve target (the best other policy at each horizon).
+ *
+ * @example
+ * ```ts
+ * const set = scenarioBoundSet(scenario, evaluateScenario(scenario, EVAL_POLICIES, 3));
+ * jointCurveBound(highs, [set, twinSet], 70).margin;
+ * ```
+ */
+export function scenarioBoundSet(scenario: Scenario, result: ScenarioResult): BoundSet {
   const instances = result.seeds.map((seed) => {
     const seeded = { ...scenario, seed };
     return boundInstance(seeded, generateWorkload(seeded, result.capacityRps), result.capacityRps);
   });
-  const target = bestOtherCurve(result);
-  const { margin, curve, size } = curveBound(highs, instances, target);
-  return { target, margin, curve, size };
+  return { instances, target: bestOtherCurve(result) };
 }
