@@ -228,7 +228,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       } else {
         const ticket = crypto.randomUUID();
         // A client that leaves while queued must not keep its queue place (or the slot it was just given).
-        const cancel = () => c.executionCtx.waitUntil(routerOf().cancel(ticket));
+        const cancel = () => waitUntil(routerOf().cancel(ticket));
         clientSignal.addEventListener("abort", cancel, { once: true });
         let acquired: AcquireOutcome;
         try {

@@ -162,8 +162,7 @@ export class SlotBatch {
    * when their {@link PARK_MS} is over; none is taken meanwhile).
    */
   heard(router: string, answer: HandoffLeave | undefined): void {
-    const ms = answer?.handoffMs;
-    this.stateOf(router).leaveUntilMs = ms !== undefined && ms > 0 ? this.now() + ms : 0;
+    this.renewLeave(this.stateOf(router), answer);
   }
 
   /** Releases and hand-offs waiting for `router`, and its parked slots (for tests and stats). */
@@ -218,6 +217,12 @@ export class SlotBatch {
     await Promise.all(sends);
   }
 
+  /** The leave an answer gives (`handoffMs` from now), or none. */
+  private renewLeave(state: RouterSlots, answer: HandoffLeave | undefined): void {
+    const ms = answer?.handoffMs;
+    state.leaveUntilMs = ms !== undefined && ms > 0 ? this.now() + ms : 0;
+  }
+
   private queue(state: RouterSlots, released: ReleasedSlot, sinkOf: () => SlotSink): Promise<void> | undefined {
     state.released.push(released);
     return this.startSending(state, sinkOf);
@@ -246,9 +251,7 @@ export class SlotBatch {
       const last = round === SEND_ROUNDS_MAX;
       if (last) state.sending = false;
       try {
-        const answer = await sinkOf().releaseAll(released, handedOff);
-        state.leaveUntilMs =
-          answer?.handoffMs !== undefined && answer.handoffMs > 0 ? this.now() + answer.handoffMs : 0;
+        this.renewLeave(state, await sinkOf().releaseAll(released, handedOff));
       } catch {
         // Unreachable or restarted: a restarted router does not know these tickets, and a single release's
         // failure was never retried either. The leave ends: slots go back to being asked for.
