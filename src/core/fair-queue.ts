@@ -15,6 +15,12 @@ export interface FairEntry {
   /** Carried for the router: the request's fingerprint and its client's horizon (what its refusal's hint needs). */
   fingerprint?: string | undefined;
   horizonS?: number;
+  /**
+   * A request that gives way (the router demotes a request whose client has been refused for long, see
+   * `BookingAdmission.demoteAfterS`): it waits in the batch class and takes no room from others - it does not count
+   * towards another request's capacity, and a request that finds the queue at its bound pushes it out.
+   */
+  yields?: boolean;
 }
 
 /** The answer to `offer`: queued (possibly pushing another tenant's request out), or refused. */
@@ -113,6 +119,9 @@ interface Next {
  *   newest one of the tenant most over its fair share (largest backlog / weight, the newcomer counted; with
  *   `least_attained`, (decayed service + backlog) / weight: the request that order would dispatch last), and a
  *   batch request goes before any interactive one; a batch arrival never displaces interactive work.
+ * - **Giving way**: entries that `yield` wait in the batch class and count only towards the queue's own bound
+ *   (`offer`'s `bound`), not towards another request's capacity; a request that finds the queue at its bound
+ *   pushes the newest of them out.
  *
  * Pure: the clock is a parameter (the router's); nothing here sleeps or reads the time itself.
  *
@@ -139,6 +148,8 @@ export class FairQueue {
     batch: { tenants: new Map(), virtualTime: 0, size: 0 },
   };
   private seq = 0;
+  /** Waiting entries that yield (all in the batch class). */
+  private yielding = 0;
   /** The latest `enqueuedAtMs` offered so far: entries arriving in time order append (the common case). */
   private latestEnqueuedAtMs = Number.NEGATIVE_INFINITY;
   /** The next dispatch, as computed by the last `peek` (cleared by every change): finishRound peeks, then takes. */
@@ -173,13 +184,20 @@ export class FairQueue {
   /**
    * Queues `entry` if fewer than `capacity` wait; when full, pushes out the newest request of the tenant most over
    * its fair share, or refuses `entry` when that is its own tenant (or it is batch and no batch request waits).
+   * Entries that yield are not counted against `capacity`, only against `bound` (the queue's own bound, at least
+   * `capacity`): at the bound, the newest of them gives its place. An entry that yields is queued in the batch
+   * class while fewer than `capacity` wait in all, and pushes nobody out.
    */
-  offer(entry: FairEntry, capacity: number): OfferResult {
+  offer(entry: FairEntry, capacity: number, bound = capacity): OfferResult {
     let displaced: FairEntry | undefined;
-    if (this.size >= capacity) {
+    if (entry.yields) {
+      if (this.size >= capacity) return { kind: "refused" };
+    } else if (this.size - this.yielding >= capacity) {
       const victim = this.pushOutVictim(entry);
       if (victim === undefined) return { kind: "refused" };
       displaced = this.remove(victim);
+    } else if (this.size >= Math.max(capacity, bound)) {
+      displaced = this.remove(this.newestYielding() as string);
     }
     this.next = undefined;
     const stamped = {
@@ -190,9 +208,11 @@ export class FairQueue {
       enqueuedAtMs: entry.enqueuedAtMs,
       fingerprint: entry.fingerprint,
       horizonS: entry.horizonS,
+      ...(entry.yields ? { yields: true, priority: "batch" as const } : {}),
       seq: this.seq++,
     };
-    const classQueue = this.classes[entry.priority];
+    if (stamped.yields) this.yielding += 1;
+    const classQueue = this.classes[stamped.priority];
     let tenant = classQueue.tenants.get(entry.tenant);
     if (!tenant) {
       tenant = {
@@ -255,6 +275,7 @@ export class FairQueue {
     const classQueue = this.classes[entry.priority];
     classQueue.tenants.get(entry.tenant)?.entries.delete(ticket);
     classQueue.size -= 1;
+    if (entry.yields) this.yielding -= 1;
     return entry;
   }
 
@@ -365,11 +386,13 @@ export class FairQueue {
   /**
    * The request to push out for `entry` when the queue is full, or `undefined` to refuse `entry` itself: the
    * newest request of the tenant with the largest backlog per weight (the newcomer counted, and winning ties),
-   * looking at batch first; a batch newcomer only ever looks at batch.
+   * looking at batch first; a batch newcomer only ever looks at batch. Entries that yield are not counted (they
+   * hold no room) and never chosen: the caller found the queue full without them.
    */
   private pushOutVictim(entry: FairEntry): string | undefined {
     const batch = this.classes.batch;
-    const pool = batch.size > 0 ? batch : entry.priority === "interactive" ? this.classes.interactive : undefined;
+    const pool =
+      batch.size > this.yielding ? batch : entry.priority === "interactive" ? this.classes.interactive : undefined;
     if (!pool) return undefined;
     const samePool = pool === this.classes[entry.priority];
     // least_attained counts recent service too: the victim is the request that ordering would dispatch last.
@@ -377,18 +400,32 @@ export class FairQueue {
     const now = attained ? this.clock.now() : 0;
     const own = samePool ? pool.tenants.get(entry.tenant) : undefined;
     const ownService = attained && own ? this.serviceOf(own, now) : 0;
-    let worstLoad = samePool ? (ownService + this.backlogOf(entry.tenant, entry.priority) + 1) / entry.weight : -1;
+    let worstLoad = samePool ? (ownService + (own ? this.holding(own) : 0) + 1) / entry.weight : -1;
     let victim: TenantQueue | undefined;
     for (const [name, tenant] of pool.tenants) {
       if (samePool && name === entry.tenant) continue;
-      const load = ((attained ? this.serviceOf(tenant, now) : 0) + tenant.entries.size) / tenant.weight;
-      if (tenant.entries.size > 0 && load > worstLoad) {
+      const holding = this.holding(tenant);
+      const load = ((attained ? this.serviceOf(tenant, now) : 0) + holding) / tenant.weight;
+      if (holding > 0 && load > worstLoad) {
         worstLoad = load;
         victim = tenant;
       }
     }
     if (!victim) return undefined;
-    return [...victim.entries.keys()].at(-1);
+    return [...victim.entries.values()].reverse().find((e) => !e.yields)?.ticket;
+  }
+
+  /** A tenant's waiting entries that hold room (all but those that yield; counted only while some do). */
+  private holding(tenant: TenantQueue): number {
+    if (this.yielding === 0) return tenant.entries.size;
+    let n = 0;
+    for (const e of tenant.entries.values()) if (!e.yields) n += 1;
+    return n;
+  }
+
+  /** The newest waiting entry that yields (O(n): only when the queue is at its bound with some of them waiting). */
+  private newestYielding(): string | undefined {
+    return [...this.byArrival.values()].reverse().find((e) => e.yields)?.ticket;
   }
 }
 

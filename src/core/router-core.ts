@@ -93,6 +93,14 @@ export interface BookingAdmission {
    * bound, rather than lost. `undefined`: off (the delay target binds every request alike).
    */
   lastChanceAfterRefusals?: number;
+  /**
+   * A request whose client was first refused more than this long ago gives way (adaptive LIFO, at the grain of a
+   * request): it waits behind every request not demoted (the queue's batch class), outside the delay target, and
+   * holds no room - a request that finds the queue at its bound pushes it out. In an overload it takes only the
+   * capacity that nobody who came later waits for, so the capacity goes to requests that can still be served soon
+   * after their first attempt; once the overload ends, it is served at once. `undefined`: off.
+   */
+  demoteAfterS?: number;
 }
 
 /** Seconds of offered attempts that tell a draining queue from a standing one (see `drainingOfferedShare`). */
@@ -102,6 +110,7 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   queueDelayTargetS: 1,
   standingIntervalS: 20,
   maxHeldRoomShare: 0,
+  demoteAfterS: 30,
 };
 
 /** Why a request was refused. */
@@ -305,7 +314,11 @@ export class RouterCore {
         clock.now(),
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
-    if (this.booking && this.admission.lastChanceAfterRefusals !== undefined) this.refusals = new RefusalCounts();
+    if (
+      this.booking &&
+      (this.admission.lastChanceAfterRefusals !== undefined || this.admission.demoteAfterS !== undefined)
+    )
+      this.refusals = new RefusalCounts();
     if (this.booking && this.admission.drainingOfferedShare !== undefined)
       this.offered = new RecentRate(DRAINING_WINDOW_S);
     this.shortQueueAtMs = clock.now();
@@ -394,7 +407,19 @@ export class RouterCore {
     const scheduleClaimed = schedule !== undefined && retry && schedule.claim(now);
     let held = schedule && !scheduleClaimed ? schedule.reservedRoom(now) : 0;
     // -1: unlimited (Ray's max_queued_requests = -1).
-    let limit = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
+    const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
+    let limit = bound;
+    if (booking && this.demoted(request.fingerprint, now)) {
+      const offered = this.queue.offer({ ...entry, yields: true }, bound);
+      if (offered.kind === "refused") {
+        this.refusedAtMs = now;
+        if (claimed) booking.kept(false);
+        return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
+      }
+      if (claimed) booking.kept(true);
+      if (early) booking.admittedEarly(request.fingerprint, now);
+      return { kind: "queued" };
+    }
     if (booking) {
       this.offered?.add(now);
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
@@ -409,7 +434,7 @@ export class RouterCore {
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
     const unplanned = schedule !== undefined && retry && !scheduleClaimed && schedule.isFull(now);
-    const offered: OfferResult = unplanned ? { kind: "refused" } : this.queue.offer(entry, limit - held);
+    const offered: OfferResult = unplanned ? { kind: "refused" } : this.queue.offer(entry, limit - held, bound);
     if (offered.kind === "refused") {
       this.refusedAtMs = now;
       if (claimed) booking?.kept(false);
@@ -446,6 +471,13 @@ export class RouterCore {
       this.standing = true;
     }
     return this.standing;
+  }
+
+  /** Whether the request's client was first refused more than `demoteAfterS` ago (never while that is off). */
+  private demoted(fingerprint: string | undefined, now: number): boolean {
+    const after = this.admission.demoteAfterS;
+    const first = this.refusals?.firstRefusedAtMs(fingerprint);
+    return after !== undefined && first !== undefined && now - first > after * 1000;
   }
 
   /** Whether the request was refused `lastChanceAfterRefusals` times already (never while that is off). */
@@ -758,7 +790,7 @@ export class RouterCore {
     if (booking && booked && decision.rung === "computed")
       booking.book(request.fingerprint, now, { delayS: decision.jitteredS as number, promised: booked.promised });
     if (decision.jitteredS !== undefined) this.hintedRetries.hinted(request.fingerprint, now, decision.jitteredS);
-    this.refusals?.refused(request.fingerprint);
+    this.refusals?.refused(request.fingerprint, now);
     const statusCode = reason === "no_replica_available" ? 503 : this.options.statusCode;
     this.rejections[decision.rung] += 1;
     if (tenant?.tenant) this.tenantCounts.add(tenant.tenant, "shed");

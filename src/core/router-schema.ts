@@ -51,6 +51,13 @@ const bookingSchema = z.strictObject({
     .max(100)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.lastChanceAfterRefusals ?? null),
+  /** A request first refused longer ago than this, seconds, waits behind the others and holds no room. Off: null. */
+  demoteAfterS: z
+    .number()
+    .gt(0)
+    .max(3600)
+    .nullable()
+    .default(DEFAULT_BOOKING_ADMISSION.demoteAfterS ?? null),
 });
 
 /**
@@ -131,6 +138,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       maxHeldRoomShare: settings.booking.maxHeldRoomShare,
       drainingOfferedShare: settings.booking.drainingOfferedShare ?? undefined,
       lastChanceAfterRefusals: settings.booking.lastChanceAfterRefusals ?? undefined,
+      demoteAfterS: settings.booking.demoteAfterS ?? undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

@@ -16,6 +16,7 @@ export interface PolicySpec {
     standingIntervalS?: number;
     drainingOfferedShare?: number;
     lastChanceAfterRefusals?: number;
+    demoteAfterS?: number | null;
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

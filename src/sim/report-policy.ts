@@ -58,6 +58,7 @@ export function defaultsList(): string {
   const o = DEFAULT_CAPACITY_BOOKING_OPTIONS;
   return [
     `- queue-delay target \`booking.queueDelayTargetS\`: ${a.queueDelayTargetS ?? "none"} s, applied once the queue has stood above it for \`booking.standingIntervalS\` = ${a.standingIntervalS} s, until nothing has been refused for as long;`,
+    `- demotion \`booking.demoteAfterS\`: ${a.demoteAfterS ?? "off"}${a.demoteAfterS === undefined ? "" : " s"} - a request whose client was first refused longer ago waits behind every other and holds no room;`,
     `- room held for promises: at most \`booking.maxHeldRoomShare\` = ${a.maxHeldRoomShare} of the queue's limit; a promise holds its place from ${o.leadS} s before its due instant to ${o.heldLateS} s after it, and may be claimed from ${o.earlyS} s early to ${o.lateS} s late;`,
     `- retry capacity per second: drain rate minus the fresh-arrival baseline (the lowest ${o.baselineWindowS} s-smoothed rate, alpha ${o.freshAlpha}, of the last ${o.baselineWindowS} s), within [${o.minRetryShare}, ${o.maxRetryShare}] of the drain rate, times the trust (kept promises +${o.trustGain}, broken x${o.trustLoss}, at least ${o.minTrust}) and overbooked by 1 / show rate (at most x${o.maxOverbooking}; prior show rate ${o.priorShowRate});`,
     `- first bookable second: once the queue ahead has drained through what fresh arrivals leave (queue depth / (drain rate - baseline), the rate at least ${o.minBacklogDrainShare} of the drain rate), and at least 1 s away;`,

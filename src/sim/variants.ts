@@ -51,6 +51,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     booking: { lastChanceAfterRefusals: 2, drainingOfferedShare: 1 },
   }),
   variant("two-step", "two-step promises up to two horizons away", { ledger: { twoStepHorizons: 2 } }),
+  variant("no-demotion", "requests refused long ago wait in line with the rest (no demotion; the previous default)", {
+    booking: { demoteAfterS: null },
+  }),
+  variant("demote-after-20s", "demotion after 20 s", { booking: { demoteAfterS: 20 } }),
+  variant("demote-after-45s", "demotion after 45 s", { booking: { demoteAfterS: 45 } }),
 ];
 
 /** How one variant fares on issue 15's targets, scored against the same other policies as the default. */

@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import { FairQueue } from "../../../src/core/fair-queue";
+import { RefusalCounts } from "../../../src/core/refusal-counts";
+import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
+import { routerOptions } from "../../support/router-options";
+
+const entry = (ticket: string, enqueuedAtMs: number, yields = false) => ({
+  ticket,
+  tenant: "",
+  weight: 1,
+  priority: "interactive" as const,
+  enqueuedAtMs,
+  ...(yields ? { yields: true } : {}),
+});
+
+describe("FairQueue: entries that yield", () => {
+  it("wait behind every entry that does not, whenever they came", () => {
+    const q = new FairQueue();
+    q.offer(entry("old", 0, true), 10);
+    q.offer(entry("a", 1), 10);
+    q.offer(entry("b", 2), 10);
+    expect([q.dispatch()?.ticket, q.dispatch()?.ticket, q.dispatch()?.ticket]).toEqual(["a", "b", "old"]);
+  });
+
+  it("take no room from the others: they count only towards the queue's bound", () => {
+    const q = new FairQueue();
+    expect(q.offer(entry("old1", 0, true), 3).kind).toBe("queued");
+    expect(q.offer(entry("old2", 1, true), 3).kind).toBe("queued");
+    // Capacity 1 for the others: the two that yield do not fill it.
+    expect(q.offer(entry("a", 2), 1, 3)).toEqual({ kind: "queued" });
+    // At the bound (3), the next one pushes out the newest that yields.
+    const pushed = q.offer(entry("b", 3), 2, 3);
+    expect(pushed.kind === "queued" && pushed.displaced?.ticket).toBe("old2");
+    expect(q.size).toBe(3);
+    // Over capacity without them, it is refused as before, and none of them is chosen to make room.
+    expect(q.offer(entry("c", 4), 2, 10).kind).toBe("refused");
+    expect([...q.entries()].map((e) => e.ticket)).toEqual(["old1", "a", "b"]);
+  });
+
+  it("push nobody out themselves: one is refused at the bound", () => {
+    const q = new FairQueue();
+    q.offer(entry("a", 0), 2);
+    q.offer(entry("old1", 1, true), 2);
+    expect(q.offer(entry("old2", 2, true), 2).kind).toBe("refused");
+    expect(q.size).toBe(2);
+  });
+});
+
+describe("RefusalCounts.firstRefusedAtMs", () => {
+  it("keeps the first refusal's time until the request is admitted or forgotten", () => {
+    const counts = new RefusalCounts(2);
+    counts.refused("a", 1_000);
+    counts.refused("a", 6_000);
+    expect(counts.firstRefusedAtMs("a")).toBe(1_000);
+    counts.forget("a");
+    expect(counts.firstRefusedAtMs("a")).toBeUndefined();
+    counts.refused("a", 9_000);
+    counts.refused("b", 9_000);
+    counts.refused("c", 9_000); // "a" is forgotten: only two are remembered
+    expect(counts.firstRefusedAtMs("a")).toBeUndefined();
+  });
+});
+
+/**
+ * `booked_capacity` over a queue that stands: two drains a second, five new requests a second, a 1 s delay
+ * target, so fresh arrivals beyond two waiting are refused.
+ */
+function standingQueue(demoteAfterS: number | undefined) {
+  let now = 0;
+  const booking: BookingAdmission = { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0 };
+  if (demoteAfterS !== undefined) booking.demoteAfterS = demoteAfterS;
+  const core = new RouterCore(
+    routerOptions(
+      { maxQueuedRequests: 100, queueTimeoutMs: 600_000, booking },
+      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
+    ),
+    { now: () => now },
+    () => 0.5,
+  );
+  const placed: string[] = [];
+  const placeOne = () => {
+    const plan = core.beginRound();
+    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+    const outcome = plan ? core.finishRound(plan) : undefined;
+    if (outcome?.kind !== "placed") return false;
+    placed.push(outcome.ticket);
+    core.release(outcome.ticket);
+    return true;
+  };
+  let n = 0;
+  const run = (seconds: number) => {
+    for (let i = 0; i < seconds * 2; i++) {
+      now += 500;
+      placeOne();
+      for (let k = 0; k < 5; k++) core.submit(`s${n}`, { fingerprint: `s${n++}` });
+    }
+  };
+  return { core, run, placeOne, placed };
+}
+
+describe("booking.demoteAfterS", () => {
+  it("queues a request first refused long ago behind the fresh ones, past the delay target", () => {
+    const { core, run, placeOne, placed } = standingQueue(30);
+    run(30);
+    expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
+    run(20);
+    // 20 s after its first refusal it is not demoted: refused like any fresh request.
+    expect(core.submit("old.1", { fingerprint: "old" }).kind).toBe("rejected");
+    run(11);
+    expect(core.submit("fresh", { fingerprint: "fresh" }).kind).toBe("rejected");
+    expect(core.submit("old.2", { fingerprint: "old" }).kind).toBe("queued");
+    // It is placed only when no request that was not demoted waits.
+    const before = core.queueDepth;
+    while (placeOne());
+    expect(placed.at(-1)).toBe("old.2");
+    expect(placed.slice(-before, -1).every((t) => t.startsWith("s"))).toBe(true);
+  });
+
+  it("off, the same request is refused like a fresh one", () => {
+    const { core, run } = standingQueue(undefined);
+    run(30);
+    core.submit("old.0", { fingerprint: "old" });
+    run(31);
+    expect(core.submit("old.1", { fingerprint: "old" }).kind).toBe("rejected");
+  });
+
+  it("is 30 s in the configuration's defaults, and null turns it off", () => {
+    const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
+    const deployment = config.deployments.m;
+    if (!deployment) throw new Error("no deployment");
+    expect(routerOptionsFor(deployment).booking?.demoteAfterS).toBe(30);
+    const off = parseConfig({
+      deployments: { m: { replicas: ["http://127.0.0.1:1"], booking: { demoteAfterS: null } } },
+    });
+    expect(off.deployments.m && routerOptionsFor(off.deployments.m).booking?.demoteAfterS).toBeUndefined();
+  });
+});
