@@ -47,6 +47,12 @@ export interface CapacityBookingOptions {
    * whole drain rate; this floor (a share of the drain rate) bounds that estimate when the baseline is near it.
    */
   minBacklogDrainShare: number;
+  /**
+   * The fresh arrivals above the baseline fade out of the forecast with this time constant, seconds: a burst under
+   * way is expected to go on for a few seconds rather than stop at once, so promises do not land inside it (where
+   * fresh arrivals fill the queue and the promise is broken). 0: the forecast is the baseline from now on.
+   */
+  burstFadeS: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -69,6 +75,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   trustGain: 0.02,
   trustLoss: 0.85,
   minBacklogDrainShare: 0.05,
+  burstFadeS: 5,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -99,8 +106,9 @@ export interface BookedHint {
  *
  * Why it exists: a hint of "when the current queue drains" sends a refused client back while a burst is still
  * arriving. This ledger instead hands out *future capacity*: of each future second's drain, the share the
- * baseline of fresh arrivals leaves free (`drainRate - baseline`, within [minRetryShare, maxRetryShare] of the
- * drain rate), minus the retries already promised that second. A refused request gets the earliest second with
+ * forecast of fresh arrivals leaves free (`drainRate - forecast`, within [minRetryShare, maxRetryShare] of the
+ * drain rate; the forecast is the baseline plus the current excess over it, fading with `burstFadeS`), minus the
+ * retries already promised that second. A refused request gets the earliest second with
  * room within its client's horizon; the promise is bound to its fingerprint, so only that request's own retry
  * can take the room held for it. When no second within the horizon has room, the hint is a best effort spread
  * over the second half of the horizon (never stacked on the cap) and nothing is booked.
@@ -263,13 +271,20 @@ export class CapacityBooking {
     // while fresh arrivals and earlier bookings still fill the queue, so the queue never drains (measured:
     // after a burst, fresh arrivals were refused for ~30 s while bookings kept the queue full).
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
-    const retryCapacity = Math.min(rate * maxRetryShare, Math.max(spare, rate * minRetryShare));
-    const capacity = retryCapacity * this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
     const nowS = nowMs / 1000;
+    const baseline = this.baseline ?? 0;
+    const excess = Math.max(0, (this.smoothed ?? 0) - baseline);
+    const fadeS = this.options.burstFadeS;
+    const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
+    // A future second's retry capacity: the drain rate less the fresh arrivals forecast for it, within bounds.
+    const capacityAt = (second: number) => {
+      const forecast = baseline + (fadeS > 0 ? excess * Math.exp(-(second - nowS) / fadeS) : 0);
+      return Math.min(rate * maxRetryShare, Math.max(rate - forecast, rate * minRetryShare)) * scale;
+    };
     const horizon = Math.max(1, Math.min(horizonS, this.options.ledgerS - 1));
     const first = Math.ceil(nowS + Math.max(1, signals.queueDepth / backlogDrainRate));
     const last = Math.floor(nowS + horizon) - 1;
-    const within = this.firstSecondWithRoom(first, last, capacity);
+    const within = this.firstSecondWithRoom(first, last, capacityAt);
     if (within !== undefined) {
       const start = Math.max(within, nowS + 1);
       const end = Math.min(within + 1, nowS + horizon);
@@ -284,7 +299,7 @@ export class CapacityBooking {
         Math.floor(nowS + this.options.twoStepHorizons * horizon - margin) - 1,
         this.current + this.options.ledgerS - 1,
       );
-      const beyond = this.firstSecondWithRoom(Math.max(first, last + 1), farthest, capacity);
+      const beyond = this.firstSecondWithRoom(Math.max(first, last + 1), farthest, capacityAt);
       if (beyond !== undefined) {
         const dueS = beyond - nowS + random();
         return { delayS: Math.min(horizon, Math.max(1, dueS - (horizon - margin))), dueS, promised: true };
@@ -293,9 +308,9 @@ export class CapacityBooking {
     return { delayS: horizon * (0.5 + 0.5 * random()), promised: false };
   }
 
-  /** The first second in [from, to] whose promises are below `capacity`; `undefined` when none is. */
-  private firstSecondWithRoom(from: number, to: number, capacity: number): number | undefined {
-    for (let s = from; s <= to; s++) if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) return s;
+  /** The first second in [from, to] whose promises are below its capacity; `undefined` when none is. */
+  private firstSecondWithRoom(from: number, to: number, capacityAt: (second: number) => number): number | undefined {
+    for (let s = from; s <= to; s++) if ((this.buckets[this.slot(s)] ?? 0) < capacityAt(s) - 1e-9) return s;
     return undefined;
   }
 

@@ -54,6 +54,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("no-demotion", "requests refused long ago wait in line with the rest (no demotion; the previous default)", {
     booking: { demoteAfterS: null },
   }),
+  variant("no-burst-fade", "the forecast is the baseline from now on (no burst fade; the previous default)", {
+    ledger: { burstFadeS: 0 },
+  }),
   variant("demote-after-20s", "demotion after 20 s", { booking: { demoteAfterS: 20 } }),
   variant("demote-after-45s", "demotion after 45 s", { booking: { demoteAfterS: 45 } }),
 ];

@@ -34,6 +34,27 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(Math.min(...hints.map((h) => h.delayS))).toBeGreaterThanOrEqual(1);
   });
 
+  it("a burst under way fades out of the forecast (burstFadeS): its first seconds get fewer promises", () => {
+    const delaysWith = (burstFadeS: number, burstPerS: number) => {
+      const ledger = new CapacityBooking({ ...opts, burstFadeS }, 0);
+      for (let s = 0; s < 70; s++) for (let k = 0; k < (s >= 60 ? burstPerS : 2); k++) ledger.onFresh(s * 1000 + 1); // 2/s, then a burst
+      return Array.from({ length: 20 }, (_, i) => {
+        const hint = ledger.hint(70_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, 70_000, hint);
+        return Math.floor(hint.delayS);
+      });
+    };
+    const inFirstSecond = (delays: number[]) => delays.filter((d) => d === 1).length;
+    // Without the fade the forecast is the baseline (2/s): 8 promises a second from the first.
+    expect(inFirstSecond(delaysWith(0, 12))).toBe(8);
+    // With it, the burst's excess (its smoothed rate above 2/s) is still forecast a second ahead: fewer.
+    expect(inFirstSecond(delaysWith(5, 12))).toBeLessThan(8);
+    expect(Math.max(...delaysWith(5, 12))).toBeGreaterThan(Math.max(...delaysWith(0, 12)));
+    // No burst, no difference.
+    expect(delaysWith(5, 2)).toEqual(delaysWith(0, 2));
+  });
+
   it("starts after the current queue's drain", () => {
     const ledger = ledgerWithBaseline(0, 5);
     const hint = ledger.hint(5_000, { queueDepth: 50, drainRate: 10 }, 60, () => 0);
