@@ -238,6 +238,8 @@ export interface RouterStats {
   hintedRetries: HintedRetryCounts;
   /** Promises outstanding in the `booked_capacity` ledger (0 for other policies). */
   outstandingBookings: number;
+  /** Requests queued demoted since start (`booking.demoteAfterS`: first refused long ago, they gave way). */
+  demoted: number;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -269,6 +271,8 @@ export class RouterCore {
   private readonly estimator: DrainRateEstimator;
   private streak = 0;
   private admitted = 0;
+  /** Requests queued demoted (see `BookingAdmission.demoteAfterS`). */
+  private demotedCount = 0;
   private completed = 0;
   private readonly rejections: Record<Rung, number> = { computed: 0, static_fallback: 0, none: 0 };
   private readonly rejectionsByReason: Record<RejectionReason, number> = {
@@ -418,6 +422,7 @@ export class RouterCore {
       }
       if (claimed) booking.kept(true);
       if (early) booking.admittedEarly(request.fingerprint, now);
+      this.demotedCount += 1;
       return { kind: "queued" };
     }
     if (booking) {
@@ -717,6 +722,7 @@ export class RouterCore {
       tenants: this.tenantCounts.snapshot(),
       hintedRetries: this.hintedRetries.counts(),
       outstandingBookings: this.booking?.outstanding ?? 0,
+      demoted: this.demotedCount,
     };
   }
 

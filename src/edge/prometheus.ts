@@ -114,6 +114,11 @@ export function prometheusText(shards: ShardStats[], quotas: Record<string, Tena
     for (const [outcome, byTiming] of Object.entries(s.hintedRetries))
       for (const [timing, n] of Object.entries(byTiming))
         out.sample("spillway_hinted_retries_total", { ...id(s), outcome, timing }, n);
+  counter(
+    "spillway_demoted_total",
+    "Requests queued demoted: first refused longer ago than booking.demoteAfterS, they waited behind the others.",
+    (s) => s.demoted,
+  );
   gauge(
     "spillway_outstanding_bookings",
     "Retries booked_capacity has promised room to and that have not come back or lapsed yet.",

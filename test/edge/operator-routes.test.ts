@@ -74,6 +74,7 @@ describe("guarded operator routes", () => {
       /spillway_hinted_retries_total\{deployment="misc",shard="0",outcome="admitted",timing="on_time"\} \d+/,
     );
     expect(text).toMatch(/spillway_outstanding_bookings\{deployment="misc",shard="0"\} \d+/);
+    expect(text).toMatch(/spillway_demoted_total\{deployment="misc",shard="0"\} \d+/);
   });
 });
 

@@ -109,7 +109,9 @@ describe("booking.demoteAfterS", () => {
     expect(core.submit("old.1", { fingerprint: "old" }).kind).toBe("rejected");
     run(11);
     expect(core.submit("fresh", { fingerprint: "fresh" }).kind).toBe("rejected");
+    expect(core.stats().demoted).toBe(0);
     expect(core.submit("old.2", { fingerprint: "old" }).kind).toBe("queued");
+    expect(core.stats().demoted).toBe(1);
     // It is placed only when no request that was not demoted waits.
     const before = core.queueDepth;
     while (placeOne());
