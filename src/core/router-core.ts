@@ -96,9 +96,11 @@ export interface BookingAdmission {
   /**
    * A request whose client was first refused more than this long ago gives way (adaptive LIFO, at the grain of a
    * request): it waits behind every request not demoted (the queue's batch class), outside the delay target, and
-   * holds no room - a request that finds the queue at its bound pushes it out. In an overload it takes only the
-   * capacity that nobody who came later waits for, so the capacity goes to requests that can still be served soon
-   * after their first attempt; once the overload ends, it is served at once. `undefined`: off.
+   * holds no room - a request that finds the queue at its bound pushes it out. A few seconds (the default, 3 s)
+   * demote the retries made at a hint and leave the SDKs' immediate backoff alone: in an overload a retry takes
+   * only the capacity that first attempts leave, as the ledger planned it, and the capacity goes to requests that
+   * can still be served soon after their first attempt; once the overload ends, it is served at once.
+   * `undefined`: off.
    */
   demoteAfterS?: number;
 }
@@ -110,7 +112,7 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   queueDelayTargetS: 1,
   standingIntervalS: 20,
   maxHeldRoomShare: 0,
-  demoteAfterS: 30,
+  demoteAfterS: 3,
 };
 
 /** Why a request was refused. */

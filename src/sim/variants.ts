@@ -51,14 +51,16 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     booking: { lastChanceAfterRefusals: 2, drainingOfferedShare: 1 },
   }),
   variant("two-step", "two-step promises up to two horizons away", { ledger: { twoStepHorizons: 2 } }),
-  variant("no-demotion", "requests refused long ago wait in line with the rest (no demotion; the previous default)", {
+  variant("no-demotion", "no demotion: retries wait in line with first attempts", {
     booking: { demoteAfterS: null },
   }),
-  variant("no-burst-fade", "the forecast is the baseline from now on (no burst fade; the previous default)", {
+  variant("no-burst-fade", "no burst fade: the forecast is the baseline from the refusal on", {
     ledger: { burstFadeS: 0 },
   }),
-  variant("demote-after-20s", "demotion after 20 s", { booking: { demoteAfterS: 20 } }),
-  variant("demote-after-45s", "demotion after 45 s", { booking: { demoteAfterS: 45 } }),
+  variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
+  variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
+    booking: { demoteAfterS: 30 },
+  }),
 ];
 
 /** How one variant fares on issue 15's targets, scored against the same other policies as the default. */

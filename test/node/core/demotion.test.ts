@@ -127,11 +127,11 @@ describe("booking.demoteAfterS", () => {
     expect(core.submit("old.1", { fingerprint: "old" }).kind).toBe("rejected");
   });
 
-  it("is 30 s in the configuration's defaults, and null turns it off", () => {
+  it("is 3 s in the configuration's defaults, and null turns it off", () => {
     const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
     const deployment = config.deployments.m;
     if (!deployment) throw new Error("no deployment");
-    expect(routerOptionsFor(deployment).booking?.demoteAfterS).toBe(30);
+    expect(routerOptionsFor(deployment).booking?.demoteAfterS).toBe(3);
     const off = parseConfig({
       deployments: { m: { replicas: ["http://127.0.0.1:1"], booking: { demoteAfterS: null } } },
     });

@@ -18,7 +18,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
         saturation: { backoffStreakSaturation: 5, occupancyWeight: 0.25, backoffWeight: 0.25 },
       },
       drainRate: { alpha: 0.3, intervalS: 1, warmupSamples: 3 },
-      booking: { queueDelayTargetS: 1, standingIntervalS: 20, maxHeldRoomShare: 0, demoteAfterS: 30 },
+      booking: { queueDelayTargetS: 1, standingIntervalS: 20, maxHeldRoomShare: 0, demoteAfterS: 3 },
       tenantHeadroomSlots: 1,
     });
   });

@@ -41,7 +41,7 @@ describe("parseConfig, field by field", () => {
             maxHeldRoomShare: 0,
             drainingOfferedShare: null,
             lastChanceAfterRefusals: null,
-            demoteAfterS: 30,
+            demoteAfterS: 3,
           },
           tenantHeadroomSlots: 1,
           estimator: {

@@ -104,6 +104,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const sustained = json.scenarios.find((s) => s.name === "sustained-1.3x") as ScenarioResult;
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
+    // The threshold's trade: demoting only requests refused long ago keeps more of the curve, meets attempts less.
+    expect(doc).toContain(
+      "keeps more of the curve (smaller summed gaps) and meets the attempts target in fewer scenarios",
+    );
+    for (const id of ["demote-after-10s", "demote-after-30s"]) {
+      const later = variant(id).summary;
+      expect(later.worstCurveGapSumPts).toBeGreaterThan(def.summary.worstCurveGapSumPts);
+      expect(later.met.attempts).toBeLessThan(def.summary.met.attempts);
+    }
   });
 
   it("its target checks are those of its own results", () => {
