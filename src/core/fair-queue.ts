@@ -16,8 +16,8 @@ export interface FairEntry {
   fingerprint?: string | undefined;
   horizonS?: number;
   /**
-   * A request that gives way (the router demotes a request whose client has been refused for long, see
-   * `BookingAdmission.demoteAfterS`): it waits in the batch class and takes no room from others - it does not count
+   * A request that gives way (the router demotes a request whose client was first refused more than
+   * `BookingAdmission.demoteAfterS` ago): it waits in the batch class and takes no room from others - it does not count
    * towards another request's capacity, and a request that finds the queue at its bound pushes it out.
    */
   yields?: boolean;

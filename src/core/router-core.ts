@@ -240,7 +240,7 @@ export interface RouterStats {
   hintedRetries: HintedRetryCounts;
   /** Promises outstanding in the `booked_capacity` ledger (0 for other policies). */
   outstandingBookings: number;
-  /** Requests queued demoted since start (`booking.demoteAfterS`: first refused long ago, they gave way). */
+  /** Requests queued demoted since start (`booking.demoteAfterS`: first refused longer ago, they gave way). */
   demoted: number;
 }
 
@@ -415,6 +415,7 @@ export class RouterCore {
     // -1: unlimited (Ray's max_queued_requests = -1).
     const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
     let limit = bound;
+    this.offered?.add(now);
     if (booking && this.demoted(request.fingerprint, now)) {
       const offered = this.queue.offer({ ...entry, yields: true }, bound);
       if (offered.kind === "refused") {
@@ -428,7 +429,6 @@ export class RouterCore {
       return { kind: "queued" };
     }
     if (booking) {
-      this.offered?.add(now);
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
