@@ -295,12 +295,19 @@ export function renderReport(input: {
         1,
         sdk.reduce((a, v) => a + v.requests, 0),
       );
-    return { name: r.name, sdk: sdkShare, headerless: by.headerless_hints?.servedFraction };
+    return {
+      name: r.name,
+      sdk: sdkShare,
+      headerless: by.headerless_hints?.servedFraction,
+      python: by.openai_python?.servedFraction,
+    };
   });
   out.push(
-    `**Clients without SDK headers** (target: within 5 points of SDK clients on served share, default policy): ${headerClients
+    `**Clients without SDK headers** (target: within 5 points of SDK clients on served share, default policy; in brackets openai-python alone, whose 60 s horizon header-less clients share, where openai-node's is 120 s): ${headerClients
       .filter((h) => h.headerless !== undefined)
-      .map((h) => `${h.name} ${pct(h.headerless)} vs ${pct(h.sdk)}`)
+      .map(
+        (h) => `${h.name} ${pct(h.headerless)} vs ${pct(h.sdk)}${h.python === undefined ? "" : ` (${pct(h.python)})`}`,
+      )
       .join("; ")}.\n`,
   );
   const boundSection = curveBoundSection(input.results, input.checks);
