@@ -266,13 +266,13 @@ export class CapacityBooking {
     if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
     this.advance(nowMs);
     const { minRetryShare, maxRetryShare } = this.options;
-    const spare = rate - (this.baseline ?? 0);
+    const baseline = this.baseline ?? 0;
+    const spare = rate - baseline;
     // The queue ahead drains only through what fresh arrivals leave: a booking placed at `depth / rate` lands
     // while fresh arrivals and earlier bookings still fill the queue, so the queue never drains (measured:
     // after a burst, fresh arrivals were refused for ~30 s while bookings kept the queue full).
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const nowS = nowMs / 1000;
-    const baseline = this.baseline ?? 0;
     const excess = Math.max(0, (this.smoothed ?? 0) - baseline);
     const fadeS = this.options.burstFadeS;
     const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);

@@ -416,19 +416,9 @@ export class RouterCore {
     const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
     let limit = bound;
     this.offered?.add(now);
-    if (booking && this.demoted(request.fingerprint, now)) {
-      const offered = this.queue.offer({ ...entry, yields: true }, bound);
-      if (offered.kind === "refused") {
-        this.refusedAtMs = now;
-        if (claimed) booking.kept(false);
-        return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
-      }
-      if (claimed) booking.kept(true);
-      if (early) booking.admittedEarly(request.fingerprint, now);
-      this.demotedCount += 1;
-      return { kind: "queued" };
-    }
-    if (booking) {
+    // A demoted request waits behind the others up to the queue's bound: no delay target, no room held for it.
+    const demoted = booking !== undefined && this.demoted(request.fingerprint, now);
+    if (booking && !demoted) {
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
@@ -441,7 +431,11 @@ export class RouterCore {
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
     const unplanned = schedule !== undefined && retry && !scheduleClaimed && schedule.isFull(now);
-    const offered: OfferResult = unplanned ? { kind: "refused" } : this.queue.offer(entry, limit - held, bound);
+    const offered: OfferResult = unplanned
+      ? { kind: "refused" }
+      : demoted
+        ? this.queue.offer({ ...entry, yields: true }, bound)
+        : this.queue.offer(entry, limit - held, bound);
     if (offered.kind === "refused") {
       this.refusedAtMs = now;
       if (claimed) booking?.kept(false);
@@ -450,6 +444,7 @@ export class RouterCore {
     if (claimed) booking?.kept(true);
     // Admitted before its booked instant (a first step found room): the booked second goes back to the ledger.
     if (early) booking?.admittedEarly(request.fingerprint, now);
+    if (demoted) this.demotedCount += 1;
     // A full queue pushed out the newest request of the tenant most over its fair share (see FairQueue).
     const pushed = offered.displaced;
     if (!pushed) return { kind: "queued" };
