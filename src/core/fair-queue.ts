@@ -18,9 +18,14 @@ export interface FairEntry {
   /**
    * A request that gives way (the router demotes a request whose client was first refused more than
    * `BookingAdmission.demoteAfterS` ago): it waits in the batch class and takes no room from others - it does not count
-   * towards another request's capacity, and a request that finds the queue at its bound pushes it out.
+   * towards another request's capacity, and a request that finds the queue at its bound pushes one of them out.
    */
   yields?: boolean;
+  /**
+   * For an entry that yields: when its client was first refused (ms; absent: when it was queued). Entries that
+   * yield are served the most recently first refused first, and pushed out the longest ago first (adaptive LIFO).
+   */
+  firstRefusedAtMs?: number | undefined;
 }
 
 /** The answer to `offer`: queued (possibly pushing another tenant's request out), or refused. */
@@ -41,6 +46,20 @@ export type OfferResult = { kind: "queued"; displaced?: FairEntry } | { kind: "r
 export type FairOrdering = "start_time" | "least_attained";
 
 /**
+ * How entries that yield are ordered among themselves.
+ * - `newest_first` (adaptive LIFO): behind every other batch entry, the one whose client was first refused most
+ *   recently goes first, and the one first refused longest ago is pushed out at the bound.
+ * - `arrival`: in line with the batch class in arrival order; the newest queued is pushed out (the order before
+ *   adaptive LIFO, kept as the simulator's `demoted-fifo` variant).
+ *
+ * @example
+ * ```ts
+ * const order: YieldOrder = "newest_first";
+ * ```
+ */
+export type YieldOrder = "newest_first" | "arrival";
+
+/**
  * How a `FairQueue` orders tenants; `least_attained` needs the clock its decay reads.
  *
  * @example
@@ -54,6 +73,8 @@ export interface FairQueueOptions {
   clock?: { now(): number };
   /** `least_attained`: the time constant of the decay of attained service, ms (a dispatch counts e^-t/tau). */
   serviceTimeConstantMs?: number;
+  /** How entries that yield are ordered (default `newest_first`). */
+  yieldOrder?: YieldOrder;
 }
 
 /**
@@ -76,6 +97,8 @@ interface TenantQueue {
   weight: number;
   /** Waiting entries in arrival order. */
   entries: Map<string, FairEntry & { seq: number }>;
+  /** How many of `entries` yield (0 keeps the head lookup O(1)). */
+  yielding: number;
   /** Virtual finish tag of the tenant's last dispatched request (start-time fair queuing). */
   finishTag: number;
   /** `least_attained`: the tenant's decayed dispatch count as of `serviceAtMs`. */
@@ -119,9 +142,11 @@ interface Next {
  *   newest one of the tenant most over its fair share (largest backlog / weight, the newcomer counted; with
  *   `least_attained`, (decayed service + backlog) / weight: the request that order would dispatch last), and a
  *   batch request goes before any interactive one; a batch arrival never displaces interactive work.
- * - **Giving way**: entries that `yield` wait in the batch class and count only towards the queue's own bound
- *   (`offer`'s `bound`), not towards another request's capacity; a request that finds the queue at its bound
- *   pushes the newest of them out.
+ * - **Giving way**: entries that `yield` wait in the batch class behind every batch entry that does not, and count
+ *   only towards the queue's own bound (`offer`'s `bound`), not towards another request's capacity. Among them the
+ *   order is adaptive LIFO (Facebook's, at the grain of a request): the one whose client was first refused most
+ *   recently goes first - it can still be served soon after its first attempt - and a request that finds the queue
+ *   at its bound pushes out the one first refused longest ago (the one this order would serve last).
  *
  * Pure: the clock is a parameter (the router's); nothing here sleeps or reads the time itself.
  *
@@ -141,6 +166,7 @@ export class FairQueue {
   private readonly ordering: FairOrdering;
   private readonly clock: { now(): number };
   private readonly tauMs: number;
+  private readonly newestFirst: boolean;
   /** Every waiting entry in arrival order (for expiry, which sheds the oldest first). */
   private readonly byArrival = new Map<string, FairEntry & { seq: number }>();
   private readonly classes: Record<PriorityClass, ClassQueue> = {
@@ -161,6 +187,7 @@ export class FairQueue {
       throw new Error("FairQueue: least_attained ordering needs a clock");
     this.clock = options.clock ?? { now: () => 0 };
     this.tauMs = options.serviceTimeConstantMs ?? (DEFAULT_FAIR_QUEUE_OPTIONS.serviceTimeConstantMs as number);
+    this.newestFirst = (options.yieldOrder ?? "newest_first") === "newest_first";
   }
 
   get size(): number {
@@ -185,8 +212,9 @@ export class FairQueue {
    * Queues `entry` if fewer than `capacity` wait; when full, pushes out the newest request of the tenant most over
    * its fair share, or refuses `entry` when that is its own tenant (or it is batch and no batch request waits).
    * Entries that yield are not counted against `capacity`, only against `bound` (the queue's own bound, at least
-   * `capacity`): at the bound, the newest of them gives its place. An entry that yields is queued in the batch
-   * class while fewer than `capacity` wait in all, and pushes nobody out.
+   * `capacity`): at the bound, one of them gives its place (the one first refused longest ago; with `arrival`
+   * order, the newest). An entry that yields is queued in the batch class while fewer than `capacity` wait in all,
+   * and pushes nobody out.
    */
   offer(entry: FairEntry, capacity: number, bound = capacity): OfferResult {
     let displaced: FairEntry | undefined;
@@ -197,7 +225,7 @@ export class FairQueue {
       if (victim === undefined) return { kind: "refused" };
       displaced = this.remove(victim);
     } else if (this.size >= Math.max(capacity, bound)) {
-      displaced = this.remove(this.newestYielding() as string);
+      displaced = this.remove(this.stalestYielding() as string);
     }
     this.next = undefined;
     const stamped = {
@@ -208,7 +236,9 @@ export class FairQueue {
       enqueuedAtMs: entry.enqueuedAtMs,
       fingerprint: entry.fingerprint,
       horizonS: entry.horizonS,
-      ...(entry.yields ? { yields: true, priority: "batch" as const } : {}),
+      ...(entry.yields
+        ? { yields: true, priority: "batch" as const, firstRefusedAtMs: entry.firstRefusedAtMs ?? entry.enqueuedAtMs }
+        : {}),
       seq: this.seq++,
     };
     if (stamped.yields) this.yielding += 1;
@@ -218,6 +248,7 @@ export class FairQueue {
       tenant = {
         weight: entry.weight,
         entries: new Map(),
+        yielding: 0,
         finishTag: classQueue.virtualTime,
         service: 0,
         serviceAtMs: 0,
@@ -225,6 +256,7 @@ export class FairQueue {
       classQueue.tenants.set(entry.tenant, tenant);
     }
     tenant.weight = entry.weight;
+    if (stamped.yields) tenant.yielding += 1;
     classQueue.size += 1;
     if (entry.enqueuedAtMs >= this.latestEnqueuedAtMs) {
       this.latestEnqueuedAtMs = entry.enqueuedAtMs;
@@ -273,7 +305,9 @@ export class FairQueue {
     this.next = undefined;
     this.byArrival.delete(ticket);
     const classQueue = this.classes[entry.priority];
-    classQueue.tenants.get(entry.tenant)?.entries.delete(ticket);
+    const tenant = classQueue.tenants.get(entry.tenant);
+    tenant?.entries.delete(ticket);
+    if (tenant && entry.yields) tenant.yielding -= 1;
     classQueue.size -= 1;
     if (entry.yields) this.yielding -= 1;
     return entry;
@@ -340,7 +374,7 @@ export class FairQueue {
     let bestTenant: TenantQueue | undefined;
     let bestStart = 0;
     for (const [name, tenant] of classQueue.tenants) {
-      const head = tenant.entries.values().next().value;
+      const head = this.headOf(tenant);
       if (head === undefined) {
         // An idle tenant whose last finish is behind virtual time has nothing left to remember.
         if (tenant.finishTag <= classQueue.virtualTime) classQueue.tenants.delete(name);
@@ -368,7 +402,7 @@ export class FairQueue {
     let bestLoad = 0;
     for (const [name, tenant] of classQueue.tenants) {
       const service = this.serviceOf(tenant, now);
-      const head = tenant.entries.values().next().value;
+      const head = this.headOf(tenant);
       if (head === undefined) {
         if (service < FORGOTTEN_SERVICE) classQueue.tenants.delete(name);
         continue;
@@ -423,10 +457,40 @@ export class FairQueue {
     return n;
   }
 
-  /** The newest waiting entry that yields (O(n): only when the queue is at its bound with some of them waiting). */
-  private newestYielding(): string | undefined {
-    return [...this.byArrival.values()].reverse().find((e) => e.yields)?.ticket;
+  private headOf(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
+    return headOf(tenant, this.newestFirst);
   }
+
+  /**
+   * The waiting entry that yields whose client was first refused longest ago (ties: the newest queued; with
+   * `arrival` order: the newest queued); O(n), only when the queue is at its bound with some of them waiting.
+   */
+  private stalestYielding(): string | undefined {
+    let stalest: FairEntry | undefined;
+    for (const e of this.byArrival.values())
+      if (e.yields && (!stalest || !this.newestFirst || yieldRank(e) <= yieldRank(stalest))) stalest = e;
+    return stalest?.ticket;
+  }
+}
+
+/** When an entry's client was first refused: the order of entries that yield (newest first). */
+function yieldRank(entry: FairEntry): number {
+  return entry.firstRefusedAtMs ?? entry.enqueuedAtMs;
+}
+
+/**
+ * A tenant's next entry in its class: the oldest, except that (`newest_first`) entries that yield come after every
+ * other one, the most recently first refused first. O(1) while none yields; else O(n) in the tenant's entries (a
+ * queue the size of `max_queued_requests`, and only while an overload demotes requests).
+ */
+function headOf(tenant: TenantQueue, newestFirst: boolean): (FairEntry & { seq: number }) | undefined {
+  if (tenant.yielding === 0 || !newestFirst) return tenant.entries.values().next().value;
+  let newest: (FairEntry & { seq: number }) | undefined;
+  for (const e of tenant.entries.values()) {
+    if (!e.yields) return e;
+    if (!newest || yieldRank(e) > yieldRank(newest)) newest = e;
+  }
+  return newest;
 }
 
 /** Puts `entry` into `map` (which is in `enqueuedAtMs` order) before the first entry that arrived after it. */

@@ -8,7 +8,13 @@ import {
 import { DEFAULT_HORIZON_S } from "./client-horizon";
 import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
 import { DrainRateEstimator, type DrainRateOptions } from "./drain-rate";
-import { DEFAULT_FAIR_QUEUE_OPTIONS, FairQueue, type OfferResult, type PriorityClass } from "./fair-queue";
+import {
+  DEFAULT_FAIR_QUEUE_OPTIONS,
+  FairQueue,
+  type OfferResult,
+  type PriorityClass,
+  type YieldOrder,
+} from "./fair-queue";
 import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
@@ -96,13 +102,19 @@ export interface BookingAdmission {
   /**
    * A request whose client was first refused more than this long ago gives way (adaptive LIFO, at the grain of a
    * request): it waits behind every request not demoted (the queue's batch class), outside the delay target, and
-   * holds no room - a request that finds the queue at its bound pushes it out. A few seconds (the default, 3 s)
-   * demote the retries made at a hint and leave the SDKs' immediate backoff alone: in an overload a retry takes
-   * only the capacity that first attempts leave, as the ledger planned it, and the capacity goes to requests that
-   * can still be served soon after their first attempt; once the overload ends, it is served at once.
-   * `undefined`: off.
+   * holds no room - a request that finds the queue at its bound pushes one out (see `demotedOrder`). A few
+   * seconds (the default, 3 s) demote the retries made at a hint and leave the SDKs' immediate backoff alone: in an
+   * overload a retry takes only the capacity that first attempts leave, as the ledger planned it, and the capacity
+   * goes to requests that can still be served soon after their first attempt; once the overload ends, it is served
+   * at once. `undefined`: off.
    */
   demoteAfterS?: number;
+  /**
+   * The order of demoted requests among themselves (`FairQueue`'s `yieldOrder`): `newest_first` (the default,
+   * adaptive LIFO) serves the one first refused most recently first and pushes out the one first refused longest
+   * ago; `arrival` keeps them in line in arrival order and pushes out the newest.
+   */
+  demotedOrder?: YieldOrder;
 }
 
 /** Seconds of offered attempts that tell a draining queue from a standing one (see `drainingOfferedShare`). */
@@ -110,9 +122,11 @@ export const DRAINING_WINDOW_S = 5;
 
 export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   queueDelayTargetS: 1,
-  standingIntervalS: 20,
+  standingIntervalS: 30,
   maxHeldRoomShare: 0,
+  drainingOfferedShare: 1,
   demoteAfterS: 3,
+  demotedOrder: "newest_first",
 };
 
 /** Why a request was refused. */
@@ -309,7 +323,11 @@ export class RouterCore {
     private readonly random: () => number,
     private readonly accuracy: DrainAccuracyTracker = new DrainAccuracyTracker(),
   ) {
-    this.queue = new FairQueue({ ...DEFAULT_FAIR_QUEUE_OPTIONS, clock });
+    this.queue = new FairQueue({
+      ...DEFAULT_FAIR_QUEUE_OPTIONS,
+      clock,
+      yieldOrder: options.booking?.demotedOrder ?? "newest_first",
+    });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
     if (options.retryAfter.retryAfterPolicy === "retry_schedule")
@@ -434,7 +452,10 @@ export class RouterCore {
     const offered: OfferResult = unplanned
       ? { kind: "refused" }
       : demoted
-        ? this.queue.offer({ ...entry, yields: true }, bound)
+        ? this.queue.offer(
+            { ...entry, yields: true, firstRefusedAtMs: this.refusals?.firstRefusedAtMs(request.fingerprint) },
+            bound,
+          )
         : this.queue.offer(entry, limit - held, bound);
     if (offered.kind === "refused") {
       this.refusedAtMs = now;

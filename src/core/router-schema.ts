@@ -58,6 +58,8 @@ const bookingSchema = z.strictObject({
     .max(3600)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.demoteAfterS ?? null),
+  /** Demoted requests among themselves: `newest_first` (adaptive LIFO) or `arrival`. */
+  demotedOrder: z.enum(["newest_first", "arrival"]).default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "newest_first"),
 });
 
 /**
@@ -139,6 +141,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       drainingOfferedShare: settings.booking.drainingOfferedShare ?? undefined,
       lastChanceAfterRefusals: settings.booking.lastChanceAfterRefusals ?? undefined,
       demoteAfterS: settings.booking.demoteAfterS ?? undefined,
+      demotedOrder: settings.booking.demotedOrder,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

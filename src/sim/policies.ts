@@ -14,9 +14,10 @@ export interface PolicySpec {
     queueDelayTargetS?: number | null;
     maxHeldRoomShare?: number;
     standingIntervalS?: number;
-    drainingOfferedShare?: number;
+    drainingOfferedShare?: number | null;
     lastChanceAfterRefusals?: number;
     demoteAfterS?: number | null;
+    demotedOrder?: "newest_first" | "arrival";
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

@@ -1,5 +1,5 @@
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../core/capacity-booking";
-import { DEFAULT_BOOKING_ADMISSION } from "../core/router-core";
+import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-core";
 import type { ScenarioResult } from "./evaluation";
 import { headlineTable, issueTable, pct, type SweepPoint, sweepTable } from "./report-markdown";
 import type { TargetCheck } from "./targets";
@@ -57,8 +57,8 @@ export function defaultsList(): string {
   const a = DEFAULT_BOOKING_ADMISSION;
   const o = DEFAULT_CAPACITY_BOOKING_OPTIONS;
   return [
-    `- queue-delay target \`booking.queueDelayTargetS\`: ${a.queueDelayTargetS ?? "none"} s, applied once the queue has stood above it for \`booking.standingIntervalS\` = ${a.standingIntervalS} s, until nothing has been refused for as long;`,
-    `- demotion \`booking.demoteAfterS\`: ${a.demoteAfterS ?? "off"}${a.demoteAfterS === undefined ? "" : " s"} - a request whose client was first refused longer ago waits behind every other and holds no room;`,
+    `- queue-delay target \`booking.queueDelayTargetS\`: ${a.queueDelayTargetS ?? "none"} s, applied once the queue has stood above it for \`booking.standingIntervalS\` = ${a.standingIntervalS} s, until nothing has been refused for as long${a.drainingOfferedShare === undefined ? "" : `, and never while the attempts offered over the last ${DRAINING_WINDOW_S} s are below \`booking.drainingOfferedShare\` = ${a.drainingOfferedShare} of the drain rate (a queue that drains by itself)`};`,
+    `- demotion \`booking.demoteAfterS\`: ${a.demoteAfterS ?? "off"}${a.demoteAfterS === undefined ? "" : " s"} - a request whose client was first refused longer ago waits behind every other and holds no room; among themselves (\`booking.demotedOrder\` = \`${a.demotedOrder ?? "newest_first"}\`) ${(a.demotedOrder ?? "newest_first") === "newest_first" ? "the one first refused most recently goes first, and the one first refused longest ago is pushed out at the queue's bound" : "in arrival order, the newest pushed out at the queue's bound"};`,
     `- room held for promises: at most \`booking.maxHeldRoomShare\` = ${a.maxHeldRoomShare} of the queue's limit; a promise holds its place from ${o.leadS} s before its due instant to ${o.heldLateS} s after it, and may be claimed from ${o.earlyS} s early to ${o.lateS} s late;`,
     `- retry capacity per second: drain rate minus the fresh arrivals forecast for that second - the baseline (the lowest ${o.baselineWindowS} s-smoothed rate, alpha ${o.freshAlpha}, of the last ${o.baselineWindowS} s) plus the current smoothed rate's excess over it, fading with a time constant of ${o.burstFadeS} s - within [${o.minRetryShare}, ${o.maxRetryShare}] of the drain rate, times the trust (kept promises +${o.trustGain}, broken x${o.trustLoss}, at least ${o.minTrust}) and overbooked by 1 / show rate (at most x${o.maxOverbooking}; prior show rate ${o.priorShowRate});`,
     `- first bookable second: once the queue ahead has drained through what fresh arrivals leave (queue depth / (drain rate - baseline), the rate at least ${o.minBacklogDrainShare} of the drain rate), and at least 1 s away;`,

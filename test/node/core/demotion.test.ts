@@ -5,13 +5,14 @@ import { type BookingAdmission, RouterCore } from "../../../src/core/router-core
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
 import { routerOptions } from "../../support/router-options";
 
-const entry = (ticket: string, enqueuedAtMs: number, yields = false) => ({
+const entry = (ticket: string, enqueuedAtMs: number, yields = false, firstRefusedAtMs?: number) => ({
   ticket,
   tenant: "",
   weight: 1,
   priority: "interactive" as const,
   enqueuedAtMs,
   ...(yields ? { yields: true } : {}),
+  ...(firstRefusedAtMs !== undefined ? { firstRefusedAtMs } : {}),
 });
 
 describe("FairQueue: entries that yield", () => {
@@ -29,13 +30,47 @@ describe("FairQueue: entries that yield", () => {
     expect(q.offer(entry("old2", 1, true), 3).kind).toBe("queued");
     // Capacity 1 for the others: the two that yield do not fill it.
     expect(q.offer(entry("a", 2), 1, 3)).toEqual({ kind: "queued" });
-    // At the bound (3), the next one pushes out the newest that yields.
+    // At the bound (3), the next one pushes out the one that yields whose client was first refused longest ago
+    // (none says when: when it was queued).
     const pushed = q.offer(entry("b", 3), 2, 3);
-    expect(pushed.kind === "queued" && pushed.displaced?.ticket).toBe("old2");
+    expect(pushed.kind === "queued" && pushed.displaced?.ticket).toBe("old1");
     expect(q.size).toBe(3);
     // Over capacity without them, it is refused as before, and none of them is chosen to make room.
     expect(q.offer(entry("c", 4), 2, 10).kind).toBe("refused");
-    expect([...q.entries()].map((e) => e.ticket)).toEqual(["old1", "a", "b"]);
+    expect([...q.entries()].map((e) => e.ticket)).toEqual(["old2", "a", "b"]);
+  });
+
+  it("are served the most recently first refused first, behind batch entries that do not yield (adaptive LIFO)", () => {
+    const q = new FairQueue();
+    q.offer(entry("refused-at-10", 50, true, 10_000), 10);
+    q.offer(entry("refused-at-30", 51, true, 30_000), 10);
+    q.offer({ ...entry("flex", 52), priority: "batch" }, 10);
+    q.offer(entry("refused-at-20", 53, true, 20_000), 10);
+    const order = [q.dispatch(), q.dispatch(), q.dispatch(), q.dispatch()].map((e) => e?.ticket);
+    expect(order).toEqual(["flex", "refused-at-30", "refused-at-20", "refused-at-10"]);
+  });
+
+  it("at the bound, give the place of the one first refused longest ago, whenever it was queued", () => {
+    const q = new FairQueue();
+    q.offer(entry("refused-at-20", 0, true, 20_000), 3);
+    q.offer(entry("refused-at-10", 1, true, 10_000), 3);
+    q.offer(entry("refused-at-30", 2, true, 30_000), 3);
+    const pushed = q.offer(entry("fresh", 3), 3, 3);
+    expect(pushed.kind === "queued" && pushed.displaced?.ticket).toBe("refused-at-10");
+  });
+
+  it("in `arrival` order, wait in line with the batch class and the newest queued gives its place", () => {
+    const q = new FairQueue({ ordering: "start_time", yieldOrder: "arrival" });
+    q.offer(entry("refused-at-10", 0, true, 10_000), 3);
+    q.offer(entry("refused-at-30", 1, true, 30_000), 3);
+    q.offer(entry("refused-at-20", 2, true, 20_000), 3);
+    const pushed = q.offer(entry("fresh", 3), 3, 3);
+    expect(pushed.kind === "queued" && pushed.displaced?.ticket).toBe("refused-at-20");
+    expect([q.dispatch(), q.dispatch(), q.dispatch()].map((e) => e?.ticket)).toEqual([
+      "fresh",
+      "refused-at-10",
+      "refused-at-30",
+    ]);
   });
 
   it("push nobody out themselves: one is refused at the bound", () => {
@@ -117,6 +152,20 @@ describe("booking.demoteAfterS", () => {
     while (placeOne());
     expect(placed.at(-1)).toBe("old.2");
     expect(placed.slice(-before, -1).every((t) => t.startsWith("s"))).toBe(true);
+  });
+
+  it("places the demoted request first refused most recently first, whichever was queued first", () => {
+    const { core, run, placeOne, placed } = standingQueue(3);
+    run(30);
+    expect(core.submit("early.0", { fingerprint: "early" }).kind).toBe("rejected");
+    run(10);
+    expect(core.submit("late.0", { fingerprint: "late" }).kind).toBe("rejected");
+    run(10);
+    expect(core.submit("early.1", { fingerprint: "early" }).kind).toBe("queued");
+    expect(core.submit("late.1", { fingerprint: "late" }).kind).toBe("queued");
+    expect(core.stats().demoted).toBe(2);
+    while (placeOne());
+    expect(placed.slice(-2)).toEqual(["late.1", "early.1"]);
   });
 
   it("off, the same request is refused like a fresh one", () => {

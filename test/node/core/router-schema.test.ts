@@ -18,7 +18,14 @@ describe("the router's settings schema (one source of router defaults)", () => {
         saturation: { backoffStreakSaturation: 5, occupancyWeight: 0.25, backoffWeight: 0.25 },
       },
       drainRate: { alpha: 0.3, intervalS: 1, warmupSamples: 3 },
-      booking: { queueDelayTargetS: 1, standingIntervalS: 20, maxHeldRoomShare: 0, demoteAfterS: 3 },
+      booking: {
+        queueDelayTargetS: 1,
+        standingIntervalS: 30,
+        maxHeldRoomShare: 0,
+        drainingOfferedShare: 1,
+        demoteAfterS: 3,
+        demotedOrder: "newest_first",
+      },
       tenantHeadroomSlots: 1,
     });
   });

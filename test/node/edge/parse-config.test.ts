@@ -37,11 +37,12 @@ describe("parseConfig, field by field", () => {
           backpressure: { statusCode: 429, retryAfterPolicy: "booked_capacity", jitter: 0.2 },
           booking: {
             queueDelayTargetS: 1,
-            standingIntervalS: 20,
+            standingIntervalS: 30,
             maxHeldRoomShare: 0,
-            drainingOfferedShare: null,
+            drainingOfferedShare: 1,
             lastChanceAfterRefusals: null,
             demoteAfterS: 3,
+            demotedOrder: "newest_first",
           },
           tenantHeadroomSlots: 1,
           estimator: {
