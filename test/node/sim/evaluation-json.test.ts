@@ -190,6 +190,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.targets.filter((t) => !t.met.served).map((t) => t.scenario)).toEqual([]);
   });
 
+  it("backs the latest end-to-end run recorded in docs/benchmarks.md: its table is docs/evaluation-e2e-openai.json's", () => {
+    const run = JSON.parse(read("docs/evaluation-e2e-openai.json")) as E2eOpenAiRun;
+    const bench = read("docs/benchmarks.md");
+    const p = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    for (const policy of run.policies) {
+      const w = policy.servedWithinS;
+      const row = `| ${policy.id} | ${p(policy.servedFraction)} | ${p(w[5])} | ${p(w[15])} | ${p(w[30])} | ${p(w[60])} | ${policy.attemptsPerOffered.toFixed(3)} |`;
+      expect(bench, policy.id).toContain(row);
+    }
+  });
+
   it("backs the README's account of where the default loses", () => {
     const readme = read("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
