@@ -37,6 +37,11 @@ export interface RunMetrics {
   /** From the first attempt to the end of the response, served requests only. */
   timeToSuccessP50S: number | null;
   timeToSuccessP99S: number | null;
+  /**
+   * From the placement of a served request's admitted attempt to the end of its response, p50: the time on a
+   * replica (its queue wait at the engine and its decode, which is slower in a fuller batch).
+   */
+  onReplicaP50S: number | null;
   /** Served requests per second over the simulated span, and as a share of the offered requests. */
   goodputRps: number;
   servedFraction: number;
@@ -90,6 +95,7 @@ export function computeMetrics(trace: RunTrace): RunMetrics {
   let refusals = 0;
   let hintedRefusals = 0;
   const times: number[] = [];
+  const onReplica: number[] = [];
   const byClient: RunMetrics["byClient"] = {};
   for (const r of trace.requests) {
     attempts += r.attempts.length;
@@ -116,6 +122,8 @@ export function computeMetrics(trace: RunTrace): RunMetrics {
       served += 1;
       servedAttempts += r.attempts.length;
       times.push(((r.completedAtMs as number) - r.arrivalMs) / 1000);
+      const placed = r.attempts.at(-1);
+      if (placed?.outcome === "admitted") onReplica.push(((r.completedAtMs as number) - placed.answeredAtMs) / 1000);
     } else if (r.result === "gave_up") gaveUp += 1;
     else unfinished += 1;
   }
@@ -141,6 +149,7 @@ export function computeMetrics(trace: RunTrace): RunMetrics {
     byClient,
     timeToSuccessP50S: percentile(times, 50),
     timeToSuccessP99S: percentile(times, 99),
+    onReplicaP50S: percentile(onReplica, 50),
     goodputRps: trace.spanS > 0 ? served / trace.spanS : 0,
     servedFraction: total > 0 ? served / total : 0,
     idleWhileWaitingFraction:

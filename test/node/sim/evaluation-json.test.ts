@@ -201,6 +201,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
   });
 
+  it("backs docs/retry-policy.md's account of burst-10x at 5 s: slower on a replica than the policy that lost the burst", () => {
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "In `burst-10x` the default's worst curve gap is at 5 s, against `none`",
+    );
+    const check = json.targets.find((t) => t.scenario === "burst-10x") as TargetCheck;
+    expect(check.worstCurveGap.horizonS).toBe(5);
+    expect(check.worstCurveGap.bestOther).toBe("none");
+    const scenario = json.scenarios.find((s) => s.name === "burst-10x") as ScenarioResult;
+    const metrics = (id: string) => scenario.policies.find((p) => p.id === id)?.metrics;
+    expect(metrics(DEFAULT_POLICY_ID)?.onReplicaP50S ?? 0).toBeGreaterThan(metrics("none")?.onReplicaP50S ?? Infinity);
+    expect(metrics("none")?.servedFraction ?? 1).toBeLessThan(0.9);
+  });
+
   it("backs the README's account of where the default loses", () => {
     const readme = read("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(

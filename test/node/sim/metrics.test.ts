@@ -42,6 +42,8 @@ describe("metric definitions on hand-made traces", () => {
     expect(m.anyRetryAdmittedRate).toBe(1);
     expect(m.attemptsPerSuccess).toBe(2);
     expect(m.timeToSuccessP50S).toBe(5);
+    // Placed 10 ms after its retry at arrival + 2 s, done at arrival + 5 s: 2.99 s on a replica.
+    expect(m.onReplicaP50S).toBeCloseTo(2.99, 9);
     expect(m.servedFraction).toBe(1);
   });
 
