@@ -144,6 +144,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(Math.abs(lastChance.worstCurveGapSumPts - def.summary.worstCurveGapSumPts)).toBeLessThan(1);
   });
 
+  it("backs docs/retry-policy.md's account of two-step promises: smaller summed gaps, fewer served", () => {
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "Its row has smaller summed worst curve gaps than the default's; summed over the scenarios it serves fewer requests, and it serves fewer in more scenarios than it serves more.",
+    );
+    const def = json.variants[0] as VariantSummary;
+    const twoStep = json.variants.find((v) => v.id === "two-step") as VariantSummary;
+    expect(twoStep.worstCurveGapSumPts).toBeGreaterThan(def.worstCurveGapSumPts);
+    const diffs = Object.entries(def.perScenario).map(
+      ([name, d]) => (twoStep.perScenario[name]?.servedFraction ?? 0) - d.servedFraction,
+    );
+    expect(diffs.reduce((a, b) => a + b, 0)).toBeLessThan(0);
+    expect(diffs.filter((d) => d < 0).length).toBeGreaterThan(diffs.filter((d) => d > 0).length);
+  });
+
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "Against it the default has smaller summed worst curve gaps and meets the attempts target in one scenario more; it meets the oracle target in one scenario fewer (capacity-halves, where its final served share is a little further from the oracle's).",
