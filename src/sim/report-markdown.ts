@@ -3,6 +3,7 @@ import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import type { OracleResult } from "./oracle";
 import { STATIC_POLICY_IDS } from "./policies";
+import { compareOrderings, ORDERING_TIES } from "./run-ordering";
 import { TARGET_TOLERANCE, type TargetCheck } from "./targets";
 
 /** Figures of the end-to-end confirmation (wrangler dev + engine servers + bench client), per scenario and policy. */
@@ -61,6 +62,28 @@ export function e2eOpenAiTable(run: E2eOpenAiRun): string {
   for (const p of run.policies)
     lines.push(
       `| ${p.id} | ${p.requests} | ${pct(p.servedFraction)} | ${curveCells(p.servedWithinS)} | ${num(p.attemptsPerOffered)} | ${num(p.timeToSuccessP50S, 1)} | ${pct(p.headerlessServedFraction)} / ${pct(p.sdkServedFraction)} | ${p.unfinished} |`,
+    );
+  return lines.join("\n");
+}
+
+/**
+ * Issue 15's "the end-to-end run shows the same ordering as the simulator": the end-to-end run's policies ranked
+ * beside the simulator's on the scenario of the same stack (demo-burst-3x), measure by measure.
+ */
+function orderingSection(run: E2eOpenAiRun, demo: ScenarioResult): string {
+  const simulated = demo.policies.map((p) => ({ ...p.metrics, id: p.id }));
+  const horizons = COMPLETION_HORIZONS_S.filter((h) => h <= 60);
+  const rows = compareOrderings(run.policies, simulated, horizons);
+  const alike = rows.reduce((a, r) => a + r.alike, 0);
+  const pairs = rows.reduce((a, r) => a + r.pairs, 0);
+  const lines = [
+    `**Same ordering as the simulator?** The policies of the end-to-end run ranked on each measure, best first, beside the simulator's ranking of the same policies in ${demo.name} (the same stack, request sizes and load: three engines, queue 16, a 3x burst for 10 s; its own arrivals, and simulated clients). A pair of policies is ordered alike when both runs put the same one ahead, or when either run has them within ${Math.round(ORDERING_TIES.share * 100)} point (${ORDERING_TIES.attempts} attempts) of each other. ${alike} of ${pairs} pairs are ordered alike.\n`,
+    "| measure | end to end, best first | simulated, best first | pairs ordered alike | ordered oppositely |",
+    "| --- | --- | --- | --- | --- |",
+  ];
+  for (const r of rows)
+    lines.push(
+      `| ${r.measure} | ${r.first.join(" > ")} | ${r.second.join(" > ")} | ${r.alike} of ${r.pairs} | ${r.opposite.map(([x, y]) => `${x} ahead of ${y} end to end, behind it simulated`).join("; ") || "none"} |`,
     );
   return lines.join("\n");
 }
@@ -355,6 +378,8 @@ export function renderReport(input: {
         `Issue 15's end-to-end targets for the default: served >= 99%: ${yes(def.servedFraction >= 0.99)} (${pct(def.servedFraction)}); at 5, 15, 30 and 60 s at least the best of ${refs.map((p) => p.id).join(", ")} minus 2 points: ${yes(worst.gap >= -0.02)} (worst ${pts(worst.gap)} at ${worst.h} s); attempts per offered <= 1.5: ${yes(def.attemptsPerOffered <= 1.5)} (${num(def.attemptsPerOffered, 3)}).\n`,
       );
     }
+    const demo = input.results.find((r) => r.name === "demo-burst-3x");
+    if (demo) out.push(orderingSection(run, demo), "");
   }
   out.push("## Earlier end-to-end runs (wrangler dev + engine servers + bench client)\n");
   if (input.e2e.length === 0) out.push("Not run: `npm run eval:e2e` writes `docs/evaluation-e2e.json`.\n");
