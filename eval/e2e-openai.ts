@@ -31,7 +31,13 @@ import { percentile } from "../src/sim/metrics";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 import { type E2eOpenAiPolicy, type E2eOutcome, summarizeE2ePolicy } from "./e2e-outcomes";
 import { forkTypeScript, nextMessage, stopChild } from "./e2e-processes";
-import { type E2eClientReport, type E2eProxyReport, type E2eRunOrder, sharedNowMs } from "./e2e-protocol";
+import {
+  type E2eAttemptCounts,
+  type E2eClientReport,
+  type E2eProxyReport,
+  type E2eRunOrder,
+  sharedNowMs,
+} from "./e2e-protocol";
 import { arrivalSchedule, dealArrivals } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
@@ -119,7 +125,7 @@ async function runOnce(
   clients: ChildProcess[],
   proxy: ChildProcess,
   proxyBase: string,
-): Promise<{ outcomes: E2eOutcome[]; attempts: number; sendLagsMs: number[] }> {
+): Promise<{ outcomes: E2eOutcome[]; attempts: E2eAttemptCounts; sendLagsMs: number[] }> {
   const arrivals = arrivalSchedule({ seed, phases: PHASES, capacityRps, headerlessShare: HEADERLESS_SHARE });
   const hands = dealArrivals(arrivals, clients.length);
   const keyPrefix = `${policyId}-s${seed}-`;
@@ -173,7 +179,9 @@ async function runOnce(
         unfinished: true,
       },
   );
-  return { outcomes: all, attempts: report.type === "attempts" ? report.total : 0, sendLagsMs };
+  const counts: E2eAttemptCounts =
+    report.type === "attempts" ? report : { total: 0, byStatus: {}, requestsByAttempts: {} };
+  return { outcomes: all, attempts: counts, sendLagsMs };
 }
 
 const results: PolicyRecord[] = [];
@@ -215,16 +223,23 @@ try {
   for (const id of policyIds) {
     const outcomes: E2eOutcome[] = [];
     const sendLagsMs: number[] = [];
-    let attempts = 0;
+    const attempts: E2eAttemptCounts = { total: 0, byStatus: {}, requestsByAttempts: {} };
+    const add = (into: Record<string, number>, from: Record<string, number>) => {
+      for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
+    };
     for (const seed of SEEDS) {
       const run = await runOnce(id, seed, runId++, clients, proxy, proxyBase);
       outcomes.push(...run.outcomes);
       sendLagsMs.push(...run.sendLagsMs);
-      attempts += run.attempts;
+      attempts.total += run.attempts.total;
+      add(attempts.byStatus, run.attempts.byStatus);
+      add(attempts.requestsByAttempts, run.attempts.requestsByAttempts);
       await sleep(PAUSE_BETWEEN_RUNS_MS);
     }
     const result: PolicyRecord = {
-      ...summarizeE2ePolicy(id, outcomes, attempts),
+      ...summarizeE2ePolicy(id, outcomes, attempts.total),
+      attemptsByStatus: attempts.byStatus,
+      requestsByAttempts: attempts.requestsByAttempts,
       sendLagP99Ms: percentile(sendLagsMs, 99),
     };
     results.push(result);

@@ -37,8 +37,19 @@ export interface E2eAttemptsQuery {
   prefix: string;
 }
 
+/** What the proxy saw of a run's attempts: how many, by the status it returned, and requests by attempt count. */
+export interface E2eAttemptCounts {
+  total: number;
+  /** Attempts by the HTTP status returned to the client (`"failed"`: no answer from the Worker). */
+  byStatus: Record<string, number>;
+  /** Requests by how many attempts they made. */
+  requestsByAttempts: Record<string, number>;
+}
+
 /** Proxy -> load generator. */
-export type E2eProxyReport = { type: "ready"; port: number } | { type: "attempts"; prefix: string; total: number };
+export type E2eProxyReport =
+  | { type: "ready"; port: number }
+  | ({ type: "attempts"; prefix: string } & E2eAttemptCounts);
 
 /** The shared wall clock of the load generator and its children, in milliseconds with sub-millisecond precision. */
 export const sharedNowMs = (): number => performance.timeOrigin + performance.now();

@@ -36,6 +36,10 @@ export interface E2eOpenAiPolicy {
   headerlessServedFraction: number | null;
   sdkServedFraction: number | null;
   unfinished: number;
+  /** Attempts by the status the proxy returned (runs before it was recorded lack it). */
+  attemptsByStatus?: Record<string, number>;
+  /** Requests by how many attempts they made (likewise). */
+  requestsByAttempts?: Record<string, number>;
 }
 
 /** `npm run eval:e2e`'s run: real openai-node clients through a delaying proxy (eval/e2e-openai.ts). */
@@ -85,6 +89,33 @@ function orderingSection(run: E2eOpenAiRun, demo: ScenarioResult): string {
     lines.push(
       `| ${r.measure} | ${r.first.join(" > ")} | ${r.second.join(" > ")} | ${r.alike} of ${r.pairs} | ${r.opposite.map(([x, y]) => `${x} ahead of ${y} end to end, behind it simulated`).join("; ") || "none"} |`,
     );
+  return lines.join("\n");
+}
+
+/**
+ * What the end-to-end run's attempts were answered with, and how many each request made (from the proxy's counts;
+ * empty for runs that predate them).
+ */
+export function e2eAttemptsTable(run: E2eOpenAiRun): string {
+  const policies = run.policies.filter((p) => p.attemptsByStatus && p.requestsByAttempts);
+  if (policies.length === 0) return "";
+  const lines = [
+    "| policy | attempts answered 200 | 429 | 503 | any other (or none) | requests making 1 / 2 / 3 / more attempts |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const p of policies) {
+    const by = p.attemptsByStatus ?? {};
+    const other = Object.entries(by)
+      .filter(([s]) => !["200", "429", "503"].includes(s))
+      .reduce((a, [, n]) => a + n, 0);
+    const made = p.requestsByAttempts ?? {};
+    const more = Object.entries(made)
+      .filter(([k]) => Number(k) > 3)
+      .reduce((a, [, n]) => a + n, 0);
+    lines.push(
+      `| ${p.id} | ${by["200"] ?? 0} | ${by["429"] ?? 0} | ${by["503"] ?? 0} | ${other} | ${made["1"] ?? 0} / ${made["2"] ?? 0} / ${made["3"] ?? 0} / ${more} |`,
+    );
+  }
   return lines.join("\n");
 }
 
@@ -366,6 +397,8 @@ export function renderReport(input: {
       `wrangler dev (the Worker and its router Durable Objects) in front of three engine servers (4 slots each, queue 16), real \`openai\` (openai-node) clients with their default two retries, one client per request${run.clientProcesses ? `, sent from ${run.clientProcesses} client processes (the proxy runs in a process of its own)` : ""}; a proxy delays every attempt by ${run.proxyDelayMs[0]}-${run.proxyDelayMs[1]} ms and strips the \`x-stainless-*\` headers of ${Math.round(run.headerlessShare * 100)}% of the requests. Load: ${run.phases.map((p) => `${p.load}x for ${p.durationS} s`).join(", ")} of ${run.capacityRps.toFixed(1)} req/s (the simulator's capacity of this fleet); the same seeded arrivals for every policy; a run is cut ${run.maxRunS} s after its first arrival. ${(run.seeds?.length ?? 1) > 1 ? `Each policy's figures pool ${run.seeds?.length} arrival seeds (${run.seeds?.join(", ")})` : "One run each (not seeded further)"}: timing on a shared machine varies.\n`,
     );
     out.push(e2eOpenAiTable(run), "");
+    const attempts = e2eAttemptsTable(run);
+    if (attempts) out.push("What the attempts were answered with (counted by the proxy):\n", attempts, "");
     const def = run.policies.find((p) => p.id === input.defaultPolicy);
     const refs = run.policies.filter((p) => ["static-30", "router_queue_drain_rate", "retry_schedule"].includes(p.id));
     if (def && refs.length > 0) {
