@@ -213,6 +213,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       const row = `| ${policy.id} | ${p(policy.servedFraction)} | ${p(w[5])} | ${p(w[15])} | ${p(w[30])} | ${p(w[60])} | ${policy.attemptsPerOffered.toFixed(3)} |`;
       expect(bench, policy.id).toContain(row);
     }
+    // The proxy's counts, as the latest run's paragraph quotes them.
+    const def = run.policies.find((p) => p.id === DEFAULT_POLICY_ID);
+    const made = def?.requestsByAttempts ?? {};
+    const share = (n: number) => `${((100 * n) / (def?.requests ?? 1)).toFixed(1)}%`;
+    expect(bench.replace(/\s+/g, " ")).toContain(
+      `${share((def?.requests ?? 0) - (made["1"] ?? 0))} of the requests were refused on their first attempt, and ${share(made["3"] ?? 0)} were refused twice.`,
+    );
+    expect(Object.keys(def?.attemptsByStatus ?? {}).sort()).toEqual(["200", "429"]);
   });
 
   it("backs docs/retry-policy.md's account of burst-10x at 5 s: slower on a replica than the policy that lost the burst", () => {
