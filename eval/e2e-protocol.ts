@@ -40,7 +40,7 @@ export interface E2eAttemptsQuery {
 /** What the proxy saw of a run's attempts: how many, by the status it returned, and requests by attempt count. */
 export interface E2eAttemptCounts {
   total: number;
-  /** Attempts by the HTTP status returned to the client (`"failed"`: no answer from the Worker). */
+  /** Attempts by the HTTP status returned to the client (`"failed"`: no answer from the Worker; `"pending"`: none yet). */
   byStatus: Record<string, number>;
   /** Requests by how many attempts they made. */
   requestsByAttempts: Record<string, number>;

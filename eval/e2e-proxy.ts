@@ -4,8 +4,8 @@
  * the Worker, half before its answer goes back), and the `x-stainless-*` headers of requests marked
  * `x-e2e-headerless: 1` are stripped, so the Worker sees clients without the SDK's retry header. It counts
  * attempts per request id (`x-e2e-id`, the same on every retry of a request), with the status each was answered
- * with, and answers the load generator's `attempts` queries over IPC. Arguments: the Worker's base URL, the delay seed. It exits when the load generator
- * disconnects.
+ * with, and answers the load generator's `attempts` queries over IPC. Arguments: the Worker's base URL, the delay
+ * seed. It exits when the load generator disconnects.
  */
 
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -21,7 +21,7 @@ if (!process.send || !workerBase) {
 const send = (report: E2eProxyReport) => process.send?.(report);
 process.on("disconnect", () => process.exit(0));
 
-/** The status returned to each attempt, per request id (`"failed"`: no answer from the Worker; `"pending"`: none yet). */
+/** The status returned to each attempt, per request id (`"failed"`: no answer from the Worker; `"pending"`: not yet). */
 const attempts = new Map<string, string[]>();
 const delays = seededRandom(Number(seedArg ?? 77));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
