@@ -53,6 +53,12 @@ export interface CapacityBookingOptions {
    * fresh arrivals fill the queue and the promise is broken). 0: the forecast is the baseline from now on.
    */
   burstFadeS: number;
+  /**
+   * EWMA weight of the fresh-arrival rate whose excess over the baseline the burst fade forecasts: faster than
+   * `freshAlpha`, so a burst's first second already counts (at 0.1 a second into a 3x burst the smoothed rate has
+   * risen a tenth of the way, and the promises made then landed inside the burst and were broken).
+   */
+  burstAlpha: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -76,6 +82,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   trustLoss: 0.85,
   minBacklogDrainShare: 0.05,
   burstFadeS: 5,
+  burstAlpha: 0.3,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -138,6 +145,8 @@ export class CapacityBooking {
   private readonly byDue = new MinHeap<DueEntry>((entry) => entry.dueMs);
   private freshInInterval = 0;
   private smoothed: number | undefined;
+  /** The fresh rate smoothed with `burstAlpha`: the burst fade's current rate. */
+  private recent: number | undefined;
   /** The smoothed fresh rate of each of the last `baselineWindowS` seconds (a ring). */
   private readonly recentRates: Float64Array;
   private recentCount = 0;
@@ -273,7 +282,7 @@ export class CapacityBooking {
     // after a burst, fresh arrivals were refused for ~30 s while bookings kept the queue full).
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const nowS = nowMs / 1000;
-    const excess = Math.max(0, (this.smoothed ?? 0) - baseline);
+    const excess = Math.max(0, (this.recent ?? 0) - baseline);
     const fadeS = this.options.burstFadeS;
     const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
     // A future second's retry capacity: the drain rate less the fresh arrivals forecast for it, within bounds.
@@ -371,8 +380,9 @@ export class CapacityBooking {
     for (let k = 0; k < Math.min(elapsed, this.size); k++) this.buckets[this.slot(this.current - keep + k)] = 0;
     for (let k = 0; k < Math.min(elapsed, this.recentRates.length); k++) {
       const sample = k === 0 ? this.freshInInterval : 0;
-      const { freshAlpha } = this.options;
+      const { freshAlpha, burstAlpha } = this.options;
       this.smoothed = this.smoothed === undefined ? sample : freshAlpha * sample + (1 - freshAlpha) * this.smoothed;
+      this.recent = this.recent === undefined ? sample : burstAlpha * sample + (1 - burstAlpha) * this.recent;
       this.recentRates[this.recentCount % this.recentRates.length] = this.smoothed;
       this.recentCount += 1;
     }

@@ -56,6 +56,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("no-burst-fade", "no burst fade: the forecast is the baseline from the refusal on", {
     ledger: { burstFadeS: 0 },
   }),
+  variant("slow-burst-rate", "the burst fade's rate smoothed as slowly as the baseline's (alpha 0.1)", {
+    ledger: { burstAlpha: 0.1 },
+  }),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },
@@ -63,9 +66,14 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("demoted-fifo", "demoted requests in arrival order, the newest pushed out (not adaptive LIFO)", {
     booking: { demotedOrder: "arrival" },
   }),
-  variant("previous-default", "demoted-fifo, standing-20s and target-while-draining together (the previous default)", {
-    booking: { demotedOrder: "arrival", standingIntervalS: 20, drainingOfferedShare: null },
-  }),
+  variant(
+    "previous-default",
+    "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate together (the previous default)",
+    {
+      booking: { demotedOrder: "arrival", standingIntervalS: 20, drainingOfferedShare: null },
+      ledger: { burstAlpha: 0.1 },
+    },
+  ),
 ];
 
 /** How one variant fares on issue 15's targets, scored against the same other policies as the default. */

@@ -55,6 +55,24 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(delaysWith(5, 2)).toEqual(delaysWith(0, 2));
   });
 
+  it("a burst's first second already counts (burstAlpha): fewer promises land in the seconds just after it", () => {
+    const earliest = (burstAlpha: number) => {
+      const ledger = new CapacityBooking({ ...opts, burstAlpha }, 0);
+      // 2/s for a minute, then one second of a 12/s burst; refusals at its end.
+      for (let s = 0; s < 61; s++) for (let k = 0; k < (s === 60 ? 12 : 2); k++) ledger.onFresh(s * 1000 + 1);
+      return Array.from({ length: 12 }, (_, i) => {
+        const hint = ledger.hint(61_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, 61_000, hint);
+        return Math.floor(hint.delayS);
+      });
+    };
+    const within = (delays: number[], s: number) => delays.filter((d) => d <= s).length;
+    // Smoothed at 0.1 the burst has raised the rate by 1/s: the whole spare 8/s is promised in the next second.
+    expect(within(earliest(0.1), 1)).toBe(8);
+    expect(within(earliest(0.3), 1)).toBeLessThan(8);
+  });
+
   it("starts after the current queue's drain", () => {
     const ledger = ledgerWithBaseline(0, 5);
     const hint = ledger.hint(5_000, { queueDepth: 50, drainRate: 10 }, 60, () => 0);
