@@ -236,9 +236,7 @@ export class FairQueue {
       enqueuedAtMs: entry.enqueuedAtMs,
       fingerprint: entry.fingerprint,
       horizonS: entry.horizonS,
-      ...(entry.yields
-        ? { yields: true, priority: "batch" as const, firstRefusedAtMs: entry.firstRefusedAtMs ?? entry.enqueuedAtMs }
-        : {}),
+      ...(entry.yields ? { yields: true, priority: "batch" as const, firstRefusedAtMs: entry.firstRefusedAtMs } : {}),
       seq: this.seq++,
     };
     if (stamped.yields) this.yielding += 1;

@@ -3,7 +3,7 @@ import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import type { OracleResult } from "./oracle";
 import { STATIC_POLICY_IDS } from "./policies";
-import { compareOrderings, ORDERING_TIES } from "./run-ordering";
+import { compareOrderings, type MeasureOrdering, ORDERING_TIES } from "./run-ordering";
 import { TARGET_TOLERANCE, type TargetCheck } from "./targets";
 
 /** Figures of the end-to-end confirmation (wrangler dev + engine servers + bench client), per scenario and policy. */
@@ -72,12 +72,26 @@ export function e2eOpenAiTable(run: E2eOpenAiRun): string {
 
 /**
  * Issue 15's "the end-to-end run shows the same ordering as the simulator": the end-to-end run's policies ranked
- * beside the simulator's on the scenario of the same stack (demo-burst-3x), measure by measure.
+ * beside the simulator's on the scenario of the same stack (`demo`), on served share, each horizon up to 60 s and
+ * attempts.
+ *
+ * @example
+ * ```ts
+ * e2eOrderings(run, demo).filter((m) => m.opposite.length > 0); // the measures the two runs rank differently
+ * ```
  */
-function orderingSection(run: E2eOpenAiRun, demo: ScenarioResult): string {
+export function e2eOrderings(run: E2eOpenAiRun, demo: ScenarioResult): MeasureOrdering[] {
   const simulated = demo.policies.map((p) => ({ ...p.metrics, id: p.id }));
-  const horizons = COMPLETION_HORIZONS_S.filter((h) => h <= 60);
-  const rows = compareOrderings(run.policies, simulated, horizons);
+  return compareOrderings(
+    run.policies,
+    simulated,
+    COMPLETION_HORIZONS_S.filter((h) => h <= 60),
+  );
+}
+
+/** The ranking of `e2eOrderings` as a paragraph and a table. */
+function orderingSection(run: E2eOpenAiRun, demo: ScenarioResult): string {
+  const rows = e2eOrderings(run, demo);
   const alike = rows.reduce((a, r) => a + r.alike, 0);
   const pairs = rows.reduce((a, r) => a + r.pairs, 0);
   const lines = [

@@ -5,9 +5,14 @@ import { parseConfig } from "../../../src/edge/config";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
-import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../../../src/sim/report-markdown";
+import {
+  type E2eOpenAiRun,
+  type E2eResult,
+  e2eOrderings,
+  renderReport,
+  type SweepPoint,
+} from "../../../src/sim/report-markdown";
 import { renderPolicyDoc } from "../../../src/sim/report-policy";
-import { compareOrderings } from "../../../src/sim/run-ordering";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary } from "../../../src/sim/variants";
 
@@ -242,11 +247,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     const run = JSON.parse(read("docs/evaluation-e2e-openai.json")) as E2eOpenAiRun;
     const demo = json.scenarios.find((s) => s.name === "demo-burst-3x") as ScenarioResult;
-    const rows = compareOrderings(
-      run.policies,
-      demo.policies.map((p) => ({ ...p.metrics, id: p.id })),
-      COMPLETION_HORIZONS_S.filter((h) => h <= 60),
-    );
+    const rows = e2eOrderings(run, demo);
     expect(rows.filter((r) => r.opposite.length > 0).map((r) => r.opposite.length)).toEqual([1]);
     expect(read("docs/evaluation.md")).toContain("**Same ordering as the simulator?**");
   });
