@@ -6,7 +6,8 @@
  *
  * Flags: --seeds <n> (default 3), --only <scenario,...> (a subset; the report then holds only those),
  * --no-sweep (skip the queue-bound sweep), --no-variants (skip the default policy's variants, src/sim/variants.ts),
- * --no-bound (skip the clairvoyant curve bound, src/sim/curve-bound.ts).
+ * --no-bound (skip the clairvoyant curve bound, src/sim/curve-bound.ts), --no-held-out (skip the run on held-out
+ * seeds, src/sim/held-out.ts).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -15,6 +16,7 @@ import loadHighs from "highs";
 import { measureCapacity } from "../src/sim/capacity";
 import { scenarioCurveBound } from "../src/sim/curve-bound";
 import { evaluatePolicy, evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
+import { HELD_OUT_SEED_OFFSET, type HeldOutRun, heldOutScenario } from "../src/sim/held-out";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../src/sim/report-markdown";
@@ -50,6 +52,7 @@ const { values } = parseArgs({
     "no-sweep": { type: "boolean" },
     "no-variants": { type: "boolean" },
     "no-bound": { type: "boolean" },
+    "no-held-out": { type: "boolean" },
   },
 });
 const seedCount = Number(values.seeds ?? 3);
@@ -111,18 +114,36 @@ if (!values["no-sweep"]) {
   }
 }
 
-const variants: VariantSummary[] = [];
-if (!values["no-variants"]) {
-  variants.push(defaultSummary(results));
+/** The default and each of its variants (src/sim/variants.ts), scored on `results`' seeds. */
+function scoreVariants(label: string, results: readonly ScenarioResult[]): VariantSummary[] {
+  const scored = [defaultSummary(results)];
   for (const v of DEFAULT_POLICY_VARIANTS) {
     const t = performance.now();
     const own = scenarios.map((s, i) => {
       const result = results[i] as ScenarioResult;
       return evaluatePolicy(s, result.seeds, result.capacityRps, v.spec);
     });
-    variants.push(summarizeVariant(v, results, own));
-    console.log(`variant ${v.id}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    scored.push(summarizeVariant(v, results, own));
+    console.log(`variant ${v.id}${label}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }
+  return scored;
+}
+const variants = values["no-variants"] ? [] : scoreVariants("", results);
+
+// The same scenarios on seeds no tuning looked at (src/sim/held-out.ts).
+let heldOut: HeldOutRun | undefined;
+if (!values["no-held-out"]) {
+  const heldResults = scenarios.map((scenario) => {
+    const t = performance.now();
+    const r = evaluateScenario({ ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET }, EVAL_POLICIES, seedCount);
+    console.log(`${scenario.name} (held-out seeds): ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    return r;
+  });
+  heldOut = {
+    seedOffset: HELD_OUT_SEED_OFFSET,
+    scenarios: heldResults.map(heldOutScenario),
+    variants: values["no-variants"] ? [] : scoreVariants(" (held-out seeds)", heldResults),
+  };
 }
 
 const docs = join(root, "docs");
@@ -183,6 +204,7 @@ const json = {
   variants,
   e2e,
   e2eOpenAi: e2eOpenAi ?? null,
+  heldOut: heldOut ?? null,
 };
 writeFileSync(join(docs, "evaluation.json"), `${JSON.stringify(json, null, 1)}\n`);
 writeFileSync(
@@ -197,6 +219,7 @@ writeFileSync(
     analysis: readFileSync(join(root, "eval/analysis.md"), "utf8"),
     e2e,
     e2eOpenAi,
+    heldOut,
     figures,
   }),
 );
@@ -208,6 +231,7 @@ writeFileSync(
     checks,
     sweeps,
     variants,
+    heldOutVariants: heldOut?.variants,
     defaultPolicy: DEFAULT_POLICY_ID,
   }),
 );

@@ -14,12 +14,18 @@ import type { VariantSummary } from "./variants";
  * variantsTable(json.variants); // "| variant | what changes | ... |"
  * ```
  */
-export function variantsTable(variants: readonly VariantSummary[]): string {
+export function variantsTable(variants: readonly VariantSummary[], heldOut: readonly VariantSummary[] = []): string {
+  const held = new Map(heldOut.map((v) => [v.id, v]));
   const lines = [
-    "| variant | what changes | curve within 2 pts | served within 1 pt | within 5 pts of oracle | attempts <= static 30 s | worst curve gaps, summed | sustained-1.3x served / p50 |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    `| variant | what changes | curve within 2 pts | served within 1 pt | within 5 pts of oracle | attempts <= static 30 s | worst curve gaps, summed | sustained-1.3x served / p50 |${held.size > 0 ? " held-out seeds: worst curve gaps, summed (scenarios meeting curve, served, oracle, attempts) |" : ""}`,
+    `| --- | --- | --- | --- | --- | --- | --- | --- |${held.size > 0 ? " --- |" : ""}`,
   ];
   for (const v of variants) {
+    const heldV = held.get(v.id);
+    const heldCell =
+      held.size === 0
+        ? ""
+        : ` ${heldV ? `${heldV.worstCurveGapSumPts.toFixed(1)} pts (${heldV.met.curve}, ${heldV.met.served}, ${heldV.met.oracle}, ${heldV.met.attempts})` : "n/a"} |`;
     const n = v.scenarios;
     const sustained = v.perScenario["sustained-1.3x"];
     const p50 = sustained?.timeToSuccessP50S;
@@ -27,10 +33,48 @@ export function variantsTable(variants: readonly VariantSummary[]): string {
       ? `${pct(sustained.servedFraction)} / ${p50 === null || p50 === undefined ? "n/a" : `${p50.toFixed(1)} s`}`
       : "n/a";
     lines.push(
-      `| ${v.id} | ${v.change} | ${v.met.curve} of ${n} | ${v.met.served} of ${n} | ${v.met.oracle} of ${n} | ${v.met.attempts} of ${n} | ${v.worstCurveGapSumPts.toFixed(1)} pts | ${sustainedCell} |`,
+      `| ${v.id} | ${v.change} | ${v.met.curve} of ${n} | ${v.met.served} of ${n} | ${v.met.oracle} of ${n} | ${v.met.attempts} of ${n} | ${v.worstCurveGapSumPts.toFixed(1)} pts | ${sustainedCell} |${heldCell}`,
     );
   }
   return lines.join("\n");
+}
+
+/**
+ * Which variants beat the default on the summed worst curve gaps, on the tuning seeds, on the held-out seeds, or
+ * on both: a variant that wins on one set only did not win on its design.
+ *
+ * @example
+ * ```ts
+ * heldOutVariantsNote(json.variants, json.heldOut.variants); // "On the held-out seeds the default's ..."
+ * ```
+ */
+export function heldOutVariantsNote(variants: readonly VariantSummary[], heldOut: readonly VariantSummary[]): string {
+  const tunedDefault = variants[0];
+  const heldDefault = heldOut[0];
+  if (!tunedDefault || !heldDefault) return "(the held-out seeds were not run: `npm run eval -- --no-held-out`)";
+  const held = new Map(heldOut.map((v) => [v.id, v]));
+  const lead = (v: VariantSummary | undefined, def: VariantSummary) =>
+    v === undefined ? Number.NEGATIVE_INFINITY : v.worstCurveGapSumPts - def.worstCurveGapSumPts;
+  const both: string[] = [];
+  const tunedOnly: string[] = [];
+  const heldOnly: string[] = [];
+  let largestLead = 0;
+  for (const v of variants.slice(1)) {
+    const onTuned = lead(v, tunedDefault);
+    const onHeld = lead(held.get(v.id), heldDefault);
+    if (onTuned > 0 && onHeld > 0) {
+      both.push(v.id);
+      largestLead = Math.max(largestLead, onTuned, onHeld);
+    } else if (onTuned > 0) tunedOnly.push(v.id);
+    else if (onHeld > 0) heldOnly.push(v.id);
+  }
+  const list = (ids: string[]) => (ids.length === 0 ? "none" : ids.map((id) => `\`${id}\``).join(", "));
+  const moves = Math.abs(heldDefault.worstCurveGapSumPts - tunedDefault.worstCurveGapSumPts);
+  return [
+    `On the held-out seeds (the last column) the default's worst curve gaps sum to ${heldDefault.worstCurveGapSumPts.toFixed(1)} points, against ${tunedDefault.worstCurveGapSumPts.toFixed(1)} on the tuning seeds.`,
+    `Variants whose summed gaps are smaller than the default's on both seed sets: ${list(both)}${both.length > 0 ? ` (ahead by at most ${largestLead.toFixed(1)} points on either set, where the default's own sum moves by ${moves.toFixed(1)} between the sets)` : ""}; on the tuning seeds only: ${list(tunedOnly)}; on the held-out seeds only: ${list(heldOnly)}.`,
+    "A variant ahead on one set only is ahead on those seeds' arrivals, not on its design.",
+  ].join(" ");
 }
 
 /** The default policy's hint measures beside `retry_schedule`'s: X, hint coverage, all retries admitted. */
@@ -82,6 +126,8 @@ export function renderPolicyDoc(input: {
   checks: readonly TargetCheck[];
   sweeps: readonly SweepPoint[];
   variants: readonly VariantSummary[];
+  /** The same variants scored on the held-out seeds (src/sim/held-out.ts), when the run made them. */
+  heldOutVariants?: readonly VariantSummary[];
   defaultPolicy: string;
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
@@ -91,7 +137,11 @@ export function renderPolicyDoc(input: {
     hints: hintTable(input.results, input.defaultPolicy),
     sweep: sweepTable(input.sweeps, input.defaultPolicy),
     defaults: defaultsList(),
-    variants: input.variants.length > 0 ? variantsTable(input.variants) : "(not run: `npm run eval -- --no-variants`)",
+    heldOutVariants: heldOutVariantsNote(input.variants, input.heldOutVariants ?? []),
+    variants:
+      input.variants.length > 0
+        ? variantsTable(input.variants, input.heldOutVariants)
+        : "(not run: `npm run eval -- --no-variants`)",
   };
   const body = input.template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => {
     const fill = fills[key];

@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/edge/config";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
+import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/sim/held-out";
 import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
 import {
@@ -27,6 +28,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   variants: VariantSummary[];
   e2e: E2eResult[];
   e2eOpenAi: E2eOpenAiRun | null;
+  heldOut: HeldOutRun | null;
 };
 
 describe("docs/evaluation.json (written by npm run eval)", () => {
@@ -255,7 +257,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs the README's account of where the default loses", () => {
     const readme = read("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
-      /the completion curve against the best other policy at each horizon \(in (\d+) of (\d+) scenarios, by (\d+) to (\d+) points\), the oracle's final served share in (\w+) scenarios, and attempts against static 30 s in (\w+);/,
+      /the completion curve against the best other policy at each horizon \(in (\d+) of (\d+) scenarios, by (\d+) to (\d+) points\), the oracle's final served share in (\w+) scenarios, and attempts against static 30 s in (\w+) \(on seeds/,
     );
     expect(quoted).not.toBeNull();
     const [, curveMisses, scenarios, low, high, oracleMisses, attemptsMisses] = quoted as RegExpMatchArray;
@@ -268,6 +270,56 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(Math.round(Math.max(...gaps))).toBe(Number(high));
     expect(words[json.targets.filter((t) => !t.met.oracle).length]).toBe(oracleMisses);
     expect(words[json.targets.filter((t) => !t.met.attempts).length]).toBe(attemptsMisses);
+    const heldQuoted = readme.match(
+      /\(on seeds no tuning looked at, also there: the curve in (\d+), the oracle in (\w+), attempts in (\w+)\)/,
+    );
+    expect(heldQuoted).not.toBeNull();
+    const [, heldCurve, heldOracle, heldAttempts] = heldQuoted as RegExpMatchArray;
+    const held = (json.heldOut as HeldOutRun).scenarios.map((s) => s.check);
+    expect(held.filter((t) => !t.met.curve).length).toBe(Number(heldCurve));
+    expect(words[held.filter((t) => !t.met.oracle).length]).toBe(heldOracle);
+    expect(words[held.filter((t) => !t.met.attempts).length]).toBe(heldAttempts);
+  });
+
+  it("checks the targets again on held-out seeds: every scenario, none of the tuning seeds, every variant", () => {
+    const heldOut = json.heldOut as HeldOutRun;
+    expect(heldOut.seedOffset).toBe(HELD_OUT_SEED_OFFSET);
+    expect(heldOut.scenarios.map((s) => s.name)).toEqual(json.scenarios.map((s) => s.name));
+    json.scenarios.forEach((s, i) => {
+      const held = heldOut.scenarios[i];
+      expect(held?.seeds).toEqual(s.seeds.map((seed) => seed + HELD_OUT_SEED_OFFSET));
+      for (const seed of held?.seeds ?? []) expect(s.seeds).not.toContain(seed);
+    });
+    expect(heldOut.variants.map((v) => v.id)).toEqual(json.variants.map((v) => v.id));
+    // The held-out default row is the held-out headline, scored the same way.
+    expect(heldOut.variants[0]?.met).toEqual(metCounts(heldOut.scenarios.map((s) => s.check)));
+  });
+
+  it("backs docs/retry-policy.md's account of the variants ahead of the default on both seed sets", () => {
+    const heldOut = (json.heldOut as HeldOutRun).variants;
+    const tuned = new Map(json.variants.map((v) => [v.id, v]));
+    const held = new Map(heldOut.map((v) => [v.id, v]));
+    const def = { tuned: json.variants[0] as VariantSummary, held: heldOut[0] as VariantSummary };
+    const aheadOnBoth = json.variants
+      .slice(1)
+      .filter(
+        (v) =>
+          v.worstCurveGapSumPts > def.tuned.worstCurveGapSumPts &&
+          (held.get(v.id)?.worstCurveGapSumPts ?? Number.NEGATIVE_INFINITY) > def.held.worstCurveGapSumPts,
+      )
+      .map((v) => v.id);
+    expect(aheadOnBoth.sort()).toEqual(
+      ["backlog-at-drain-rate", "last-chance", "no-burst-fade", "slow-burst-rate", "two-step"].sort(),
+    );
+    expect(read("docs/retry-policy.md")).toContain("None of the variants ahead on both sets is the default");
+    const backlog = { tuned: tuned.get("backlog-at-drain-rate"), held: held.get("backlog-at-drain-rate") };
+    expect(backlog.tuned?.met.attempts).toBeLessThan(def.tuned.met.attempts);
+    expect(backlog.held?.met.oracle).toBeLessThan(def.held.met.oracle);
+    for (const [v, d] of [
+      [tuned.get("last-chance"), def.tuned],
+      [held.get("last-chance"), def.held],
+    ] as const)
+      expect(Math.abs((v?.worstCurveGapSumPts ?? 0) - d.worstCurveGapSumPts)).toBeLessThanOrEqual(0.5);
   });
 
   it("its variants table starts with the default, scored on the same targets", () => {
@@ -290,6 +342,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       analysis: read("eval/analysis.md"),
       e2e: json.e2e,
       e2eOpenAi: json.e2eOpenAi ?? undefined,
+      heldOut: json.heldOut ?? undefined,
       figures,
     });
     expect(read("docs/evaluation.md")).toBe(report);
@@ -299,6 +352,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       checks: json.targets,
       sweeps: json.sweeps,
       variants: json.variants,
+      heldOutVariants: json.heldOut?.variants,
       defaultPolicy: json.defaultPolicy,
     });
     expect(read("docs/retry-policy.md")).toBe(policyDoc);
