@@ -29,6 +29,7 @@ export class EventLoop {
 
   /** Schedules `run` at `now() + delayMs` (a negative or NaN delay runs at once, after what is already due now). */
   after(delayMs: number, run: () => void): void {
+    // biome-ignore lint/complexity/useMathMinMax: Math.max(NaN, 0) is NaN, and a NaN delay must run at once.
     this.at(this.nowMs + (delayMs > 0 ? delayMs : 0), run);
   }
 
