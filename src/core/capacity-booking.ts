@@ -59,6 +59,20 @@ export interface CapacityBookingOptions {
    * risen a tenth of the way, and the promises made then landed inside the burst and were broken).
    */
   burstAlpha: number;
+  /**
+   * A burst that has lasted D seconds is forecast to fade with a time constant of at least `burstPersistence` x D:
+   * a burst's age is the best online guess of how much of it is left (the longer it has lasted, the longer it is
+   * likely to last). With a fixed 5 s fade, the promises made 10 to 15 s into `burst-3x`'s 20 s burst came back
+   * while the burst's queue still stood, and waited behind it or were refused. 0 (the default): the fade is
+   * `burstFadeS` whatever the burst's age. Measured and left off: fewer attempts, later service (docs/retry-policy.md,
+   * variant `burst-persistence`).
+   */
+  burstPersistence: number;
+  /**
+   * A burst (for `burstPersistence`) starts when the fresh rate smoothed with `burstAlpha` exceeds this multiple of
+   * the baseline, and ends when it falls back below it.
+   */
+  burstOnsetRatio: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -83,6 +97,8 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   minBacklogDrainShare: 0.05,
   burstFadeS: 5,
   burstAlpha: 0.3,
+  burstPersistence: 0,
+  burstOnsetRatio: 1.5,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -114,7 +130,8 @@ export interface BookedHint {
  * Why it exists: a hint of "when the current queue drains" sends a refused client back while a burst is still
  * arriving. This ledger instead hands out *future capacity*: of each future second's drain, the share the
  * forecast of fresh arrivals leaves free (`drainRate - forecast`, within [minRetryShare, maxRetryShare] of the
- * drain rate; the forecast is the baseline plus the current excess over it, fading with `burstFadeS`), minus the
+ * drain rate; the forecast is the baseline plus the current excess over it, fading with `burstFadeS`, or optionally
+ * more slowly the longer the burst has lasted: `burstPersistence`), minus the
  * retries already promised that second. A refused request gets the earliest second with
  * room within its client's horizon; the promise is bound to its fingerprint, so only that request's own retry
  * can take the room held for it. When no second within the horizon has room, the hint is a best effort spread
@@ -147,6 +164,8 @@ export class CapacityBooking {
   private smoothed: number | undefined;
   /** The fresh rate smoothed with `burstAlpha`: the burst fade's current rate. */
   private recent: number | undefined;
+  /** The second the burst under way started (see `burstPersistence`); `undefined`: none. */
+  private burstSince: number | undefined;
   /** The smoothed fresh rate of each of the last `baselineWindowS` seconds (a ring). */
   private readonly recentRates: Float64Array;
   private recentCount = 0;
@@ -283,7 +302,9 @@ export class CapacityBooking {
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const nowS = nowMs / 1000;
     const excess = Math.max(0, (this.recent ?? 0) - baseline);
-    const fadeS = this.options.burstFadeS;
+    const burstAgeS = this.burstSince === undefined ? 0 : nowS - this.burstSince;
+    const fadeS =
+      this.options.burstFadeS > 0 ? Math.max(this.options.burstFadeS, this.options.burstPersistence * burstAgeS) : 0;
     const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
     // A future second's retry capacity: the drain rate less the fresh arrivals forecast for it, within bounds.
     const capacityAt = (second: number) => {
@@ -388,6 +409,13 @@ export class CapacityBooking {
     }
     this.freshInInterval = 0;
     this.current = now;
+    if (this.options.burstPersistence > 0) {
+      // More than one request a second too: a quiet router's noise is no burst.
+      const recent = this.recent ?? 0;
+      const inBurst = recent > this.options.burstOnsetRatio * (this.baseline ?? 0) && recent > 1;
+      if (!inBurst) this.burstSince = undefined;
+      else this.burstSince ??= now - 1;
+    }
     // Lapsed promises leave the map as time passes: their clients did not come back (a no-show).
     const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
     for (let head = this.byDue.peek(); head && head.dueMs < lapsedBeforeMs; head = this.byDue.peek()) {

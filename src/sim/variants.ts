@@ -59,6 +59,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("slow-burst-rate", "the burst fade's rate smoothed as slowly as the baseline's (alpha 0.1)", {
     ledger: { burstAlpha: 0.1 },
   }),
+  variant("burst-persistence", "the burst fade's time constant is the burst's age once that is longer than 5 s", {
+    ledger: { burstPersistence: 1 },
+  }),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },

@@ -73,6 +73,25 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(within(earliest(0.3), 1)).toBeLessThan(8);
   });
 
+  it("a burst that has lasted longer is forecast to last longer (burstPersistence): its promises land later", () => {
+    const delaysAfter = (burstPersistence: number, burstS: number) => {
+      const ledger = new CapacityBooking({ ...opts, burstPersistence }, 0);
+      const endS = 60 + burstS;
+      for (let s = 0; s < endS; s++) for (let k = 0; k < (s >= 60 ? 12 : 2); k++) ledger.onFresh(s * 1000 + 1); // 2/s, then 12/s
+      return Array.from({ length: 20 }, (_, i) => {
+        const hint = ledger.hint(endS * 1000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, endS * 1000, hint);
+        return hint.delayS;
+      });
+    };
+    const latest = (delays: number[]) => Math.max(...delays);
+    // Twenty seconds into a burst the fade's time constant is 20 s, not 5 s: the same refusals are told later.
+    expect(latest(delaysAfter(1, 20))).toBeGreaterThan(latest(delaysAfter(0, 20)) + 5);
+    // Two seconds into it the age is below burstFadeS: the same promises as without.
+    expect(delaysAfter(1, 2)).toEqual(delaysAfter(0, 2));
+  });
+
   it("starts after the current queue's drain", () => {
     const ledger = ledgerWithBaseline(0, 5);
     const hint = ledger.hint(5_000, { queueDepth: 50, drainRate: 10 }, 60, () => 0);
