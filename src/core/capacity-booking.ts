@@ -69,10 +69,11 @@ export interface CapacityBookingOptions {
    */
   burstPersistence: number;
   /**
-   * A burst (for `burstPersistence`) starts when the fresh rate smoothed with `burstAlpha` exceeds this multiple of
-   * the baseline, and ends when it falls back below it.
+   * The burst's age (for `burstPersistence`) is the time since the first refusal after a quiet spell of this many
+   * seconds without one: the router refuses only while it is overloaded, so refusals mark the burst whatever the
+   * baseline (which a router that has seen less than `baselineWindowS` of traffic does not know yet).
    */
-  burstOnsetRatio: number;
+  burstQuietS: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -98,7 +99,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   burstFadeS: 5,
   burstAlpha: 0.3,
   burstPersistence: 0,
-  burstOnsetRatio: 1.5,
+  burstQuietS: 5,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -164,8 +165,9 @@ export class CapacityBooking {
   private smoothed: number | undefined;
   /** The fresh rate smoothed with `burstAlpha`: the burst fade's current rate. */
   private recent: number | undefined;
-  /** The second the burst under way started (see `burstPersistence`); `undefined`: none. */
-  private burstSince: number | undefined;
+  /** When the overload under way was first refused, and when it was last (see `burstPersistence`), ms. */
+  private overloadSinceMs = Number.NaN;
+  private lastRefusalMs = Number.NaN;
   /** The smoothed fresh rate of each of the last `baselineWindowS` seconds (a ring). */
   private readonly recentRates: Float64Array;
   private recentCount = 0;
@@ -302,7 +304,10 @@ export class CapacityBooking {
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const nowS = nowMs / 1000;
     const excess = Math.max(0, (this.recent ?? 0) - baseline);
-    const burstAgeS = this.burstSince === undefined ? 0 : nowS - this.burstSince;
+    // hint() answers a refusal: the first after a quiet spell starts the overload's clock.
+    if (!(nowMs - this.lastRefusalMs <= this.options.burstQuietS * 1000)) this.overloadSinceMs = nowMs;
+    this.lastRefusalMs = nowMs;
+    const burstAgeS = (nowMs - this.overloadSinceMs) / 1000;
     const fadeS =
       this.options.burstFadeS > 0 ? Math.max(this.options.burstFadeS, this.options.burstPersistence * burstAgeS) : 0;
     const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
@@ -409,13 +414,6 @@ export class CapacityBooking {
     }
     this.freshInInterval = 0;
     this.current = now;
-    if (this.options.burstPersistence > 0) {
-      // More than one request a second too: a quiet router's noise is no burst.
-      const recent = this.recent ?? 0;
-      const inBurst = recent > this.options.burstOnsetRatio * (this.baseline ?? 0) && recent > 1;
-      if (!inBurst) this.burstSince = undefined;
-      else this.burstSince ??= now - 1;
-    }
     // Lapsed promises leave the map as time passes: their clients did not come back (a no-show).
     const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
     for (let head = this.byDue.peek(); head && head.dueMs < lapsedBeforeMs; head = this.byDue.peek()) {

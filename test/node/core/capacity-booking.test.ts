@@ -74,10 +74,15 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
   });
 
   it("a burst that has lasted longer is forecast to last longer (burstPersistence): its promises land later", () => {
-    const delaysAfter = (burstPersistence: number, burstS: number) => {
+    // 2/s for a minute, then 12/s with a refusal every second from the burst's start (the router refuses only in
+    // overload: the refusals date the burst); then 20 refusals at once, `burstS` seconds into it.
+    const delaysAfter = (burstPersistence: number, burstS: number, quietS = 0) => {
       const ledger = new CapacityBooking({ ...opts, burstPersistence }, 0);
       const endS = 60 + burstS;
-      for (let s = 0; s < endS; s++) for (let k = 0; k < (s >= 60 ? 12 : 2); k++) ledger.onFresh(s * 1000 + 1); // 2/s, then 12/s
+      for (let s = 0; s < endS; s++) {
+        for (let k = 0; k < (s >= 60 ? 12 : 2); k++) ledger.onFresh(s * 1000 + 1);
+        if (s >= 60 && s < endS - quietS) ledger.hint(s * 1000 + 2, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+      }
       return Array.from({ length: 20 }, (_, i) => {
         const hint = ledger.hint(endS * 1000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
         if (!hint) throw new Error("no hint");
@@ -90,6 +95,25 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(latest(delaysAfter(1, 20))).toBeGreaterThan(latest(delaysAfter(0, 20)) + 5);
     // Two seconds into it the age is below burstFadeS: the same promises as without.
     expect(delaysAfter(1, 2)).toEqual(delaysAfter(0, 2));
+    // The same burst without a refusal for longer than burstQuietS before these: a new overload, age 0.
+    expect(delaysAfter(1, 20, opts.burstQuietS + 2)).toEqual(delaysAfter(0, 20, opts.burstQuietS + 2));
+  });
+
+  it("ordinary traffic after a quiet spell is no burst for burstPersistence: the age is dated by refusals", () => {
+    // A quiet minute (the baseline falls to nothing), then 8/s for 10 s without a refusal, then refusals.
+    const delays = (burstPersistence: number) => {
+      const ledger = new CapacityBooking({ ...opts, burstPersistence }, 0);
+      ledger.onFresh(1);
+      for (let s = 60; s < 70; s++) for (let k = 0; k < 8; k++) ledger.onFresh(s * 1000 + 1);
+      return Array.from({ length: 20 }, (_, i) => {
+        const hint = ledger.hint(70_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, 70_000, hint);
+        return hint.delayS;
+      });
+    };
+    // Dated by the fresh rate's rise over the (quiet) baseline, these 10 s would count as a burst's age.
+    expect(delays(1)).toEqual(delays(0));
   });
 
   it("starts after the current queue's drain", () => {

@@ -332,13 +332,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds, but one", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too; of its findings on the attempts target, all hold there but `demote-after-30s`'s and `burst-persistence`'s: on the held-out seeds each meets the attempts target in as many scenarios as the default.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too; of its findings on the attempts target, all hold there but `demote-after-30s`'s, which on the held-out seeds meets the attempts target in as many scenarios as the default.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
     const costlier = ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s", "standing-10s", "standing-20s"]
       .concat(["demote-after-30s", "demoted-fifo", "target-while-draining", "previous-default"])
-      .concat(["no-demotion"]);
+      .concat(["no-demotion", "burst-persistence"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
     for (const id of ["standing-10s", "standing-20s", "target-while-draining"])
@@ -347,25 +347,22 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(held.get(id)?.met.attempts, id).toBe(def.met.attempts);
   });
 
-  it("backs docs/retry-policy.md's burst persistence bullet: fewer attempts, the curve within a point, later end to end", () => {
+  it("backs docs/retry-policy.md's burst persistence bullet: a few attempts fewer, larger gaps, its first version end to end", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
     expect(doc).toContain(
-      "Its row makes fewer attempts per offered request than the default in most scenarios and meets the attempts target in more, and its summed worst curve gaps differ from the default's by less than a point on either seed set",
+      "Its row makes fewer attempts per offered request than the default in most scenarios, by little, and has larger summed worst curve gaps: it is not the default.",
     );
     const def = json.variants[0] as VariantSummary;
     const persistent = json.variants.find((v) => v.id === "burst-persistence") as VariantSummary;
-    const fewer = Object.keys(def.perScenario).filter(
+    const saved = Object.keys(def.perScenario).map(
       (name) =>
-        (persistent.perScenario[name]?.attemptsPerOffered ?? Infinity) <
-        (def.perScenario[name]?.attemptsPerOffered ?? -Infinity),
+        (def.perScenario[name]?.attemptsPerOffered ?? Number.NaN) -
+        (persistent.perScenario[name]?.attemptsPerOffered ?? Number.NaN),
     );
-    expect(fewer.length).toBeGreaterThan(def.scenarios / 2);
-    expect(persistent.met.attempts).toBeGreaterThan(def.met.attempts);
-    expect(Math.abs(def.worstCurveGapSumPts - persistent.worstCurveGapSumPts)).toBeLessThan(1);
-    const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
-    const heldGap = (id: string) => held.get(id)?.worstCurveGapSumPts ?? Number.NaN;
-    expect(Math.abs(heldGap("default") - heldGap("burst-persistence"))).toBeLessThan(1);
-    // The end-to-end figures it quotes: the experiment's run against the default's latest.
+    expect(saved.filter((d) => d > 0).length).toBeGreaterThan(def.scenarios / 2);
+    expect(Math.max(...saved)).toBeLessThan(0.02);
+    expect(persistent.worstCurveGapSumPts).toBeLessThan(def.worstCurveGapSumPts);
+    // The end-to-end figures it quotes: the first version's run against the default's latest.
     const e2e = (path: string) =>
       (JSON.parse(read(path)) as E2eOpenAiRun).policies.find((p) => p.id === DEFAULT_POLICY_ID);
     const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
