@@ -38,7 +38,7 @@ import {
   type E2eRunOrder,
   sharedNowMs,
 } from "./e2e-protocol";
-import { arrivalSchedule, dealArrivals } from "./e2e-schedule";
+import { arrivalSchedule, dealArrivals, E2E_PHASES } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
@@ -71,11 +71,7 @@ const OUTPUT = 32;
 const MAX_QUEUED = 16;
 const HEADERLESS_SHARE = 0.3;
 const PROXY_DELAY_SEED = 77;
-const PHASES = [
-  { durationS: 10, load: 0.5 },
-  { durationS: 10, load: 3 },
-  { durationS: 20, load: 0.5 },
-];
+const PHASES = E2E_PHASES;
 /** A run ends this long after its first arrival; requests still unfinished count as not served. */
 const MAX_RUN_S = 150;
 /** How long a child may take to start (tsx compiles its module and the `openai` package) and to answer. */

@@ -6,6 +6,21 @@ export interface E2ePhase {
   load: number;
 }
 
+/**
+ * The end-to-end runs' load (`npm run eval:e2e`): 0.5x for 10 s, a 3x burst for 10 s, 0.5x for 20 s. The simulator's
+ * twin of those runs (`npm run eval:e2e-twin`) replays the same phases.
+ *
+ * @example
+ * ```ts
+ * E2E_PHASES.reduce((s, p) => s + p.durationS, 0); // 40
+ * ```
+ */
+export const E2E_PHASES: readonly E2ePhase[] = [
+  { durationS: 10, load: 0.5 },
+  { durationS: 10, load: 3 },
+  { durationS: 20, load: 0.5 },
+];
+
 /** One scheduled request: when it starts (seconds after the run's start) and whether its SDK headers are stripped. */
 export interface E2eArrival {
   /** Its position in the schedule (0, 1, ...): with the policy and seed, it names the request. */

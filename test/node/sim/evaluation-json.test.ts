@@ -238,6 +238,38 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's simulator twin of the end-to-end run: after a quiet spell it makes the attempts end to end made", () => {
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
+    const bench = read("docs/benchmarks.md");
+    for (const t of twin.twins) expectBenchmarkRows(bench, t);
+    const of = (id: string, policy = DEFAULT_POLICY_ID) =>
+      twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === policy) as BenchmarkRow;
+    const [quiet, cold] = [of("after-quiet"), of("cold")];
+    const e2e = (JSON.parse(read("docs/evaluation-e2e-openai.json")) as E2eOpenAiRun).policies.find(
+      (p) => p.id === DEFAULT_POLICY_ID,
+    ) as BenchmarkRow;
+    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    expect(bench.replace(/\s+/g, " ")).toContain(
+      `After a quiet spell the twin's default makes ${quiet.attemptsPerOffered.toFixed(3)} attempts per offered request, where the end-to-end run 7 made ${e2e.attemptsPerOffered.toFixed(3)} and the cold twin ${cold.attemptsPerOffered.toFixed(3)}`,
+    );
+    expect(Math.abs(quiet.attemptsPerOffered - e2e.attemptsPerOffered)).toBeLessThan(
+      Math.abs(cold.attemptsPerOffered - e2e.attemptsPerOffered),
+    );
+    expect(bench.replace(/\s+/g, " ")).toContain(
+      `(${pct(quiet.servedWithinS[15])} after a quiet spell, ${pct(cold.servedWithinS[15])} cold)`,
+    );
+    const persistent = of("after-quiet", "booked_capacity:burst-persistence");
+    const at30 = (row: BenchmarkRow | undefined) => row?.servedWithinS[30] ?? Number.NaN;
+    expect(Math.abs(at30(persistent) - at30(quiet))).toBeLessThan(0.01);
+    const firstVersion = (
+      JSON.parse(read("docs/evaluation-e2e-openai-burst-persistence.json")) as E2eOpenAiRun
+    ).policies.find((p) => p.id === DEFAULT_POLICY_ID);
+    expect(Math.round(100 * (at30(e2e) - at30(firstVersion)))).toBe(6);
+    expect(bench.replace(/\s+/g, " ")).toContain(
+      `(${pct(persistent.servedWithinS[30])} against ${pct(quiet.servedWithinS[30])}), where the first version lost six points end to end`,
+    );
+  });
+
   it("backs docs/retry-policy.md's account of burst-10x at 5 s: slower on a replica than the policy that lost the burst", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "In `burst-10x` the default's worst curve gap is at 5 s, against `none`",
@@ -413,8 +445,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   });
 });
 
+/** What one row of an end-to-end table in docs/benchmarks.md shows. */
+type BenchmarkRow = Pick<
+  E2eOpenAiRun["policies"][number],
+  "id" | "servedFraction" | "servedWithinS" | "attemptsPerOffered"
+>;
+
 /** docs/benchmarks.md holds an end-to-end run's table: one row per policy, as the run's JSON has it. */
-function expectBenchmarkRows(bench: string, run: E2eOpenAiRun): void {
+function expectBenchmarkRows(bench: string, run: { policies: readonly BenchmarkRow[] }): void {
   const p = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
   for (const policy of run.policies) {
     const w = policy.servedWithinS;

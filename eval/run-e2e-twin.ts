@@ -1,0 +1,92 @@
+/**
+ * `npm run eval:e2e-twin`: the simulator's twin of `npm run eval:e2e`. It runs demo-burst-3x's stack and clients
+ * under the end-to-end runs' phases (`E2E_PHASES`: 10 s of baseline before the burst, where the scenario has 60 s),
+ * twice: from a cold router, and after a quiet spell (40 s at 0.02x: an end-to-end run follows its warm-up, or the
+ * previous seed's tail). The policies are the end-to-end ones, plus the default's `burst-persistence` variant.
+ *
+ * Why: the ledger's baseline and burst fade read the router's recent history, and an end-to-end run starts with
+ * little of it. The twin says how much of the gap between the simulator and the end-to-end figures that explains.
+ * Writes docs/e2e-twin.json, which docs/benchmarks.md quotes (tested).
+ *
+ * Flags: --seeds <n> (default 6: the scenario's seed and the next ones).
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { measureCapacity } from "../src/sim/capacity";
+import { evaluatePolicy } from "../src/sim/evaluation";
+import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
+import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
+import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
+import { E2E_PHASES, type E2ePhase } from "./e2e-schedule";
+
+const root = resolve(import.meta.dirname, "..");
+const { values } = parseArgs({ options: { seeds: { type: "string" } } });
+const seedCount = Number(values.seeds ?? 6);
+if (!Number.isInteger(seedCount) || seedCount < 1)
+  throw new Error(`--seeds must be a positive integer, got ${values.seeds}`);
+
+/** The quiet spell before an end-to-end run: a trickle, as after a warm-up or a run's tail. */
+const QUIET_LEAD_IN: E2ePhase = { durationS: 40, load: 0.02 };
+const E2E_POLICY_IDS = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
+
+const demo = scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios/demo-burst-3x.json"), "utf8")));
+const twin = (phases: readonly E2ePhase[], burstPhase: number): Scenario => ({
+  ...demo,
+  phases: [...phases],
+  burstPhase,
+});
+const twins = [
+  { id: "cold", description: "the end-to-end phases from a cold router", scenario: twin(E2E_PHASES, 1) },
+  {
+    id: "after-quiet",
+    description: "the same after a quiet spell (40 s at 0.02x)",
+    scenario: twin([QUIET_LEAD_IN, ...E2E_PHASES], 2),
+  },
+];
+const persistence = DEFAULT_POLICY_VARIANTS.find((v) => v.id === "burst-persistence");
+if (!persistence) throw new Error("no burst-persistence variant");
+const policies: PolicySpec[] = [
+  ...E2E_POLICY_IDS.map((id) => EVAL_POLICIES.find((p) => p.id === id) as PolicySpec),
+  { ...persistence.spec, id: `booked_capacity:${persistence.id}` },
+];
+
+// The capacity of the stack, as the end-to-end runs scale their load (the same fleet and sizes).
+const capacityRps = measureCapacity(demo);
+const seeds = Array.from({ length: seedCount }, (_, i) => demo.seed + i);
+const results = twins.map((t) => ({
+  id: t.id,
+  description: t.description,
+  phases: t.scenario.phases,
+  policies: policies.map((policy) => {
+    const r = evaluatePolicy(t.scenario, seeds, capacityRps, policy);
+    return {
+      id: policy.id,
+      servedFraction: r.servedFraction,
+      servedWithinS: r.servedWithinS,
+      attemptsPerOffered: r.attemptsPerOffered,
+    };
+  }),
+}));
+const out = {
+  generatedBy: "npm run eval:e2e-twin",
+  seeds,
+  capacityRps,
+  horizonsS: COMPLETION_HORIZONS_S,
+  twins: results,
+};
+writeFileSync(join(root, "docs/e2e-twin.json"), `${JSON.stringify(out, null, 1)}\n`);
+const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+for (const t of results) {
+  console.log(`\n${t.id}: ${t.description}\n`);
+  console.log("| policy | served | <= 5 s | <= 15 s | <= 30 s | <= 60 s | attempts per offered |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- |");
+  for (const p of t.policies) {
+    const w = p.servedWithinS;
+    console.log(
+      `| ${p.id} | ${pct(p.servedFraction)} | ${pct(w[5])} | ${pct(w[15])} | ${pct(w[30])} | ${pct(w[60])} | ${p.attemptsPerOffered.toFixed(3)} |`,
+    );
+  }
+}
+console.log("\nwrote docs/e2e-twin.json");
