@@ -71,7 +71,6 @@ const OUTPUT = 32;
 const MAX_QUEUED = 16;
 const HEADERLESS_SHARE = 0.3;
 const PROXY_DELAY_SEED = 77;
-const PHASES = E2E_PHASES;
 /** A run ends this long after its first arrival; requests still unfinished count as not served. */
 const MAX_RUN_S = 150;
 /** How long a child may take to start (tsx compiles its module and the `openai` package) and to answer. */
@@ -122,7 +121,7 @@ async function runOnce(
   proxy: ChildProcess,
   proxyBase: string,
 ): Promise<{ outcomes: E2eOutcome[]; attempts: E2eAttemptCounts; sendLagsMs: number[] }> {
-  const arrivals = arrivalSchedule({ seed, phases: PHASES, capacityRps, headerlessShare: HEADERLESS_SHARE });
+  const arrivals = arrivalSchedule({ seed, phases: E2E_PHASES, capacityRps, headerlessShare: HEADERLESS_SHARE });
   const hands = dealArrivals(arrivals, clients.length);
   const keyPrefix = `${policyId}-s${seed}-`;
   const outcomes = new Map<string, E2eOutcome>();
@@ -251,7 +250,7 @@ writeFileSync(
     {
       generatedBy: "npm run eval:e2e",
       capacityRps,
-      phases: PHASES,
+      phases: E2E_PHASES,
       headerlessShare: HEADERLESS_SHARE,
       proxyDelayMs: [50, 300],
       maxRunS: MAX_RUN_S,
