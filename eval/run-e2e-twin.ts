@@ -2,7 +2,8 @@
  * `npm run eval:e2e-twin`: the simulator's twin of `npm run eval:e2e`. It runs demo-burst-3x's stack and clients
  * under the end-to-end runs' phases (`E2E_PHASES`: 10 s of baseline before the burst, where the scenario has 60 s),
  * twice: from a cold router, and after a quiet spell (40 s at 0.02x: an end-to-end run follows its warm-up, or the
- * previous seed's tail). The policies are the end-to-end ones, plus the default's `burst-persistence` variant.
+ * previous seed's tail). The policies are the end-to-end ones, plus the default's `burst-persistence` and
+ * `queue-refill` variants.
  *
  * Why: the ledger's baseline and burst fade read the router's recent history, and an end-to-end run starts with
  * little of it. The twin says how much of the gap between the simulator and the end-to-end figures that explains.
@@ -45,11 +46,16 @@ const twins = [
     scenario: twin([QUIET_LEAD_IN, ...E2E_PHASES], 2),
   },
 ];
-const persistence = DEFAULT_POLICY_VARIANTS.find((v) => v.id === "burst-persistence");
-if (!persistence) throw new Error("no burst-persistence variant");
+/** The default's variants that touch the ledger's reading of a burst, which the router's short history affects. */
+const TWIN_VARIANT_IDS = ["burst-persistence", "queue-refill"];
+const variants = TWIN_VARIANT_IDS.map((id) => {
+  const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);
+  if (!variant) throw new Error(`no ${id} variant`);
+  return { ...variant.spec, id: `booked_capacity:${variant.id}` };
+});
 const policies: PolicySpec[] = [
   ...E2E_POLICY_IDS.map((id) => EVAL_POLICIES.find((p) => p.id === id) as PolicySpec),
-  { ...persistence.spec, id: `booked_capacity:${persistence.id}` },
+  ...variants,
 ];
 
 // The capacity of the stack, as the end-to-end runs scale their load (the same fleet and sizes).

@@ -7,7 +7,9 @@
  * Flags: --seeds <n> (default 3), --only <scenario,...> (a subset; the report then holds only those),
  * --no-sweep (skip the queue-bound sweep), --no-variants (skip the default policy's variants, src/sim/variants.ts),
  * --no-bound (skip the clairvoyant curve bound, src/sim/curve-bound.ts), --no-held-out (skip the run on held-out
- * seeds, src/sim/held-out.ts).
+ * seeds, src/sim/held-out.ts), --render-only (no simulation: re-render the documents from the results
+ * docs/evaluation.json holds, with the end-to-end runs' JSON and the templates read again - for a change to those;
+ * after a change to the code, run without it).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -23,7 +25,7 @@ import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from
 import { renderPolicyDoc } from "../src/sim/report-policy";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
 import { groupedBarChart, lineChart } from "../src/sim/svg-chart";
-import { checkTargets } from "../src/sim/targets";
+import { checkTargets, type TargetCheck } from "../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, summarizeVariant, type VariantSummary } from "../src/sim/variants";
 
 const ORDER = [
@@ -53,6 +55,7 @@ const { values } = parseArgs({
     "no-variants": { type: "boolean" },
     "no-bound": { type: "boolean" },
     "no-held-out": { type: "boolean" },
+    "render-only": { type: "boolean" },
   },
 });
 const seedCount = Number(values.seeds ?? 3);
@@ -68,85 +71,120 @@ const scenarios: Scenario[] = readdirSync(scenarioDir)
   );
 
 const started = performance.now();
-const results: ScenarioResult[] = [];
-for (const scenario of scenarios) {
-  const t = performance.now();
-  results.push(evaluateScenario(scenario, EVAL_POLICIES, seedCount));
-  console.log(`${scenario.name}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
-}
-const checks = results.map(checkTargets);
+const docs = join(root, "docs");
 
-if (!values["no-bound"]) {
-  const highs = await loadHighs();
-  results.forEach((r, i) => {
+/** What the simulator measures: every scenario and policy, the bound, the sweep, the variants, the held-out run. */
+interface Simulated {
+  results: ScenarioResult[];
+  checks: TargetCheck[];
+  sweeps: SweepPoint[];
+  variants: VariantSummary[];
+  heldOut: HeldOutRun | undefined;
+  seedsPerScenario: number;
+}
+
+async function simulate(): Promise<Simulated> {
+  const results: ScenarioResult[] = [];
+  for (const scenario of scenarios) {
     const t = performance.now();
-    r.curveBound = scenarioCurveBound(highs, scenarios[i] as Scenario, r);
-    console.log(`${r.name}: curve bound ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  });
-}
+    results.push(evaluateScenario(scenario, EVAL_POLICIES, seedCount));
+    console.log(`${scenario.name}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  }
+  const checks = results.map(checkTargets);
 
-const sweeps: SweepPoint[] = [];
-if (!values["no-sweep"]) {
-  for (const scenario of scenarios.filter((s) => SWEEP_SCENARIOS.includes(s.name))) {
-    const capacity = measureCapacity(scenario);
-    for (const drainS of SWEEP_DRAIN_S) {
+  if (!values["no-bound"]) {
+    const highs = await loadHighs();
+    results.forEach((r, i) => {
       const t = performance.now();
-      const maxQueuedRequests = Math.max(1, Math.round(drainS * capacity));
-      const variant = { ...scenario, router: { ...scenario.router, maxQueuedRequests } };
-      const r = evaluateScenario(variant, EVAL_POLICIES, seedCount);
-      sweeps.push({
-        scenario: scenario.name,
-        maxQueuedRequests,
-        queueDrainS: r.queueDrainS,
-        oracle: { servedFraction: r.oracle.servedFraction, servedWithinS: r.oracle.servedWithinS },
-        policies: r.policies.map((p) => ({
-          id: p.id,
-          servedFraction: p.servedFraction,
-          attemptsPerOffered: p.attemptsPerOffered,
-          hintCoverage: p.hintCoverage,
-          servedWithinS: p.servedWithinS,
-          timeToSuccessP50S: p.metrics.timeToSuccessP50S,
-        })),
-        targets: checkTargets(r),
-      });
-      console.log(`${scenario.name} @ queue ${maxQueuedRequests}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      r.curveBound = scenarioCurveBound(highs, scenarios[i] as Scenario, r);
+      console.log(`${r.name}: curve bound ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    });
+  }
+
+  const sweeps: SweepPoint[] = [];
+  if (!values["no-sweep"]) {
+    for (const scenario of scenarios.filter((s) => SWEEP_SCENARIOS.includes(s.name))) {
+      const capacity = measureCapacity(scenario);
+      for (const drainS of SWEEP_DRAIN_S) {
+        const t = performance.now();
+        const maxQueuedRequests = Math.max(1, Math.round(drainS * capacity));
+        const variant = { ...scenario, router: { ...scenario.router, maxQueuedRequests } };
+        const r = evaluateScenario(variant, EVAL_POLICIES, seedCount);
+        sweeps.push({
+          scenario: scenario.name,
+          maxQueuedRequests,
+          queueDrainS: r.queueDrainS,
+          oracle: { servedFraction: r.oracle.servedFraction, servedWithinS: r.oracle.servedWithinS },
+          policies: r.policies.map((p) => ({
+            id: p.id,
+            servedFraction: p.servedFraction,
+            attemptsPerOffered: p.attemptsPerOffered,
+            hintCoverage: p.hintCoverage,
+            servedWithinS: p.servedWithinS,
+            timeToSuccessP50S: p.metrics.timeToSuccessP50S,
+          })),
+          targets: checkTargets(r),
+        });
+        console.log(`${scenario.name} @ queue ${maxQueuedRequests}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      }
     }
   }
-}
 
-/** The default and each of its variants (src/sim/variants.ts), scored on `results`' seeds. */
-function scoreVariants(label: string, results: readonly ScenarioResult[]): VariantSummary[] {
-  const scored = [defaultSummary(results)];
-  for (const v of DEFAULT_POLICY_VARIANTS) {
-    const t = performance.now();
-    const own = scenarios.map((s, i) => {
-      const result = results[i] as ScenarioResult;
-      return evaluatePolicy(s, result.seeds, result.capacityRps, v.spec);
-    });
-    scored.push(summarizeVariant(v, results, own));
-    console.log(`variant ${v.id}${label}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  /** The default and each of its variants (src/sim/variants.ts), scored on `results`' seeds. */
+  function scoreVariants(label: string, results: readonly ScenarioResult[]): VariantSummary[] {
+    const scored = [defaultSummary(results)];
+    for (const v of DEFAULT_POLICY_VARIANTS) {
+      const t = performance.now();
+      const own = scenarios.map((s, i) => {
+        const result = results[i] as ScenarioResult;
+        return evaluatePolicy(s, result.seeds, result.capacityRps, v.spec);
+      });
+      scored.push(summarizeVariant(v, results, own));
+      console.log(`variant ${v.id}${label}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    }
+    return scored;
   }
-  return scored;
-}
-const variants = values["no-variants"] ? [] : scoreVariants("", results);
+  const variants = values["no-variants"] ? [] : scoreVariants("", results);
 
-// The same scenarios on seeds no tuning looked at (src/sim/held-out.ts).
-let heldOut: HeldOutRun | undefined;
-if (!values["no-held-out"]) {
-  const heldResults = scenarios.map((scenario) => {
-    const t = performance.now();
-    const r = evaluateScenario({ ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET }, EVAL_POLICIES, seedCount);
-    console.log(`${scenario.name} (held-out seeds): ${((performance.now() - t) / 1000).toFixed(1)} s`);
-    return r;
-  });
-  heldOut = {
-    seedOffset: HELD_OUT_SEED_OFFSET,
-    scenarios: heldResults.map(heldOutScenario),
-    variants: values["no-variants"] ? [] : scoreVariants(" (held-out seeds)", heldResults),
+  // The same scenarios on seeds no tuning looked at (src/sim/held-out.ts).
+  let heldOut: HeldOutRun | undefined;
+  if (!values["no-held-out"]) {
+    const heldResults = scenarios.map((scenario) => {
+      const t = performance.now();
+      const r = evaluateScenario({ ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET }, EVAL_POLICIES, seedCount);
+      console.log(`${scenario.name} (held-out seeds): ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      return r;
+    });
+    heldOut = {
+      seedOffset: HELD_OUT_SEED_OFFSET,
+      scenarios: heldResults.map(heldOutScenario),
+      variants: values["no-variants"] ? [] : scoreVariants(" (held-out seeds)", heldResults),
+    };
+  }
+  return { results, checks, sweeps, variants, heldOut, seedsPerScenario: seedCount };
+}
+
+/** --render-only: the simulated results docs/evaluation.json holds, for a change to the templates or end-to-end runs. */
+function previousRun(): Simulated {
+  const prior = JSON.parse(readFileSync(join(docs, "evaluation.json"), "utf8"));
+  const names = new Set(scenarios.map((s) => s.name));
+  const results = (prior.scenarios as ScenarioResult[]).filter((r) => names.has(r.name));
+  if (results.length !== scenarios.length || prior.defaultPolicy !== DEFAULT_POLICY_ID)
+    throw new Error("--render-only: docs/evaluation.json does not hold these scenarios and default; run npm run eval");
+  return {
+    results,
+    checks: results.map(checkTargets),
+    sweeps: prior.sweeps,
+    variants: prior.variants,
+    heldOut: prior.heldOut ?? undefined,
+    seedsPerScenario: prior.seedsPerScenario,
   };
 }
 
-const docs = join(root, "docs");
+const { results, checks, sweeps, variants, heldOut, seedsPerScenario } = values["render-only"]
+  ? previousRun()
+  : await simulate();
+
 const figuresDir = join(docs, "figures");
 mkdirSync(figuresDir, { recursive: true });
 const figures: Record<string, string[]> = { summary: ["figures/served-within-30s.svg"] };
@@ -194,7 +232,7 @@ const e2eOpenAi: E2eOpenAiRun | undefined = existsSync(e2eOpenAiPath)
   : undefined;
 const json = {
   generatedBy: "npm run eval",
-  seedsPerScenario: seedCount,
+  seedsPerScenario,
   defaultPolicy: DEFAULT_POLICY_ID,
   completionHorizonsS: COMPLETION_HORIZONS_S,
   policies: EVAL_POLICIES,
@@ -214,7 +252,7 @@ writeFileSync(
     checks,
     sweeps,
     defaultPolicy: DEFAULT_POLICY_ID,
-    seeds: seedCount,
+    seeds: seedsPerScenario,
     method: readFileSync(join(root, "eval/method.md"), "utf8"),
     analysis: readFileSync(join(root, "eval/analysis.md"), "utf8"),
     e2e,

@@ -74,6 +74,15 @@ export interface CapacityBookingOptions {
    * baseline (which a router that has seen less than `baselineWindowS` of traffic does not know yet).
    */
   burstQuietS: number;
+  /**
+   * Whether the queue ahead of a refusal is forecast to refill: it stays at its depth while the forecast fresh
+   * arrivals (baseline plus the fading burst) exceed the drain rate, and only then drains through what they leave.
+   * Off (the default), it drains from the refusal on through what the baseline leaves, as if the burst had ended:
+   * in `burst-10x` the promises made in the burst's first seconds came back while its queue, refilled by the rest of
+   * the burst, still stood, and were refused at once. Measured and left off (docs/retry-policy.md, variant
+   * `queue-refill`).
+   */
+  queueRefill: boolean;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -100,6 +109,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   burstAlpha: 0.3,
   burstPersistence: 0,
   burstQuietS: 5,
+  queueRefill: false,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -311,13 +321,23 @@ export class CapacityBooking {
     const fadeS =
       this.options.burstFadeS > 0 ? Math.max(this.options.burstFadeS, this.options.burstPersistence * burstAgeS) : 0;
     const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
+    // The fresh arrivals forecast `aheadS` seconds from now: the baseline plus the burst's excess, fading.
+    const forecastIn = (aheadS: number) => baseline + (fadeS > 0 ? excess * Math.exp(-aheadS / fadeS) : 0);
     // A future second's retry capacity: the drain rate less the fresh arrivals forecast for it, within bounds.
-    const capacityAt = (second: number) => {
-      const forecast = baseline + (fadeS > 0 ? excess * Math.exp(-(second - nowS) / fadeS) : 0);
-      return Math.min(rate * maxRetryShare, Math.max(rate - forecast, rate * minRetryShare)) * scale;
-    };
+    const capacityAt = (second: number) =>
+      Math.min(rate * maxRetryShare, Math.max(rate - forecastIn(second - nowS), rate * minRetryShare)) * scale;
     const horizon = Math.max(1, Math.min(horizonS, this.options.ledgerS - 1));
-    const first = Math.ceil(nowS + Math.max(1, signals.queueDepth / backlogDrainRate));
+    // With queueRefill, the queue stays at its depth while the forecast fresh arrivals exceed the drain rate.
+    const drainS = this.options.queueRefill
+      ? refilledDrainS(
+          signals.queueDepth,
+          rate,
+          forecastIn,
+          rate * this.options.minBacklogDrainShare,
+          this.options.ledgerS,
+        )
+      : signals.queueDepth / backlogDrainRate;
+    const first = Math.ceil(nowS + Math.max(1, drainS));
     const last = Math.floor(nowS + horizon) - 1;
     const within = this.firstSecondWithRoom(first, last, capacityAt);
     if (within !== undefined) {
@@ -429,4 +449,36 @@ interface DueEntry {
   dueMs: number;
   fingerprint: string;
   booking: Booking;
+}
+
+/**
+ * Seconds until a queue `depth` deep has drained while fresh arrivals come at `forecastIn(t)` per second, `t`
+ * seconds from now, and the queue drains at `rate`: while the arrivals exceed the rate what drains is replaced (the
+ * queue stays at its depth, its bound: a request was just refused), then it drains through what they leave, at
+ * least `floorRate`. A fluid model stepped every quarter second, up to `maxS`; with constant arrivals below the
+ * rate it is `depth / (rate - arrivals)`.
+ *
+ * @example
+ * ```ts
+ * refilledDrainS(20, 10, () => 2, 0.5, 125); // 2.5: nothing refills it, 8/s drain
+ * refilledDrainS(20, 10, (t) => 2 + 18 * Math.exp(-t / 5), 0.5, 125); // ~8: 4 s refilled, then a slower drain
+ * ```
+ */
+export function refilledDrainS(
+  depth: number,
+  rate: number,
+  forecastIn: (aheadS: number) => number,
+  floorRate: number,
+  maxS: number,
+): number {
+  const stepS = 0.25;
+  let left = depth;
+  for (let t = 0; t < maxS; t += stepS) {
+    const forecast = forecastIn(t);
+    if (forecast >= rate) continue;
+    const drain = Math.max(rate - forecast, floorRate);
+    if (left <= drain * stepS) return t + left / drain;
+    left -= drain * stepS;
+  }
+  return maxS;
 }

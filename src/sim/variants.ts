@@ -62,6 +62,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("burst-persistence", "the burst fade's time constant is the burst's age once that is longer than 5 s", {
     ledger: { burstPersistence: 1 },
   }),
+  variant(
+    "queue-refill",
+    "the queue ahead of a refusal stays at its depth while the forecast fresh arrivals exceed the drain rate",
+    { ledger: { queueRefill: true } },
+  ),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../../../src/core/capacity-booking";
+import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS, refilledDrainS } from "../../../src/core/capacity-booking";
 import { clientHorizonS } from "../../../src/core/client-horizon";
 import { RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
 import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
@@ -114,6 +114,34 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     };
     // Dated by the fresh rate's rise over the (quiet) baseline, these 10 s would count as a burst's age.
     expect(delays(1)).toEqual(delays(0));
+  });
+
+  it("queueRefill (an option): a burst under way refills the queue ahead, so its first promise comes later", () => {
+    // 2/s for a minute, then 30/s for 3 s; a refusal finds 20 waiting, the queue draining at 10/s.
+    const firstDelay = (queueRefill: boolean, burstPerS: number, queueDepth = 20) => {
+      const ledger = new CapacityBooking({ ...opts, queueRefill }, 0);
+      for (let s = 0; s < 63; s++) for (let k = 0; k < (s >= 60 ? burstPerS : 2); k++) ledger.onFresh(s * 1000 + 1);
+      return ledger.hint(63_000, { queueDepth, drainRate: 10 }, 60, () => 0)?.delayS ?? Number.NaN;
+    };
+    // Off, the queue is taken to drain at once through what the baseline leaves (20 / (10 - 2) = 2.5 s) while the
+    // burst's forecast arrivals still fill those seconds; on, it stays full until they fall below the drain rate.
+    expect(firstDelay(true, 30)).toBeGreaterThan(firstDelay(false, 30) + 3);
+    // No queue to refill, or no burst to refill it: the same promise.
+    expect(firstDelay(true, 30, 0)).toBe(firstDelay(false, 30, 0));
+    expect(firstDelay(true, 2)).toBe(firstDelay(false, 2));
+  });
+
+  it("refilledDrainS: the queue stays full while arrivals exceed the drain, then drains through what they leave", () => {
+    expect(refilledDrainS(20, 10, () => 2, 0.5, 125)).toBeCloseTo(2.5, 9);
+    // Arrivals above the drain rate for good: it never drains within the ledger.
+    expect(refilledDrainS(20, 10, () => 12, 0.5, 125)).toBe(125);
+    // A burst fading from 20/s (2 + 18, time constant 5 s) falls below 10/s after 5 ln(18 / 8) = 4.05 s; the
+    // drain that follows is slower than 8/s while the burst's tail lasts.
+    const fading = refilledDrainS(20, 10, (t) => 2 + 18 * Math.exp(-t / 5), 0.5, 125);
+    expect(fading).toBeGreaterThan(5 * Math.log(18 / 8) + 2.5);
+    expect(fading).toBeLessThan(5 * Math.log(18 / 8) + 20 / 0.5);
+    // Arrivals at the drain rate drain nothing but the floor.
+    expect(refilledDrainS(20, 10, () => 9.75, 0.5, 125)).toBeCloseTo(20 / 0.5, 9);
   });
 
   it("starts after the current queue's drain", () => {
