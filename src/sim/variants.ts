@@ -67,6 +67,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "the queue ahead of a refusal stays at its depth while the forecast fresh arrivals exceed the drain rate",
     { ledger: { queueRefill: true } },
   ),
+  variant(
+    "overload-floor",
+    "the baseline is at least the lowest fresh rate from 10 s before the overload's first refusal on",
+    { ledger: { overloadFloorS: 10 } },
+  ),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },

@@ -131,6 +131,30 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(firstDelay(true, 2)).toBe(firstDelay(false, 2));
   });
 
+  it("overloadFloorS (an option): after a quiet spell, the traffic seen just before a burst floors the baseline", () => {
+    // 50 s quiet, then 5/s for 20 s and a burst of 30/s for 2 s; 30 refusals at once, the queue draining 10/s.
+    const latestDelay = (overloadFloorS: number, leadPerS: number) => {
+      const ledger = new CapacityBooking({ ...opts, overloadFloorS }, 0);
+      for (let s = 0; s < 72; s++) {
+        const perS = s < 50 ? leadPerS : s < 70 ? 5 : 30;
+        for (let k = 0; k < perS; k++) ledger.onFresh(s * 1000 + 1);
+      }
+      const delays = Array.from({ length: 30 }, (_, i) => {
+        const hint = ledger.hint(72_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, 72_000, hint);
+        return hint.delayS;
+      });
+      return Math.max(...delays);
+    };
+    // Quiet lead-in: the baseline (the lowest rate of the last minute) is zero and promises plan on the whole
+    // 10/s; the floor keeps the 5/s seen before the burst, so the same 30 are spread over more seconds.
+    expect(latestDelay(10, 0)).toBeGreaterThan(latestDelay(0, 0) + 2);
+    expect(latestDelay(10, 0)).toBe(latestDelay(0, 5));
+    // 5/s all along: the baseline is already 5/s, the floor changes nothing.
+    expect(latestDelay(10, 5)).toBe(latestDelay(0, 5));
+  });
+
   it("refilledDrainS: the queue stays full while arrivals exceed the drain, then drains through what they leave", () => {
     expect(refilledDrainS(20, 10, () => 2, 0.5, 125)).toBeCloseTo(2.5, 9);
     // Arrivals above the drain rate for good: it never drains within the ledger.
