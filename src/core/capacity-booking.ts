@@ -207,7 +207,7 @@ export class CapacityBooking {
     this.size = options.ledgerS + Math.ceil(options.lateS) + 2;
     this.buckets = new Float64Array(this.size);
     this.recentRates = new Float64Array(Math.max(1, options.baselineWindowS));
-    this.fastRates = new Float64Array(Math.max(1, Math.ceil(options.overloadFloorS)));
+    this.fastRates = new Float64Array(Math.max(0, Math.floor(options.overloadFloorS)));
     this.current = Math.floor(nowMs / 1000);
     this.shows = options.priorShowRate * options.priorWeight;
     this.noShows = (1 - options.priorShowRate) * options.priorWeight;
@@ -216,10 +216,7 @@ export class CapacityBooking {
   /** The fresh-arrival baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */
   get baseline(): number | undefined {
     if (this.recentCount === 0) return undefined;
-    let low = Number.POSITIVE_INFINITY;
-    const n = Math.min(this.recentCount, this.recentRates.length);
-    for (let i = 0; i < n; i++) low = Math.min(low, this.recentRates[i] as number);
-    return low;
+    return lowestOf(this.recentRates, this.recentCount, Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -321,7 +318,9 @@ export class CapacityBooking {
     if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
     this.advance(nowMs);
     const { minRetryShare, maxRetryShare } = this.options;
-    const baseline = Math.max(this.baseline ?? 0, this.overloadFloor(nowMs));
+    // hint() answers a refusal: the first after a quiet spell starts a new overload (its clock, its floor).
+    const overloadStarts = !(nowMs - this.lastRefusalMs <= this.options.burstQuietS * 1000);
+    const baseline = Math.max(this.baseline ?? 0, this.overloadFloor(overloadStarts));
     const spare = rate - baseline;
     // The queue ahead drains only through what fresh arrivals leave: a booking placed at `depth / rate` lands
     // while fresh arrivals and earlier bookings still fill the queue, so the queue never drains (measured:
@@ -329,8 +328,7 @@ export class CapacityBooking {
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const nowS = nowMs / 1000;
     const excess = Math.max(0, (this.recent ?? 0) - baseline);
-    // hint() answers a refusal: the first after a quiet spell starts the overload's clock.
-    if (!(nowMs - this.lastRefusalMs <= this.options.burstQuietS * 1000)) this.overloadSinceMs = nowMs;
+    if (overloadStarts) this.overloadSinceMs = nowMs;
     this.lastRefusalMs = nowMs;
     const burstAgeS = (nowMs - this.overloadSinceMs) / 1000;
     const fadeS =
@@ -379,25 +377,17 @@ export class CapacityBooking {
   }
 
   /**
-   * The floor `overloadFloorS` sets under the baseline for the overload under way (0 when off). Called by `hint()`
-   * before it moves the overload's clock: a refusal after `burstQuietS` without one starts a new overload, whose
-   * floor is the lowest fast-smoothed rate of the `overloadFloorS` seconds before it; later refusals lower it to the
-   * current rate when that is lower.
+   * The floor `overloadFloorS` sets under the baseline for the overload under way (0 when off): a new overload's
+   * floor is the lowest fast-smoothed rate of the `overloadFloorS` seconds before it (the ring holds just those);
+   * later refusals lower it to the current rate when that is lower.
    */
-  private overloadFloor(nowMs: number): number {
-    const windowS = this.options.overloadFloorS;
-    if (!(windowS > 0)) return 0;
+  private overloadFloor(overloadStarts: boolean): number {
+    if (!(this.options.overloadFloorS > 0)) return 0;
     const current = this.recent ?? 0;
-    if (nowMs - this.lastRefusalMs <= this.options.burstQuietS * 1000) {
-      this.floorRate = Math.min(this.floorRate, current);
-      return this.floorRate;
-    }
-    let low = current;
-    const n = Math.min(this.fastCount, windowS, this.fastRates.length);
-    for (let i = 1; i <= n; i++)
-      low = Math.min(low, this.fastRates[(this.fastCount - i) % this.fastRates.length] ?? low);
-    this.floorRate = low;
-    return low;
+    this.floorRate = overloadStarts
+      ? lowestOf(this.fastRates, this.fastCount, current)
+      : Math.min(this.floorRate, current);
+    return this.floorRate;
   }
 
   /** The first second in [from, to] whose promises are below its capacity; `undefined` when none is. */
@@ -467,7 +457,7 @@ export class CapacityBooking {
       this.smoothed = this.smoothed === undefined ? sample : freshAlpha * sample + (1 - freshAlpha) * this.smoothed;
       this.recent = this.recent === undefined ? sample : burstAlpha * sample + (1 - burstAlpha) * this.recent;
       this.recentRates[this.recentCount % this.recentRates.length] = this.smoothed;
-      this.fastRates[this.fastCount % this.fastRates.length] = this.recent;
+      if (this.fastRates.length > 0) this.fastRates[this.fastCount % this.fastRates.length] = this.recent;
       this.fastCount += 1;
       this.recentCount += 1;
     }
@@ -520,4 +510,11 @@ export function refilledDrainS(
     left -= drain * stepS;
   }
   return maxS;
+}
+
+/** The lowest of `start` and the values a ring of `ring.length` slots holds after `count` writes. */
+function lowestOf(ring: Float64Array, count: number, start: number): number {
+  let low = start;
+  for (let i = 0; i < Math.min(count, ring.length); i++) low = Math.min(low, ring[i] as number);
+  return low;
 }
