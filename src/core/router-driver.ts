@@ -131,6 +131,8 @@ export class RouterDriver {
   /** The loop sleeps a headroom hold: an arrival (maybe of a tenant below its share) wakes it too. */
   private wakeOnArrival = false;
   private cancelExpiry: (() => void) | undefined;
+  /** The deadline the armed expiry timer was set for (ms). */
+  private expiryDueMs: number | undefined;
   /** Bumped by a restart: continuations of the previous incarnation become no-ops. */
   private incarnation = 0;
 
@@ -220,6 +222,7 @@ export class RouterDriver {
     this.wakeOnArrival = false;
     this.cancelExpiry?.();
     this.cancelExpiry = undefined;
+    this.expiryDueMs = undefined;
     this.current = this.buildCore();
     for (const respond of failed) respond(RESTARTED);
   }
@@ -329,14 +332,25 @@ export class RouterDriver {
     };
   }
 
-  /** Sheds requests past the queue timeout and reclaims abandoned leases, on a timer while any exist. */
+  /**
+   * Sheds requests past the queue timeout and reclaims abandoned leases, on a timer while any exist. A timer armed
+   * for a later deadline (a lease's, minutes away) is re-armed for an earlier one (a request queued since, whose
+   * queue timeout comes first): keeping it let queued requests wait until the lease's deadline, far past
+   * `queueTimeoutMs`.
+   */
   private armExpiry(): void {
     const next = this.current.nextExpiryMs();
-    if (next === undefined || this.cancelExpiry !== undefined) return;
+    if (next === undefined) return;
+    if (this.cancelExpiry !== undefined) {
+      if (this.expiryDueMs !== undefined && this.expiryDueMs <= next) return;
+      this.cancelExpiry();
+    }
     const incarnation = this.incarnation;
+    this.expiryDueMs = next;
     this.cancelExpiry = this.io.setTimer(Math.max(0, next - this.io.now()) + EXPIRY_SLACK_MS, () => {
       if (incarnation !== this.incarnation) return;
       this.cancelExpiry = undefined;
+      this.expiryDueMs = undefined;
       const { timedOut, reclaimed } = this.current.expire();
       for (const { ticket, rejection } of timedOut) this.settle(ticket, this.refuse(rejection));
       if (reclaimed.length > 0) this.wake();

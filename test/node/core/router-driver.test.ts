@@ -78,6 +78,18 @@ describe("RouterDriver", () => {
     expect(answers.get("t1")).toMatchObject({ atMs: 10_005, result: { status: 429, reason: "queue_timeout" } });
   });
 
+  it("sheds a queued request on time while an admitted one's lease is pending (the lease's later deadline does not hold the timer)", () => {
+    const { loop, load, answers, acquire } = setup();
+    acquire("t1");
+    loop.run(2); // placed at 2 ms; its lease expires at 60 s
+    expect(answers.get("t1")?.result).toEqual({ kind: "admitted", replica: "a" });
+    loop.run(12_000); // by now the expiry timer waits for the lease alone (nothing has been queued since t1)
+    load.a = 1;
+    acquire("t2"); // queued at 12 s behind the full replica: its queue timeout is at 22 s, before the lease's
+    loop.run(30_000);
+    expect(answers.get("t2")).toMatchObject({ atMs: 22_005, result: { status: 429, reason: "queue_timeout" } });
+  });
+
   it("a restart fails waiting requests with 500 and starts cold; old answers are ignored", () => {
     const { loop, load, driver, answers, acquire } = setup();
     load.a = 1;
