@@ -385,22 +385,7 @@ export function renderReport(input: {
       `**Sustained 1.3x** (target: p50 time to success <= 5 s, served within 1 point of the best): p50 ${num(sustainedDefault.metrics.timeToSuccessP50S, 1)} s, served ${pct(sustainedDefault.metrics.servedFraction)} against the best other ${pct(Math.max(...others.map((p) => p.metrics.servedFraction)))}.\n`,
     );
   }
-  const headerClients = input.results.map((r) => {
-    const by = r.policies.find((p) => p.id === input.defaultPolicy)?.metrics.byClient ?? {};
-    const sdk = ["openai_node", "openai_python", "legacy_sdk"].map((s) => by[s]).filter((v) => v !== undefined);
-    const sdkShare =
-      sdk.reduce((a, v) => a + v.served, 0) /
-      Math.max(
-        1,
-        sdk.reduce((a, v) => a + v.requests, 0),
-      );
-    return {
-      name: r.name,
-      sdk: sdkShare,
-      headerless: by.headerless_hints?.servedFraction,
-      python: by.openai_python?.servedFraction,
-    };
-  });
+  const headerClients = input.results.map((r) => headerClientShares(r, input.defaultPolicy));
   out.push(
     `**Clients without SDK headers** (target: within 5 points of SDK clients on served share, default policy; in brackets openai-python alone, whose 60 s horizon header-less clients share, where openai-node's is 120 s): ${headerClients
       .filter((h) => h.headerless !== undefined)
@@ -469,4 +454,34 @@ export function renderReport(input: {
   for (const e of input.e2e) out.push(`### ${e.scenario}\n`, e.description, "", e2eTable(e), "");
   out.push(input.analysis.trim(), "");
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * One scenario's served shares by what its clients send, under `policy`: the SDK clients pooled, header-less
+ * clients (hints honoured, no SDK headers) and openai-python alone (whose 60 s horizon header-less clients share).
+ *
+ * @example
+ * ```ts
+ * const { sdk, headerless } = headerClientShares(result, "booked_capacity");
+ * (sdk - (headerless ?? sdk)) * 100; // issue 15 wants under 5 points
+ * ```
+ */
+export function headerClientShares(
+  result: ScenarioResult,
+  policy: string,
+): { name: string; sdk: number; headerless: number | undefined; python: number | undefined } {
+  const by = result.policies.find((p) => p.id === policy)?.metrics.byClient ?? {};
+  const sdk = ["openai_node", "openai_python", "legacy_sdk"].map((s) => by[s]).filter((v) => v !== undefined);
+  const sdkShare =
+    sdk.reduce((a, v) => a + v.served, 0) /
+    Math.max(
+      1,
+      sdk.reduce((a, v) => a + v.requests, 0),
+    );
+  return {
+    name: result.name,
+    sdk: sdkShare,
+    headerless: by.headerless_hints?.servedFraction,
+    python: by.openai_python?.servedFraction,
+  };
 }

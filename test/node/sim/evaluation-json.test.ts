@@ -112,11 +112,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       costsCurve(id, false);
     }
     expect(variant("no-delay-target").p50).toBeGreaterThanOrEqual(15);
-    // Shorter standing intervals: larger summed gaps, attempts met in fewer scenarios.
-    expect(doc).toContain(
-      "Both shorter intervals leave larger summed worst curve gaps and meet the attempts target in fewer scenarios.",
-    );
-    for (const id of ["standing-10s", "standing-20s"]) costsCurve(id, true);
+    // Shorter standing intervals: larger summed gaps.
+    expect(doc).toContain("Both shorter intervals leave larger summed worst curve gaps.");
+    for (const id of ["standing-10s", "standing-20s"]) costsCurve(id, false);
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
     // other policy's) and the oracle met in fewer scenarios.
     expect(doc).toContain(
@@ -129,20 +127,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
     expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
     expect(doc).toContain(
-      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps and meets the attempts target in fewer scenarios.",
+      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps, though it meets the attempts target in more scenarios",
     );
-    costsCurve("demote-after-30s", true);
+    expect(costsCurve("demote-after-30s", false).met.attempts).toBeGreaterThan(def.summary.met.attempts);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
     expect(doc).toContain(
-      "Its row: larger summed worst curve gaps in arrival order, and no target met in more scenarios.",
+      "Its row: larger summed worst curve gaps in arrival order, though the attempts target is met in more scenarios",
     );
     const fifo = costsCurve("demoted-fifo", false);
-    for (const k of ["curve", "served", "oracle", "attempts"] as const)
+    for (const k of ["curve", "served", "oracle"] as const)
       expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
+    expect(fifo.met.attempts).toBeGreaterThan(def.summary.met.attempts);
     expect(doc).toContain(
-      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, and the attempts target met in fewer scenarios.",
+      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, and the served target met in fewer scenarios.",
     );
-    costsCurve("target-while-draining", true);
+    expect(costsCurve("target-while-draining", false).met.served).toBeLessThan(def.summary.met.served);
     // Last chance: as many scenarios met on every target, summed gaps within a point.
     expect(doc).toContain(
       "its row meets every target in as many scenarios as the default's, and its summed worst curve gaps are within a point of the default's.",
@@ -168,23 +167,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Against it the default has smaller summed worst curve gaps and meets the attempts target in one scenario more; it meets the oracle target in one scenario fewer (capacity-halves, where its final served share is a little further from the oracle's).",
+      "Against it the default has smaller summed worst curve gaps and meets the oracle target in as many scenarios, and the attempts target in fewer (as `demoted-fifo`, whose arrival order the previous default has, meets it in more).",
     );
     const def = json.variants[0] as VariantSummary;
     const previous = json.variants.find((v) => v.id === "previous-default") as VariantSummary;
+    const fifo = json.variants.find((v) => v.id === "demoted-fifo") as VariantSummary;
     expect(def.worstCurveGapSumPts).toBeGreaterThan(previous.worstCurveGapSumPts);
-    expect(def.met.attempts).toBe(previous.met.attempts + 1);
-    expect(def.met.oracle).toBe(previous.met.oracle - 1);
-    const halves = json.targets.find((t) => t.scenario === "capacity-halves") as TargetCheck;
-    expect(halves.met.oracle).toBe(false);
-    const scenario = json.scenarios.find((s) => s.name === "capacity-halves") as ScenarioResult;
-    const oracle = scenario.oracle.servedFraction;
-    expect((previous.perScenario["capacity-halves"]?.servedFraction ?? 0) + 0.05).toBeGreaterThanOrEqual(oracle);
+    expect(def.met.oracle).toBe(previous.met.oracle);
+    expect(def.met.attempts).toBeLessThan(previous.met.attempts);
+    expect(def.met.attempts).toBeLessThan(fifo.met.attempts);
   });
 
   it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients everywhere", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Header-less clients are served within 5 points of the SDK clients pooled in every scenario",
+      "Header-less clients are served within 5 points of the SDK clients pooled in every scenario but the sustained overload",
     );
     const gaps = json.scenarios.map((s) => {
       const by = s.policies.find((p) => p.id === DEFAULT_POLICY_ID)?.metrics.byClient ?? {};
@@ -195,9 +191,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     });
     const measured = gaps.filter((g) => !Number.isNaN(g.gap));
     expect(measured.length).toBeGreaterThan(8);
-    for (const g of measured) expect(g.gap, g.name).toBeLessThan(0.05);
-    // Widest under sustained overload.
-    expect(measured.reduce((a, b) => (b.gap > a.gap ? b : a)).name).toBe("sustained-1.3x");
+    for (const g of measured) if (g.name !== "sustained-1.3x") expect(g.gap, g.name).toBeLessThan(0.05);
+    // Widest under sustained overload, by the figure quoted.
+    const widest = measured.reduce((a, b) => (b.gap > a.gap ? b : a));
+    expect(widest.name).toBe("sustained-1.3x");
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `where the gap is widest, ${(100 * widest.gap).toFixed(1)} points`,
+    );
   });
 
   it("its target checks are those of its own results", () => {
@@ -378,23 +378,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
           (held.get(v.id)?.worstCurveGapSumPts ?? Number.NEGATIVE_INFINITY) > def.held.worstCurveGapSumPts,
       )
       .map((v) => v.id);
-    expect(aheadOnBoth.sort()).toEqual(
-      ["backlog-at-drain-rate", "last-chance", "no-burst-fade", "queue-refill", "slow-burst-rate", "two-step"].sort(),
-    );
+    expect(aheadOnBoth.sort()).toEqual(["no-burst-fade", "queue-refill", "slow-burst-rate", "two-step"].sort());
     expect(read("docs/retry-policy.md")).toContain("None of the variants ahead on both sets is the default");
-    const backlog = { tuned: tuned.get("backlog-at-drain-rate"), held: held.get("backlog-at-drain-rate") };
-    expect(backlog.tuned?.met.attempts).toBeLessThan(def.tuned.met.attempts);
-    expect(backlog.held?.met.oracle).toBeLessThan(def.held.met.oracle);
-    for (const [v, d] of [
-      [tuned.get("last-chance"), def.tuned],
-      [held.get("last-chance"), def.held],
-    ] as const)
-      expect(Math.abs((v?.worstCurveGapSumPts ?? 0) - d.worstCurveGapSumPts)).toBeLessThanOrEqual(0.5);
+    const refill = { tuned: tuned.get("queue-refill"), held: held.get("queue-refill") };
+    expect(refill.tuned?.met.attempts).toBeGreaterThan(def.tuned.met.attempts);
+    expect(refill.held?.met.attempts).toBeGreaterThan(def.held.met.attempts);
   });
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds, but one", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too; of its findings on the attempts target, all hold there but those of `demote-after-30s` and `overload-floor`, which on the held-out seeds meet the attempts target in as many scenarios as the default.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too, and its findings on the attempts and served targets hold there as well.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
@@ -403,10 +396,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       .concat(["no-demotion", "burst-persistence", "overload-floor"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
-    for (const id of ["standing-10s", "standing-20s", "target-while-draining"])
-      expect(held.get(id)?.met.attempts, id).toBeLessThan(def.met.attempts);
-    for (const id of ["demote-after-30s", "burst-persistence", "overload-floor"])
-      expect(held.get(id)?.met.attempts, id).toBe(def.met.attempts);
+    for (const id of ["demote-after-30s", "demoted-fifo", "overload-floor", "queue-refill"])
+      expect(held.get(id)?.met.attempts, id).toBeGreaterThan(def.met.attempts);
+    for (const id of ["target-while-draining", "overload-floor"])
+      expect(held.get(id)?.met.served, id).toBeLessThan(def.met.served);
   });
 
   it("backs docs/retry-policy.md's burst persistence bullet: a few attempts fewer, larger gaps, its first version end to end", () => {
@@ -448,9 +441,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const saved = attemptsSaved(def, refill);
     expect(saved.filter((d) => d > 0).length).toBeGreaterThan(def.scenarios / 2);
     expect(doc).toContain(
-      "on the tuning seeds it meets the oracle target in one scenario more than the default and the curve target in one fewer.",
+      "it meets the attempts target in more scenarios than the default on both seed sets, and on the tuning seeds the curve target in one fewer.",
     );
-    expect(refill.met.oracle).toBe(def.met.oracle + 1);
+    expect(refill.met.attempts).toBeGreaterThan(def.met.attempts);
+    expect(held.find((v) => v.id === "queue-refill")?.met.attempts).toBeGreaterThan(held[0]?.met.attempts ?? 0);
     expect(refill.met.curve).toBe(def.met.curve - 1);
     // The twin's figures it quotes (docs/e2e-twin.json, npm run eval:e2e-twin).
     const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
@@ -475,10 +469,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     };
     const pts = (v: VariantSummary | undefined) => (v?.worstCurveGapSumPts ?? Number.NaN).toFixed(1);
     expect(doc).toContain(
-      `its row has larger summed worst curve gaps than the default's on both seed sets (${pts(floor.tuned)} points against ${pts(def.tuned)}, held-out ${pts(floor.held)} against ${pts(def.held)}), meets the attempts target in every scenario on the tuning seeds (the default in all but one), and on the held-out seeds the served target in one scenario fewer.`,
+      `its row has larger summed worst curve gaps than the default's on both seed sets (${pts(floor.tuned)} points against ${pts(def.tuned)}, held-out ${pts(floor.held)} against ${pts(def.held)}), meets the attempts target in one scenario more than the default on both seed sets, and on the held-out seeds the served target in one scenario fewer.`,
     );
-    expect(floor.tuned.met.attempts).toBe(floor.tuned.scenarios);
-    expect(def.tuned.met.attempts).toBe(def.tuned.scenarios - 1);
+    expect(floor.tuned.met.attempts).toBe(def.tuned.met.attempts + 1);
+    expect(floor.held.met.attempts).toBe((def.held?.met.attempts ?? 0) + 1);
     expect(floor.held.met.served).toBe((def.held?.met.served ?? 0) - 1);
     // The twin's figures it quotes.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
