@@ -224,6 +224,11 @@ for (const r of results) {
   figures[r.name] = [file];
 }
 
+/** A JSON document the docs quote, if a run has written it. */
+function readJsonIfAny<T>(path: string): T | undefined {
+  return existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as T) : undefined;
+}
+
 const e2ePath = join(docs, "evaluation-e2e.json");
 const e2e: E2eResult[] = existsSync(e2ePath) ? (JSON.parse(readFileSync(e2ePath, "utf8")) as E2eResult[]) : [];
 const e2eOpenAiPath = join(docs, "evaluation-e2e-openai.json");
@@ -271,6 +276,11 @@ writeFileSync(
     variants,
     heldOutVariants: heldOut?.variants,
     defaultPolicy: DEFAULT_POLICY_ID,
+    twin: readJsonIfAny(join(docs, "e2e-twin.json")),
+    queueRefillAb: {
+      before: readJsonIfAny(join(docs, "evaluation-e2e-openai-before-queue-refill.json")),
+      after: readJsonIfAny(join(docs, "evaluation-e2e-openai-queue-refill-floor.json")),
+    },
   }),
 );
 console.log(

@@ -1,7 +1,15 @@
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../core/capacity-booking";
 import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-core";
 import type { ScenarioResult } from "./evaluation";
-import { headerClientShares, headlineTable, issueTable, pct, type SweepPoint, sweepTable } from "./report-markdown";
+import {
+  type E2eOpenAiRun,
+  headerClientShares,
+  headlineTable,
+  issueTable,
+  pct,
+  type SweepPoint,
+  sweepTable,
+} from "./report-markdown";
 import type { TargetCheck } from "./targets";
 import type { VariantSummary } from "./variants";
 
@@ -104,8 +112,8 @@ export function defaultsList(): string {
     `- queue-delay target \`booking.queueDelayTargetS\`: ${a.queueDelayTargetS ?? "none"} s, applied once the queue has stood above it for \`booking.standingIntervalS\` = ${a.standingIntervalS} s, until nothing has been refused for as long${a.drainingOfferedShare === undefined ? "" : `, and never while the attempts offered over the last ${DRAINING_WINDOW_S} s are below \`booking.drainingOfferedShare\` = ${a.drainingOfferedShare} of the drain rate (a queue that drains by itself)`};`,
     `- demotion \`booking.demoteAfterS\`: ${a.demoteAfterS ?? "off"}${a.demoteAfterS === undefined ? "" : " s"} - a request whose client was first refused longer ago waits behind every other and holds no room; among themselves (\`booking.demotedOrder\` = \`${a.demotedOrder ?? "newest_first"}\`) ${(a.demotedOrder ?? "newest_first") === "newest_first" ? "the one first refused most recently goes first, and the one first refused longest ago is pushed out at the queue's bound" : "in arrival order, the newest pushed out at the queue's bound"};`,
     `- room held for promises: at most \`booking.maxHeldRoomShare\` = ${a.maxHeldRoomShare} of the queue's limit; a promise holds its place from ${o.leadS} s before its due instant to ${o.heldLateS} s after it, and may be claimed from ${o.earlyS} s early to ${o.lateS} s late;`,
-    `- retry capacity per second: drain rate minus the fresh arrivals forecast for that second - the baseline (the lowest ${o.baselineWindowS} s-smoothed rate, alpha ${o.freshAlpha}, of the last ${o.baselineWindowS} s) plus the current rate's excess over it (smoothed with alpha ${o.burstAlpha}), fading with a time constant of ${o.burstFadeS} s${o.burstPersistence > 0 ? ` or ${o.burstPersistence === 1 ? "" : `${o.burstPersistence} x `}the burst's age, whichever is longer (its age: since the first refusal after ${o.burstQuietS} s without one)` : ""} - within [${o.minRetryShare}, ${o.maxRetryShare}] of the drain rate, times the trust (kept promises +${o.trustGain}, broken x${o.trustLoss}, at least ${o.minTrust}) and overbooked by 1 / show rate (at most x${o.maxOverbooking}; prior show rate ${o.priorShowRate});`,
-    `- first bookable second: once the queue ahead has drained through what fresh arrivals leave (queue depth / (drain rate - baseline), the rate at least ${o.minBacklogDrainShare} of the drain rate), and at least 1 s away;`,
+    `- retry capacity per second: drain rate minus the fresh arrivals forecast for that second - the baseline (the lowest ${o.baselineWindowS} s-smoothed rate, alpha ${o.freshAlpha}, of the last ${o.baselineWindowS} s${o.overloadFloorS > 0 ? `; for an overload, at least the lowest rate smoothed with alpha ${o.burstAlpha} from ${o.overloadFloorS} s before its first refusal on (the overload floor)` : ""}) plus the current rate's excess over it (smoothed with alpha ${o.burstAlpha}), fading with a time constant of ${o.burstFadeS} s${o.burstPersistence > 0 ? ` or ${o.burstPersistence === 1 ? "" : `${o.burstPersistence} x `}the burst's age, whichever is longer (its age: since the first refusal after ${o.burstQuietS} s without one)` : ""} - within [${o.minRetryShare}, ${o.maxRetryShare}] of the drain rate, times the trust (kept promises +${o.trustGain}, broken x${o.trustLoss}, at least ${o.minTrust}) and overbooked by 1 / show rate (at most x${o.maxOverbooking}; prior show rate ${o.priorShowRate});`,
+    `- first bookable second: once the queue ahead has drained through what fresh arrivals leave (queue depth / (drain rate - baseline), the rate at least ${o.minBacklogDrainShare} of the drain rate${o.queueRefill ? "; with queue refill, the queue stays at its depth while the forecast fresh arrivals exceed the drain rate and drains through what they leave after that" : ""}), and at least 1 s away;`,
     `- ledger: ${o.ledgerS} s of one-second buckets; at most ${o.maxBookings} promises kept.`,
   ].join("\n");
 }
@@ -113,8 +121,8 @@ export function defaultsList(): string {
 /**
  * docs/retry-policy.md from its template (eval/retry-policy.md): the prose is committed, every figure is filled
  * in from the evaluation's results. Placeholders: `{{headline}}`, `{{issue}}`, `{{hints}}`, `{{sweep}}`,
- * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}`, `{{overloadFloorGaps}}`; an
- * unknown one is an error (template and code must agree).
+ * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}` and the queue refill bullets' `{{noQueueRefillRow}}`,
+ * `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`, `{{e2eQueueRefillAb}}`; an unknown one is an error (template and code must agree).
  *
  * @example
  * ```ts
@@ -130,6 +138,10 @@ export function renderPolicyDoc(input: {
   /** The same variants scored on the held-out seeds (src/sim/held-out.ts), when the run made them. */
   heldOutVariants?: readonly VariantSummary[];
   defaultPolicy: string;
+  /** docs/e2e-twin.json (`npm run eval:e2e-twin`), when written. */
+  twin?: E2eTwinRun | undefined;
+  /** The default end to end without and with queue refill and the overload floor (default policy only). */
+  queueRefillAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
   const fills: Record<string, string> = {
@@ -140,7 +152,15 @@ export function renderPolicyDoc(input: {
     defaults: defaultsList(),
     heldOutVariants: heldOutVariantsNote(input.variants, input.heldOutVariants ?? []),
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
-    overloadFloorGaps: variantGapsAgainstDefault(input.variants, input.heldOutVariants ?? [], "overload-floor"),
+    noQueueRefillRow: variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], "no-queue-refill"),
+    noOverloadFloorRow: variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], "no-overload-floor"),
+    beforeQueueRefillRow: variantTargetsAgainstDefault(
+      input.variants,
+      input.heldOutVariants ?? [],
+      "before-queue-refill",
+    ),
+    twinQueueRefillAlone: twinAgainstDefault(input.twin, "booked_capacity:no-overload-floor", input.defaultPolicy),
+    e2eQueueRefillAb: e2eAb(input.queueRefillAb?.before, input.queueRefillAb?.after, input.defaultPolicy),
     variants:
       input.variants.length > 0
         ? variantsTable(input.variants, input.heldOutVariants)
@@ -171,4 +191,62 @@ function variantGapsAgainstDefault(
   const pts = (v: VariantSummary | undefined) => (v?.worstCurveGapSumPts ?? Number.NaN).toFixed(1);
   const of = (list: readonly VariantSummary[], key: string) => list.find((v) => v.id === key);
   return `${pts(of(variants, id))} points against ${pts(of(variants, "default"))}, held-out ${pts(of(heldOut, id))} against ${pts(of(heldOut, "default"))}`;
+}
+
+/** A variant's scenarios meeting each target, beside the default's, on the tuning and held-out seeds. */
+function variantTargetsAgainstDefault(
+  variants: readonly VariantSummary[],
+  heldOut: readonly VariantSummary[],
+  id: string,
+): string {
+  const of = (list: readonly VariantSummary[], key: string) => list.find((v) => v.id === key);
+  const [own, def, ownHeld, defHeld] = [
+    of(variants, id),
+    of(variants, "default"),
+    of(heldOut, id),
+    of(heldOut, "default"),
+  ];
+  if (!own || !def) return "(not run)";
+  const targets = [
+    ["attempts", "the attempts target"],
+    ["curve", "the curve target"],
+    ["served", "the served target"],
+    ["oracle", "the oracle target"],
+  ] as const;
+  const met = targets
+    .map(([key, name]) => {
+      const held = ownHeld && defHeld ? ` (held-out ${ownHeld.met[key]} against ${defHeld.met[key]})` : "";
+      return `${name} in ${own.met[key]} of ${own.scenarios} scenarios against the default's ${def.met[key]}${held}`;
+    })
+    .join(", ");
+  return `its row meets ${met}; summed worst curve gaps ${variantGapsAgainstDefault(variants, heldOut, id)}`;
+}
+
+/** docs/e2e-twin.json: per twin (cold, after a quiet spell), each policy's pooled measures. */
+export interface E2eTwinRun {
+  twins: {
+    id: string;
+    policies: {
+      id: string;
+      servedFraction: number;
+      servedWithinS: Record<string, number>;
+      attemptsPerOffered: number;
+    }[];
+  }[];
+}
+
+/** A twin row after a quiet spell beside the default's: attempts per offered request and the 30 s share. */
+function twinAgainstDefault(twin: E2eTwinRun | undefined, id: string, defaultPolicy: string): string {
+  const quiet = twin?.twins.find((t) => t.id === "after-quiet");
+  const [own, def] = [quiet?.policies.find((p) => p.id === id), quiet?.policies.find((p) => p.id === defaultPolicy)];
+  if (!own || !def) return "(not run: npm run eval:e2e-twin)";
+  return `after a quiet spell it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${pct(own.servedWithinS[30])} within 30 s against ${pct(def.servedWithinS[30])}`;
+}
+
+/** The default's end-to-end row without (`before`) and with (`after`) a change, same arrivals. */
+function e2eAb(before: E2eOpenAiRun | undefined, after: E2eOpenAiRun | undefined, defaultPolicy: string): string {
+  const [b, a] = [before, after].map((run) => run?.policies.find((p) => p.id === defaultPolicy));
+  if (!b || !a) return "(not run)";
+  const curve = (p: NonNullable<typeof a>) => [5, 15, 30, 60].map((h) => pct(p.servedWithinS[h])).join(" / ");
+  return `served ${pct(a.servedFraction)} against ${pct(b.servedFraction)}, ${curve(a)} within 5 / 15 / 30 / 60 s against ${curve(b)}, and ${a.attemptsPerOffered.toFixed(3)} attempts per offered request against ${b.attemptsPerOffered.toFixed(3)}`;
 }

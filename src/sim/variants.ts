@@ -63,15 +63,16 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     ledger: { burstPersistence: 1 },
   }),
   variant(
-    "queue-refill",
-    "the queue ahead of a refusal stays at its depth while the forecast fresh arrivals exceed the drain rate",
-    { ledger: { queueRefill: true } },
+    "no-queue-refill",
+    "the queue ahead of a refusal drains from the refusal on, as if the burst had ended (no queue refill)",
+    { ledger: { queueRefill: false } },
   ),
-  variant(
-    "overload-floor",
-    "the baseline is at least the lowest fresh rate from 10 s before the overload's first refusal on",
-    { ledger: { overloadFloorS: 10 } },
-  ),
+  variant("no-overload-floor", "no overload floor: the baseline alone, even after a quiet spell", {
+    ledger: { overloadFloorS: 0 },
+  }),
+  variant("before-queue-refill", "neither queue refill nor the overload floor (the default until 2026-12-02)", {
+    ledger: { queueRefill: false, overloadFloorS: 0 },
+  }),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },
@@ -81,10 +82,10 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   }),
   variant(
     "previous-default",
-    "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate together (the previous default)",
+    "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate, no queue refill or floor (an earlier default)",
     {
       booking: { demotedOrder: "arrival", standingIntervalS: 20, drainingOfferedShare: null },
-      ledger: { burstAlpha: 0.1 },
+      ledger: { burstAlpha: 0.1, queueRefill: false, overloadFloorS: 0 },
     },
   ),
 ];

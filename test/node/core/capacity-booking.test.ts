@@ -36,7 +36,8 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
 
   it("a burst under way fades out of the forecast (burstFadeS): its first seconds get fewer promises", () => {
     const delaysWith = (burstFadeS: number, burstPerS: number) => {
-      const ledger = new CapacityBooking({ ...opts, burstFadeS }, 0);
+      // The fade alone: no overload floor, which would lift the baseline to the burst's own rate here.
+      const ledger = new CapacityBooking({ ...opts, burstFadeS, overloadFloorS: 0 }, 0);
       for (let s = 0; s < 70; s++) for (let k = 0; k < (s >= 60 ? burstPerS : 2); k++) ledger.onFresh(s * 1000 + 1); // 2/s, then a burst
       return Array.from({ length: 20 }, (_, i) => {
         const hint = ledger.hint(70_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);

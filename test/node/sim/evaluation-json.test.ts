@@ -112,9 +112,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       costsCurve(id, false);
     }
     expect(variant("no-delay-target").p50).toBeGreaterThanOrEqual(15);
-    // Shorter standing intervals: larger summed gaps.
-    expect(doc).toContain("Both shorter intervals leave larger summed worst curve gaps.");
-    for (const id of ["standing-10s", "standing-20s"]) costsCurve(id, false);
+    // Shorter standing intervals: larger summed gaps, attempts met in fewer scenarios.
+    expect(doc).toContain(
+      "Both shorter intervals leave larger summed worst curve gaps and meet the attempts target in fewer scenarios.",
+    );
+    for (const id of ["standing-10s", "standing-20s"]) costsCurve(id, true);
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
     // other policy's) and the oracle met in fewer scenarios.
     expect(doc).toContain(
@@ -126,22 +128,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
     expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
-    expect(doc).toContain(
-      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps, though it meets the attempts target in more scenarios",
-    );
-    expect(costsCurve("demote-after-30s", false).met.attempts).toBeGreaterThan(def.summary.met.attempts);
+    expect(doc).toContain("demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps.");
+    costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
     expect(doc).toContain(
-      "Its row: larger summed worst curve gaps in arrival order, though the attempts target is met in more scenarios",
+      "Its row: larger summed worst curve gaps in arrival order, and no target met in more scenarios.",
     );
     const fifo = costsCurve("demoted-fifo", false);
-    for (const k of ["curve", "served", "oracle"] as const)
+    for (const k of ["curve", "served", "oracle", "attempts"] as const)
       expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
-    expect(fifo.met.attempts).toBeGreaterThan(def.summary.met.attempts);
     expect(doc).toContain(
-      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, and the served target met in fewer scenarios.",
+      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, and the served and attempts targets met in fewer scenarios.",
     );
-    expect(costsCurve("target-while-draining", false).met.served).toBeLessThan(def.summary.met.served);
+    expect(costsCurve("target-while-draining", true).met.served).toBeLessThan(def.summary.met.served);
     // Last chance: as many scenarios met on every target, summed gaps within a point.
     expect(doc).toContain(
       "its row meets every target in as many scenarios as the default's, and its summed worst curve gaps are within a point of the default's.",
@@ -151,31 +150,28 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(Math.abs(lastChance.worstCurveGapSumPts - def.summary.worstCurveGapSumPts)).toBeLessThan(1);
   });
 
-  it("backs docs/retry-policy.md's account of two-step promises: smaller summed gaps, fewer served", () => {
+  it("backs docs/retry-policy.md's account of two-step promises: larger summed gaps (smaller held out), fewer scenarios on attempts", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row has smaller summed worst curve gaps than the default's; summed over the scenarios it serves fewer requests, and it serves fewer in more scenarios than it serves more.",
+      "Its row has larger summed worst curve gaps than the default's (on the held-out seeds smaller), and meets the attempts target in fewer scenarios on both seed sets.",
     );
-    const def = json.variants[0] as VariantSummary;
-    const twoStep = json.variants.find((v) => v.id === "two-step") as VariantSummary;
-    expect(twoStep.worstCurveGapSumPts).toBeGreaterThan(def.worstCurveGapSumPts);
-    const diffs = Object.entries(def.perScenario).map(
-      ([name, d]) => (twoStep.perScenario[name]?.servedFraction ?? 0) - d.servedFraction,
-    );
-    expect(diffs.reduce((a, b) => a + b, 0)).toBeLessThan(0);
-    expect(diffs.filter((d) => d < 0).length).toBeGreaterThan(diffs.filter((d) => d > 0).length);
+    const held = (json.heldOut as HeldOutRun).variants;
+    const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
+    const [heldDef, heldTwoStep] = [held[0], held.find((v) => v.id === "two-step")] as VariantSummary[];
+    expect(twoStep?.worstCurveGapSumPts).toBeLessThan(def?.worstCurveGapSumPts ?? 0);
+    expect(heldTwoStep?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
+    expect(twoStep?.met.attempts).toBeLessThan(def?.met.attempts ?? 0);
+    expect(heldTwoStep?.met.attempts).toBeLessThan(heldDef?.met.attempts ?? 0);
   });
 
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Against it the default has smaller summed worst curve gaps and meets the oracle target in as many scenarios, and the attempts target in fewer (as `demoted-fifo`, whose arrival order the previous default has, meets it in more).",
+      "Against it the default has smaller summed worst curve gaps, and meets the oracle target in as many scenarios and the attempts target in more.",
     );
     const def = json.variants[0] as VariantSummary;
     const previous = json.variants.find((v) => v.id === "previous-default") as VariantSummary;
-    const fifo = json.variants.find((v) => v.id === "demoted-fifo") as VariantSummary;
     expect(def.worstCurveGapSumPts).toBeGreaterThan(previous.worstCurveGapSumPts);
     expect(def.met.oracle).toBe(previous.met.oracle);
-    expect(def.met.attempts).toBeLessThan(previous.met.attempts);
-    expect(def.met.attempts).toBeLessThan(fifo.met.attempts);
+    expect(def.met.attempts).toBeGreaterThan(previous.met.attempts);
   });
 
   it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients everywhere", () => {
@@ -232,6 +228,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `the default serves more within 5, 15, 30 and 60 s (by ${ahead.slice(0, 3).join(", ")} and ${ahead[3]} points) with ${((s30?.attemptsPerOffered ?? 0) - (def?.attemptsPerOffered ?? 0)).toFixed(3)} fewer attempts per offered request, and ${(100 * ((s30?.servedFraction ?? 0) - (def?.servedFraction ?? 0))).toFixed(1)} points fewer requests in all.`,
     );
     for (const a of ahead) expect(Number(a)).toBeGreaterThan(0);
+    // Within 2 points of the best other policy at every horizon, and where it is behind.
+    const behind = (h: number) =>
+      100 *
+      (Math.max(...run.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => p.servedWithinS[h] ?? 0)) -
+        (def?.servedWithinS[h] ?? 0));
+    for (const h of [5, 15, 30, 60]) expect(behind(h), `${h} s`).toBeLessThan(2);
+    expect(bench.replace(/\s+/g, " ")).toContain(
+      `(${behind(5).toFixed(1)} below \`router_queue_drain_rate\` at 5 s and at 15 s, ahead of every other at 30 and 60 s)`,
+    );
+    expect(behind(15).toFixed(1)).toBe(behind(5).toFixed(1));
+    for (const h of [30, 60]) expect(behind(h)).toBeLessThan(0);
   });
 
   it("backs docs/benchmarks.md's burst persistence experiment: its table is its JSON's, 15 s within 2 points", () => {
@@ -247,6 +254,41 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's queue refill end to end: before it the attempts target was missed, with it met", () => {
+    const bench = read("docs/benchmarks.md");
+    const runOf = (path: string) => JSON.parse(read(path)) as E2eOpenAiRun;
+    const [before, after] = [
+      runOf("docs/evaluation-e2e-openai-before-queue-refill.json"),
+      runOf("docs/evaluation-e2e-openai-queue-refill-floor.json"),
+    ];
+    expectBenchmarkRows(bench, before);
+    expectBenchmarkRows(bench, after);
+    expect(before.seeds).toEqual(after.seeds);
+    const defaultOf = (r: E2eOpenAiRun) => r.policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
+    const [b, a] = [defaultOf(before), defaultOf(after)];
+    expect(b.attemptsPerOffered).toBeGreaterThan(1.5);
+    expect(a.attemptsPerOffered).toBeLessThanOrEqual(1.5);
+    expect(a.servedFraction).toBeGreaterThan(b.servedFraction);
+    for (const h of [30, 60]) expect(a.servedWithinS[h] ?? 0).toBeGreaterThan(b.servedWithinS[h] ?? 1);
+    const fewerAt15 = (100 * ((b.servedWithinS[15] ?? 0) - (a.servedWithinS[15] ?? 0))).toFixed(1);
+    expect(bench.replace(/\s+/g, " ")).toContain(
+      `serves more in all and within 30 and 60 s, and ${fewerAt15} points fewer within 15 s.`,
+    );
+    // Run 9, the same code as `after` on the same seeds, moved its attempts by more than the change did.
+    const run9 = runOf("docs/evaluation-e2e-openai.json").policies.find((p) => p.id === DEFAULT_POLICY_ID);
+    expect(run9?.attemptsPerOffered).toBeGreaterThan(1.5);
+    expect(Math.abs((run9?.attemptsPerOffered ?? 0) - a.attemptsPerOffered)).toBeGreaterThan(
+      Math.abs(b.attemptsPerOffered - a.attemptsPerOffered),
+    );
+    expect(bench.replace(/\s+/g, " ")).toContain(
+      `fell from ${b.attemptsPerOffered.toFixed(3)} to ${a.attemptsPerOffered.toFixed(3)} across the 1.5 the issue wants, but run 9 (above), the same code on the same seeds, made ${run9?.attemptsPerOffered.toFixed(3)}`,
+    );
+    // Run 8, the previous default's last run of every policy, keeps its table.
+    expectBenchmarkRows(bench, runOf("docs/evaluation-e2e-openai-run8.json"));
+    // docs/retry-policy.md fills its queue refill bullets from these runs and the twin.
+    expect(read("docs/retry-policy.md")).not.toContain("(not run)");
+  });
+
   it("backs docs/benchmarks.md's simulator twin of the end-to-end run: after a quiet spell it makes the attempts end to end made", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
     const bench = read("docs/benchmarks.md");
@@ -259,7 +301,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     ) as BenchmarkRow;
     const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
     expect(bench.replace(/\s+/g, " ")).toContain(
-      `After a quiet spell the twin's default makes ${quiet.attemptsPerOffered.toFixed(3)} attempts per offered request, where the end-to-end run 8 made ${e2e.attemptsPerOffered.toFixed(3)} and the cold twin ${cold.attemptsPerOffered.toFixed(3)}`,
+      `After a quiet spell the twin's default makes ${quiet.attemptsPerOffered.toFixed(3)} attempts per offered request, where the end-to-end run 9 made ${e2e.attemptsPerOffered.toFixed(3)} and the cold twin ${cold.attemptsPerOffered.toFixed(3)}`,
     );
     expect(Math.abs(quiet.attemptsPerOffered - e2e.attemptsPerOffered)).toBeLessThan(
       Math.abs(cold.attemptsPerOffered - e2e.attemptsPerOffered),
@@ -280,46 +322,46 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(bench.replace(/\s+/g, " ")).toContain(
       `(${pct(persistent.servedWithinS[30])} against ${pct(quiet.servedWithinS[30])}), where the first version lost six points end to end`,
     );
-    const [refillQuiet, refillCold] = [
-      of("after-quiet", "booked_capacity:queue-refill"),
-      of("cold", "booked_capacity:queue-refill"),
-    ];
-    expect(refillQuiet.attemptsPerOffered).toBeGreaterThan(1.5);
-    const [floorQuiet, floorCold] = [
-      of("after-quiet", "booked_capacity:overload-floor"),
-      of("cold", "booked_capacity:overload-floor"),
-    ];
-    expect(floorCold).toEqual({ ...cold, id: "booked_capacity:overload-floor" });
-    expect(floorQuiet.attemptsPerOffered).toBeLessThan(quiet.attemptsPerOffered);
+    const refillAlone = of("after-quiet", "booked_capacity:no-overload-floor");
+    expect(refillAlone.attemptsPerOffered).toBeGreaterThan(1.5);
+    expect(quiet.attemptsPerOffered).toBeLessThanOrEqual(1.5);
     expect(bench.replace(/\s+/g, " ")).toContain(
-      `after a quiet spell makes fewer attempts (${floorQuiet.attemptsPerOffered.toFixed(3)} against ${quiet.attemptsPerOffered.toFixed(3)} per offered request) and serves more within 30 s (${pct(floorQuiet.servedWithinS[30])} against ${pct(quiet.servedWithinS[30])}) and less within 15 s (${pct(floorQuiet.servedWithinS[15])} against ${pct(quiet.servedWithinS[15])})`,
+      `The \`no-overload-floor\` row (queue refill alone) makes ${refillAlone.attemptsPerOffered.toFixed(3)} attempts per offered request after a quiet spell, above the issue's 1.5, where the default makes ${quiet.attemptsPerOffered.toFixed(3)}`,
     );
+    const [noRefill, before] = ["no-queue-refill", "before-queue-refill"].map((id) => ({
+      quiet: of("after-quiet", `booked_capacity:${id}`),
+      cold: of("cold", `booked_capacity:${id}`),
+    })) as [{ quiet: BenchmarkRow; cold: BenchmarkRow }, { quiet: BenchmarkRow; cold: BenchmarkRow }];
+    for (const v of [noRefill, before]) {
+      expect(at30(v.quiet)).toBeLessThan(at30(quiet));
+      expect(at30(v.cold)).toBeGreaterThan(at30(cold));
+    }
+    expect(noRefill.cold).toEqual({ ...before.cold, id: "booked_capacity:no-queue-refill" });
     expect(bench.replace(/\s+/g, " ")).toContain(
-      `serves more within 30 s after a quiet spell (${pct(refillQuiet.servedWithinS[30])} against ${pct(quiet.servedWithinS[30])}) but makes ${refillQuiet.attemptsPerOffered.toFixed(3)} attempts per offered request, above the issue's 1.5, and from a cold router serves less within 30 s (${pct(refillCold.servedWithinS[30])} against ${pct(cold.servedWithinS[30])}): it stays off.`,
+      `the twin serves less within 30 s after a quiet spell (${pct(at30(noRefill.quiet))} and ${pct(at30(before.quiet))} against ${pct(at30(quiet))}) and more from a cold router (${pct(at30(noRefill.cold))} against ${pct(at30(cold))})`,
     );
   });
 
   it("backs docs/retry-policy.md's account of burst-10x at 5 s: slower on a replica than the policy that lost the burst", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "In `burst-10x` the default's worst curve gap is at 5 s, against `none`",
+      "In `burst-10x` the default is behind `none` (no hint: the SDKs' backoff alone) at 5 s.",
     );
-    const check = json.targets.find((t) => t.scenario === "burst-10x") as TargetCheck;
-    expect(check.worstCurveGap.horizonS).toBe(5);
-    expect(check.worstCurveGap.bestOther).toBe("none");
     const scenario = json.scenarios.find((s) => s.name === "burst-10x") as ScenarioResult;
+    const at5 = (id: string) => scenario.policies.find((p) => p.id === id)?.servedWithinS[5] ?? Number.NaN;
+    expect(at5(DEFAULT_POLICY_ID)).toBeLessThan(at5("none"));
     const metrics = (id: string) => scenario.policies.find((p) => p.id === id)?.metrics;
     expect(metrics(DEFAULT_POLICY_ID)?.onReplicaP50S ?? 0).toBeGreaterThan(metrics("none")?.onReplicaP50S ?? Infinity);
     expect(metrics("none")?.servedFraction ?? 1).toBeLessThan(0.9);
   });
 
-  it("backs docs/retry-policy.md's claim: the end-to-end ranking differs from the simulator's in two pairs, none the default's", () => {
+  it("backs docs/retry-policy.md's claim: the end-to-end ranking differs from the simulator's in one pair, not the default's", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its ranking of the policies agrees with the simulator's on the same stack except for two pairs of other policies, each on one measure; every pair with the default is ordered alike",
+      "Its ranking of the policies agrees with the simulator's on the same stack except for one pair of other policies, on one measure; every pair with the default is ordered alike",
     );
     const run = JSON.parse(read("docs/evaluation-e2e-openai.json")) as E2eOpenAiRun;
     const demo = json.scenarios.find((s) => s.name === "demo-burst-3x") as ScenarioResult;
     const rows = e2eOrderings(run, demo);
-    expect(rows.filter((r) => r.opposite.length > 0).map((r) => r.opposite.length)).toEqual([1, 1]);
+    expect(rows.filter((r) => r.opposite.length > 0).map((r) => r.opposite.length)).toEqual([1]);
     for (const r of rows) for (const pair of r.opposite) expect(pair).not.toContain(DEFAULT_POLICY_ID);
     expect(read("docs/evaluation.md")).toContain("**Same ordering as the simulator?**");
   });
@@ -378,28 +420,36 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
           (held.get(v.id)?.worstCurveGapSumPts ?? Number.NEGATIVE_INFINITY) > def.held.worstCurveGapSumPts,
       )
       .map((v) => v.id);
-    expect(aheadOnBoth.sort()).toEqual(["no-burst-fade", "queue-refill", "slow-burst-rate", "two-step"].sort());
+    expect(aheadOnBoth.sort()).toEqual(["last-chance", "no-overload-floor"]);
     expect(read("docs/retry-policy.md")).toContain("None of the variants ahead on both sets is the default");
-    const refill = { tuned: tuned.get("queue-refill"), held: held.get("queue-refill") };
-    expect(refill.tuned?.met.attempts).toBeGreaterThan(def.tuned.met.attempts);
-    expect(refill.held?.met.attempts).toBeGreaterThan(def.held.met.attempts);
+    const alone = { tuned: tuned.get("no-overload-floor"), held: held.get("no-overload-floor") };
+    expect(alone.tuned?.met.attempts).toBeLessThan(def.tuned.met.attempts);
+    expect(alone.held?.met.attempts).toBeLessThan(def.held.met.attempts);
+    for (const [v, d] of [
+      [tuned.get("last-chance"), def.tuned],
+      [held.get("last-chance"), def.held],
+    ] as const)
+      expect(Math.abs((v?.worstCurveGapSumPts ?? 0) - d.worstCurveGapSumPts)).toBeLessThanOrEqual(0.5);
   });
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds, but one", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too, and its findings on the attempts and served targets hold there as well.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too, but `two-step`'s, which are smaller there; its findings on the attempts and served targets hold there as well.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
     const costlier = ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s", "standing-10s", "standing-20s"]
       .concat(["demote-after-30s", "demoted-fifo", "target-while-draining", "previous-default"])
-      .concat(["no-demotion", "burst-persistence", "overload-floor"]);
+      .concat(["no-demotion", "burst-persistence"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
-    for (const id of ["demote-after-30s", "demoted-fifo", "overload-floor", "queue-refill"])
-      expect(held.get(id)?.met.attempts, id).toBeGreaterThan(def.met.attempts);
-    for (const id of ["target-while-draining", "overload-floor"])
-      expect(held.get(id)?.met.served, id).toBeLessThan(def.met.served);
+    for (const id of ["standing-10s", "standing-20s", "target-while-draining", "two-step", "no-overload-floor"])
+      expect(held.get(id)?.met.attempts, id).toBeLessThan(def.met.attempts);
+    expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
+    expect(held.get("target-while-draining")?.met.served).toBeLessThan(def.met.served);
+    for (const id of ["demoted-fifo", "demote-after-30s"])
+      for (const k of ["curve", "served", "attempts"] as const)
+        expect(held.get(id)?.met[k], `${id} ${k}`).toBeLessThanOrEqual(def.met[k]);
   });
 
   it("backs docs/retry-policy.md's burst persistence bullet: a few attempts fewer, larger gaps, its first version end to end", () => {
@@ -427,62 +477,52 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
-  it("backs docs/retry-policy.md's queue refill bullet: smaller gaps on both seed sets, more attempts in the twin", () => {
+  it("backs docs/retry-policy.md's queue refill bullets: why both became the default, and what the twin says", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    const tuned = new Map(json.variants.map((v) => [v.id, v]));
+    const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
+    // The default of the day before met the attempts target in half the scenarios; the default meets it in more.
+    expect(doc).toContain("the default of that day met the attempts target in half the scenarios");
+    const before = { tuned: tuned.get("before-queue-refill"), held: held.get("before-queue-refill") };
+    expect(before.tuned?.met.attempts).toBe((before.tuned?.scenarios ?? 0) / 2);
+    expect(before.tuned?.met.attempts).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
+    expect(before.held?.met.attempts).toBeLessThan(held.get("default")?.met.attempts ?? 0);
+    // Each of the two alone meets the attempts target in fewer scenarios than both together.
+    for (const id of ["no-queue-refill", "no-overload-floor"])
+      expect(tuned.get(id)?.met.attempts, id).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
+    // Queue refill alone exceeds the end-to-end attempts target in the twin after a quiet spell; both do not.
     expect(doc).toContain(
-      "Its row has smaller summed worst curve gaps than the default's on both seed sets, and makes fewer attempts per offered request in most scenarios;",
+      "Queue refill alone made more attempts after a quiet spell than the issue's end-to-end target allows",
     );
-    const def = json.variants[0] as VariantSummary;
-    const refill = json.variants.find((v) => v.id === "queue-refill") as VariantSummary;
-    const held = (json.heldOut as HeldOutRun).variants;
-    const heldOf = (id: string) => held.find((v) => v.id === id)?.worstCurveGapSumPts ?? Number.NaN;
-    expect(refill.worstCurveGapSumPts).toBeGreaterThan(def.worstCurveGapSumPts);
-    expect(heldOf("queue-refill")).toBeGreaterThan(heldOf("default"));
-    const saved = attemptsSaved(def, refill);
-    expect(saved.filter((d) => d > 0).length).toBeGreaterThan(def.scenarios / 2);
-    expect(doc).toContain(
-      "it meets the attempts target in more scenarios than the default on both seed sets, and on the tuning seeds the curve target in one fewer.",
-    );
-    expect(refill.met.attempts).toBeGreaterThan(def.met.attempts);
-    expect(held.find((v) => v.id === "queue-refill")?.met.attempts).toBeGreaterThan(held[0]?.met.attempts ?? 0);
-    expect(refill.met.curve).toBe(def.met.curve - 1);
-    // The twin's figures it quotes (docs/e2e-twin.json, npm run eval:e2e-twin).
-    const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
-    const of = (id: string, policy: string) =>
-      twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === policy) as BenchmarkRow;
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
-    const [on, off] = [of("after-quiet", "booked_capacity:queue-refill"), of("after-quiet", DEFAULT_POLICY_ID)];
-    const [coldOn, coldOff] = [of("cold", "booked_capacity:queue-refill"), of("cold", DEFAULT_POLICY_ID)];
-    expect(doc).toContain(
-      `it makes ${on.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${off.attemptsPerOffered.toFixed(3)} (the issue's end-to-end target is at most 1.5) and serves ${pct(on.servedFraction)} against ${pct(off.servedFraction)}, though ${pct(on.servedWithinS[30])} within 30 s against ${pct(off.servedWithinS[30])}; from a cold router it serves ${pct(coldOn.servedWithinS[30])} within 30 s against ${pct(coldOff.servedWithinS[30])}.`,
-    );
-    expect(on.attemptsPerOffered).toBeGreaterThan(1.5);
-    expect(off.attemptsPerOffered).toBeLessThanOrEqual(1.5);
-  });
-
-  it("backs docs/retry-policy.md's overload floor bullet: larger gaps on both seed sets, the attempts target everywhere", () => {
-    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
-    const def = { tuned: json.variants[0] as VariantSummary, held: (json.heldOut as HeldOutRun).variants[0] };
-    const floor = {
-      tuned: json.variants.find((v) => v.id === "overload-floor") as VariantSummary,
-      held: (json.heldOut as HeldOutRun).variants.find((v) => v.id === "overload-floor") as VariantSummary,
-    };
-    const pts = (v: VariantSummary | undefined) => (v?.worstCurveGapSumPts ?? Number.NaN).toFixed(1);
-    expect(doc).toContain(
-      `its row has larger summed worst curve gaps than the default's on both seed sets (${pts(floor.tuned)} points against ${pts(def.tuned)}, held-out ${pts(floor.held)} against ${pts(def.held)}), meets the attempts target in one scenario more than the default on both seed sets, and on the held-out seeds the served target in one scenario fewer.`,
-    );
-    expect(floor.tuned.met.attempts).toBe(def.tuned.met.attempts + 1);
-    expect(floor.held.met.attempts).toBe((def.held?.met.attempts ?? 0) + 1);
-    expect(floor.held.met.served).toBe((def.held?.met.served ?? 0) - 1);
-    // The twin's figures it quotes.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
     const quiet = (policy: string) =>
       twin.twins.find((t) => t.id === "after-quiet")?.policies.find((p) => p.id === policy) as BenchmarkRow;
-    const [on, off] = [quiet("booked_capacity:overload-floor"), quiet(DEFAULT_POLICY_ID)];
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    expect(quiet("booked_capacity:no-overload-floor").attemptsPerOffered).toBeGreaterThan(1.5);
+    expect(quiet(DEFAULT_POLICY_ID).attemptsPerOffered).toBeLessThanOrEqual(1.5);
+    // The curve target: met in sharded-16 by the default of that day, in no scenario by today's.
     expect(doc).toContain(
-      `After a quiet spell the twin's default then makes ${on.attemptsPerOffered.toFixed(3)} attempts per offered request against ${off.attemptsPerOffered.toFixed(3)}, serves ${pct(on.servedWithinS[30])} within 30 s against ${pct(off.servedWithinS[30])} and ${pct(on.servedWithinS[15])} within 15 s against ${pct(off.servedWithinS[15])};`,
+      "the curve target was met in one scenario (`sharded-16`, which today's default misses by hundredths of a point) and is met in none now",
     );
+    expect(before.tuned?.met.curve).toBe(1);
+    const missBy =
+      -100 * ((json.targets.find((t) => t.scenario === "sharded-16") as TargetCheck).worstCurveGap.gap + 0.02);
+    expect(missBy).toBeGreaterThan(0);
+    expect(missBy).toBeLessThan(0.1);
+    expect(tuned.get("default")?.met.curve).toBe(0);
+    // End to end: run 9 (today's code, every policy) made more attempts than wanted, and its 30 and 60 s shares moved
+    // from the day before's as the default-only run's did.
+    const runOf = (path: string) =>
+      (JSON.parse(read(path)) as E2eOpenAiRun).policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
+    const [run9, ab, dayBefore] = [
+      runOf("docs/evaluation-e2e-openai.json"),
+      runOf("docs/evaluation-e2e-openai-queue-refill-floor.json"),
+      runOf("docs/evaluation-e2e-openai-before-queue-refill.json"),
+    ];
+    expect(run9.attemptsPerOffered).toBeGreaterThan(1.5);
+    for (const h of [30, 60]) {
+      expect(run9.servedWithinS[h] ?? 0).toBeGreaterThan(dayBefore.servedWithinS[h] ?? 1);
+      expect(ab.servedWithinS[h] ?? 0).toBeGreaterThan(dayBefore.servedWithinS[h] ?? 1);
+    }
   });
 
   it("its variants table starts with the default, scored on the same targets", () => {
@@ -517,6 +557,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       variants: json.variants,
       heldOutVariants: json.heldOut?.variants,
       defaultPolicy: json.defaultPolicy,
+      twin: JSON.parse(read("docs/e2e-twin.json")),
+      queueRefillAb: {
+        before: JSON.parse(read("docs/evaluation-e2e-openai-before-queue-refill.json")),
+        after: JSON.parse(read("docs/evaluation-e2e-openai-queue-refill-floor.json")),
+      },
     });
     expect(read("docs/retry-policy.md")).toBe(policyDoc);
   });
