@@ -248,7 +248,8 @@ writeFileSync(
   resolve(root, out),
   `${JSON.stringify(
     {
-      generatedBy: "npm run eval:e2e",
+      // The command as run, flags included: a run with --policies or --out is not `npm run eval:e2e`.
+      generatedBy: ["npx tsx eval/e2e-openai.ts", ...process.argv.slice(2)].join(" "),
       capacityRps,
       phases: E2E_PHASES,
       headerlessShare: HEADERLESS_SHARE,

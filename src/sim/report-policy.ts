@@ -121,8 +121,10 @@ export function defaultsList(): string {
 /**
  * docs/retry-policy.md from its template (eval/retry-policy.md): the prose is committed, every figure is filled
  * in from the evaluation's results. Placeholders: `{{headline}}`, `{{issue}}`, `{{hints}}`, `{{sweep}}`,
- * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}` and the queue refill bullets' `{{noQueueRefillRow}}`,
- * `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`, `{{e2eQueueRefillAb}}`; an unknown one is an error (template and code must agree).
+ * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}`, and the queue refill
+ * bullets' `{{noQueueRefillRow}}`, `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`
+ * and `{{e2eQueueRefillAb}}` (from docs/e2e-twin.json and the two default-only end-to-end runs); an unknown one is
+ * an error (template and code must agree).
  *
  * @example
  * ```ts
