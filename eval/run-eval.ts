@@ -229,12 +229,8 @@ function readJsonIfAny<T>(path: string): T | undefined {
   return existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as T) : undefined;
 }
 
-const e2ePath = join(docs, "evaluation-e2e.json");
-const e2e: E2eResult[] = existsSync(e2ePath) ? (JSON.parse(readFileSync(e2ePath, "utf8")) as E2eResult[]) : [];
-const e2eOpenAiPath = join(docs, "evaluation-e2e-openai.json");
-const e2eOpenAi: E2eOpenAiRun | undefined = existsSync(e2eOpenAiPath)
-  ? (JSON.parse(readFileSync(e2eOpenAiPath, "utf8")) as E2eOpenAiRun)
-  : undefined;
+const e2e = readJsonIfAny<E2eResult[]>(join(docs, "evaluation-e2e.json")) ?? [];
+const e2eOpenAi = readJsonIfAny<E2eOpenAiRun>(join(docs, "evaluation-e2e-openai.json"));
 const json = {
   generatedBy: "npm run eval",
   seedsPerScenario,

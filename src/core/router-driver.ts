@@ -130,9 +130,8 @@ export class RouterDriver {
   private wakeSleep: (() => void) | undefined;
   /** The loop sleeps a headroom hold: an arrival (maybe of a tenant below its share) wakes it too. */
   private wakeOnArrival = false;
-  private cancelExpiry: (() => void) | undefined;
-  /** The deadline the armed expiry timer was set for (ms). */
-  private expiryDueMs: number | undefined;
+  /** The armed expiry timer: the deadline it was set for (ms) and how to cancel it. */
+  private expiry: { dueMs: number; cancel: () => void } | undefined;
   /** Bumped by a restart: continuations of the previous incarnation become no-ops. */
   private incarnation = 0;
 
@@ -220,9 +219,8 @@ export class RouterDriver {
     this.placing = false;
     this.wakeSleep = undefined;
     this.wakeOnArrival = false;
-    this.cancelExpiry?.();
-    this.cancelExpiry = undefined;
-    this.expiryDueMs = undefined;
+    this.expiry?.cancel();
+    this.expiry = undefined;
     this.current = this.buildCore();
     for (const respond of failed) respond(RESTARTED);
   }
@@ -341,20 +339,19 @@ export class RouterDriver {
   private armExpiry(): void {
     const next = this.current.nextExpiryMs();
     if (next === undefined) return;
-    if (this.cancelExpiry !== undefined) {
-      if (this.expiryDueMs !== undefined && this.expiryDueMs <= next) return;
-      this.cancelExpiry();
+    if (this.expiry !== undefined) {
+      if (this.expiry.dueMs <= next) return;
+      this.expiry.cancel();
     }
     const incarnation = this.incarnation;
-    this.expiryDueMs = next;
-    this.cancelExpiry = this.io.setTimer(Math.max(0, next - this.io.now()) + EXPIRY_SLACK_MS, () => {
+    const cancel = this.io.setTimer(Math.max(0, next - this.io.now()) + EXPIRY_SLACK_MS, () => {
       if (incarnation !== this.incarnation) return;
-      this.cancelExpiry = undefined;
-      this.expiryDueMs = undefined;
+      this.expiry = undefined;
       const { timedOut, reclaimed } = this.current.expire();
       for (const { ticket, rejection } of timedOut) this.settle(ticket, this.refuse(rejection));
       if (reclaimed.length > 0) this.wake();
       this.armExpiry();
     });
+    this.expiry = { dueMs: next, cancel };
   }
 }
