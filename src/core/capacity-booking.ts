@@ -89,6 +89,7 @@ export interface CapacityBookingOptions {
    * spell the baseline (the lowest rate of the last `baselineWindowS`) is near zero, so promises plan on the whole
    * drain rate while the ordinary traffic seen just before the burst comes back after it and fills that capacity:
    * the twin of the end-to-end run (`npm run eval:e2e-twin`) counted those broken promises among its attempts.
+   * Seconds that were already inside the overload (a deep queue fills before its first refusal) are skipped.
    * 0: no floor. 10 by default, with `queueRefill`, which without it made more attempts than issue 15's end-to-end
    * target allows after a quiet spell (docs/retry-policy.md; variant `no-overload-floor` turns it off).
    */
@@ -122,6 +123,9 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   queueRefill: true,
   overloadFloorS: 10,
 };
+
+/** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */
+const MAX_QUEUE_FILL_S = 30;
 
 /** A promise made to one request: come back at `dueMs`. */
 interface Booking {
@@ -208,7 +212,8 @@ export class CapacityBooking {
     this.size = options.ledgerS + Math.ceil(options.lateS) + 2;
     this.buckets = new Float64Array(this.size);
     this.recentRates = new Float64Array(Math.max(1, options.baselineWindowS));
-    this.fastRates = new Float64Array(Math.max(0, Math.floor(options.overloadFloorS)));
+    const floorS = Math.max(0, Math.floor(options.overloadFloorS));
+    this.fastRates = new Float64Array(floorS > 0 ? floorS + MAX_QUEUE_FILL_S : 0);
     this.current = Math.floor(nowMs / 1000);
     this.shows = options.priorShowRate * options.priorWeight;
     this.noShows = (1 - options.priorShowRate) * options.priorWeight;
@@ -321,7 +326,7 @@ export class CapacityBooking {
     const { minRetryShare, maxRetryShare } = this.options;
     // hint() answers a refusal: the first after a quiet spell starts a new overload (its clock, its floor).
     const overloadStarts = !(nowMs - this.lastRefusalMs <= this.options.burstQuietS * 1000);
-    const baseline = Math.max(this.baseline ?? 0, this.overloadFloor(overloadStarts));
+    const baseline = Math.max(this.baseline ?? 0, this.overloadFloor(overloadStarts, signals.queueDepth, rate));
     const spare = rate - baseline;
     // The queue ahead drains only through what fresh arrivals leave: a booking placed at `depth / rate` lands
     // while fresh arrivals and earlier bookings still fill the queue, so the queue never drains (measured:
@@ -379,15 +384,30 @@ export class CapacityBooking {
 
   /**
    * The floor `overloadFloorS` sets under the baseline for the overload under way (0 when off): a new overload's
-   * floor is the lowest fast-smoothed rate of the `overloadFloorS` seconds before it (the ring holds just those);
-   * later refusals lower it to the current rate when that is lower.
+   * floor is the lowest fast-smoothed rate of the `overloadFloorS` seconds before it; later refusals lower it to
+   * the current rate when that is lower.
+   *
+   * A floor at or above the drain rate says those seconds were already inside the overload: a deep queue fills
+   * for seconds before its first refusal (`waves`' 100-deep queue for 12 s, at 2x). It would leave no spare
+   * capacity to promise, and every hint of the overload would be a best effort (measured: `waves`' first wave sent
+   * its openai-node clients 60 to 120 s away). The floor is then read over the same span just before the queue
+   * began to fill (its depth over the drain rate ago, at most `MAX_QUEUE_FILL_S`).
    */
-  private overloadFloor(overloadStarts: boolean): number {
-    if (!(this.options.overloadFloorS > 0)) return 0;
+  private overloadFloor(overloadStarts: boolean, queueDepth: number, drainRate: number): number {
+    const windowS = Math.floor(this.options.overloadFloorS);
+    if (!(windowS > 0)) return 0;
     const current = this.recent ?? 0;
-    this.floorRate = overloadStarts
-      ? lowestOf(this.fastRates, this.fastCount, current)
-      : Math.min(this.floorRate, current);
+    if (!overloadStarts) {
+      this.floorRate = Math.min(this.floorRate, current);
+      return this.floorRate;
+    }
+    this.floorRate = lowestOfRing(this.fastRates, this.fastCount, 0, windowS, current);
+    if (this.floorRate >= drainRate) {
+      const fillS = Math.ceil(Math.min(MAX_QUEUE_FILL_S, queueDepth / drainRate));
+      const before = lowestOfRing(this.fastRates, this.fastCount, fillS, windowS, Number.POSITIVE_INFINITY);
+      // A router younger than the queue's fill time has no such seconds: no floor.
+      this.floorRate = Number.isFinite(before) ? before : 0;
+    }
     return this.floorRate;
   }
 
@@ -511,6 +531,17 @@ export function refilledDrainS(
     left -= drain * stepS;
   }
   return maxS;
+}
+
+/**
+ * The lowest of `start` and the `n` values written to a ring before its last `skip` writes (`count` writes so far):
+ * `skip` 0 reads the latest `n` seconds.
+ */
+function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number, start: number): number {
+  let low = start;
+  for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
+    low = Math.min(low, ring[(count - k) % ring.length] as number);
+  return low;
 }
 
 /** The lowest of `start` and the values a ring of `ring.length` slots holds after `count` writes. */

@@ -156,6 +156,25 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(latestDelay(10, 5)).toBe(latestDelay(0, 5));
   });
 
+  it("overloadFloorS: a deep queue's fill time is skipped, so the floor is the traffic before the overload", () => {
+    // 50 s quiet, 4/s for 20 s, then 20/s for 12 s while a 100-deep queue fills (drain 10/s): the first refusal
+    // comes 12 s into the overload, and the 10 s before it were all at 20/s.
+    const ledger = new CapacityBooking(opts, 0);
+    for (let s = 0; s < 82; s++) {
+      const perS = s < 50 ? 0 : s < 70 ? 4 : 20;
+      for (let k = 0; k < perS; k++) ledger.onFresh(s * 1000 + 1);
+    }
+    const hints = Array.from({ length: 10 }, (_, i) => {
+      const hint = ledger.hint(82_000, { queueDepth: 100, drainRate: 10 }, 60, () => 0.5);
+      if (!hint) throw new Error("no hint");
+      ledger.book(`r${i}`, 82_000, hint);
+      return hint;
+    });
+    // Read over those 10 s the floor (~20/s) would be above the drain: nothing to promise, every hint a best
+    // effort. Read before the queue filled it is ~4/s: 6 promises a second once the queue has drained.
+    expect(hints.every((h) => h.promised)).toBe(true);
+    expect(Math.max(...hints.map((h) => h.delayS))).toBeLessThan(60);
+  });
   it("refilledDrainS: the queue stays full while arrivals exceed the drain, then drains through what they leave", () => {
     expect(refilledDrainS(20, 10, () => 2, 0.5, 125)).toBeCloseTo(2.5, 9);
     // Arrivals above the drain rate for good: it never drains within the ledger.
