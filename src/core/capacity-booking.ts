@@ -222,7 +222,7 @@ export class CapacityBooking {
   /** The fresh-arrival baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */
   get baseline(): number | undefined {
     if (this.recentCount === 0) return undefined;
-    return lowestOf(this.recentRates, this.recentCount, Number.POSITIVE_INFINITY);
+    return lowestOfRing(this.recentRates, this.recentCount, 0, this.recentRates.length, Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -541,12 +541,5 @@ function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number
   let low = start;
   for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
     low = Math.min(low, ring[(count - k) % ring.length] as number);
-  return low;
-}
-
-/** The lowest of `start` and the values a ring of `ring.length` slots holds after `count` writes. */
-function lowestOf(ring: Float64Array, count: number, start: number): number {
-  let low = start;
-  for (let i = 0; i < Math.min(count, ring.length); i++) low = Math.min(low, ring[i] as number);
   return low;
 }
