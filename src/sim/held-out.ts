@@ -1,4 +1,5 @@
 import type { PolicyResult, ScenarioResult } from "./evaluation";
+import { headerClientShares } from "./header-clients";
 import { checkTargets, type TargetCheck } from "./targets";
 import type { VariantSummary } from "./variants";
 
@@ -19,6 +20,8 @@ export interface HeldOutScenario {
   served: { default: number; bestOther: number; oracle: number };
   /** Attempts per offered request: the default's and static 30 s's. */
   attempts: { default: number; static30: number | null };
+  /** The default's served shares by what clients send (src/sim/header-clients.ts); null: none of that kind. */
+  headerClients: { sdk: number; headerless: number | null; python: number | null };
 }
 
 /** What `npm run eval` records of the held-out seeds (`heldOut` in docs/evaluation.json). */
@@ -42,6 +45,7 @@ export function heldOutScenario(result: ScenarioResult): HeldOutScenario {
   const def = result.policies.find((p) => p.id === result.defaultPolicy) as PolicyResult;
   const others = result.policies.filter((p) => p.id !== result.defaultPolicy);
   const static30 = result.policies.find((p) => p.id === "static-30");
+  const shares = headerClientShares(result, result.defaultPolicy);
   return {
     name: result.name,
     seeds: result.seeds,
@@ -52,6 +56,7 @@ export function heldOutScenario(result: ScenarioResult): HeldOutScenario {
       oracle: result.oracle.servedFraction,
     },
     attempts: { default: def.metrics.attemptsPerOffered, static30: static30?.metrics.attemptsPerOffered ?? null },
+    headerClients: { sdk: shares.sdk, headerless: shares.headerless ?? null, python: shares.python ?? null },
   };
 }
 

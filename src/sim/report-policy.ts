@@ -1,15 +1,8 @@
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../core/capacity-booking";
 import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-core";
 import type { ScenarioResult } from "./evaluation";
-import {
-  type E2eOpenAiRun,
-  headerClientShares,
-  headlineTable,
-  issueTable,
-  pct,
-  type SweepPoint,
-  sweepTable,
-} from "./report-markdown";
+import { headerClientShares } from "./header-clients";
+import { type E2eOpenAiRun, headlineTable, issueTable, pct, type SweepPoint, sweepTable } from "./report-markdown";
 import type { TargetCheck } from "./targets";
 import type { VariantSummary } from "./variants";
 

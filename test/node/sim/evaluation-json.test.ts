@@ -403,6 +403,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       for (const seed of held?.seeds ?? []) expect(s.seeds).not.toContain(seed);
     });
     expect(heldOut.variants.map((v) => v.id)).toEqual(json.variants.map((v) => v.id));
+    // The header-less target too: every scenario whose mix has header-less clients records their share there.
+    json.scenarios.forEach((s, i) => {
+      const hasHeaderless = (s.clients.mix.headerless_hints ?? 0) > 0;
+      expect(typeof heldOut.scenarios[i]?.headerClients.headerless === "number").toBe(hasHeaderless);
+    });
     // The held-out default row is the held-out headline, scored the same way.
     expect(heldOut.variants[0]?.met).toEqual(metCounts(heldOut.scenarios.map((s) => s.check)));
   });

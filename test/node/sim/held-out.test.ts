@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { evaluateScenario } from "../../../src/sim/evaluation";
+import { headerClientShares, headerlessMet } from "../../../src/sim/header-clients";
 import { HELD_OUT_SEED_OFFSET, heldOutScenario, metCounts } from "../../../src/sim/held-out";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { heldOutSection } from "../../../src/sim/report-markdown";
@@ -50,5 +51,16 @@ describe("held-out seeds", () => {
     expect(section).toContain(`| small-burst | ${scenario.seed + HELD_OUT_SEED_OFFSET} |`);
     expect(section).toContain(`curve within 2 points ${onHeld.curve} of 1 (${onTuned.curve})`);
     expect(section).toContain(`attempts at most static 30 s's ${onHeld.attempts} of 1 (${onTuned.attempts})`);
+    // The header-less target is checked on the held-out seeds too, from the default's own shares.
+    const shares = headerClientShares(heldResult, heldResult.defaultPolicy);
+    expect(shares.headerless).toBeDefined();
+    expect(held.headerClients).toEqual({
+      sdk: shares.sdk,
+      headerless: shares.headerless,
+      python: shares.python ?? null,
+    });
+    const met = headerlessMet(shares) ? 1 : 0;
+    expect(section).toContain("Clients without SDK headers on the held-out seeds");
+    expect(section).toContain(`within 5 points in ${met} of 1 scenarios`);
   });
 });
