@@ -3,7 +3,7 @@
  * under the end-to-end runs' phases (`E2E_PHASES`: 10 s of baseline before the burst, where the scenario has 60 s),
  * twice: from a cold router, and after a quiet spell (40 s at 0.02x: an end-to-end run follows its warm-up, or the
  * previous seed's tail). The policies are the end-to-end ones, plus the default's `burst-persistence`,
- * `no-queue-refill`, `no-overload-floor` and `before-queue-refill` variants.
+ * `no-queue-refill`, `no-overload-floor`, `median-overload-floor` and `before-queue-refill` variants.
  *
  * Why: the ledger's baseline and burst fade read the router's recent history, and an end-to-end run starts with
  * little of it. The twin says how much of the gap between the simulator and the end-to-end figures that explains.
@@ -47,7 +47,13 @@ const twins = [
   },
 ];
 /** The default's variants that touch the ledger's reading of a burst, which the router's short history affects. */
-const TWIN_VARIANT_IDS = ["burst-persistence", "no-queue-refill", "no-overload-floor", "before-queue-refill"];
+const TWIN_VARIANT_IDS = [
+  "burst-persistence",
+  "no-queue-refill",
+  "no-overload-floor",
+  "median-overload-floor",
+  "before-queue-refill",
+];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);
   if (!variant) throw new Error(`no ${id} variant`);

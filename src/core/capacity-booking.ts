@@ -94,6 +94,14 @@ export interface CapacityBookingOptions {
    * target allows after a quiet spell (docs/retry-policy.md; variant `no-overload-floor` turns it off).
    */
   overloadFloorS: number;
+  /**
+   * Which value of those seconds' fast-smoothed rates the floor is: 0 (the default) the lowest, 0.5 the median.
+   * The lowest reads a rate still climbing when ordinary traffic began less than `overloadFloorS` before the
+   * burst (the end-to-end run's 10 s at 0.5x after a quiet spell: about 2 a second where 8.5 arrived), so the
+   * floor sits below that traffic and promises overbook the seconds after the burst: sooner service, more broken
+   * promises. The median reads the traffic itself (variant `median-overload-floor`, docs/retry-policy.md).
+   */
+  overloadFloorQuantile: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -122,6 +130,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   burstQuietS: 5,
   queueRefill: true,
   overloadFloorS: 10,
+  overloadFloorQuantile: 0,
 };
 
 /** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */
@@ -401,10 +410,11 @@ export class CapacityBooking {
       this.floorRate = Math.min(this.floorRate, current);
       return this.floorRate;
     }
-    this.floorRate = lowestOfRing(this.fastRates, this.fastCount, 0, windowS, current);
+    const q = this.options.overloadFloorQuantile;
+    this.floorRate = quantileOfRing(this.fastRates, this.fastCount, 0, windowS, q, current);
     if (this.floorRate >= drainRate) {
       const fillS = Math.ceil(Math.min(MAX_QUEUE_FILL_S, queueDepth / drainRate));
-      const before = lowestOfRing(this.fastRates, this.fastCount, fillS, windowS, Number.POSITIVE_INFINITY);
+      const before = quantileOfRing(this.fastRates, this.fastCount, fillS, windowS, q, Number.POSITIVE_INFINITY);
       // A router younger than the queue's fill time has no such seconds: no floor.
       this.floorRate = Number.isFinite(before) ? before : 0;
     }
@@ -542,4 +552,23 @@ function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number
   for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
     low = Math.min(low, ring[(count - k) % ring.length] as number);
   return low;
+}
+
+/**
+ * The `q`-quantile (0: the lowest) of `extra` (when finite) and the `n` values written to a ring before its last
+ * `skip` writes; `Infinity` when there are none.
+ *
+ * @example
+ * ```ts
+ * quantileOfRing(Float64Array.of(4, 2, 9), 3, 0, 3, 0.5, Number.POSITIVE_INFINITY); // 4
+ * ```
+ */
+function quantileOfRing(ring: Float64Array, count: number, skip: number, n: number, q: number, extra: number): number {
+  if (q <= 0) return lowestOfRing(ring, count, skip, n, extra);
+  const values: number[] = Number.isFinite(extra) ? [extra] : [];
+  for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
+    values.push(ring[(count - k) % ring.length] as number);
+  if (values.length === 0) return Number.POSITIVE_INFINITY;
+  values.sort((a, b) => a - b);
+  return values[Math.min(values.length - 1, Math.floor(q * values.length))] as number;
 }

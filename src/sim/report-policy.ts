@@ -115,8 +115,9 @@ export function defaultsList(): string {
  * docs/retry-policy.md from its template (eval/retry-policy.md): the prose is committed, every figure is filled
  * in from the evaluation's results. Placeholders: `{{headline}}`, `{{issue}}`, `{{hints}}`, `{{sweep}}`,
  * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}`, and the queue refill
- * bullets' `{{noQueueRefillRow}}`, `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`
- * and `{{e2eQueueRefillAb}}` (from docs/e2e-twin.json and the two default-only end-to-end runs); an unknown one is
+ * bullets' `{{noQueueRefillRow}}`, `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`,
+ * `{{medianOverloadFloorRow}}`, `{{twinMedianOverloadFloor}}` and `{{e2eQueueRefillAb}}` (from docs/e2e-twin.json
+ * and the two default-only end-to-end runs); an unknown one is
  * an error (template and code must agree).
  *
  * @example
@@ -155,6 +156,17 @@ export function renderPolicyDoc(input: {
       "before-queue-refill",
     ),
     twinQueueRefillAlone: twinAgainstDefault(input.twin, "booked_capacity:no-overload-floor", input.defaultPolicy),
+    medianOverloadFloorRow: variantTargetsAgainstDefault(
+      input.variants,
+      input.heldOutVariants ?? [],
+      "median-overload-floor",
+    ),
+    twinMedianOverloadFloor: twinAgainstDefault(
+      input.twin,
+      "booked_capacity:median-overload-floor",
+      input.defaultPolicy,
+      [15, 30],
+    ),
     e2eQueueRefillAb: e2eAb(input.queueRefillAb?.before, input.queueRefillAb?.after, input.defaultPolicy),
     variants:
       input.variants.length > 0
@@ -230,12 +242,18 @@ export interface E2eTwinRun {
   }[];
 }
 
-/** A twin row after a quiet spell beside the default's: attempts per offered request and the 30 s share. */
-function twinAgainstDefault(twin: E2eTwinRun | undefined, id: string, defaultPolicy: string): string {
+/** A twin row after a quiet spell beside the default's: attempts per offered request and the shares within `horizonsS`. */
+function twinAgainstDefault(
+  twin: E2eTwinRun | undefined,
+  id: string,
+  defaultPolicy: string,
+  horizonsS: readonly number[] = [30],
+): string {
   const quiet = twin?.twins.find((t) => t.id === "after-quiet");
   const [own, def] = [quiet?.policies.find((p) => p.id === id), quiet?.policies.find((p) => p.id === defaultPolicy)];
   if (!own || !def) return "(not run: npm run eval:e2e-twin)";
-  return `after a quiet spell it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${pct(own.servedWithinS[30])} within 30 s against ${pct(def.servedWithinS[30])}`;
+  const within = (p: typeof own) => horizonsS.map((h) => pct(p.servedWithinS[h])).join(" / ");
+  return `after a quiet spell it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${within(own)} within ${horizonsS.join(" / ")} s against ${within(def)}`;
 }
 
 /** The default's end-to-end row without (`before`) and with (`after`) a change, same arrivals. */

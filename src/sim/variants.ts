@@ -70,6 +70,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("no-overload-floor", "no overload floor: the baseline alone, even after a quiet spell", {
     ledger: { overloadFloorS: 0 },
   }),
+  variant(
+    "median-overload-floor",
+    "the overload floor is the median of the fast-smoothed rates before the overload, not the lowest",
+    { ledger: { overloadFloorQuantile: 0.5 } },
+  ),
   variant("before-queue-refill", "neither queue refill nor the overload floor (the default until 2026-12-02)", {
     ledger: { queueRefill: false, overloadFloorS: 0 },
   }),

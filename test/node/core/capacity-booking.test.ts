@@ -156,6 +156,27 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(latestDelay(10, 5)).toBe(latestDelay(0, 5));
   });
 
+  it("overloadFloorQuantile: the median of the seconds before a burst reads the traffic a climbing rate hides", () => {
+    // 50 s quiet, then 8/s for only 10 s, and the burst's first refusal half a second into it: the fast-smoothed
+    // rate climbs through those 10 s (2.4/s after the first, 7.8/s after the last), so their lowest is far below
+    // 8/s and their median near it.
+    const latestDelay = (overloadFloorQuantile: number) => {
+      const ledger = new CapacityBooking({ ...opts, overloadFloorQuantile }, 0);
+      for (let s = 50; s < 60; s++) for (let k = 0; k < 8; k++) ledger.onFresh(s * 1000 + 1);
+      const delays = Array.from({ length: 30 }, (_, i) => {
+        const hint = ledger.hint(60_500, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, 60_500, hint);
+        return hint.delayS;
+      });
+      return Math.max(...delays);
+    };
+    // The lowest (2.4/s) leaves 7.6 of the 10/s to promise, the median (7.1/s) 2.9: the same 30 refusals reach
+    // 11 s away instead of 7.
+    expect(latestDelay(0)).toBe(7);
+    expect(latestDelay(0.5)).toBe(11);
+  });
+
   it("overloadFloorS: a deep queue's fill time is skipped, so the floor is the traffic before the overload", () => {
     // 50 s quiet, 4/s for 20 s, then 20/s for 12 s while a 100-deep queue fills (drain 10/s): the first refusal
     // comes 12 s into the overload, and the 10 s before it were all at 20/s.
