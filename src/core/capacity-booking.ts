@@ -97,9 +97,9 @@ export interface CapacityBookingOptions {
   /**
    * Which value of those seconds' fast-smoothed rates the floor is: 0 (the default) the lowest, 0.5 the median.
    * The lowest reads a rate still climbing when ordinary traffic began less than `overloadFloorS` before the
-   * burst (the end-to-end run's 10 s at 0.5x after a quiet spell: about 2 a second where 8.5 arrived), so the
-   * floor sits below that traffic and promises overbook the seconds after the burst: sooner service, more broken
-   * promises. The median reads the traffic itself (variant `median-overload-floor`, docs/retry-policy.md).
+   * burst (the end-to-end run's 10 s at 0.5x after a quiet spell), so the floor sits well below that traffic and
+   * promises overbook the seconds after the burst: sooner service, more broken promises. The median reads the
+   * traffic itself (variant `median-overload-floor`, docs/retry-policy.md).
    */
   overloadFloorQuantile: number;
 }
