@@ -130,7 +130,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   burstQuietS: 5,
   queueRefill: true,
   overloadFloorS: 10,
-  overloadFloorQuantile: 0.5,
+  overloadFloorQuantile: 0,
 };
 
 /** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */
