@@ -277,6 +277,10 @@ writeFileSync(
       before: readJsonIfAny(join(docs, "evaluation-e2e-openai-before-queue-refill.json")),
       after: readJsonIfAny(join(docs, "evaluation-e2e-openai-queue-refill-floor.json")),
     },
+    medianFloorAb: {
+      before: readJsonIfAny(join(docs, "evaluation-e2e-openai-lowest-floor.json")),
+      after: readJsonIfAny(join(docs, "evaluation-e2e-openai-median-floor.json")),
+    },
   }),
 );
 console.log(

@@ -116,8 +116,8 @@ export function defaultsList(): string {
  * in from the evaluation's results. Placeholders: `{{headline}}`, `{{issue}}`, `{{hints}}`, `{{sweep}}`,
  * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}`, and the queue refill
  * bullets' `{{noQueueRefillRow}}`, `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`,
- * `{{medianOverloadFloorRow}}`, `{{twinMedianOverloadFloor}}` and `{{e2eQueueRefillAb}}` (from docs/e2e-twin.json
- * and the two default-only end-to-end runs); an unknown one is
+ * `{{medianOverloadFloorRow}}`, `{{twinMedianOverloadFloor}}`, `{{e2eQueueRefillAb}}` and `{{e2eMedianFloorAb}}` (from
+ * docs/e2e-twin.json and the default-only end-to-end runs); an unknown one is
  * an error (template and code must agree).
  *
  * @example
@@ -138,6 +138,8 @@ export function renderPolicyDoc(input: {
   twin?: E2eTwinRun | undefined;
   /** The default end to end without and with queue refill and the overload floor (default policy only). */
   queueRefillAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
+  /** The default end to end with the lowest (`before`) and the median (`after`) overload floor. */
+  medianFloorAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
   const fills: Record<string, string> = {
@@ -168,6 +170,7 @@ export function renderPolicyDoc(input: {
       [15, 30],
     ),
     e2eQueueRefillAb: e2eAb(input.queueRefillAb?.before, input.queueRefillAb?.after, input.defaultPolicy),
+    e2eMedianFloorAb: e2eAb(input.medianFloorAb?.before, input.medianFloorAb?.after, input.defaultPolicy),
     variants:
       input.variants.length > 0
         ? variantsTable(input.variants, input.heldOutVariants)
