@@ -19,6 +19,9 @@ import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary } from "..
 
 const root = resolve(import.meta.dirname, "../../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
+/** One end-to-end run's JSON, and the default policy's row of it. */
+const runOf = (path: string) => JSON.parse(read(path)) as E2eOpenAiRun;
+const defaultOf = (r: E2eOpenAiRun) => r.policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
 const json = JSON.parse(read("docs/evaluation.json")) as {
   seedsPerScenario: number;
   defaultPolicy: string;
@@ -256,7 +259,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/benchmarks.md's queue refill end to end: before it the attempts target was missed, with it met", () => {
     const bench = read("docs/benchmarks.md");
-    const runOf = (path: string) => JSON.parse(read(path)) as E2eOpenAiRun;
     const [before, after] = [
       runOf("docs/evaluation-e2e-openai-before-queue-refill.json"),
       runOf("docs/evaluation-e2e-openai-queue-refill-floor.json"),
@@ -264,7 +266,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expectBenchmarkRows(bench, before);
     expectBenchmarkRows(bench, after);
     expect(before.seeds).toEqual(after.seeds);
-    const defaultOf = (r: E2eOpenAiRun) => r.policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
     const [b, a] = [defaultOf(before), defaultOf(after)];
     expect(b.attemptsPerOffered).toBeGreaterThan(1.5);
     expect(a.attemptsPerOffered).toBeLessThanOrEqual(1.5);
@@ -292,7 +293,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs docs/benchmarks.md's overload floor statistic end to end: the median meets attempts, not 15 s", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
-    const runOf = (path: string) => JSON.parse(read(path)) as E2eOpenAiRun;
     const [median, lowest, run9] = [
       runOf("docs/evaluation-e2e-openai-median-floor.json"),
       runOf("docs/evaluation-e2e-openai-lowest-floor.json"),
@@ -301,7 +301,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expectBenchmarkRows(bench, median);
     expectBenchmarkRows(bench, lowest);
     expect(median.seeds).toEqual(lowest.seeds);
-    const defaultOf = (r: E2eOpenAiRun) => r.policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
     const [m, l] = [defaultOf(median), defaultOf(lowest)];
     const twice = (r: E2eOpenAiRun) => {
       const d = r.policies.find((p) => p.id === DEFAULT_POLICY_ID);
