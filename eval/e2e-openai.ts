@@ -193,6 +193,8 @@ try {
   const started = await startWorkerOnFreePort({
     vars: { SPILLWAY_CONFIG: config },
     quiet: !values.log,
+    // The rejection records are the Durable Objects' console.log: wrangler prints them at `log` only.
+    ...(values.log ? { logLevel: "log" as const } : {}),
     root,
     watchParent: true,
   });

@@ -142,6 +142,12 @@ export interface WranglerDevOptions {
   /** `--persist-to`: a folder of its own, so two instances never share state. */
   persistTo?: string;
   quiet?: boolean;
+  /**
+   * wrangler's `--log-level`: `warn` (the default) keeps the console readable under load; `log` also prints what
+   * the Worker and its Durable Objects `console.log` (the routers' `spillway.rejection` records) and a line per
+   * request. wrangler 4 applies the level to the Worker's own output, so at `warn` those records never appear.
+   */
+  logLevel?: "warn" | "log";
   root?: string;
   /** Kill wrangler and its workerd processes if this process dies without stopping them (see `startManaged`). */
   watchParent?: boolean;
@@ -159,7 +165,8 @@ export interface WranglerDevOptions {
 export function startWranglerDev(options: WranglerDevOptions): ManagedProcess {
   const root = options.root ?? process.cwd();
   mkdirSync(resolve(root, ".wrangler/logs"), { recursive: true });
-  const args = ["dev", "--local", "--ip", "127.0.0.1", "--port", String(options.port), "--log-level", "warn"];
+  const logLevel = options.logLevel ?? "warn";
+  const args = ["dev", "--local", "--ip", "127.0.0.1", "--port", String(options.port), "--log-level", logLevel];
   args.push("--inspector-port", "0", "--show-interactive-dev-session=false");
   if (options.persistTo) args.push("--persist-to", options.persistTo);
   for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
