@@ -117,8 +117,8 @@ export function defaultsList(): string {
  * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}`, and the queue refill
  * bullets' `{{noQueueRefillRow}}`, `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`,
  * `{{medianOverloadFloorRow}}`, `{{twinMedianOverloadFloor}}`, `{{e2eQueueRefillAb}}` and `{{e2eMedianFloorAb}}` (from
- * docs/e2e-twin.json and the default-only end-to-end runs); an unknown one is
- * an error (template and code must agree).
+ * docs/e2e-twin.json and the default-only end-to-end runs); an unknown one is an error (template and code must
+ * agree).
  *
  * @example
  * ```ts
@@ -142,6 +142,7 @@ export function renderPolicyDoc(input: {
   medianFloorAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
+  const targetsRow = (id: string) => variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], id);
   const fills: Record<string, string> = {
     headline: headlineTable(input.results, input.checks),
     issue: demo ? issueTable(demo) : "(demo-burst-3x was not run)",
@@ -150,19 +151,11 @@ export function renderPolicyDoc(input: {
     defaults: defaultsList(),
     heldOutVariants: heldOutVariantsNote(input.variants, input.heldOutVariants ?? []),
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
-    noQueueRefillRow: variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], "no-queue-refill"),
-    noOverloadFloorRow: variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], "no-overload-floor"),
-    beforeQueueRefillRow: variantTargetsAgainstDefault(
-      input.variants,
-      input.heldOutVariants ?? [],
-      "before-queue-refill",
-    ),
+    noQueueRefillRow: targetsRow("no-queue-refill"),
+    noOverloadFloorRow: targetsRow("no-overload-floor"),
+    beforeQueueRefillRow: targetsRow("before-queue-refill"),
     twinQueueRefillAlone: twinAgainstDefault(input.twin, "booked_capacity:no-overload-floor", input.defaultPolicy),
-    medianOverloadFloorRow: variantTargetsAgainstDefault(
-      input.variants,
-      input.heldOutVariants ?? [],
-      "median-overload-floor",
-    ),
+    medianOverloadFloorRow: targetsRow("median-overload-floor"),
     twinMedianOverloadFloor: twinAgainstDefault(
       input.twin,
       "booked_capacity:median-overload-floor",

@@ -21,7 +21,17 @@ const root = resolve(import.meta.dirname, "../../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
 /** One end-to-end run's JSON, and the default policy's row of it. */
 const runOf = (path: string) => JSON.parse(read(path)) as E2eOpenAiRun;
-const defaultOf = (r: E2eOpenAiRun) => r.policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
+const defaultOf = (r: E2eOpenAiRun) =>
+  r.policies.find((p) => p.id === DEFAULT_POLICY_ID) as E2eOpenAiRun["policies"][number];
+
+/** Two default-only end-to-end runs on the same seeds, both tabled in docs/benchmarks.md: their default rows. */
+function defaultRowsOfAb(bench: string, beforePath: string, afterPath: string) {
+  const [before, after] = [runOf(beforePath), runOf(afterPath)];
+  expectBenchmarkRows(bench, before);
+  expectBenchmarkRows(bench, after);
+  expect(before.seeds).toEqual(after.seeds);
+  return [defaultOf(before), defaultOf(after)] as const;
+}
 const json = JSON.parse(read("docs/evaluation.json")) as {
   seedsPerScenario: number;
   defaultPolicy: string;
@@ -259,14 +269,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/benchmarks.md's queue refill end to end: before it the attempts target was missed, with it met", () => {
     const bench = read("docs/benchmarks.md");
-    const [before, after] = [
-      runOf("docs/evaluation-e2e-openai-before-queue-refill.json"),
-      runOf("docs/evaluation-e2e-openai-queue-refill-floor.json"),
-    ];
-    expectBenchmarkRows(bench, before);
-    expectBenchmarkRows(bench, after);
-    expect(before.seeds).toEqual(after.seeds);
-    const [b, a] = [defaultOf(before), defaultOf(after)];
+    const [b, a] = defaultRowsOfAb(
+      bench,
+      "docs/evaluation-e2e-openai-before-queue-refill.json",
+      "docs/evaluation-e2e-openai-queue-refill-floor.json",
+    );
     expect(b.attemptsPerOffered).toBeGreaterThan(1.5);
     expect(a.attemptsPerOffered).toBeLessThanOrEqual(1.5);
     expect(a.servedFraction).toBeGreaterThan(b.servedFraction);
@@ -276,7 +283,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `serves more in all and within 30 and 60 s, and ${fewerAt15} points fewer within 15 s.`,
     );
     // Run 9, the same code as `after` on the same seeds, moved its attempts by more than the change did.
-    const run9 = runOf("docs/evaluation-e2e-openai.json").policies.find((p) => p.id === DEFAULT_POLICY_ID);
+    const run9 = defaultOf(runOf("docs/evaluation-e2e-openai.json"));
     expect(run9?.attemptsPerOffered).toBeGreaterThan(1.5);
     expect(Math.abs((run9?.attemptsPerOffered ?? 0) - a.attemptsPerOffered)).toBeGreaterThan(
       Math.abs(b.attemptsPerOffered - a.attemptsPerOffered),
@@ -293,25 +300,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs docs/benchmarks.md's overload floor statistic end to end: the median meets attempts, not 15 s", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
-    const [median, lowest, run9] = [
-      runOf("docs/evaluation-e2e-openai-median-floor.json"),
-      runOf("docs/evaluation-e2e-openai-lowest-floor.json"),
-      runOf("docs/evaluation-e2e-openai.json"),
-    ];
-    expectBenchmarkRows(bench, median);
-    expectBenchmarkRows(bench, lowest);
-    expect(median.seeds).toEqual(lowest.seeds);
-    const [m, l] = [defaultOf(median), defaultOf(lowest)];
-    const twice = (r: E2eOpenAiRun) => {
-      const d = r.policies.find((p) => p.id === DEFAULT_POLICY_ID);
-      return (100 * (d?.requestsByAttempts?.["3"] ?? Number.NaN)) / (d?.requests ?? Number.NaN);
-    };
+    const [l, m] = defaultRowsOfAb(
+      bench,
+      "docs/evaluation-e2e-openai-lowest-floor.json",
+      "docs/evaluation-e2e-openai-median-floor.json",
+    );
+    const run9 = runOf("docs/evaluation-e2e-openai.json");
+    const twice = (row: typeof l) => (100 * (row.requestsByAttempts?.["3"] ?? Number.NaN)) / row.requests;
     expect(m.attemptsPerOffered).toBeLessThanOrEqual(1.5);
     expect(m.attemptsPerOffered).toBeLessThan(l.attemptsPerOffered);
     for (const h of [15, 30]) expect(m.servedWithinS[h] ?? 1).toBeLessThan(l.servedWithinS[h] ?? 0);
     const fewer = (h: number) => (100 * ((l.servedWithinS[h] ?? 0) - (m.servedWithinS[h] ?? 0))).toFixed(1);
     expect(flat).toContain(
-      `the median makes ${m.attemptsPerOffered.toFixed(3)} attempts per offered request against ${l.attemptsPerOffered.toFixed(3)}, refuses ${twice(median).toFixed(1)}% of the requests twice against ${twice(lowest).toFixed(1)}%, and serves ${fewer(15)} and ${fewer(30)} points fewer within 15 and 30 s.`,
+      `the median makes ${m.attemptsPerOffered.toFixed(3)} attempts per offered request against ${l.attemptsPerOffered.toFixed(3)}, refuses ${twice(m).toFixed(1)}% of the requests twice against ${twice(l).toFixed(1)}%, and serves ${fewer(15)} and ${fewer(30)} points fewer within 15 and 30 s.`,
     );
     // Against run 9's router_queue_drain_rate at 15 s: the median is further behind than the issue allows.
     const rqdr15 = run9.policies.find((p) => p.id === "router_queue_drain_rate")?.servedWithinS[15] ?? Number.NaN;
