@@ -96,7 +96,9 @@ export interface BookingAdmission {
   /**
    * A request refused this many times before (counted by fingerprint, src/core/refusal-counts.ts) is probably on
    * its last attempt (the SDKs retry twice by default: 2): it is queued past the delay target, up to the queue's
-   * bound, rather than lost. `undefined`: off (the delay target binds every request alike).
+   * bound, rather than lost, and it is never demoted (`demoteAfterS`): a demoted last attempt would wait behind every
+   * first attempt, be the first pushed out at the bound, or time out, and be lost all the same. `undefined`: off
+   * (the delay target binds every request alike).
    */
   lastChanceAfterRefusals?: number;
   /**
@@ -434,16 +436,17 @@ export class RouterCore {
     const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
     let limit = bound;
     this.offered?.add(now);
+    // A request on its probable last attempt is lost if refused, or pushed out, or timed out: it waits in line with
+    // first attempts (not demoted), and the target, which trades a wait for a retry, does not apply to it (the
+    // queue's bound still does).
+    const lastChance = booking !== undefined && this.onLastChance(request.fingerprint);
     // A demoted request waits behind the others up to the queue's bound: no delay target, no room held for it.
-    const demoted = booking !== undefined && this.demoted(request.fingerprint, now);
+    const demoted = booking !== undefined && !lastChance && this.demoted(request.fingerprint, now);
     if (booking && !demoted) {
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
-      // A request on its probable last attempt is lost if refused: the target, which trades a wait for a retry, does
-      // not apply to it (the queue's bound still does).
-      if (this.updateStanding(now) && !this.onLastChance(request.fingerprint))
-        limit = Math.min(limit, this.delayTargetDepth());
+      if (this.updateStanding(now) && !lastChance) limit = Math.min(limit, this.delayTargetDepth());
       if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
     }
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just

@@ -44,7 +44,7 @@ const bookingSchema = z.strictObject({
     .max(10)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.drainingOfferedShare ?? null),
-  /** A request refused this many times before (its probable last attempt) is queued past the delay target. Off: null. */
+  /** A request refused this many times before (its probable last attempt) is queued past the delay target, not demoted. Off: null. */
   lastChanceAfterRefusals: z
     .int()
     .min(1)

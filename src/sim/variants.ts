@@ -46,9 +46,13 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("target-while-draining", "the queue-delay target applies while the queue drains by itself too", {
     booking: { drainingOfferedShare: null },
   }),
-  variant("last-chance", "a request refused twice (probably its last attempt) queued past the queue-delay target", {
-    booking: { lastChanceAfterRefusals: 2 },
-  }),
+  variant(
+    "last-chance",
+    "a request refused twice (probably its last attempt) queued past the queue-delay target, not demoted",
+    {
+      booking: { lastChanceAfterRefusals: 2 },
+    },
+  ),
   variant("two-step", "two-step promises up to two horizons away", { ledger: { twoStepHorizons: 2 } }),
   variant("no-demotion", "no demotion: retries wait in line with first attempts", {
     booking: { demoteAfterS: null },

@@ -8,10 +8,11 @@ import { routerOptions } from "../../support/router-options";
  * `booked_capacity` with a 1 s queue-delay target over a queue that stands: two drains a second, five arrivals a
  * second for 30 s (each a new request), so the target cuts the queue far below its 100-deep bound.
  */
-function standingQueue(lastChanceAfterRefusals?: number, maxQueuedRequests = 100) {
+function standingQueue(lastChanceAfterRefusals?: number, maxQueuedRequests = 100, demoteAfterS?: number) {
   let now = 0;
   const booking: BookingAdmission = { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0 };
   if (lastChanceAfterRefusals !== undefined) booking.lastChanceAfterRefusals = lastChanceAfterRefusals;
+  if (demoteAfterS !== undefined) booking.demoteAfterS = demoteAfterS;
   const core = new RouterCore(
     routerOptions(
       { maxQueuedRequests, queueTimeoutMs: 600_000, booking },
@@ -20,20 +21,27 @@ function standingQueue(lastChanceAfterRefusals?: number, maxQueuedRequests = 100
     { now: () => now },
     () => 0.5,
   );
+  const placed: string[] = [];
   const placeOne = () => {
     const plan = core.beginRound();
     if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
     const outcome = plan ? core.finishRound(plan) : undefined;
-    if (outcome?.kind === "placed") core.release(outcome.ticket);
+    if (outcome?.kind !== "placed") return false;
+    placed.push(outcome.ticket);
+    core.release(outcome.ticket);
+    return true;
   };
   const kinds: string[] = [];
   let n = 0;
-  for (let i = 0; i < 60; i++) {
-    now += 500;
-    placeOne();
-    for (let k = 0; k < 5; k++) kinds.push(core.submit(`s${n}`, { fingerprint: `s${n++}` }).kind);
-  }
-  return { core, kinds };
+  const run = (seconds: number) => {
+    for (let i = 0; i < seconds * 2; i++) {
+      now += 500;
+      placeOne();
+      for (let k = 0; k < 5; k++) kinds.push(core.submit(`s${n}`, { fingerprint: `s${n++}` }).kind);
+    }
+  };
+  run(30);
+  return { core, kinds, run, placeOne, placed };
 }
 
 describe("booking.lastChanceAfterRefusals", () => {
@@ -46,6 +54,30 @@ describe("booking.lastChanceAfterRefusals", () => {
     expect(core.submit("lc.2", { fingerprint: "lc" }).kind).toBe("queued");
     // Admitted, its refusals are forgotten: the same request refused again is not on its last chance.
     expect(core.submit("lc.3", { fingerprint: "lc" }).kind).toBe("rejected");
+  });
+
+  it("with demotion on (the default), waits in line with first attempts rather than behind them", () => {
+    // Returning more than `demoteAfterS` after its first refusal, a last attempt would otherwise be demoted: past
+    // the target too, but behind every first attempt, the first pushed out at the bound and left to time out.
+    const lastAttempt = (lastChance: number | undefined) => {
+      const { core, run, placeOne, placed } = standingQueue(lastChance, 100, 3);
+      expect(core.submit("lc.0", { fingerprint: "lc" }).kind).toBe("rejected");
+      run(1);
+      expect(core.submit("lc.1", { fingerprint: "lc" }).kind).toBe("rejected");
+      run(5);
+      expect(core.submit("lc.2", { fingerprint: "lc" }).kind).toBe("queued");
+      const demoted = core.stats().demoted;
+      run(30); // first attempts queued after it
+      while (placeOne());
+      const after = placed.slice(placed.indexOf("lc.2") + 1);
+      return { demoted, firstAttemptsPlacedAfter: after.filter((t) => t.startsWith("s")).length };
+    };
+    const on = lastAttempt(2);
+    expect(on.demoted).toBe(0);
+    expect(on.firstAttemptsPlacedAfter).toBeGreaterThan(0);
+    const off = lastAttempt(undefined);
+    expect(off.demoted).toBe(1);
+    expect(off.firstAttemptsPlacedAfter).toBe(0);
   });
 
   it("counts clients without the retry header the same way: only the fingerprint matters", () => {

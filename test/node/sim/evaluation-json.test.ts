@@ -154,13 +154,23 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, and the served and attempts targets met in fewer scenarios.",
     );
     expect(costsCurve("target-while-draining", true).met.served).toBeLessThan(def.summary.met.served);
-    // Last chance: as many scenarios met on every target, summed gaps within a point.
+    // Last chance (not demoted): more served under sustained overload, the oracle met in more scenarios; larger
+    // summed gaps, the attempts target met in fewer.
     expect(doc).toContain(
-      "its row meets every target in as many scenarios as the default's, and its summed worst curve gaps are within a point of the default's.",
+      "Its row: more requests served under sustained overload and the oracle target met in more scenarios, but larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused) and the attempts target met in fewer scenarios.",
     );
-    const lastChance = variant("last-chance").summary;
-    expect(lastChance.met).toEqual(def.summary.met);
-    expect(Math.abs(lastChance.worstCurveGapSumPts - def.summary.worstCurveGapSumPts)).toBeLessThan(1);
+    const lastChance = variant("last-chance");
+    expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
+    expect(lastChance.summary.met.oracle).toBeGreaterThan(def.summary.met.oracle);
+    costsCurve("last-chance", true);
+    // README's row for the option: a longer wait under sustained overload too.
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      "more requests served, nearer the oracle, but larger curve gaps (first attempts wait behind last ones), more attempts per request and a longer wait under sustained overload (docs/retry-policy.md, variant `last-chance`)",
+    );
+    expect(lastChance.p50).toBeGreaterThan(def.p50);
+    expect(doc).toContain("On the held-out seeds it meets the oracle target in as many scenarios as the default.");
+    const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
+    expect(held.get("last-chance")?.met.oracle).toBe(held.get("default")?.met.oracle);
   });
 
   it("backs docs/retry-policy.md's account of two-step promises: larger summed gaps (smaller held out), fewer scenarios on attempts", () => {
@@ -463,16 +473,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
           (held.get(v.id)?.worstCurveGapSumPts ?? Number.NEGATIVE_INFINITY) > def.held.worstCurveGapSumPts,
       )
       .map((v) => v.id);
-    expect(aheadOnBoth.sort()).toEqual(["last-chance", "no-overload-floor"]);
-    expect(read("docs/retry-policy.md")).toContain("None of the variants ahead on both sets is the default");
+    expect(aheadOnBoth).toEqual(["no-overload-floor"]);
+    expect(read("docs/retry-policy.md")).toContain("The variant ahead on both sets is not the default");
     const alone = { tuned: tuned.get("no-overload-floor"), held: held.get("no-overload-floor") };
     expect(alone.tuned?.met.attempts).toBeLessThan(def.tuned.met.attempts);
     expect(alone.held?.met.attempts).toBeLessThan(def.held.met.attempts);
-    for (const [v, d] of [
-      [tuned.get("last-chance"), def.tuned],
-      [held.get("last-chance"), def.held],
-    ] as const)
-      expect(Math.abs((v?.worstCurveGapSumPts ?? 0) - d.worstCurveGapSumPts)).toBeLessThanOrEqual(0.5);
   });
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds, but one", () => {
@@ -483,7 +488,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const def = held.get("default") as VariantSummary;
     const costlier = ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s", "standing-10s", "standing-20s"]
       .concat(["demote-after-30s", "demoted-fifo", "target-while-draining", "previous-default"])
-      .concat(["no-demotion", "burst-persistence"]);
+      .concat(["no-demotion", "burst-persistence", "last-chance"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
     for (const id of ["standing-10s", "standing-20s", "target-while-draining", "two-step", "no-overload-floor"])
