@@ -18,6 +18,7 @@
  * Flags: --policies a,b (default: booked_capacity, router_queue_drain_rate, retry_schedule, static-30),
  * --clients N (client processes, default 4), --seeds K (K arrival seeds per policy, 2026, 2027, ..., pooled;
  * default 1), --log (rejection records and wrangler output to stdout), --out <path>.
+ * Each policy's record holds its pooled figures and, under `perSeed`, each seed's own.
  */
 
 import type { ChildProcess } from "node:child_process";
@@ -79,8 +80,17 @@ const CHILD_START_MS = 60_000;
 const START_LEAD_MS = 1_000;
 const PAUSE_BETWEEN_RUNS_MS = 3_000;
 
-/** One policy's figures, pooled over its seeds, with how late the client processes sent (p99, ms). */
-type PolicyRecord = E2eOpenAiPolicy & { sendLagP99Ms: number | null };
+/** One seed's own figures for a policy: how far the pooled figures move from one seed's arrivals to another's. */
+interface SeedRecord {
+  seed: number;
+  requests: number;
+  servedFraction: number;
+  servedWithinS: Record<string, number>;
+  attemptsPerOffered: number;
+}
+
+/** One policy's figures, pooled over its seeds, with how late the client processes sent (p99, ms), and per seed. */
+type PolicyRecord = E2eOpenAiPolicy & { sendLagP99Ms: number | null; perSeed: SeedRecord[] };
 
 const capacityRps = measureE2eCapacity(
   { replicas: REPLICAS, maxOngoingRequests: MAX_ONGOING, maxQueuedRequests: MAX_QUEUED },
@@ -224,8 +234,17 @@ try {
     const add = (into: Record<string, number>, from: Record<string, number>) => {
       for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
     };
+    const perSeed: SeedRecord[] = [];
     for (const seed of SEEDS) {
       const run = await runOnce(id, seed, runId++, clients, proxy, proxyBase);
+      const own = summarizeE2ePolicy(id, run.outcomes, run.attempts.total);
+      perSeed.push({
+        seed,
+        requests: own.requests,
+        servedFraction: own.servedFraction,
+        servedWithinS: own.servedWithinS,
+        attemptsPerOffered: own.attemptsPerOffered,
+      });
       outcomes.push(...run.outcomes);
       sendLagsMs.push(...run.sendLagsMs);
       attempts.total += run.attempts.total;
@@ -238,6 +257,7 @@ try {
       attemptsByStatus: attempts.byStatus,
       requestsByAttempts: attempts.requestsByAttempts,
       sendLagP99Ms: percentile(sendLagsMs, 99),
+      perSeed,
     };
     results.push(result);
     console.log(JSON.stringify(result));
