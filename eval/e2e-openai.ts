@@ -29,6 +29,7 @@ import OpenAI from "openai";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import type { RunningEngineServer } from "../src/engine/index";
 import { percentile } from "../src/sim/metrics";
+import type { E2eSeedFigures } from "../src/sim/report-markdown";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 import { type E2eOpenAiPolicy, type E2eOutcome, summarizeE2ePolicy } from "./e2e-outcomes";
 import { forkTypeScript, nextMessage, stopChild } from "./e2e-processes";
@@ -80,17 +81,8 @@ const CHILD_START_MS = 60_000;
 const START_LEAD_MS = 1_000;
 const PAUSE_BETWEEN_RUNS_MS = 3_000;
 
-/** One seed's own figures for a policy: how far the pooled figures move from one seed's arrivals to another's. */
-interface SeedRecord {
-  seed: number;
-  requests: number;
-  servedFraction: number;
-  servedWithinS: Record<string, number>;
-  attemptsPerOffered: number;
-}
-
 /** One policy's figures, pooled over its seeds, with how late the client processes sent (p99, ms), and per seed. */
-type PolicyRecord = E2eOpenAiPolicy & { sendLagP99Ms: number | null; perSeed: SeedRecord[] };
+type PolicyRecord = E2eOpenAiPolicy & { sendLagP99Ms: number | null };
 
 const capacityRps = measureE2eCapacity(
   { replicas: REPLICAS, maxOngoingRequests: MAX_ONGOING, maxQueuedRequests: MAX_QUEUED },
@@ -234,7 +226,7 @@ try {
     const add = (into: Record<string, number>, from: Record<string, number>) => {
       for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
     };
-    const perSeed: SeedRecord[] = [];
+    const perSeed: E2eSeedFigures[] = [];
     for (const seed of SEEDS) {
       const run = await runOnce(id, seed, runId++, clients, proxy, proxyBase);
       const own = summarizeE2ePolicy(id, run.outcomes, run.attempts.total);

@@ -231,6 +231,9 @@ function readJsonIfAny<T>(path: string): T | undefined {
 
 const e2e = readJsonIfAny<E2eResult[]>(join(docs, "evaluation-e2e.json")) ?? [];
 const e2eOpenAi = readJsonIfAny<E2eOpenAiRun>(join(docs, "evaluation-e2e-openai.json"));
+// The same run made again, each seed's figures recorded (eval/e2e-openai.ts --out).
+const e2eAgainFile = "docs/evaluation-e2e-openai-run10.json";
+const e2eOpenAiAgain = readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
 const json = {
   generatedBy: "npm run eval",
   seedsPerScenario,
@@ -243,6 +246,7 @@ const json = {
   variants,
   e2e,
   e2eOpenAi: e2eOpenAi ?? null,
+  e2eOpenAiAgain: e2eOpenAiAgain ?? null,
   heldOut: heldOut ?? null,
 };
 writeFileSync(join(docs, "evaluation.json"), `${JSON.stringify(json, null, 1)}\n`);
@@ -258,6 +262,7 @@ writeFileSync(
     analysis: readFileSync(join(root, "eval/analysis.md"), "utf8"),
     e2e,
     e2eOpenAi,
+    e2eOpenAiAgain: e2eOpenAiAgain && { run: e2eOpenAiAgain, file: e2eAgainFile },
     heldOut,
     figures,
   }),

@@ -41,6 +41,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   variants: VariantSummary[];
   e2e: E2eResult[];
   e2eOpenAi: E2eOpenAiRun | null;
+  e2eOpenAiAgain: E2eOpenAiRun | null;
   heldOut: HeldOutRun | null;
 };
 
@@ -337,6 +338,52 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's run 10: the same command again, its seed-by-seed spread and its cold first seed", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run9, run10] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run10.json")];
+    expectBenchmarkRows(bench, run10);
+    const moves = run10.policies.map((p) => {
+      const q = run9.policies.find((x) => x.id === p.id) as BenchmarkRow;
+      const curve = Math.max(
+        ...[5, 15, 30, 60].map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0))),
+      );
+      return { id: p.id, curve: 100 * curve, attempts: Math.abs(p.attemptsPerOffered - q.attemptsPerOffered) };
+    });
+    const [def, others] = [
+      moves.find((m) => m.id === DEFAULT_POLICY_ID),
+      moves.filter((m) => m.id !== DEFAULT_POLICY_ID),
+    ];
+    const [a9, a10] = [defaultOf(run9).attemptsPerOffered, defaultOf(run10).attemptsPerOffered];
+    expect(flat).toContain(
+      `From run 9 to run 10 the default's completion curve moved by at most ${def?.curve.toFixed(1)} points and its attempts per offered request by ${Math.abs(a9 - a10).toFixed(3)} (${a9.toFixed(3)} to ${a10.toFixed(3)}); the other policies' curves by up to ${Math.max(...others.map((m) => m.curve)).toFixed(1)} points and their attempts by up to ${Math.max(...others.map((m) => m.attempts)).toFixed(3)}.`,
+    );
+    const seeds = (
+      defaultOf(run10) as BenchmarkRow & {
+        perSeed: { seed: number; attemptsPerOffered: number; servedWithinS: Record<string, number> }[];
+      }
+    ).perSeed;
+    const attempts = seeds.map((s) => s.attemptsPerOffered);
+    expect(flat).toContain(
+      `the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} in run 10`,
+    );
+    expect(Math.max(...attempts) - Math.min(...attempts)).toBeGreaterThan(10 * Math.abs(a10 - 1.5));
+    // Seed 2026, run first against each policy's router: the default's fewest attempts but one, its lowest 15 s share.
+    const first = seeds.find((s) => s.seed === 2026);
+    const byAttempts = [...seeds].sort((x, y) => x.attemptsPerOffered - y.attemptsPerOffered);
+    expect(byAttempts[1]?.seed).toBe(2026);
+    expect(Math.min(...seeds.map((s) => s.servedWithinS["15"] ?? 1))).toBe(first?.servedWithinS["15"]);
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
+    const twinDefault = (id: string) =>
+      twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
+    const [cold, quiet] = [twinDefault("cold"), twinDefault("after-quiet")];
+    const pair = (r: { attemptsPerOffered: number; servedWithinS: Record<string, number> }) =>
+      `${r.attemptsPerOffered.toFixed(3)} and ${(100 * (r.servedWithinS["15"] ?? 0)).toFixed(1)}%`;
+    expect(flat).toContain(
+      `(${first ? pair(first) : "no seed 2026"}), as the simulator's twin from a cold router has against its twin after a quiet spell (${pair(cold)}, against ${pair(quiet)}).`,
+    );
+  });
+
   it("backs docs/benchmarks.md's simulator twin of the end-to-end run: after a quiet spell it makes the attempts end to end made", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
     const bench = read("docs/benchmarks.md");
@@ -593,10 +640,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       analysis: read("eval/analysis.md"),
       e2e: json.e2e,
       e2eOpenAi: json.e2eOpenAi ?? undefined,
+      e2eOpenAiAgain: json.e2eOpenAiAgain
+        ? { run: json.e2eOpenAiAgain, file: "docs/evaluation-e2e-openai-run10.json" }
+        : undefined,
       heldOut: json.heldOut ?? undefined,
       figures,
     });
     expect(read("docs/evaluation.md")).toBe(report);
+    // The end-to-end runs it quotes are the files the runs wrote.
+    expect(json.e2eOpenAi).toEqual(JSON.parse(read("docs/evaluation-e2e-openai.json")));
+    expect(json.e2eOpenAiAgain).toEqual(JSON.parse(read("docs/evaluation-e2e-openai-run10.json")));
     const policyDoc = renderPolicyDoc({
       template: read("eval/retry-policy.md"),
       results: json.scenarios,

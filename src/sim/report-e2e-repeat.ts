@@ -1,0 +1,107 @@
+import {
+  checkE2eTargets,
+  E2E_REFERENCE_POLICIES,
+  type E2eFigures,
+  type E2eTargetCheck,
+  poolE2eFigures,
+} from "./e2e-targets";
+import { COMPLETION_HORIZONS_S } from "./metrics";
+import { num, pct, pts, yes } from "./report-format";
+import type { E2eOpenAiRun } from "./report-markdown";
+
+/**
+ * One line of issue 15's end-to-end targets, as the evaluation report prints it.
+ *
+ * @example
+ * ```ts
+ * e2eTargetsLine(check, run.policies);
+ * // "served >= 99%: met (99.6%); at 5, 15, 30 and 60 s at least the best of ... minus 2 points: met (worst -1.1 at
+ * // 15 s); attempts per offered <= 1.5: **missed** (1.512)"
+ * ```
+ */
+export function e2eTargetsLine(check: E2eTargetCheck, policies: readonly { id: string }[]): string {
+  const refs = policies.filter((p) => E2E_REFERENCE_POLICIES.includes(p.id)).map((p) => p.id);
+  return `served >= 99%: ${yes(check.met.served)} (${pct(check.servedFraction)}); at 5, 15, 30 and 60 s at least the best of ${refs.join(", ")} minus 2 points: ${yes(check.met.curve)} (worst ${pts(check.worst.gap)} at ${check.worst.horizonS} s); attempts per offered <= 1.5: ${yes(check.met.attempts)} (${num(check.attemptsPerOffered, 3)})`;
+}
+
+/** Each seed's figures of every policy in a run that recorded them (`perSeed`), seed by seed. */
+export function seedsOf(run: E2eOpenAiRun): { seed: number; policies: E2eFigures[] }[] {
+  const seeds = run.seeds ?? [];
+  return seeds.map((seed) => ({
+    seed,
+    policies: run.policies.flatMap((p) => {
+      const own = p.perSeed?.find((s) => s.seed === seed);
+      return own ? [{ id: p.id, ...own }] : [];
+    }),
+  }));
+}
+
+const horizons = COMPLETION_HORIZONS_S.filter((h) => h <= 60);
+
+/**
+ * The end-to-end run made again (`again`, on the same seeds as `first`): both runs' figures side by side, the
+ * targets on each and on both pooled, and - where `again` recorded them - each seed's own figures and targets.
+ *
+ * @example
+ * ```ts
+ * e2eRepeatSection(run9, run10, "booked_capacity", "docs/evaluation-e2e-openai-run10.json");
+ * ```
+ */
+export function e2eRepeatSection(
+  first: E2eOpenAiRun,
+  again: E2eOpenAiRun,
+  defaultPolicy: string,
+  againFile: string,
+): string {
+  const out: string[] = [];
+  out.push(
+    `\`${again.generatedBy}\` (\`${againFile}\`) made the run above again: the same ${again.seeds?.length ?? 1} seeds, so the same arrivals, and each seed's figures recorded. Figures move from run to run with the timing of a shared machine, and from seed to seed with each seed's arrivals.\n`,
+  );
+  const pair = (a: number | undefined, b: number | undefined, f: (v: number) => string) =>
+    `${a === undefined ? "n/a" : f(a)} / ${b === undefined ? "n/a" : f(b)}`;
+  out.push(
+    `| policy | served: above / again | ${horizons.map((h) => `<= ${h} s`).join(" | ")} | attempts per offered |`,
+    `| --- | --- | ${horizons.map(() => "---").join(" | ")} | --- |`,
+  );
+  for (const p of again.policies) {
+    const q = first.policies.find((x) => x.id === p.id);
+    out.push(
+      `| ${p.id} | ${pair(q?.servedFraction, p.servedFraction, pct)} | ${horizons.map((h) => pair(q?.servedWithinS[String(h)], p.servedWithinS[String(h)], pct)).join(" | ")} | ${pair(q?.attemptsPerOffered, p.attemptsPerOffered, (v) => num(v, 3))} |`,
+    );
+  }
+  out.push("");
+  const alone = checkE2eTargets(again.policies, defaultPolicy);
+  const pooled = poolE2eFigures([first.policies, again.policies]);
+  const both = checkE2eTargets(pooled, defaultPolicy);
+  if (alone && both) {
+    const requests = pooled.find((p) => p.id === defaultPolicy)?.requests ?? 0;
+    out.push(
+      `Issue 15's end-to-end targets for the default on this run alone: ${e2eTargetsLine(alone, again.policies)}. Pooled over both runs (${requests} requests per policy): ${e2eTargetsLine(both, again.policies)}.\n`,
+    );
+  }
+  const seeds = seedsOf(again).filter((s) => s.policies.some((p) => p.id === defaultPolicy));
+  const checks = seeds.flatMap((s) => {
+    const check = checkE2eTargets(s.policies, defaultPolicy);
+    const def = s.policies.find((p) => p.id === defaultPolicy);
+    return check && def ? [{ seed: s.seed, check, def }] : [];
+  });
+  if (checks.length > 0) {
+    out.push(
+      "The default seed by seed in this run (its own figures, and its targets against the other policies' figures on the same seed):\n",
+      `| seed | requests | served | ${horizons.map((h) => `<= ${h} s`).join(" | ")} | attempts per offered | worst curve gap | served / curve / attempts targets |`,
+      `| --- | --- | --- | ${horizons.map(() => "---").join(" | ")} | --- | --- | --- |`,
+    );
+    for (const { seed, check, def } of checks)
+      out.push(
+        `| ${seed} | ${def.requests} | ${pct(def.servedFraction)} | ${horizons.map((h) => pct(def.servedWithinS[String(h)])).join(" | ")} | ${num(def.attemptsPerOffered, 3)} | ${pts(check.worst.gap)} (${check.worst.horizonS} s) | ${[check.met.served, check.met.curve, check.met.attempts].map(yes).join(" / ")} |`,
+      );
+    const attempts = checks.map((c) => c.check.attemptsPerOffered);
+    const gaps = checks.map((c) => c.check.worst.gap);
+    const count = (k: keyof E2eTargetCheck["met"]) => checks.filter((c) => c.check.met[k]).length;
+    out.push(
+      "",
+      `Seed by seed the default's attempts per offered request run from ${num(Math.min(...attempts), 3)} to ${num(Math.max(...attempts), 3)} (at most 1.5 in ${count("attempts")} of ${checks.length} seeds) and its worst curve gap from ${pts(Math.min(...gaps))} to ${pts(Math.max(...gaps))} points (within 2 points in ${count("curve")} of ${checks.length}); it serves at least 99% in ${count("served")} of ${checks.length}.\n`,
+    );
+  }
+  return out.join("\n");
+}
