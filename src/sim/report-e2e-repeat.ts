@@ -3,9 +3,9 @@ import {
   E2E_REFERENCE_POLICIES,
   type E2eFigures,
   type E2eTargetCheck,
+  E2E_TARGET_HORIZONS_S as horizons,
   poolE2eFigures,
 } from "./e2e-targets";
-import { COMPLETION_HORIZONS_S } from "./metrics";
 import { num, pct, pts, yes } from "./report-format";
 import type { E2eOpenAiRun } from "./report-markdown";
 
@@ -35,8 +35,6 @@ export function seedsOf(run: E2eOpenAiRun): { seed: number; policies: E2eFigures
     }),
   }));
 }
-
-const horizons = COMPLETION_HORIZONS_S.filter((h) => h <= 60);
 
 /**
  * The end-to-end run made again (`again`, on the same seeds as `first`): both runs' figures side by side, the

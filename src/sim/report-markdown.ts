@@ -1,5 +1,5 @@
 import type { ScenarioCurveBound } from "./curve-bound";
-import { checkE2eTargets } from "./e2e-targets";
+import { checkE2eTargets, type E2eFigures } from "./e2e-targets";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { type HeaderClientShares, headerClientShares, headerlessMet } from "./header-clients";
 import { type HeldOutRun, metCounts } from "./held-out";
@@ -49,14 +49,8 @@ export interface E2eOpenAiPolicy {
   perSeed?: E2eSeedFigures[];
 }
 
-/** One seed's figures for one policy in `npm run eval:e2e`'s run. */
-export interface E2eSeedFigures {
-  seed: number;
-  requests: number;
-  servedFraction: number;
-  servedWithinS: Record<string, number>;
-  attemptsPerOffered: number;
-}
+/** One seed's figures for one policy in `npm run eval:e2e`'s run: what the targets read, for that seed alone. */
+export type E2eSeedFigures = Omit<E2eFigures, "id"> & { seed: number };
 
 /** `npm run eval:e2e`'s run: real openai-node clients through a delaying proxy (eval/e2e-openai.ts). */
 export interface E2eOpenAiRun {
@@ -162,8 +156,6 @@ export interface SweepPoint {
   >;
   targets: TargetCheck;
 }
-
-export { pct };
 
 /** The best static policy of a scenario by served share. */
 export function bestStatic(result: ScenarioResult): PolicyResult | undefined {

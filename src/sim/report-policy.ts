@@ -2,7 +2,8 @@ import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../core/capacity-booking";
 import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-core";
 import type { ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
-import { type E2eOpenAiRun, headlineTable, issueTable, pct, type SweepPoint, sweepTable } from "./report-markdown";
+import { pct } from "./report-format";
+import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
 import type { TargetCheck } from "./targets";
 import type { VariantSummary } from "./variants";
 
