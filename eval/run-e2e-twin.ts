@@ -2,8 +2,10 @@
  * `npm run eval:e2e-twin`: the simulator's twin of `npm run eval:e2e`. It runs demo-burst-3x's stack and clients
  * under the end-to-end runs' phases (`E2E_PHASES`: 10 s of baseline before the burst, where the scenario has 60 s),
  * twice: from a cold router, and after a quiet spell (40 s at 0.02x: an end-to-end run follows its warm-up, or the
- * previous seed's tail). The policies are the end-to-end ones, plus the default's `burst-persistence`,
- * `no-queue-refill`, `no-overload-floor`, `median-overload-floor` and `before-queue-refill` variants.
+ * previous seed's tail). The policies are the end-to-end ones, plus the default's variants that touch its reading
+ * of a burst (`burst-persistence`, `no-queue-refill`, `no-overload-floor`, `lowest-overload-floor`, `burst-fade-5s`,
+ * `before-median-floor`, `before-queue-refill`, `slow-burst-rate`) and the others whose summed worst curve gaps in
+ * `npm run eval` are smaller than the default's on both seed sets (`two-step`, `demote-after-10s`).
  *
  * Why: the ledger's baseline and burst fade read the router's recent history, and an end-to-end run starts with
  * little of it. The twin says how much of the gap between the simulator and the end-to-end figures that explains.
@@ -46,13 +48,21 @@ const twins = [
     scenario: twin([QUIET_LEAD_IN, ...E2E_PHASES], 2),
   },
 ];
-/** The default's variants that touch the ledger's reading of a burst, which the router's short history affects. */
+/**
+ * The default's variants that touch the ledger's reading of a burst, which the router's short history affects, and
+ * those ahead of the default on the simulator's summed curve gaps: the twin says what they do end to end.
+ */
 const TWIN_VARIANT_IDS = [
   "burst-persistence",
   "no-queue-refill",
   "no-overload-floor",
-  "median-overload-floor",
+  "lowest-overload-floor",
+  "burst-fade-5s",
+  "before-median-floor",
   "before-queue-refill",
+  "slow-burst-rate",
+  "two-step",
+  "demote-after-10s",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

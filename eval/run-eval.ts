@@ -231,8 +231,8 @@ function readJsonIfAny<T>(path: string): T | undefined {
 
 const e2e = readJsonIfAny<E2eResult[]>(join(docs, "evaluation-e2e.json")) ?? [];
 const e2eOpenAi = readJsonIfAny<E2eOpenAiRun>(join(docs, "evaluation-e2e-openai.json"));
-// The same run made again, each seed's figures recorded (eval/e2e-openai.ts --out).
-const e2eAgainFile = "docs/evaluation-e2e-openai-run10.json";
+// The same run made again, each seed's figures recorded (eval/e2e-openai.ts --out): run 12, run 11's twin.
+const e2eAgainFile = "docs/evaluation-e2e-openai-run12.json";
 const e2eOpenAiAgain = readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
 const json = {
   generatedBy: "npm run eval",
@@ -285,6 +285,11 @@ writeFileSync(
     medianFloorAb: {
       before: readJsonIfAny(join(docs, "evaluation-e2e-openai-lowest-floor.json")),
       after: readJsonIfAny(join(docs, "evaluation-e2e-openai-median-floor.json")),
+    },
+    // Run 10 (the default until the median floor with a 2 s fade) against run 11 (with them), every policy.
+    fastFadeAb: {
+      before: readJsonIfAny(join(docs, "evaluation-e2e-openai-run10.json")),
+      after: e2eOpenAi,
     },
   }),
 );

@@ -51,6 +51,9 @@ export interface CapacityBookingOptions {
    * The fresh arrivals above the baseline fade out of the forecast with this time constant, seconds: a burst under
    * way is expected to go on for a few seconds rather than stop at once, so promises do not land inside it (where
    * fresh arrivals fill the queue and the promise is broken). 0: the forecast is the baseline from now on.
+   * 2 s by default since 2026-12-02 (5 s before), with the median overload floor (`overloadFloorQuantile`): with
+   * the floor reading the traffic itself, a 5 s fade left the seconds after a short burst half booked (the
+   * end-to-end twin's fleet idle while refused clients slept); variant `burst-fade-5s`, docs/retry-policy.md.
    */
   burstFadeS: number;
   /**
@@ -62,7 +65,7 @@ export interface CapacityBookingOptions {
   /**
    * A burst that has lasted D seconds is forecast to fade with a time constant of at least `burstPersistence` x D:
    * a burst's age is the best online guess of how much of it is left (the longer it has lasted, the longer it is
-   * likely to last). With a fixed 5 s fade, the promises made 10 to 15 s into `burst-3x`'s 20 s burst came back
+   * likely to last). With a fixed 5 s fade (the default then), the promises made 10 to 15 s into `burst-3x`'s 20 s burst came back
    * while the burst's queue still stood, and waited behind it or were refused. 0 (the default): the fade is
    * `burstFadeS` whatever the burst's age. Measured and left off: fewer attempts, later service (docs/retry-policy.md,
    * variant `burst-persistence`).
@@ -95,11 +98,13 @@ export interface CapacityBookingOptions {
    */
   overloadFloorS: number;
   /**
-   * Which value of those seconds' fast-smoothed rates the floor is: 0 (the default) the lowest, 0.5 the median.
-   * The lowest reads a rate still climbing when ordinary traffic began less than `overloadFloorS` before the
-   * burst (the end-to-end run's 10 s at 0.5x after a quiet spell), so the floor sits well below that traffic and
-   * promises overbook the seconds after the burst: sooner service, more broken promises. The median reads the
-   * traffic itself (variant `median-overload-floor`, docs/retry-policy.md).
+   * Which value of those seconds' fast-smoothed rates the floor is: 0 the lowest, 0.5 (the default since
+   * 2026-12-02) the median. The lowest reads a rate still climbing when ordinary traffic began less than
+   * `overloadFloorS` before the burst (the end-to-end run's 10 s at 0.5x after a quiet spell), so the floor sits
+   * well below that traffic and promises overbook the seconds after the burst: each broken promise is one more
+   * attempt (the end-to-end run made 1.50 per offered request with it). The median reads the traffic itself; with
+   * the 2 s `burstFadeS` the seconds after the burst are still booked full (variants `lowest-overload-floor` and
+   * `before-median-floor`, docs/retry-policy.md).
    */
   overloadFloorQuantile: number;
 }
@@ -124,13 +129,13 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   trustGain: 0.02,
   trustLoss: 0.85,
   minBacklogDrainShare: 0.05,
-  burstFadeS: 5,
+  burstFadeS: 2,
   burstAlpha: 0.3,
   burstPersistence: 0,
   burstQuietS: 5,
   queueRefill: true,
   overloadFloorS: 10,
-  overloadFloorQuantile: 0,
+  overloadFloorQuantile: 0.5,
 };
 
 /** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */

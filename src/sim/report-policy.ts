@@ -4,8 +4,9 @@ import type { ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
 import { pct } from "./report-format";
 import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
+import { meetsTwinTargets, twinTargetsTable } from "./report-twin-targets";
 import type { TargetCheck } from "./targets";
-import type { VariantSummary } from "./variants";
+import { type VariantSummary, variantsAhead } from "./variants";
 
 /**
  * The default beside its variants (src/sim/variants.ts) on issue 15's targets: scenarios met per target, the
@@ -51,32 +52,47 @@ export function variantsTable(variants: readonly VariantSummary[], heldOut: read
  * ```
  */
 export function heldOutVariantsNote(variants: readonly VariantSummary[], heldOut: readonly VariantSummary[]): string {
-  const tunedDefault = variants[0];
-  const heldDefault = heldOut[0];
+  const [tunedDefault, heldDefault] = [variants[0], heldOut[0]];
   if (!tunedDefault || !heldDefault) return "(the held-out seeds were not run: `npm run eval -- --no-held-out`)";
-  const held = new Map(heldOut.map((v) => [v.id, v]));
-  const lead = (v: VariantSummary | undefined, def: VariantSummary) =>
-    v === undefined ? Number.NEGATIVE_INFINITY : v.worstCurveGapSumPts - def.worstCurveGapSumPts;
-  const both: string[] = [];
-  const tunedOnly: string[] = [];
-  const heldOnly: string[] = [];
-  let largestLead = 0;
-  for (const v of variants.slice(1)) {
-    const onTuned = lead(v, tunedDefault);
-    const onHeld = lead(held.get(v.id), heldDefault);
-    if (onTuned > 0 && onHeld > 0) {
-      both.push(v.id);
-      largestLead = Math.max(largestLead, onTuned, onHeld);
-    } else if (onTuned > 0) tunedOnly.push(v.id);
-    else if (onHeld > 0) heldOnly.push(v.id);
-  }
+  const { both, tunedOnly, heldOnly, largestLeadPts } = variantsAhead(variants, heldOut);
   const list = (ids: string[]) => (ids.length === 0 ? "none" : ids.map((id) => `\`${id}\``).join(", "));
   const moves = Math.abs(heldDefault.worstCurveGapSumPts - tunedDefault.worstCurveGapSumPts);
   return [
     `On the held-out seeds (the last column) the default's worst curve gaps sum to ${heldDefault.worstCurveGapSumPts.toFixed(1)} points, against ${tunedDefault.worstCurveGapSumPts.toFixed(1)} on the tuning seeds.`,
-    `Variants whose summed gaps are smaller than the default's on both seed sets: ${list(both)}${both.length > 0 ? ` (ahead by at most ${largestLead.toFixed(1)} points on either set, where the default's own sum moves by ${moves.toFixed(1)} between the sets)` : ""}; on the tuning seeds only: ${list(tunedOnly)}; on the held-out seeds only: ${list(heldOnly)}.`,
+    `Variants whose summed gaps are smaller than the default's on both seed sets: ${list(both)}${both.length > 0 ? ` (ahead by at most ${largestLeadPts.toFixed(1)} points on either set, where the default's own sum moves by ${moves.toFixed(1)} between the sets)` : ""}; on the tuning seeds only: ${list(tunedOnly)}; on the held-out seeds only: ${list(heldOnly)}.`,
     "A variant ahead on one set only is ahead on those seeds' arrivals, not on its design.",
   ].join(" ");
+}
+
+/**
+ * The variants ahead of the default on both seed sets, and the default, against issue 15's end-to-end targets in
+ * the simulator's twin of the end-to-end run: what the summed curve gaps do not show.
+ *
+ * @example
+ * ```ts
+ * aheadVariantsInTwin(json.variants, json.heldOut.variants, twin, "booked_capacity"); // "| policy | ... |\n\n..."
+ * ```
+ */
+export function aheadVariantsInTwin(
+  variants: readonly VariantSummary[],
+  heldOut: readonly VariantSummary[],
+  twin: E2eTwinRun | undefined,
+  defaultPolicy: string,
+): string {
+  if (!twin) return "(not run: npm run eval:e2e-twin)";
+  const { both } = variantsAhead(variants, heldOut);
+  const inTwin = both.filter((id) =>
+    twin.twins.every((t) => t.policies.some((p) => p.id === `${defaultPolicy}:${id}`)),
+  );
+  const missing = both.filter((id) => !inTwin.includes(id));
+  const meeting = [defaultPolicy, ...inTwin.map((id) => `${defaultPolicy}:${id}`)].filter((id) =>
+    meetsTwinTargets(twin, id, defaultPolicy),
+  );
+  return [
+    twinTargetsTable(twin, inTwin, defaultPolicy),
+    "",
+    `Every end-to-end target in both twins: ${meeting.length === 0 ? "none of them" : meeting.map((id) => `\`${id}\``).join(", ")}.${missing.length > 0 ? ` Not in the twin: ${missing.map((id) => `\`${id}\``).join(", ")}.` : ""}`,
+  ].join("\n");
 }
 
 /** The default policy's hint measures beside `retry_schedule`'s: X, hint coverage, all retries admitted. */
@@ -139,8 +155,10 @@ export function renderPolicyDoc(input: {
   twin?: E2eTwinRun | undefined;
   /** The default end to end without and with queue refill and the overload floor (default policy only). */
   queueRefillAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
-  /** The default end to end with the lowest (`before`) and the median (`after`) overload floor. */
+  /** The default end to end with the lowest (`before`) and the median (`after`) overload floor, 5 s fade both. */
   medianFloorAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
+  /** Full end-to-end runs on the same seeds: the default until today (`before`) and today's (`after`). */
+  fastFadeAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
   const targetsRow = (id: string) => variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], id);
@@ -151,20 +169,44 @@ export function renderPolicyDoc(input: {
     sweep: sweepTable(input.sweeps, input.defaultPolicy),
     defaults: defaultsList(),
     heldOutVariants: heldOutVariantsNote(input.variants, input.heldOutVariants ?? []),
+    aheadVariantsTwin: aheadVariantsInTwin(
+      input.variants,
+      input.heldOutVariants ?? [],
+      input.twin,
+      input.defaultPolicy,
+    ),
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
     noQueueRefillRow: targetsRow("no-queue-refill"),
     noOverloadFloorRow: targetsRow("no-overload-floor"),
     beforeQueueRefillRow: targetsRow("before-queue-refill"),
     twinQueueRefillAlone: twinAgainstDefault(input.twin, "booked_capacity:no-overload-floor", input.defaultPolicy),
-    medianOverloadFloorRow: targetsRow("median-overload-floor"),
-    twinMedianOverloadFloor: twinAgainstDefault(
+    lowestOverloadFloorRow: targetsRow("lowest-overload-floor"),
+    burstFade5sRow: targetsRow("burst-fade-5s"),
+    beforeMedianFloorRow: targetsRow("before-median-floor"),
+    beforeMedianFloorGapChanges: gapChanges(input.variants, "before-median-floor"),
+    twinBeforeMedianFloorQuiet: twinAgainstDefault(
       input.twin,
-      "booked_capacity:median-overload-floor",
+      "booked_capacity:before-median-floor",
       input.defaultPolicy,
       [15, 30],
     ),
+    twinBeforeMedianFloorCold: twinAgainstDefault(
+      input.twin,
+      "booked_capacity:before-median-floor",
+      input.defaultPolicy,
+      [15, 30],
+      "cold",
+    ),
+    twinLowestOverloadFloor: twinAgainstDefault(
+      input.twin,
+      "booked_capacity:lowest-overload-floor",
+      input.defaultPolicy,
+      [15, 30],
+    ),
+    twinBurstFade5s: twinAgainstDefault(input.twin, "booked_capacity:burst-fade-5s", input.defaultPolicy, [15, 30]),
     e2eQueueRefillAb: e2eAb(input.queueRefillAb?.before, input.queueRefillAb?.after, input.defaultPolicy),
     e2eMedianFloorAb: e2eAb(input.medianFloorAb?.before, input.medianFloorAb?.after, input.defaultPolicy),
+    e2eFastFadeAb: e2eAb(input.fastFadeAb?.before, input.fastFadeAb?.after, input.defaultPolicy),
     variants:
       input.variants.length > 0
         ? variantsTable(input.variants, input.heldOutVariants)
@@ -184,6 +226,26 @@ function headerlessGapPts(results: readonly ScenarioResult[], defaultPolicy: str
   const shares = result && headerClientShares(result, defaultPolicy);
   if (shares?.headerless === undefined) return "(not run)";
   return (100 * (shares.sdk - shares.headerless)).toFixed(1);
+}
+
+/**
+ * The scenarios whose worst curve gap differs by at least `minPts` points between the default and a variant
+ * (tuning seeds): where a change to the default gained and where it paid.
+ */
+function gapChanges(variants: readonly VariantSummary[], id: string, minPts = 1): string {
+  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
+  if (!def || !own) return "(not run)";
+  const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
+    const o = own.perScenario[name];
+    if (!o || !d.worstCurveGap || !o.worstCurveGap) return [];
+    const delta = d.worstCurveGap.gapPts - o.worstCurveGap.gapPts;
+    const at = (g: { horizonS: number; gapPts: number }) => `${g.gapPts.toFixed(1)} at ${g.horizonS} s`;
+    return Math.abs(delta) >= minPts
+      ? [{ name, delta, text: `\`${name}\` ${at(d.worstCurveGap)} against ${at(o.worstCurveGap)}` }]
+      : [];
+  });
+  const list = (xs: typeof rows) => (xs.length === 0 ? "none" : xs.map((r) => r.text).join(", "));
+  return `worse by ${minPts} point or more in ${list(rows.filter((r) => r.delta < 0))}; better by as much in ${list(rows.filter((r) => r.delta > 0))}`;
 }
 
 /** A variant's summed worst curve gaps beside the default's, on the tuning and held-out seeds. */
@@ -245,12 +307,14 @@ function twinAgainstDefault(
   id: string,
   defaultPolicy: string,
   horizonsS: readonly number[] = [30],
+  twinId: "after-quiet" | "cold" = "after-quiet",
 ): string {
-  const quiet = twin?.twins.find((t) => t.id === "after-quiet");
-  const [own, def] = [quiet?.policies.find((p) => p.id === id), quiet?.policies.find((p) => p.id === defaultPolicy)];
+  const run = twin?.twins.find((t) => t.id === twinId);
+  const [own, def] = [run?.policies.find((p) => p.id === id), run?.policies.find((p) => p.id === defaultPolicy)];
   if (!own || !def) return "(not run: npm run eval:e2e-twin)";
   const within = (p: typeof own) => horizonsS.map((h) => pct(p.servedWithinS[h])).join(" / ");
-  return `after a quiet spell it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${within(own)} within ${horizonsS.join(" / ")} s against ${within(def)}`;
+  const when = twinId === "cold" ? "from a cold router" : "after a quiet spell";
+  return `${when} it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${within(own)} within ${horizonsS.join(" / ")} s against ${within(def)}`;
 }
 
 /** The default's end-to-end row without (`before`) and with (`after`) a change, same arrivals. */

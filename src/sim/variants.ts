@@ -29,7 +29,7 @@ const variant = (id: string, change: string, overrides: Pick<PolicySpec, "bookin
 export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("held-room", "promises hold up to half the queue, overbooked for no-shows (an earlier default)", {
     booking: { maxHeldRoomShare: 0.5, standingIntervalS: 10 },
-    ledger: { maxOverbooking: 2, minBacklogDrainShare: 1 },
+    ledger: { maxOverbooking: 2, minBacklogDrainShare: 1, burstFadeS: 5 },
   }),
   variant("backlog-at-drain-rate", "the queue ahead assumed to drain at the whole drain rate", {
     ledger: { minBacklogDrainShare: 1 },
@@ -63,7 +63,7 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("slow-burst-rate", "the burst fade's rate smoothed as slowly as the baseline's (alpha 0.1)", {
     ledger: { burstAlpha: 0.1 },
   }),
-  variant("burst-persistence", "the burst fade's time constant is the burst's age once that is longer than 5 s", {
+  variant("burst-persistence", "the burst fade's time constant is the burst's age once that is longer than 2 s", {
     ledger: { burstPersistence: 1 },
   }),
   variant(
@@ -75,13 +75,23 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     ledger: { overloadFloorS: 0 },
   }),
   variant(
-    "median-overload-floor",
-    "the overload floor is the median of the fast-smoothed rates before the overload, not the lowest",
-    { ledger: { overloadFloorQuantile: 0.5 } },
+    "lowest-overload-floor",
+    "the overload floor is the lowest of the fast-smoothed rates before the overload, not the median",
+    { ledger: { overloadFloorQuantile: 0 } },
   ),
-  variant("before-queue-refill", "neither queue refill nor the overload floor (the default until 2026-12-02)", {
-    ledger: { queueRefill: false, overloadFloorS: 0 },
+  variant("burst-fade-5s", "the burst fades out of the forecast with a 5 s time constant, not 2 s", {
+    ledger: { burstFadeS: 5 },
   }),
+  variant(
+    "before-median-floor",
+    "the lowest overload floor and a 5 s burst fade (the default until the second change of 2026-12-02)",
+    { ledger: { overloadFloorQuantile: 0, burstFadeS: 5 } },
+  ),
+  variant(
+    "before-queue-refill",
+    "neither queue refill nor the overload floor, a 5 s burst fade (the default until the first change of 2026-12-02)",
+    { ledger: { queueRefill: false, overloadFloorS: 0, burstFadeS: 5 } },
+  ),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },
@@ -94,7 +104,7 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate, no queue refill or floor (an earlier default)",
     {
       booking: { demotedOrder: "arrival", standingIntervalS: 20, drainingOfferedShare: null },
-      ledger: { burstAlpha: 0.1, queueRefill: false, overloadFloorS: 0 },
+      ledger: { burstAlpha: 0.1, queueRefill: false, overloadFloorS: 0, burstFadeS: 5 },
     },
   ),
 ];
@@ -108,8 +118,16 @@ export interface VariantSummary {
   scenarios: number;
   /** The worst completion-curve gap of each scenario, summed (points; 0 would be "never behind"). */
   worstCurveGapSumPts: number;
-  /** Per scenario: final served share, attempts per offered, p50 time to success. */
-  perScenario: Record<string, { servedFraction: number; attemptsPerOffered: number; timeToSuccessP50S: number | null }>;
+  /** Per scenario: final served share, attempts per offered, p50 time to success, worst curve gap (points). */
+  perScenario: Record<
+    string,
+    {
+      servedFraction: number;
+      attemptsPerOffered: number;
+      timeToSuccessP50S: number | null;
+      worstCurveGap: { horizonS: number; gapPts: number };
+    }
+  >;
 }
 
 /**
@@ -141,6 +159,7 @@ export function summarizeVariant(
       servedFraction: own.metrics.servedFraction,
       attemptsPerOffered: own.metrics.attemptsPerOffered,
       timeToSuccessP50S: own.metrics.timeToSuccessP50S,
+      worstCurveGap: { horizonS: check.worstCurveGap.horizonS, gapPts: 100 * check.worstCurveGap.gap },
     };
   });
   return { id: v.id, change: v.change, met, scenarios: results.length, worstCurveGapSumPts, perScenario };
@@ -157,4 +176,40 @@ export function summarizeVariant(
 export function defaultSummary(results: readonly ScenarioResult[]): VariantSummary {
   const own = results.map((r) => r.policies.find((p) => p.id === r.defaultPolicy) as PolicyResult);
   return summarizeVariant({ id: "default", change: "the defaults", spec: base }, results, own);
+}
+
+/** Variants ahead of the default (`variants[0]`) on the summed worst curve gaps, by seed set. */
+export interface VariantsAhead {
+  both: string[];
+  tunedOnly: string[];
+  heldOnly: string[];
+  /** The largest lead (points) of a variant ahead on both sets, on either set. */
+  largestLeadPts: number;
+}
+
+/**
+ * Which variants' summed worst curve gaps are smaller than the default's (the first summary of each list) on the
+ * tuning seeds, on the held-out seeds, or on both: a variant that wins on one set only did not win on its design.
+ *
+ * @example
+ * ```ts
+ * variantsAhead(json.variants, json.heldOut.variants).both; // ["two-step", ...]
+ * ```
+ */
+export function variantsAhead(variants: readonly VariantSummary[], heldOut: readonly VariantSummary[]): VariantsAhead {
+  const ahead: VariantsAhead = { both: [], tunedOnly: [], heldOnly: [], largestLeadPts: 0 };
+  const [tunedDefault, heldDefault] = [variants[0], heldOut[0]];
+  if (!tunedDefault || !heldDefault) return ahead;
+  const held = new Map(heldOut.map((v) => [v.id, v]));
+  const lead = (v: VariantSummary | undefined, def: VariantSummary) =>
+    v === undefined ? Number.NEGATIVE_INFINITY : v.worstCurveGapSumPts - def.worstCurveGapSumPts;
+  for (const v of variants.slice(1)) {
+    const [onTuned, onHeld] = [lead(v, tunedDefault), lead(held.get(v.id), heldDefault)];
+    if (onTuned > 0 && onHeld > 0) {
+      ahead.both.push(v.id);
+      ahead.largestLeadPts = Math.max(ahead.largestLeadPts, onTuned, onHeld);
+    } else if (onTuned > 0) ahead.tunedOnly.push(v.id);
+    else if (onHeld > 0) ahead.heldOnly.push(v.id);
+  }
+  return ahead;
 }

@@ -161,7 +161,8 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     // rate climbs through those 10 s (2.4/s after the first, 7.8/s after the last), so their lowest is far below
     // 8/s and their median near it.
     const latestDelay = (overloadFloorQuantile: number) => {
-      const ledger = new CapacityBooking({ ...opts, overloadFloorQuantile }, 0);
+      // No burst fade: the forecast is the floor alone, whatever `burstFadeS` the defaults have.
+      const ledger = new CapacityBooking({ ...opts, overloadFloorQuantile, burstFadeS: 0 }, 0);
       for (let s = 50; s < 60; s++) for (let k = 0; k < 8; k++) ledger.onFresh(s * 1000 + 1);
       const delays = Array.from({ length: 30 }, (_, i) => {
         const hint = ledger.hint(60_500, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
@@ -172,9 +173,31 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
       return Math.max(...delays);
     };
     // The lowest (2.4/s) leaves 7.6 of the 10/s to promise, the median (7.1/s) 2.9: the same 30 refusals reach
-    // 11 s away instead of 7.
-    expect(latestDelay(0)).toBe(7);
+    // 11 s away instead of 5.
+    expect(latestDelay(0)).toBe(5);
     expect(latestDelay(0.5)).toBe(11);
+  });
+
+  it("by default a burst after a quiet spell books the seconds after it up to what ordinary traffic leaves", () => {
+    // The end-to-end run's shape: quiet, 10 s of ordinary traffic at 8/s, then a 10 s burst at 50/s on a 16-deep
+    // queue draining 17/s, two of every three arrivals refused and booked. What the traffic leaves after the burst
+    // is 17 - 8 = 9 a second. With the lowest floor (2.4/s) those seconds were promised up to 14 (broken promises,
+    // one more attempt each); with the median floor and a 5 s fade the first ones got 7 or 8 (idle capacity).
+    const ledger = new CapacityBooking(opts, 0);
+    for (let s = 50; s < 60; s++) for (let k = 0; k < 8; k++) ledger.onFresh(s * 1000 + k * 125);
+    let refused = 0;
+    for (let s = 60; s < 70; s++)
+      for (let k = 0; k < 50; k++) {
+        const t = s * 1000 + k * 20;
+        ledger.onFresh(t);
+        if (k % 3 === 0) continue;
+        const hint = ledger.hint(t, { queueDepth: 16, drainRate: 17 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${refused++}`, t, hint);
+      }
+    const promised = Array.from({ length: 20 }, (_, i) => ledger.promisedAt(70_000, i));
+    for (const n of promised) expect(n).toBeLessThanOrEqual(9 + 1);
+    expect(promised.slice(0, 5).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5 * 9);
   });
 
   it("overloadFloorS: a deep queue's fill time is skipped, so the floor is the traffic before the overload", () => {

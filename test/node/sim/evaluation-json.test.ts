@@ -2,20 +2,23 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/edge/config";
+import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/sim/held-out";
 import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
 import {
+  type E2eOpenAiPolicy,
   type E2eOpenAiRun,
   type E2eResult,
   e2eOrderings,
   renderReport,
   type SweepPoint,
 } from "../../../src/sim/report-markdown";
-import { renderPolicyDoc } from "../../../src/sim/report-policy";
+import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
+import { meetsTwinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
-import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary } from "../../../src/sim/variants";
+import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary, variantsAhead } from "../../../src/sim/variants";
 
 const root = resolve(import.meta.dirname, "../../..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
@@ -146,44 +149,50 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
     expect(doc).toContain(
-      "Its row: larger summed worst curve gaps in arrival order, and no target met in more scenarios.",
+      "Its row: larger summed worst curve gaps in arrival order, and no target but attempts met in more scenarios.",
     );
     const fifo = costsCurve("demoted-fifo", false);
-    for (const k of ["curve", "served", "oracle", "attempts"] as const)
+    for (const k of ["curve", "served", "oracle"] as const)
       expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
     expect(doc).toContain(
-      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, and the served and attempts targets met in fewer scenarios.",
+      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, the attempts target met in fewer scenarios, and on the held-out seeds the served target too.",
     );
-    expect(costsCurve("target-while-draining", true).met.served).toBeLessThan(def.summary.met.served);
-    // Last chance (not demoted): more served under sustained overload, the oracle met in more scenarios; larger
-    // summed gaps, the attempts target met in fewer.
+    costsCurve("target-while-draining", true);
+    const heldById = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
+    expect(heldById.get("target-while-draining")?.met.served).toBeLessThan(heldById.get("default")?.met.served ?? 0);
+    // Last chance (not demoted): more served under sustained overload; larger summed gaps, the attempts target met
+    // in fewer scenarios; the oracle target in as many as the default's, on both seed sets.
     expect(doc).toContain(
-      "Its row: more requests served under sustained overload and the oracle target met in more scenarios, but larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused) and the attempts target met in fewer scenarios.",
+      "Its row: more requests served under sustained overload, but larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused) and the attempts target met in fewer scenarios. It meets the oracle target in as many scenarios as the default, on both seed sets.",
     );
     const lastChance = variant("last-chance");
     expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
-    expect(lastChance.summary.met.oracle).toBeGreaterThan(def.summary.met.oracle);
+    expect(lastChance.summary.met.oracle).toBe(def.summary.met.oracle);
     costsCurve("last-chance", true);
     // README's row for the option: a longer wait under sustained overload too.
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
-      "more requests served, nearer the oracle, but larger curve gaps (first attempts wait behind last ones), more attempts per request and a longer wait under sustained overload (docs/retry-policy.md, variant `last-chance`)",
+      "more requests served under sustained overload, but larger curve gaps (first attempts wait behind last ones), more attempts per request and a longer wait (docs/retry-policy.md, variant `last-chance`)",
     );
     expect(lastChance.p50).toBeGreaterThan(def.p50);
-    expect(doc).toContain("On the held-out seeds it meets the oracle target in as many scenarios as the default.");
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     expect(held.get("last-chance")?.met.oracle).toBe(held.get("default")?.met.oracle);
   });
 
-  it("backs docs/retry-policy.md's account of two-step promises: larger summed gaps (smaller held out), fewer scenarios on attempts", () => {
+  it("backs docs/retry-policy.md's account of two-step promises: smaller summed gaps, no more scenarios on attempts", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row has larger summed worst curve gaps than the default's (on the held-out seeds smaller), and meets the attempts target in fewer scenarios on both seed sets.",
+      "Its row has smaller summed worst curve gaps than today's default on both seed sets (by less than 1.5 points, above), and meets the attempts target in as many scenarios on the tuning seeds and in fewer on the held-out ones.",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
     const [heldDef, heldTwoStep] = [held[0], held.find((v) => v.id === "two-step")] as VariantSummary[];
-    expect(twoStep?.worstCurveGapSumPts).toBeLessThan(def?.worstCurveGapSumPts ?? 0);
-    expect(heldTwoStep?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
-    expect(twoStep?.met.attempts).toBeLessThan(def?.met.attempts ?? 0);
+    for (const [own, base] of [
+      [twoStep, def],
+      [heldTwoStep, heldDef],
+    ] as const) {
+      expect(own?.worstCurveGapSumPts).toBeGreaterThan(base?.worstCurveGapSumPts ?? 0);
+      expect((own?.worstCurveGapSumPts ?? 0) - (base?.worstCurveGapSumPts ?? 0)).toBeLessThan(1.5);
+    }
+    expect(twoStep?.met.attempts).toBe(def?.met.attempts);
     expect(heldTwoStep?.met.attempts).toBeLessThan(heldDef?.met.attempts ?? 0);
   });
 
@@ -224,6 +233,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.targets).toEqual(json.scenarios.map(checkTargets));
   });
 
+  it("backs the README's claim: end to end the default meets all three end-to-end targets, in run 11 and run 12", () => {
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      "it meets all three of issue 15's end-to-end targets: at least 99% served, within 2 points of the best of `router_queue_drain_rate`, `retry_schedule` and static 30 s at 5 to 60 s, at most 1.5 attempts per offered request",
+    );
+    for (const path of ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"])
+      expect(checkE2eTargets(runOf(path).policies, DEFAULT_POLICY_ID)?.met, path).toEqual({
+        served: true,
+        curve: true,
+        attempts: true,
+      });
+  });
+
   it("backs the README's claim: the default's final served share is within a point of the best other policy's everywhere", () => {
     expect(read("README.md")).toContain(
       "its final served share is within a point of the best other policy's in every scenario",
@@ -231,8 +252,81 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.targets.filter((t) => !t.met.served).map((t) => t.scenario)).toEqual([]);
   });
 
-  it("backs the latest end-to-end run recorded in docs/benchmarks.md: its table is docs/evaluation-e2e-openai.json's", () => {
-    const run = JSON.parse(read("docs/evaluation-e2e-openai.json")) as E2eOpenAiRun;
+  it("backs docs/benchmarks.md's run 11, the latest: its table is docs/evaluation-e2e-openai.json's, every target met", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run10, run11] = [runOf("docs/evaluation-e2e-openai-run10.json"), runOf("docs/evaluation-e2e-openai.json")];
+    expectBenchmarkRows(bench, run11);
+    const [d10, d11] = [defaultOf(run10), defaultOf(run11)] as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+    const check = checkE2eTargets(run11.policies, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    const others = run11.policies.filter((p) => p.id !== DEFAULT_POLICY_ID);
+    const behind = (h: number) => Math.max(...others.map((p) => p.servedWithinS[h] ?? 0)) - (d11.servedWithinS[h] ?? 0);
+    for (const h of [5, 30, 60]) expect(behind(h), `${h} s`).toBeLessThan(0);
+    expect(flat).toContain(
+      `Every end-to-end target is met: ${d11.served} of ${d11.requests} requests served (>= 99% wanted), at every horizon at least the best other policy minus 2 points (${(100 * behind(15)).toFixed(1)} below \`router_queue_drain_rate\` at 15 s, ahead of every other at 5, 30 and 60 s), and ${d11.attemptsPerOffered.toFixed(3)} attempts per offered request (1.5 wanted).`,
+    );
+    const share = (row: E2eOpenAiPolicy, n: number) => `${((100 * n) / row.requests).toFixed(1)}%`;
+    const made = (row: E2eOpenAiPolicy, k: string) => row.requestsByAttempts?.[k] ?? Number.NaN;
+    expect(flat).toContain(
+      `${share(d11, d11.requests - made(d11, "1"))} of the requests were refused on their first attempt, and ${share(d11, made(d11, "3"))} were refused twice (${share(d10, made(d10, "3"))} in run 10).`,
+    );
+    const moved = others.map((p) => {
+      const q = run10.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
+      const curve = Math.max(
+        ...[5, 15, 30, 60].map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0))),
+      );
+      return { curve: 100 * curve, attempts: Math.abs(p.attemptsPerOffered - q.attemptsPerOffered) };
+    });
+    const at = (row: E2eOpenAiPolicy, h: number) => row.servedWithinS[h] ?? Number.NaN;
+    expect(flat).toContain(
+      `the default's attempts per offered request fell from ${d10.attemptsPerOffered.toFixed(3)} to ${d11.attemptsPerOffered.toFixed(3)}, its share served within 15 s rose by ${(100 * (at(d11, 15) - at(d10, 15))).toFixed(1)} points and within 30 s fell by ${(100 * (at(d10, 30) - at(d11, 30))).toFixed(1)}; the other policies, unchanged, moved by up to ${Math.max(...moved.map((m) => m.curve)).toFixed(1)} points and ${Math.max(...moved.map((m) => m.attempts)).toFixed(3)} attempts between the two runs.`,
+    );
+    const s30 = run11.policies.find((p) => p.id === "static-30") as E2eOpenAiPolicy;
+    const ahead = [5, 15, 30, 60].map((h) => (100 * (at(d11, h) - at(s30, h))).toFixed(1));
+    for (const a of ahead) expect(Number(a)).toBeGreaterThan(0);
+    expect(flat).toContain(
+      `the default serves more within 5, 15, 30 and 60 s (by ${ahead.slice(0, 3).join(", ")} and ${ahead[3]} points) with ${(s30.attemptsPerOffered - d11.attemptsPerOffered).toFixed(3)} fewer attempts per offered request.`,
+    );
+    const attempts = (d11.perSeed ?? []).map((s) => s.attemptsPerOffered);
+    expect(flat).toContain(
+      `the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((a) => a <= 1.5).length} of ${attempts.length} seeds).`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 12: the same command again, its movement and its seed-by-seed spread", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run11, run12] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run12.json")];
+    expectBenchmarkRows(bench, run12);
+    expect(checkE2eTargets(run12.policies, DEFAULT_POLICY_ID)?.met).toEqual({
+      served: true,
+      curve: true,
+      attempts: true,
+    });
+    const move = (id: string) => {
+      const [a, b] = [run11, run12].map((r) => r.policies.find((p) => p.id === id) as E2eOpenAiPolicy) as [
+        E2eOpenAiPolicy,
+        E2eOpenAiPolicy,
+      ];
+      const curve = Math.max(
+        ...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))),
+      );
+      return { curve: 100 * curve, attempts: Math.abs(a.attemptsPerOffered - b.attemptsPerOffered) };
+    };
+    const others = run12.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => move(p.id));
+    const [d11, d12] = [defaultOf(run11), defaultOf(run12)];
+    expect(flat).toContain(
+      `From run 11 to run 12 the default's completion curve moved by at most ${move(DEFAULT_POLICY_ID).curve.toFixed(1)} points and its attempts per offered request from ${d11.attemptsPerOffered.toFixed(3)} to ${d12.attemptsPerOffered.toFixed(3)}; the other policies' curves by up to ${Math.max(...others.map((m) => m.curve)).toFixed(1)} points and their attempts by up to ${Math.max(...others.map((m) => m.attempts)).toFixed(3)}.`,
+    );
+    const attempts = (d12.perSeed ?? []).map((x) => x.attemptsPerOffered);
+    expect(flat).toContain(
+      `Seed by seed the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((a) => a <= 1.5).length} of ${attempts.length} seeds).`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 9: its table is its JSON's, and its paragraph its figures", () => {
+    const run = JSON.parse(read("docs/evaluation-e2e-openai-run9.json")) as E2eOpenAiRun;
     const bench = read("docs/benchmarks.md");
     expectBenchmarkRows(bench, run);
     // The proxy's counts, as the latest run's paragraph quotes them.
@@ -294,7 +388,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `serves more in all and within 30 and 60 s, and ${fewerAt15} points fewer within 15 s.`,
     );
     // Run 9, the same code as `after` on the same seeds, moved its attempts by more than the change did.
-    const run9 = defaultOf(runOf("docs/evaluation-e2e-openai.json"));
+    const run9 = defaultOf(runOf("docs/evaluation-e2e-openai-run9.json"));
     expect(run9?.attemptsPerOffered).toBeGreaterThan(1.5);
     expect(Math.abs((run9?.attemptsPerOffered ?? 0) - a.attemptsPerOffered)).toBeGreaterThan(
       Math.abs(b.attemptsPerOffered - a.attemptsPerOffered),
@@ -316,7 +410,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "docs/evaluation-e2e-openai-lowest-floor.json",
       "docs/evaluation-e2e-openai-median-floor.json",
     );
-    const run9 = runOf("docs/evaluation-e2e-openai.json");
+    const run9 = runOf("docs/evaluation-e2e-openai-run9.json");
     const twice = (row: typeof l) => (100 * (row.requestsByAttempts?.["3"] ?? Number.NaN)) / row.requests;
     expect(m.attemptsPerOffered).toBeLessThanOrEqual(1.5);
     expect(m.attemptsPerOffered).toBeLessThan(l.attemptsPerOffered);
@@ -334,14 +428,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     const earlier = (path: string) => defaultOf(runOf(path)).attemptsPerOffered.toFixed(3);
     expect(flat).toContain(
-      `(${l.attemptsPerOffered.toFixed(3)} here, ${earlier("docs/evaluation-e2e-openai-queue-refill-floor.json")} and ${earlier("docs/evaluation-e2e-openai.json")} in the runs above)`,
+      `(${l.attemptsPerOffered.toFixed(3)} here, ${earlier("docs/evaluation-e2e-openai-queue-refill-floor.json")} and ${earlier("docs/evaluation-e2e-openai-run9.json")} in the runs above)`,
     );
   });
 
   it("backs docs/benchmarks.md's run 10: the same command again, its seed-by-seed spread and its cold first seed", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
-    const [run9, run10] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run10.json")];
+    const [run9, run10] = [
+      runOf("docs/evaluation-e2e-openai-run9.json"),
+      runOf("docs/evaluation-e2e-openai-run10.json"),
+    ];
     expectBenchmarkRows(bench, run10);
     const moves = run10.policies.map((p) => {
       const q = run9.policies.find((x) => x.id === p.id) as BenchmarkRow;
@@ -374,66 +471,82 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(byAttempts[1]?.seed).toBe(2026);
     expect(Math.min(...seeds.map((s) => s.servedWithinS["15"] ?? 1))).toBe(first?.servedWithinS["15"]);
     const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
+    // Run 10's default is the twin's `before-median-floor` row since run 11 changed the default.
     const twinDefault = (id: string) =>
-      twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
+      twin.twins
+        .find((t) => t.id === id)
+        ?.policies.find((p) => p.id === `${DEFAULT_POLICY_ID}:before-median-floor`) as BenchmarkRow;
     const [cold, quiet] = [twinDefault("cold"), twinDefault("after-quiet")];
     const pair = (r: { attemptsPerOffered: number; servedWithinS: Record<string, number> }) =>
       `${r.attemptsPerOffered.toFixed(3)} and ${(100 * (r.servedWithinS["15"] ?? 0)).toFixed(1)}%`;
     expect(flat).toContain(
-      `(${first ? pair(first) : "no seed 2026"}), as the simulator's twin from a cold router has against its twin after a quiet spell (${pair(cold)}, against ${pair(quiet)}).`,
+      `(${first ? pair(first) : "no seed 2026"}), as the simulator's twin of that default (row \`before-median-floor\` since run 11) from a cold router has against its twin after a quiet spell (${pair(cold)}, against ${pair(quiet)}).`,
     );
   });
 
-  it("backs docs/benchmarks.md's simulator twin of the end-to-end run: after a quiet spell it makes the attempts end to end made", () => {
+  it("backs docs/benchmarks.md's simulator twin of the end-to-end run: what it says of the default and its variants", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as { twins: { id: string; policies: BenchmarkRow[] }[] };
     const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
     for (const t of twin.twins) expectBenchmarkRows(bench, t);
     const of = (id: string, policy = DEFAULT_POLICY_ID) =>
       twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === policy) as BenchmarkRow;
     const [quiet, cold] = [of("after-quiet"), of("cold")];
-    const e2e = (JSON.parse(read("docs/evaluation-e2e-openai.json")) as E2eOpenAiRun).policies.find(
-      (p) => p.id === DEFAULT_POLICY_ID,
-    ) as BenchmarkRow;
+    const run11 = runOf("docs/evaluation-e2e-openai.json");
+    const e2e = (policy: string) => run11.policies.find((p) => p.id === policy) as BenchmarkRow;
     const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
-    expect(bench.replace(/\s+/g, " ")).toContain(
-      `After a quiet spell the twin's default makes ${quiet.attemptsPerOffered.toFixed(3)} attempts per offered request, where the end-to-end run 9 made ${e2e.attemptsPerOffered.toFixed(3)} and the cold twin ${cold.attemptsPerOffered.toFixed(3)}`,
+    const att = (row: BenchmarkRow) => row.attemptsPerOffered.toFixed(3);
+    expect(flat).toContain(
+      `After a quiet spell the twin's default makes ${att(quiet)} attempts per offered request and the cold twin ${att(cold)}, where the end-to-end run 11 made ${att(e2e(DEFAULT_POLICY_ID))}.`,
     );
-    expect(Math.abs(quiet.attemptsPerOffered - e2e.attemptsPerOffered)).toBeLessThan(
-      Math.abs(cold.attemptsPerOffered - e2e.attemptsPerOffered),
+    // Static 30 s reads no history: the end-to-end run's extra attempts over the twin are about the same under it.
+    const [s30Twin, s30E2e] = [of("after-quiet", "static-30"), e2e("static-30")];
+    const extra = [
+      e2e(DEFAULT_POLICY_ID).attemptsPerOffered - quiet.attemptsPerOffered,
+      s30E2e.attemptsPerOffered - s30Twin.attemptsPerOffered,
+    ];
+    expect(Math.abs((extra[0] ?? 0) - (extra[1] ?? 0))).toBeLessThan(0.01);
+    expect(flat).toContain(
+      `makes ${att(s30Twin)} in the twin after a quiet spell and ${att(s30E2e)} in run 11: the end-to-end run makes about as many more attempts than the twin under either policy (${extra.map((x) => x.toFixed(3)).join(" and ")})`,
     );
-    expect(bench.replace(/\s+/g, " ")).toContain(
-      `(${pct(quiet.servedWithinS[15])} after a quiet spell, ${pct(cold.servedWithinS[15])} cold)`,
+    const before = {
+      quiet: of("after-quiet", "booked_capacity:before-median-floor"),
+      cold: of("cold", "booked_capacity:before-median-floor"),
+    };
+    expect(flat).toContain(
+      `read that history more: ${att(before.quiet)} attempts after a quiet spell and ${att(before.cold)} cold, ${pct(before.quiet.servedWithinS[15])} and ${pct(before.cold.servedWithinS[15])} served within 15 s, where today's serves ${pct(quiet.servedWithinS[15])} and ${pct(cold.servedWithinS[15])}.`,
+    );
+    expect(Math.abs(before.quiet.attemptsPerOffered - before.cold.attemptsPerOffered)).toBeGreaterThan(
+      Math.abs(quiet.attemptsPerOffered - cold.attemptsPerOffered),
     );
     const persistent = of("after-quiet", "booked_capacity:burst-persistence");
     const at30 = (row: BenchmarkRow | undefined) => row?.servedWithinS[30] ?? Number.NaN;
-    expect(Math.abs(at30(persistent) - at30(quiet))).toBeLessThan(0.01);
-    const firstVersion = (
-      JSON.parse(read("docs/evaluation-e2e-openai-burst-persistence.json")) as E2eOpenAiRun
-    ).policies.find((p) => p.id === DEFAULT_POLICY_ID);
-    const run7 = (JSON.parse(read("docs/evaluation-e2e-openai-run7.json")) as E2eOpenAiRun).policies.find(
-      (p) => p.id === DEFAULT_POLICY_ID,
-    );
+    const firstVersion = defaultOf(runOf("docs/evaluation-e2e-openai-burst-persistence.json"));
+    const run7 = defaultOf(runOf("docs/evaluation-e2e-openai-run7.json"));
     expect(Math.round(100 * (at30(run7) - at30(firstVersion)))).toBe(6);
-    expect(bench.replace(/\s+/g, " ")).toContain(
-      `(${pct(persistent.servedWithinS[30])} against ${pct(quiet.servedWithinS[30])}), where the first version lost six points end to end`,
+    expect(flat).toContain(
+      `after a quiet spell its 30 s share is ${pct(at30(persistent))} against the default's ${pct(at30(quiet))}, where the first version lost six points end to end`,
     );
     const refillAlone = of("after-quiet", "booked_capacity:no-overload-floor");
     expect(refillAlone.attemptsPerOffered).toBeGreaterThan(1.5);
     expect(quiet.attemptsPerOffered).toBeLessThanOrEqual(1.5);
-    expect(bench.replace(/\s+/g, " ")).toContain(
-      `The \`no-overload-floor\` row (queue refill alone) makes ${refillAlone.attemptsPerOffered.toFixed(3)} attempts per offered request after a quiet spell, above the issue's 1.5, where the default makes ${quiet.attemptsPerOffered.toFixed(3)}`,
+    expect(flat).toContain(
+      `The \`no-overload-floor\` row (queue refill alone) makes ${att(refillAlone)} attempts per offered request after a quiet spell, above the issue's 1.5, where the default makes ${att(quiet)}`,
     );
-    const [noRefill, before] = ["no-queue-refill", "before-queue-refill"].map((id) => ({
+    const [noRefill, beforeRefill] = ["no-queue-refill", "before-queue-refill"].map((id) => ({
       quiet: of("after-quiet", `booked_capacity:${id}`),
       cold: of("cold", `booked_capacity:${id}`),
     })) as [{ quiet: BenchmarkRow; cold: BenchmarkRow }, { quiet: BenchmarkRow; cold: BenchmarkRow }];
-    for (const v of [noRefill, before]) {
+    for (const v of [noRefill, beforeRefill]) {
       expect(at30(v.quiet)).toBeLessThan(at30(quiet));
-      expect(at30(v.cold)).toBeGreaterThan(at30(cold));
+      expect(at30(v.cold)).toBeLessThan(at30(cold));
     }
-    expect(noRefill.cold).toEqual({ ...before.cold, id: "booked_capacity:no-queue-refill" });
-    expect(bench.replace(/\s+/g, " ")).toContain(
-      `the twin serves less within 30 s after a quiet spell (${pct(at30(noRefill.quiet))} and ${pct(at30(before.quiet))} against ${pct(at30(quiet))}) and more from a cold router (${pct(at30(noRefill.cold))} against ${pct(at30(cold))})`,
+    expect(flat).toContain(
+      `the twin serves less within 30 s after a quiet spell (${pct(at30(noRefill.quiet))} and ${pct(at30(beforeRefill.quiet))} against ${pct(at30(quiet))}) and from a cold router (${pct(at30(noRefill.cold))} and ${pct(at30(beforeRefill.cold))} against ${pct(at30(cold))}).`,
+    );
+    expect(at30(before.cold)).toBeLessThan(at30(beforeRefill.cold));
+    expect(flat).toContain(
+      `\`before-median-floor\` served ${pct(at30(before.cold))} within 30 s from a cold router, against \`before-queue-refill\`'s ${pct(at30(beforeRefill.cold))}.`,
     );
   });
 
@@ -509,7 +622,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's account of the variants ahead of the default on both seed sets", () => {
     const heldOut = (json.heldOut as HeldOutRun).variants;
-    const tuned = new Map(json.variants.map((v) => [v.id, v]));
+    const tunedById = new Map(json.variants.map((v) => [v.id, v]));
     const held = new Map(heldOut.map((v) => [v.id, v]));
     const def = { tuned: json.variants[0] as VariantSummary, held: heldOut[0] as VariantSummary };
     const aheadOnBoth = json.variants
@@ -520,16 +633,39 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
           (held.get(v.id)?.worstCurveGapSumPts ?? Number.NEGATIVE_INFINITY) > def.held.worstCurveGapSumPts,
       )
       .map((v) => v.id);
-    expect(aheadOnBoth).toEqual(["no-overload-floor"]);
-    expect(read("docs/retry-policy.md")).toContain("The variant ahead on both sets is not the default");
-    const alone = { tuned: tuned.get("no-overload-floor"), held: held.get("no-overload-floor") };
-    expect(alone.tuned?.met.attempts).toBeLessThan(def.tuned.met.attempts);
-    expect(alone.held?.met.attempts).toBeLessThan(def.held.met.attempts);
+    expect(aheadOnBoth).toEqual(variantsAhead(json.variants, heldOut).both);
+    expect(aheadOnBoth.length).toBeGreaterThan(0);
+    expect(read("docs/retry-policy.md")).toContain("The variants ahead on both sets are not the default");
+    // What the sum does not show: in the end-to-end run's twin the default meets every end-to-end target from a cold
+    // router and after a quiet spell, and none of them does (each is in the twin).
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
+    for (const id of aheadOnBoth)
+      expect(
+        twin.twins.every((t) => t.policies.some((p) => p.id === `${DEFAULT_POLICY_ID}:${id}`)),
+        id,
+      ).toBe(true);
+    const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
+    expect(meeting).toEqual(["two-step", "demote-after-10s"]);
+    // Those two: ahead by less than 1.5 points on either set, less than the default's own sum moves between the sets.
+    const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
+    for (const id of meeting) {
+      const lead = Math.max(
+        (tunedById.get(id)?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts,
+        (held.get(id)?.worstCurveGapSumPts ?? 0) - def.held.worstCurveGapSumPts,
+      );
+      expect(lead, id).toBeLessThan(1.5);
+      expect(lead, id).toBeLessThan(moves);
+    }
+    expect(held.get("two-step")?.met.attempts).toBeLessThan(def.held.met.attempts);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "They are ahead of it on the summed gaps by less than 1.5 points on either seed set, less than the default's own sum moves between the sets, and `two-step` meets the attempts target in fewer held-out scenarios.",
+    );
   });
 
-  it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds, but one", () => {
+  it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too, but `two-step`'s, which are smaller there; its findings on the attempts and served targets hold there as well.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too, and its findings on the attempts and served targets hold there as well.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
@@ -550,13 +686,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs docs/retry-policy.md's burst persistence bullet: a few attempts fewer, larger gaps, its first version end to end", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
     expect(doc).toContain(
-      "Its row makes fewer attempts per offered request than the default in most scenarios, by little, and has larger summed worst curve gaps: it is not the default.",
+      "Its row makes fewer attempts per offered request than the default in most scenarios, by at most 0.03, and has larger summed worst curve gaps: it is not the default.",
     );
     const def = json.variants[0] as VariantSummary;
     const persistent = json.variants.find((v) => v.id === "burst-persistence") as VariantSummary;
     const saved = attemptsSaved(def, persistent);
     expect(saved.filter((d) => d > 0).length).toBeGreaterThan(def.scenarios / 2);
-    expect(Math.max(...saved)).toBeLessThan(0.02);
+    expect(Math.max(...saved)).toBeLessThan(0.03);
     expect(persistent.worstCurveGapSumPts).toBeLessThan(def.worstCurveGapSumPts);
     // The end-to-end figures it quotes: the first version's run against the default's run 7 (the same three seeds).
     const e2e = (path: string) =>
@@ -594,22 +730,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       twin.twins.find((t) => t.id === "after-quiet")?.policies.find((p) => p.id === policy) as BenchmarkRow;
     expect(quiet("booked_capacity:no-overload-floor").attemptsPerOffered).toBeGreaterThan(1.5);
     expect(quiet(DEFAULT_POLICY_ID).attemptsPerOffered).toBeLessThanOrEqual(1.5);
-    // The curve target: met in sharded-16 by the default of that day, in no scenario by today's.
-    expect(doc).toContain(
-      "the curve target was met in one scenario (`sharded-16`, which today's default misses by hundredths of a point) and is met in none now",
-    );
+    // The curve target: met in sharded-16 by the default of that morning, in no scenario by today's.
+    expect(doc).toContain("the curve target was met in one scenario by the default of that morning and in none since");
     expect(before.tuned?.met.curve).toBe(1);
-    const missBy =
-      -100 * ((json.targets.find((t) => t.scenario === "sharded-16") as TargetCheck).worstCurveGap.gap + 0.02);
-    expect(missBy).toBeGreaterThan(0);
-    expect(missBy).toBeLessThan(0.1);
     expect(tuned.get("default")?.met.curve).toBe(0);
     // End to end: run 9 (today's code, every policy) made more attempts than wanted, and its 30 and 60 s shares moved
     // from the day before's as the default-only run's did.
     const runOf = (path: string) =>
       (JSON.parse(read(path)) as E2eOpenAiRun).policies.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
     const [run9, ab, dayBefore] = [
-      runOf("docs/evaluation-e2e-openai.json"),
+      runOf("docs/evaluation-e2e-openai-run9.json"),
       runOf("docs/evaluation-e2e-openai-queue-refill-floor.json"),
       runOf("docs/evaluation-e2e-openai-before-queue-refill.json"),
     ];
@@ -641,7 +771,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       e2e: json.e2e,
       e2eOpenAi: json.e2eOpenAi ?? undefined,
       e2eOpenAiAgain: json.e2eOpenAiAgain
-        ? { run: json.e2eOpenAiAgain, file: "docs/evaluation-e2e-openai-run10.json" }
+        ? { run: json.e2eOpenAiAgain, file: "docs/evaluation-e2e-openai-run12.json" }
         : undefined,
       heldOut: json.heldOut ?? undefined,
       figures,
@@ -649,7 +779,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/evaluation.md")).toBe(report);
     // The end-to-end runs it quotes are the files the runs wrote.
     expect(json.e2eOpenAi).toEqual(JSON.parse(read("docs/evaluation-e2e-openai.json")));
-    expect(json.e2eOpenAiAgain).toEqual(JSON.parse(read("docs/evaluation-e2e-openai-run10.json")));
+    expect(json.e2eOpenAiAgain).toEqual(JSON.parse(read("docs/evaluation-e2e-openai-run12.json")));
     const policyDoc = renderPolicyDoc({
       template: read("eval/retry-policy.md"),
       results: json.scenarios,
@@ -666,6 +796,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       medianFloorAb: {
         before: JSON.parse(read("docs/evaluation-e2e-openai-lowest-floor.json")),
         after: JSON.parse(read("docs/evaluation-e2e-openai-median-floor.json")),
+      },
+      fastFadeAb: {
+        before: JSON.parse(read("docs/evaluation-e2e-openai-run10.json")),
+        after: JSON.parse(read("docs/evaluation-e2e-openai.json")),
       },
     });
     expect(read("docs/retry-policy.md")).toBe(policyDoc);
