@@ -52,8 +52,8 @@ export interface CapacityBookingOptions {
    * way is expected to go on for a few seconds rather than stop at once, so promises do not land inside it (where
    * fresh arrivals fill the queue and the promise is broken). 0: the forecast is the baseline from now on.
    * 2 s by default since 2026-12-02 (5 s before), with the median overload floor (`overloadFloorQuantile`): with
-   * the floor reading the traffic itself, a 5 s fade left the seconds after a short burst half booked (the
-   * end-to-end twin's fleet idle while refused clients slept); variant `burst-fade-5s`, docs/retry-policy.md.
+   * the floor reading the traffic itself, a 5 s fade under-booked the seconds after a short burst (the end-to-end
+   * twin's fleet idle while refused clients slept); variant `burst-fade-5s`, docs/retry-policy.md.
    */
   burstFadeS: number;
   /**
@@ -65,8 +65,8 @@ export interface CapacityBookingOptions {
   /**
    * A burst that has lasted D seconds is forecast to fade with a time constant of at least `burstPersistence` x D:
    * a burst's age is the best online guess of how much of it is left (the longer it has lasted, the longer it is
-   * likely to last). With a fixed 5 s fade (the default then), the promises made 10 to 15 s into `burst-3x`'s 20 s burst came back
-   * while the burst's queue still stood, and waited behind it or were refused. 0 (the default): the fade is
+   * likely to last). With a fixed 5 s fade (the default then), the promises made 10 to 15 s into `burst-3x`'s
+   * 20 s burst came back while the burst's queue still stood, and waited behind it or were refused. 0 (the default): the fade is
    * `burstFadeS` whatever the burst's age. Measured and left off: fewer attempts, later service (docs/retry-policy.md,
    * variant `burst-persistence`).
    */

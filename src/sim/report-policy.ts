@@ -4,7 +4,7 @@ import type { ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
 import { pct } from "./report-format";
 import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
-import { meetsTwinTargets, twinTargetsTable } from "./report-twin-targets";
+import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargetsTable } from "./report-twin-targets";
 import type { TargetCheck } from "./targets";
 import { type VariantSummary, variantsAhead } from "./variants";
 
@@ -237,7 +237,7 @@ function gapChanges(variants: readonly VariantSummary[], id: string, minPts = 1)
   if (!def || !own) return "(not run)";
   const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
     const o = own.perScenario[name];
-    if (!o || !d.worstCurveGap || !o.worstCurveGap) return [];
+    if (!o) return [];
     const delta = d.worstCurveGap.gapPts - o.worstCurveGap.gapPts;
     const at = (g: { horizonS: number; gapPts: number }) => `${g.gapPts.toFixed(1)} at ${g.horizonS} s`;
     return Math.abs(delta) >= minPts
@@ -307,13 +307,13 @@ function twinAgainstDefault(
   id: string,
   defaultPolicy: string,
   horizonsS: readonly number[] = [30],
-  twinId: "after-quiet" | "cold" = "after-quiet",
+  twinId: E2eTwinId = "after-quiet",
 ): string {
   const run = twin?.twins.find((t) => t.id === twinId);
   const [own, def] = [run?.policies.find((p) => p.id === id), run?.policies.find((p) => p.id === defaultPolicy)];
   if (!own || !def) return "(not run: npm run eval:e2e-twin)";
   const within = (p: typeof own) => horizonsS.map((h) => pct(p.servedWithinS[h])).join(" / ");
-  const when = twinId === "cold" ? "from a cold router" : "after a quiet spell";
+  const when = E2E_TWINS.find((t) => t.id === twinId)?.label;
   return `${when} it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${within(own)} within ${horizonsS.join(" / ")} s against ${within(def)}`;
 }
 

@@ -3,10 +3,13 @@ import { num, pct, pts, yes } from "./report-format";
 import type { E2eTwinRun } from "./report-policy";
 
 /** The simulator's twins of the end-to-end run (`npm run eval:e2e-twin`), in the order the docs print them. */
-const TWINS = [
+export const E2E_TWINS = [
   { id: "cold", label: "from a cold router" },
   { id: "after-quiet", label: "after a quiet spell" },
 ] as const;
+
+/** A twin's id (`docs/e2e-twin.json`). */
+export type E2eTwinId = (typeof E2E_TWINS)[number]["id"];
 
 /**
  * Issue 15's end-to-end targets checked on one twin for `policyId` in the default's place (the twin's reference
@@ -33,7 +36,7 @@ export function twinTargets(
 
 /** Whether `policyId` in the default's place meets every end-to-end target in every twin. */
 export function meetsTwinTargets(twin: E2eTwinRun, policyId: string, defaultPolicy: string): boolean {
-  return TWINS.every(({ id }) => {
+  return E2E_TWINS.every(({ id }) => {
     const met = twinTargets(twin, id, policyId, defaultPolicy)?.met;
     return met?.served === true && met.curve && met.attempts;
   });
@@ -52,11 +55,11 @@ export function meetsTwinTargets(twin: E2eTwinRun, policyId: string, defaultPoli
  */
 export function twinTargetsTable(twin: E2eTwinRun, variantIds: readonly string[], defaultPolicy: string): string {
   const lines = [
-    `| policy | ${TWINS.map((t) => `${t.label}: served / worst curve gap / attempts | served / curve / attempts targets`).join(" | ")} |`,
-    `| --- | ${TWINS.map(() => "--- | ---").join(" | ")} |`,
+    `| policy | ${E2E_TWINS.map((t) => `${t.label}: served / worst curve gap / attempts | served / curve / attempts targets`).join(" | ")} |`,
+    `| --- | ${E2E_TWINS.map(() => "--- | ---").join(" | ")} |`,
   ];
   for (const id of [defaultPolicy, ...variantIds.map((v) => `${defaultPolicy}:${v}`)]) {
-    const cells = TWINS.map((t) => {
+    const cells = E2E_TWINS.map((t) => {
       const check = twinTargets(twin, t.id, id, defaultPolicy);
       if (!check) return "n/a | n/a";
       const figures = `${pct(check.servedFraction)} / ${pts(check.worst.gap)} (${check.worst.horizonS} s) / ${num(check.attemptsPerOffered, 3)}`;

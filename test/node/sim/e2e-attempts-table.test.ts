@@ -1,38 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { type E2eOpenAiPolicy, type E2eOpenAiRun, e2eAttemptsTable } from "../../../src/sim/report-markdown";
-
-const policy = (id: string, extra: Partial<E2eOpenAiPolicy> = {}): E2eOpenAiPolicy => ({
-  id,
-  requests: 10,
-  served: 10,
-  servedFraction: 1,
-  servedWithinS: { "5": 1 },
-  attemptsPerOffered: 1.5,
-  timeToSuccessP50S: 1,
-  headerlessServedFraction: 1,
-  sdkServedFraction: 1,
-  unfinished: 0,
-  ...extra,
-});
-const run = (policies: E2eOpenAiPolicy[]): E2eOpenAiRun => ({
-  generatedBy: "test",
-  capacityRps: 17,
-  phases: [],
-  headerlessShare: 0.3,
-  proxyDelayMs: [50, 300],
-  maxRunS: 150,
-  policies,
-});
+import { e2eAttemptsTable } from "../../../src/sim/report-markdown";
+import { e2ePolicy, e2eRun } from "../../support/e2e-run";
 
 describe("e2eAttemptsTable", () => {
   it("gives each policy's attempts by status and its requests by attempt count, other statuses pooled", () => {
     const table = e2eAttemptsTable(
-      run([
-        policy("a", {
+      e2eRun([
+        e2ePolicy("a", {
           attemptsByStatus: { "200": 10, "429": 4, "502": 1, failed: 1 },
           requestsByAttempts: { "1": 7, "2": 2, "3": 0, "5": 1 },
         }),
-        policy("old"),
+        e2ePolicy("old"),
       ]),
     );
     expect(table.split("\n")).toHaveLength(3);
@@ -41,6 +19,6 @@ describe("e2eAttemptsTable", () => {
   });
 
   it("is empty for runs made before the proxy counted them", () => {
-    expect(e2eAttemptsTable(run([policy("a")]))).toBe("");
+    expect(e2eAttemptsTable(e2eRun([e2ePolicy("a")]))).toBe("");
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkE2eTargets, type E2eFigures, poolE2eFigures } from "../../../src/sim/e2e-targets";
 import { e2eRepeatSection, seedsOf } from "../../../src/sim/report-e2e-repeat";
 import type { E2eOpenAiPolicy, E2eOpenAiRun } from "../../../src/sim/report-markdown";
+import { e2ePolicy, e2eRun } from "../../support/e2e-run";
 
 const curve = (s5: number, s15: number, s30: number, s60: number) => ({
   "5": s5,
@@ -73,25 +74,14 @@ describe("poolE2eFigures", () => {
 });
 
 describe("e2eRepeatSection", () => {
-  const policy = (id: string, perSeed: E2eOpenAiPolicy["perSeed"], attempts: number): E2eOpenAiPolicy => ({
-    ...figures(id, 200, 1, curve(0.5, 0.6, 0.8, 1), attempts),
-    served: 200,
-    timeToSuccessP50S: 1,
-    headerlessServedFraction: 1,
-    sdkServedFraction: 1,
-    unfinished: 0,
-    ...(perSeed ? { perSeed } : {}),
-  });
-  const run = (policies: E2eOpenAiPolicy[]): E2eOpenAiRun => ({
-    generatedBy: "npx tsx eval/e2e-openai.ts --seeds 2",
-    capacityRps: 17,
-    phases: [],
-    headerlessShare: 0.3,
-    proxyDelayMs: [50, 300],
-    maxRunS: 150,
-    seeds: [1, 2],
-    policies,
-  });
+  const policy = (id: string, perSeed: E2eOpenAiPolicy["perSeed"], attempts: number): E2eOpenAiPolicy =>
+    e2ePolicy(id, {
+      ...figures(id, 200, 1, curve(0.5, 0.6, 0.8, 1), attempts),
+      served: 200,
+      ...(perSeed ? { perSeed } : {}),
+    });
+  const run = (policies: E2eOpenAiPolicy[]): E2eOpenAiRun =>
+    e2eRun(policies, { generatedBy: "npx tsx eval/e2e-openai.ts --seeds 2", seeds: [1, 2] });
   const seed = (s: number, attempts: number, s15: number) => ({
     seed: s,
     requests: 100,
