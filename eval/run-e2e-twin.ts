@@ -20,9 +20,9 @@ import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
-import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import { scenarioSchema } from "../src/sim/scenario";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
-import { E2E_PHASES, type E2ePhase } from "./e2e-schedule";
+import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { seeds: { type: "string" } } });
@@ -30,24 +30,10 @@ const seedCount = Number(values.seeds ?? 6);
 if (!Number.isInteger(seedCount) || seedCount < 1)
   throw new Error(`--seeds must be a positive integer, got ${values.seeds}`);
 
-/** The quiet spell before an end-to-end run: a trickle, as after a warm-up or a run's tail. */
-const QUIET_LEAD_IN: E2ePhase = { durationS: 40, load: 0.02 };
 const E2E_POLICY_IDS = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
 
 const demo = scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios/demo-burst-3x.json"), "utf8")));
-const twin = (phases: readonly E2ePhase[], burstPhase: number): Scenario => ({
-  ...demo,
-  phases: [...phases],
-  burstPhase,
-});
-const twins = [
-  { id: "cold", description: "the end-to-end phases from a cold router", scenario: twin(E2E_PHASES, 1) },
-  {
-    id: "after-quiet",
-    description: "the same after a quiet spell (40 s at 0.02x)",
-    scenario: twin([QUIET_LEAD_IN, ...E2E_PHASES], 2),
-  },
-];
+const twins = e2eTwinScenarios(demo);
 /**
  * The default's variants that touch the ledger's reading of a burst, which the router's short history affects, and
  * those ahead of the default on the simulator's summed curve gaps: the twin says what they do end to end.
