@@ -3,6 +3,8 @@ import type { VariantSummary } from "./variants";
 
 /** A candidate's figures on one seed set: the summed worst curve gaps, the targets met, the sustained p50. */
 export interface TunedFigures {
+  /** The search's score (the summed gaps less the penalties). */
+  objective: number;
   worstCurveGapSumPts: number;
   met: VariantSummary["met"];
   scenarios: number;
@@ -29,13 +31,56 @@ export interface TuneReport {
     best: { changed: Record<string, number>; objective: number };
   }[];
   default: { tuning: TunedFigures; heldOut: TunedFigures; twin: TwinFigures };
-  best: {
-    changed: Record<string, number>;
-    candidate: TuningCandidate;
-    tuning: TunedFigures;
-    heldOut: TunedFigures;
-    twin: TwinFigures;
-  };
+  best: TunedCandidate;
+  /** The candidate with the smallest summed gaps of all scored, whatever its penalties and the twin check say. */
+  bestByGap: TunedCandidate;
+}
+
+/** A candidate of the report and its figures. */
+export interface TunedCandidate {
+  changed: Record<string, number>;
+  candidate: TuningCandidate;
+  tuning: TunedFigures;
+  heldOut: TunedFigures;
+  twin: TwinFigures;
+}
+
+/**
+ * What a candidate breaks that the default keeps: the sustained p50 target, the twin check (attempts, or a horizon
+ * more than the slack below the default's), a target met in fewer scenarios.
+ *
+ * @example
+ * ```ts
+ * brokenConstraints(report, report.bestByGap); // ["sustained-1.3x p50 6.02 s (target 5 s)", ...]
+ * ```
+ */
+export function brokenConstraints(r: TuneReport, c: TunedCandidate): string[] {
+  const out: string[] = [];
+  for (const [set, f, d] of [
+    ["tuning", c.tuning, r.default.tuning],
+    ["held-out", c.heldOut, r.default.heldOut],
+  ] as const) {
+    if (f.sustainedP50S !== null && f.sustainedP50S > r.sustainedP50TargetS)
+      out.push(
+        `sustained-1.3x p50 ${f.sustainedP50S.toFixed(2)} s on the ${set} seeds (target ${r.sustainedP50TargetS} s)`,
+      );
+    for (const key of ["served", "oracle", "attempts"] as const)
+      if (f.met[key] < d.met[key])
+        out.push(`${key} target met in ${f.met[key]} of ${f.scenarios} ${set} scenarios (default ${d.met[key]})`);
+  }
+  c.twin.forEach((t, i) => {
+    const d = r.default.twin[i];
+    if (t.attemptsPerOffered > r.twinCheck.maxAttempts)
+      out.push(
+        `${t.id} twin: ${t.attemptsPerOffered.toFixed(3)} attempts per offered request (at most ${r.twinCheck.maxAttempts})`,
+      );
+    for (const [h, v] of Object.entries(t.servedWithinS)) {
+      const dv = d?.servedWithinS[h] ?? 0;
+      if (v < dv - r.twinCheck.curveSlack)
+        out.push(`${t.id} twin: ${(100 * v).toFixed(1)}% within ${h} s (default ${(100 * dv).toFixed(1)}%)`);
+    }
+  });
+  return out;
 }
 
 const pts = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(1)}`;
@@ -68,7 +113,8 @@ export function renderTuneReport(r: TuneReport): string {
   const steps = r.chains.reduce((s, c) => s + c.steps, 0);
   const infeasible = r.chains.reduce((s, c) => s + c.infeasible, 0);
   const tunables = Object.keys(r.space.ledger).length + Object.keys(r.space.booking).length;
-  const { best } = r;
+  const { best, bestByGap: byGap } = r;
+  const broken = brokenConstraints(r, byGap);
   const names = Object.keys(r.default.tuning.worstCurveGapPts);
   const scenarioRows = names.map(
     (n) =>
@@ -85,8 +131,9 @@ Issue 15's curve target asks the default to be within 2 points of the best other
 | --- | --- | --- | --- | --- | --- | --- | --- |
 | default | ${r.default.tuning.worstCurveGapSumPts.toFixed(1)} pts | ${met(r.default.tuning)} | ${p50(r.default.tuning)} | ${r.default.heldOut.worstCurveGapSumPts.toFixed(1)} pts | ${met(r.default.heldOut)} | ${p50(r.default.heldOut)} | ${twinCell(r.default.twin)} |
 | best found | ${best.tuning.worstCurveGapSumPts.toFixed(1)} pts | ${met(best.tuning)} | ${p50(best.tuning)} | ${best.heldOut.worstCurveGapSumPts.toFixed(1)} pts | ${met(best.heldOut)} | ${p50(best.heldOut)} | ${twinCell(best.twin)} |
+| smallest summed gaps of all scored | ${byGap.tuning.worstCurveGapSumPts.toFixed(1)} pts | ${met(byGap.tuning)} | ${p50(byGap.tuning)} | ${byGap.heldOut.worstCurveGapSumPts.toFixed(1)} pts | ${met(byGap.heldOut)} | ${p50(byGap.heldOut)} | ${twinCell(byGap.twin)} |
 
-The best found changes ${changedList(best.changed)}. Each chain's best: ${r.chains.map((c) => `seed ${c.seed}: ${changedList(c.best.changed)} (score ${c.best.objective.toFixed(1)})`).join("; ")}.
+The best found changes ${changedList(best.changed)}. The candidate with the smallest summed gaps of all scored, whatever its penalties and the twin check, changes ${changedList(byGap.changed)}; ${broken.length === 0 ? "it breaks nothing the default keeps" : `against the default it breaks: ${broken.join("; ")}`}. Each chain's best: ${r.chains.map((c) => `seed ${c.seed}: ${changedList(c.best.changed)} (score ${c.best.objective.toFixed(1)})`).join("; ")}.
 
 Worst curve gap per scenario, points (the target asks for at least -2.0):
 
