@@ -9,7 +9,8 @@
  * Writes docs/tune-search.json and docs/tune-search.md. About 40 minutes with the defaults (two chains of 70
  * steps); run `npm run eval` first so docs/evaluation.json matches the code.
  *
- * Flags: --chains <n> (default 2), --iterations <n> per chain (default 70), --seed <n> (default 1).
+ * Flags: --chains <n> (default 2), --iterations <n> per chain (default 70), --seed <n> (default 1); --render-only
+ * re-renders docs/tune-search.md from docs/tune-search.json.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -35,8 +36,20 @@ import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
-  options: { chains: { type: "string" }, iterations: { type: "string" }, seed: { type: "string" } },
+  options: {
+    chains: { type: "string" },
+    iterations: { type: "string" },
+    seed: { type: "string" },
+    "render-only": { type: "boolean" },
+  },
 });
+// --render-only: docs/tune-search.md again from docs/tune-search.json, for a change to the report's template.
+if (values["render-only"]) {
+  const report = JSON.parse(readFileSync(join(root, "docs/tune-search.json"), "utf8")) as TuneReport;
+  writeFileSync(join(root, "docs/tune-search.md"), renderTuneReport(report));
+  console.log("wrote docs/tune-search.md");
+  process.exit(0);
+}
 const positive = (name: string, raw: string | undefined, fallback: number): number => {
   const n = Number(raw ?? fallback);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
