@@ -18,6 +18,11 @@ export interface TuningSpace {
 /**
  * The tunables `npm run eval:tune` searches: the ledger's forecast, trust and timing, and the admission's delay
  * target and demotion. Every default is one of the values, so the search starts on the grid.
+ *
+ * @example
+ * ```ts
+ * TUNING_SPACE.ledger.burstFadeS; // [0, 1, 2, 3, 5]: the default, 2 s, among them
+ * ```
  */
 export const TUNING_SPACE: TuningSpace = {
   ledger: {
@@ -116,7 +121,15 @@ export function hillClimb<S extends TuningScore>(options: {
   return { best, steps };
 }
 
-/** The overrides of a candidate that differ from the defaults (what a report names). */
+/**
+ * The overrides of a candidate that differ from the defaults (what a report names).
+ *
+ * @example
+ * ```ts
+ * changedTunables({ ledger: { burstFadeS: 2, leadS: 2 }, booking: {} }, { ledger: { burstFadeS: 2, leadS: 1 }, booking: {} });
+ * // { leadS: 2 }
+ * ```
+ */
 export function changedTunables(
   candidate: TuningCandidate,
   defaults: { ledger: Record<string, unknown>; booking: Record<string, unknown> },
