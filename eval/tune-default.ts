@@ -22,6 +22,7 @@ import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy, evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET, metCounts } from "../src/sim/held-out";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
+import { SUSTAINED_P50_TARGET_S } from "../src/sim/report-markdown";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
 import { checkTargets, type TargetCheck } from "../src/sim/targets";
 import { renderTuneReport, type TunedFigures, type TuneReport, type TwinFigures } from "../src/sim/tune-report";
@@ -71,8 +72,6 @@ const specOf = (c: TuningCandidate): PolicySpec => ({ ...base, ledger: c.ledger,
 
 /** Penalties, in points of the summed gaps, for the targets a candidate misses besides the curve. */
 const PENALTY = { servedMiss: 5, attemptsMiss: 2, sustainedP50: 10 } as const;
-/** The sustained overload's target: p50 time to success at most this (issue 15). */
-const SUSTAINED_P50_S = 5;
 
 interface CandidateScore extends TuningScore, TunedFigures {}
 
@@ -102,7 +101,7 @@ function figures(checks: readonly TargetCheck[], p50: number | null): CandidateS
     worstCurveGapSumPts -
     PENALTY.servedMiss * (n - met.served) -
     PENALTY.attemptsMiss * (n - met.attempts) -
-    (p50 !== null && p50 > SUSTAINED_P50_S ? PENALTY.sustainedP50 : 0);
+    (p50 !== null && p50 > SUSTAINED_P50_TARGET_S ? PENALTY.sustainedP50 : 0);
   return {
     objective,
     worstCurveGapSumPts,
@@ -183,7 +182,7 @@ const report: TuneReport = {
   generatedBy: `npm run eval:tune -- --chains ${chains} --iterations ${iterations} --seed ${searchSeed}`,
   space: TUNING_SPACE,
   penalties: PENALTY,
-  sustainedP50TargetS: SUSTAINED_P50_S,
+  sustainedP50TargetS: SUSTAINED_P50_TARGET_S,
   twinCheck: { maxAttempts: TWIN_MAX_ATTEMPTS, curveSlack: TWIN_CURVE_SLACK },
   chains: runs.map((r) => ({
     seed: r.seed,

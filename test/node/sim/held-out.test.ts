@@ -63,4 +63,40 @@ describe("held-out seeds", () => {
     expect(section).toContain("Clients without SDK headers on the held-out seeds");
     expect(section).toContain(`within 5 points in ${met} of 1 scenarios`);
   });
+
+  it("states the sustained overload's p50 target on the held-out seeds, met or missed, from the default's summary", () => {
+    const held = {
+      name: "sustained-1.3x",
+      seeds: [1003, 1004, 1005],
+      check: checkTargets(
+        evaluateScenario(
+          smallBurst(),
+          EVAL_POLICIES.filter((p) => ["static-30", "booked_capacity"].includes(p.id)),
+          1,
+        ),
+      ),
+      served: { default: 0.901, bestOther: 0.871, oracle: 1 },
+      attempts: { default: 1.4, static30: 1.6 },
+      headerClients: { sdk: 0.9, headerless: 0.88, python: 0.87 },
+    };
+    const withP50 = (p50: number) => ({
+      ...summary("default", -60),
+      perScenario: {
+        "sustained-1.3x": {
+          servedFraction: 0.901,
+          attemptsPerOffered: 1.4,
+          timeToSuccessP50S: p50,
+          worstCurveGap: { horizonS: 60, gapPts: -5 },
+        },
+      },
+    });
+    const section = (p50: number) =>
+      heldOutSection({ seedOffset: HELD_OUT_SEED_OFFSET, scenarios: [held], variants: [withP50(p50)] }, []);
+    expect(section(5.14)).toContain("p50 5.14 s (**missed**), served 90.1% against the best other 87.1%.");
+    expect(section(4.9)).toContain("p50 4.90 s (met)");
+    // Without the variants' run there is no p50 on these seeds to state.
+    expect(heldOutSection({ seedOffset: HELD_OUT_SEED_OFFSET, scenarios: [held], variants: [] }, [])).not.toContain(
+      "**Sustained 1.3x**",
+    );
+  });
 });
