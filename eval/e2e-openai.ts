@@ -30,6 +30,7 @@ import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import type { RunningEngineServer } from "../src/engine/index";
 import { percentile } from "../src/sim/metrics";
 import type { E2eSeedFigures } from "../src/sim/report-markdown";
+import { positiveIntFlag } from "./cli-flags";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 import { type E2eOpenAiPolicy, type E2eOutcome, summarizeE2ePolicy } from "./e2e-outcomes";
 import { forkTypeScript, nextMessage, stopChild } from "./e2e-processes";
@@ -58,14 +59,9 @@ const policyIds = values.policies?.split(",") ?? [
   "retry_schedule",
   "static-30",
 ];
-const positiveInt = (flag: string, text: string | undefined, fallback: number): number => {
-  const n = Number(text ?? fallback);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} must be a positive integer, got ${text}`);
-  return n;
-};
-const CLIENT_PROCESSES = positiveInt("clients", values.clients, 4);
+const CLIENT_PROCESSES = positiveIntFlag("clients", values.clients, 4);
 /** Seeds 2026, 2027, ...: 2026 alone gives the arrivals of every run made before --seeds existed. */
-const SEEDS = Array.from({ length: positiveInt("seeds", values.seeds, 1) }, (_, i) => 2026 + i);
+const SEEDS = Array.from({ length: positiveIntFlag("seeds", values.seeds, 1) }, (_, i) => 2026 + i);
 
 const REPLICAS = 3;
 const MAX_ONGOING = 4;

@@ -22,13 +22,12 @@ import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { scenarioSchema } from "../src/sim/scenario";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
+import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { seeds: { type: "string" } } });
-const seedCount = Number(values.seeds ?? 6);
-if (!Number.isInteger(seedCount) || seedCount < 1)
-  throw new Error(`--seeds must be a positive integer, got ${values.seeds}`);
+const seedCount = positiveIntFlag("seeds", values.seeds, 6);
 
 const E2E_POLICY_IDS = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
 

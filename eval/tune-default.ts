@@ -33,6 +33,7 @@ import {
   type TuningCandidate,
   type TuningScore,
 } from "../src/sim/tune-search";
+import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 
 const root = resolve(import.meta.dirname, "..");
@@ -51,14 +52,9 @@ if (values["render-only"]) {
   console.log("wrote docs/tune-search.md");
   process.exit(0);
 }
-const positive = (name: string, raw: string | undefined, fallback: number): number => {
-  const n = Number(raw ?? fallback);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
-  return n;
-};
-const chains = positive("chains", values.chains, 2);
-const iterations = positive("iterations", values.iterations, 70);
-const searchSeed = positive("seed", values.seed, 1);
+const chains = positiveIntFlag("chains", values.chains, 2);
+const iterations = positiveIntFlag("iterations", values.iterations, 70);
+const searchSeed = positiveIntFlag("seed", values.seed, 1);
 
 const scenarios: Scenario[] = readdirSync(join(root, "eval/scenarios"))
   .filter((f) => f.endsWith(".json"))
@@ -75,13 +71,16 @@ const PENALTY = { servedMiss: 5, attemptsMiss: 2, sustainedP50: 10 } as const;
 
 interface CandidateScore extends TuningScore, TunedFigures {}
 
-/** The candidate on every scenario's tuning seeds, the other policies' results taken from docs/evaluation.json. */
-function scoreOnTuningSeeds(candidate: TuningCandidate): CandidateScore {
+/**
+ * The candidate on every scenario of `results` (the same seeds and fleet), beside the other policies' results
+ * there: the tuning seeds' from docs/evaluation.json, or the held-out seeds' run once below.
+ */
+function scoreAgainst(results: readonly ScenarioResult[], candidate: TuningCandidate): CandidateScore {
   const checks: TargetCheck[] = [];
   let p50: number | null = null;
   for (const scenario of scenarios) {
-    const prior = evaluation.scenarios.find((s) => s.name === scenario.name);
-    if (!prior) throw new Error(`docs/evaluation.json has no ${scenario.name}: run npm run eval first`);
+    const prior = results.find((s) => s.name === scenario.name);
+    if (!prior) throw new Error(`no results for ${scenario.name}: run npm run eval first`);
     const own = evaluatePolicy(scenario, prior.seeds, prior.capacityRps, specOf(candidate));
     const result = {
       ...prior,
@@ -92,6 +91,7 @@ function scoreOnTuningSeeds(candidate: TuningCandidate): CandidateScore {
   }
   return figures(checks, p50);
 }
+const scoreOnTuningSeeds = (candidate: TuningCandidate) => scoreAgainst(evaluation.scenarios, candidate);
 
 function figures(checks: readonly TargetCheck[], p50: number | null): CandidateScore {
   const met = metCounts(checks);
@@ -159,20 +159,11 @@ const byGap = runs
   .flatMap((r) => r.steps)
   .reduce((a, b) => (b.score.worstCurveGapSumPts > a.score.worstCurveGapSumPts ? b : a));
 
-/** The default and the best found on the held-out seeds, beside every other policy (run here, on the same arrivals). */
-function heldOut(candidate: TuningCandidate): CandidateScore {
-  const checks: TargetCheck[] = [];
-  let p50: number | null = null;
-  for (const scenario of scenarios) {
-    const held = { ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET };
-    const policies = EVAL_POLICIES.map((p) => (p.id === DEFAULT_POLICY_ID ? specOf(candidate) : p));
-    const result = evaluateScenario(held, policies, 3);
-    checks.push(checkTargets(result));
-    if (scenario.name === "sustained-1.3x")
-      p50 = result.policies.find((p) => p.id === DEFAULT_POLICY_ID)?.metrics.timeToSuccessP50S ?? null;
-  }
-  return figures(checks, p50);
-}
+// The held-out seeds: every policy run once (the oracle too), then each candidate reported in the default's place.
+const heldOutResults = scenarios.map((scenario) =>
+  evaluateScenario({ ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET }, EVAL_POLICIES, 3),
+);
+const heldOut = (candidate: TuningCandidate) => scoreAgainst(heldOutResults, candidate);
 
 const defaults = {
   ledger: DEFAULT_CAPACITY_BOOKING_OPTIONS as unknown as Record<string, unknown>,
