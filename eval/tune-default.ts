@@ -6,7 +6,7 @@
  * twin (`npm run eval:e2e-twin`) does not get worse with it: the end-to-end targets, met now, stay met. The best
  * found is then run on the held-out seeds beside the default and every other policy.
  *
- * Writes docs/tune-search.json and docs/tune-search.md. About 40 minutes with the defaults (two chains of 70
+ * Writes docs/tune-search.json and docs/tune-search.md. About 25 minutes here with the defaults (two chains of 70
  * steps); run `npm run eval` first so docs/evaluation.json matches the code.
  *
  * Flags: --chains <n> (default 2), --iterations <n> per chain (default 70), --seed <n> (default 1); --render-only
