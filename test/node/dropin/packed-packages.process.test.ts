@@ -27,6 +27,8 @@ interface Answer {
   status: number;
   header(name: string): string | null;
   json(): unknown;
+  /** The body as sent, for a failed assertion's message. */
+  text(): string;
 }
 
 /**
@@ -66,6 +68,7 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
                 return typeof value === "string" ? value : null;
               },
               json: () => JSON.parse(Buffer.concat(chunks).toString()),
+              text: () => Buffer.concat(chunks).toString(),
             }),
           );
           res.on("error", reject);
@@ -142,7 +145,7 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
 
   it("serves a request through a vLLM server without /load, with the upstream key in place of the client's", async () => {
     const res = await chat("hello");
-    expect(res.status).toBe(200);
+    expect(res.status, res.text()).toBe(200);
     expect((res.json() as { backend: string }).backend).toBe("vllm");
     const reached = backends.find((b) => b.backend.state.served > 0);
     expect(reached?.backend.state.lastAuthorization).toBe(`Bearer ${UPSTREAM_KEY}`);
