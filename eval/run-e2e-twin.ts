@@ -43,6 +43,8 @@ const TWIN_VARIANT_IDS = [
   "no-overload-floor",
   "lowest-overload-floor",
   "burst-fade-5s",
+  "floor-before-rise",
+  "floor-before-rise-fade-5s",
   "before-median-floor",
   "before-queue-refill",
   "slow-burst-rate",

@@ -107,6 +107,19 @@ export interface CapacityBookingOptions {
    * `before-median-floor`, docs/retry-policy.md).
    */
   overloadFloorQuantile: number;
+  /**
+   * When above 1, the floor is read over the seconds before the fresh rate's step up into the overload, not
+   * over the window that ends at its first refusal: the newest seconds of that window that average at least this
+   * many times the seconds before them (the largest such step) are skipped. A fleet with free slots absorbs a
+   * burst's first seconds before any router refuses, so the window can hold mostly the burst's own rates (as in
+   * `sharded-16`: 16 routers with 8-deep queues over one fleet); the floor then comes out above the router's drain
+   * rate, nothing is left to promise, and every hint of the burst is a best effort (a test in
+   * test/node/core/capacity-booking.test.ts). 0 (the default): off. Measured (variants `floor-before-rise` and `floor-before-rise-fade-5s`,
+   * docs/retry-policy.md): with the 2 s `burstFadeS` it makes more attempts after a quiet spell than issue 15's
+   * end-to-end target allows, because there the burst's first seconds in the window were what held promises
+   * back while the burst lasted.
+   */
+  overloadFloorSkipsRise: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -136,6 +149,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   queueRefill: true,
   overloadFloorS: 10,
   overloadFloorQuantile: 0.5,
+  overloadFloorSkipsRise: 0,
 };
 
 /** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */
@@ -416,7 +430,18 @@ export class CapacityBooking {
       return this.floorRate;
     }
     const q = this.options.overloadFloorQuantile;
-    this.floorRate = quantileOfRing(this.fastRates, this.fastCount, 0, windowS, q, current);
+    const ratio = this.options.overloadFloorSkipsRise;
+    const rise = ratio > 1 ? riseLength(this.fastRates, this.fastCount, windowS, ratio) : 0;
+    // Skipping the rise, the window is read that many seconds earlier, and the current rate (inside it) is left out.
+    this.floorRate = quantileOfRing(
+      this.fastRates,
+      this.fastCount,
+      rise,
+      windowS,
+      q,
+      rise > 0 ? Number.POSITIVE_INFINITY : current,
+    );
+    if (!Number.isFinite(this.floorRate)) this.floorRate = 0;
     if (this.floorRate >= drainRate) {
       const fillS = Math.ceil(Math.min(MAX_QUEUE_FILL_S, queueDepth / drainRate));
       const before = quantileOfRing(this.fastRates, this.fastCount, fillS, windowS, q, Number.POSITIVE_INFINITY);
@@ -557,6 +582,50 @@ function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number
   for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
     low = Math.min(low, ring[(count - k) % ring.length] as number);
   return low;
+}
+
+/**
+ * How many of a ring's newest `n` values belong to a step up: the split of those values into two runs, newer and
+ * older, that best fits each run by its mean (least squares: the classic one-change-point fit), when the newer run
+ * averages at least `ratio` times the older; 0 when it does not.
+ *
+ * @example
+ * ```ts
+ * // Written oldest first: 2/s for 6 s, then a burst's first 4 s (smoothed, so it ramps).
+ * riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 5, 7, 9, 10), 10, 10, 2); // 3: 7, 9 and 10 (5 is nearer the 2s)
+ * ```
+ */
+export function riseLength(ring: Float64Array, count: number, n: number, ratio: number): number {
+  const newestFirst: number[] = [];
+  for (let k = 1; k <= Math.min(n, count, ring.length); k++)
+    newestFirst.push(ring[(count - k) % ring.length] as number);
+  const m = newestFirst.length;
+  let sum = 0;
+  let squares = 0;
+  for (const v of newestFirst) {
+    sum += v;
+    squares += v * v;
+  }
+  // Squared error of a run about its mean, from its sum and sum of squares.
+  const error = (total: number, totalSquares: number, size: number) => totalSquares - (total * total) / size;
+  let best = 0;
+  let bestError = Number.POSITIVE_INFINITY;
+  let newerSum = 0;
+  let newerSquares = 0;
+  for (let k = 1; k < m; k++) {
+    const v = newestFirst[k - 1] as number;
+    newerSum += v;
+    newerSquares += v * v;
+    const fit = error(newerSum, newerSquares, k) + error(sum - newerSum, squares - newerSquares, m - k);
+    if (fit < bestError) {
+      bestError = fit;
+      best = k;
+    }
+  }
+  if (best === 0) return 0;
+  const newer = newestFirst.slice(0, best).reduce((a, b) => a + b, 0) / best;
+  const older = (sum - newer * best) / (m - best);
+  return newer >= ratio * older ? best : 0;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../core/capacity-booking";
 import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-core";
-import type { ScenarioResult } from "./evaluation";
+import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
 import { pct } from "./report-format";
 import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
@@ -176,6 +176,23 @@ export function renderPolicyDoc(input: {
       input.defaultPolicy,
     ),
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
+    idleWhileWaiting: idleWhileWaitingNote(input.results, input.defaultPolicy),
+    floorBeforeRiseRow: targetsRow("floor-before-rise"),
+    floorBeforeRiseFade5sRow: targetsRow("floor-before-rise-fade-5s"),
+    floorBeforeRiseGapChanges: gapChanges(input.variants, "floor-before-rise"),
+    twinFloorBeforeRise: twinAgainstDefault(input.twin, "booked_capacity:floor-before-rise", input.defaultPolicy),
+    twinFloorBeforeRiseFade5s: twinAgainstDefault(
+      input.twin,
+      "booked_capacity:floor-before-rise-fade-5s",
+      input.defaultPolicy,
+    ),
+    twinFloorBeforeRiseFade5sCold: twinAgainstDefault(
+      input.twin,
+      "booked_capacity:floor-before-rise-fade-5s",
+      input.defaultPolicy,
+      [15],
+      "cold",
+    ),
     noQueueRefillRow: targetsRow("no-queue-refill"),
     noOverloadFloorRow: targetsRow("no-overload-floor"),
     beforeQueueRefillRow: targetsRow("before-queue-refill"),
@@ -246,6 +263,23 @@ function gapChanges(variants: readonly VariantSummary[], id: string, minPts = 1)
   });
   const list = (xs: typeof rows) => (xs.length === 0 ? "none" : xs.map((r) => r.text).join(", "));
   return `worse by ${minPts} point or more in ${list(rows.filter((r) => r.delta < 0))}; better by as much in ${list(rows.filter((r) => r.delta > 0))}`;
+}
+
+/** The default's idle while waiting beside the other policies': in how many scenarios it is the highest, its largest, and the most any other policy leaves. */
+function idleWhileWaitingNote(results: readonly ScenarioResult[], defaultPolicy: string): string {
+  const idle = (p: PolicyResult) => p.metrics.idleWhileWaitingFraction;
+  const rows = results.flatMap((r) => {
+    const own = r.policies.find((p) => p.id === defaultPolicy);
+    const others = r.policies.filter((p) => p.id !== defaultPolicy);
+    return own && others.length > 0 ? [{ name: r.name, own, others }] : [];
+  });
+  if (rows.length === 0) return "(not run)";
+  const highest = rows.filter((r) => r.others.every((p) => idle(p) < idle(r.own))).length;
+  const worst = rows.reduce((a, b) => (idle(b.own) > idle(a.own) ? b : a));
+  const otherMax = rows
+    .flatMap((r) => r.others.map((p) => ({ name: r.name, p })))
+    .reduce((a, b) => (idle(b.p) > idle(a.p) ? b : a));
+  return `the most of all policies in ${highest} of ${rows.length} scenarios, up to ${pct(idle(worst.own))} of the fleet's slot-seconds (\`${worst.name}\`), where the most any other policy leaves in any scenario is ${pct(idle(otherMax.p))} (\`${otherMax.p.id}\` in \`${otherMax.name}\`)`;
 }
 
 /** A variant's summed worst curve gaps beside the default's, on the tuning and held-out seeds. */

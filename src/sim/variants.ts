@@ -83,6 +83,14 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     ledger: { burstFadeS: 5 },
   }),
   variant(
+    "floor-before-rise",
+    "the overload floor read before the fresh rate's step up into the overload, not up to its first refusal",
+    { ledger: { overloadFloorSkipsRise: 2 } },
+  ),
+  variant("floor-before-rise-fade-5s", "floor-before-rise and a 5 s burst fade", {
+    ledger: { overloadFloorSkipsRise: 2, burstFadeS: 5 },
+  }),
+  variant(
     "before-median-floor",
     "the lowest overload floor and a 5 s burst fade (the default until the second change of 2026-12-02)",
     { ledger: { overloadFloorQuantile: 0, burstFadeS: 5 } },

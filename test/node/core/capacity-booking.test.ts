@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS, refilledDrainS } from "../../../src/core/capacity-booking";
+import {
+  CapacityBooking,
+  DEFAULT_CAPACITY_BOOKING_OPTIONS,
+  refilledDrainS,
+  riseLength,
+} from "../../../src/core/capacity-booking";
 import { clientHorizonS } from "../../../src/core/client-horizon";
 import { RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
 import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
@@ -219,6 +224,41 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(hints.every((h) => h.promised)).toBe(true);
     expect(Math.max(...hints.map((h) => h.delayS))).toBeLessThan(60);
   });
+  it("overloadFloorSkipsRise (an option): a burst's first seconds before its first refusal are not the floor", () => {
+    // 2/s for a minute, then 12/s: the fleet absorbs the burst's first 7 s, so the first refusal comes at 67 s, and
+    // 7 of the 10 s before it are inside the burst. The drain rate is back at this router's share, 4.25/s.
+    const refusals = (skipsRise: number) => {
+      const ledger = new CapacityBooking({ ...opts, overloadFloorSkipsRise: skipsRise }, 0);
+      for (let s = 0; s < 67; s++) {
+        const perS = s < 60 ? 2 : 12;
+        for (let k = 0; k < perS; k++) ledger.onFresh(s * 1000 + 1);
+      }
+      return Array.from({ length: 5 }, (_, i) => {
+        const hint = ledger.hint(67_000, { queueDepth: 8, drainRate: 4.25 }, 60, () => 0.5);
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, 67_000, hint);
+        return hint;
+      });
+    };
+    // Read over the window that ends at the refusal, the median is a burst rate above the drain: nothing to
+    // promise, every hint a best effort in the horizon's second half.
+    expect(refusals(0).every((h) => !h.promised && h.delayS >= 30)).toBe(true);
+    // Skipping the rise, the floor is the 2/s before it: promises within the horizon.
+    const skipped = refusals(2);
+    expect(skipped.every((h) => h.promised)).toBe(true);
+    expect(Math.max(...skipped.map((h) => h.delayS))).toBeLessThan(30);
+  });
+
+  it("riseLength: the newest values that stepped up, none without a step", () => {
+    // The ramp of a smoothed step: 5 fits the values before it better than those after.
+    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 5, 7, 9, 10), 10, 10, 2)).toBe(3);
+    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 2, 2, 2, 2), 10, 10, 2)).toBe(0);
+    // A rise of less than the ratio is no step.
+    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 3, 3, 3, 3, 3), 10, 10, 2)).toBe(0);
+    // A ring that wrapped: its last writes are the newest.
+    expect(riseLength(Float64Array.of(9, 10, 2, 2, 2, 2), 8, 6, 2)).toBe(2);
+  });
+
   it("refilledDrainS: the queue stays full while arrivals exceed the drain, then drains through what they leave", () => {
     expect(refilledDrainS(20, 10, () => 2, 0.5, 125)).toBeCloseTo(2.5, 9);
     // Arrivals above the drain rate for good: it never drains within the ledger.

@@ -16,7 +16,7 @@ import {
   type SweepPoint,
 } from "../../../src/sim/report-markdown";
 import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
-import { meetsTwinTargets } from "../../../src/sim/report-twin-targets";
+import { meetsTwinTargets, twinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary, variantsAhead } from "../../../src/sim/variants";
 
@@ -47,6 +47,15 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   e2eOpenAiAgain: E2eOpenAiRun | null;
   heldOut: HeldOutRun | null;
 };
+
+/** The scenarios where the default leaves more of the fleet idle while clients wait than every other policy. */
+function scenariosWhereDefaultIdlesMost(): ScenarioResult[] {
+  const idle = (s: ScenarioResult, id: string) =>
+    s.policies.find((p) => p.id === id)?.metrics.idleWhileWaitingFraction ?? Number.NaN;
+  return json.scenarios.filter((s) =>
+    s.policies.every((p) => p.id === DEFAULT_POLICY_ID || idle(s, p.id) < idle(s, DEFAULT_POLICY_ID)),
+  );
+}
 
 describe("docs/evaluation.json (written by npm run eval)", () => {
   it("names the config's default policy as defaultPolicy, overall and per scenario", () => {
@@ -599,6 +608,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(held.filter((t) => !t.met.curve).length).toBe(Number(heldCurve));
     expect(words[held.filter((t) => !t.met.oracle).length]).toBe(heldOracle);
     expect(words[held.filter((t) => !t.met.attempts).length]).toBe(heldAttempts);
+    const idleQuoted = readme.match(
+      /it leaves the most capacity idle while refused clients sleep in (\d+) of (\d+) scenarios/,
+    );
+    expect(idleQuoted).not.toBeNull();
+    const most = scenariosWhereDefaultIdlesMost();
+    expect([most.length, json.scenarios.length]).toEqual([Number(idleQuoted?.[1]), Number(idleQuoted?.[2])]);
   });
 
   it("checks the targets again on held-out seeds: every scenario, none of the tuning seeds, every variant", () => {
@@ -681,6 +696,50 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     for (const id of ["demoted-fifo", "demote-after-30s"])
       for (const k of ["curve", "served", "attempts"] as const)
         expect(held.get(id)?.met[k], `${id} ${k}`).toBeLessThanOrEqual(def.met[k]);
+  });
+
+  it("backs docs/retry-policy.md's bullet on the floor read before the burst's rise: ahead on gaps, short in the twin", () => {
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    expect(doc).toContain("Not kept: the floor read before the burst's rise");
+    const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
+    const tuned = new Map(json.variants.map((v) => [v.id, v]));
+    const sum = (m: Map<string, VariantSummary>, id: string) => m.get(id)?.worstCurveGapSumPts ?? Number.NaN;
+    const moves = Math.abs(sum(tuned, "default") - sum(held, "default"));
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
+    for (const id of ["floor-before-rise", "floor-before-rise-fade-5s"]) {
+      // Ahead of the default on both seed sets, by less than the default's own sum moves between them ...
+      for (const m of [tuned, held]) {
+        expect(sum(m, id), id).toBeGreaterThan(sum(m, "default"));
+        expect(sum(m, id) - sum(m, "default"), id).toBeLessThan(moves);
+      }
+      // ... and short of an end-to-end target in the twin, which the default meets.
+      expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
+    }
+    expect(doc).toContain("each misses an end-to-end target in the twin that the default meets");
+    // Which targets: the attempts after a quiet spell without the fade, 15 s from a cold router with it.
+    expect(
+      twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID)?.met.attempts,
+    ).toBe(false);
+    const cold = twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:floor-before-rise-fade-5s`, DEFAULT_POLICY_ID);
+    expect(cold?.met.curve).toBe(false);
+    expect(cold?.worst.horizonS).toBe(15);
+    expect(cold?.worst.gap).toBeLessThan(-0.02);
+    // In sharded-16 it is what the bullet says it is for: the one scenario where the gap moves by a point or more.
+    const gap = (id: string, scenario: string) => tuned.get(id)?.perScenario[scenario]?.worstCurveGap.gapPts ?? 0;
+    const moved = Object.keys(tuned.get("default")?.perScenario ?? {}).filter(
+      (name) => Math.abs(gap("floor-before-rise", name) - gap("default", name)) >= 1,
+    );
+    expect(moved).toEqual(["sharded-16"]);
+    expect(gap("floor-before-rise", "sharded-16")).toBeGreaterThan(gap("default", "sharded-16"));
+  });
+
+  it("backs docs/retry-policy.md's claim on idle while waiting: the default leaves the most in most scenarios", () => {
+    const most = scenariosWhereDefaultIdlesMost();
+    expect(most.length).toBeGreaterThan(json.scenarios.length / 2);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `the most of all policies in ${most.length} of ${json.scenarios.length} scenarios`,
+    );
   });
 
   it("backs docs/retry-policy.md's burst persistence bullet: a few attempts fewer, larger gaps, its first version end to end", () => {
