@@ -109,15 +109,15 @@ export interface CapacityBookingOptions {
   overloadFloorQuantile: number;
   /**
    * When above 1, the floor is read over the seconds before the fresh rate's step up into the overload, not
-   * over the window that ends at its first refusal: the newest seconds of that window that average at least this
-   * many times the seconds before them (the largest such step) are skipped. A fleet with free slots absorbs a
-   * burst's first seconds before any router refuses, so the window can hold mostly the burst's own rates (as in
-   * `sharded-16`: 16 routers with 8-deep queues over one fleet); the floor then comes out above the router's drain
-   * rate, nothing is left to promise, and every hint of the burst is a best effort (a test in
-   * test/node/core/capacity-booking.test.ts). 0 (the default): off. Measured (variants `floor-before-rise` and `floor-before-rise-fade-5s`,
-   * docs/retry-policy.md): with the 2 s `burstFadeS` it makes more attempts after a quiet spell than issue 15's
-   * end-to-end target allows, because there the burst's first seconds in the window were what held promises
-   * back while the burst lasted.
+   * over the window that ends at its first refusal: the window is split into a newer and an older run of seconds
+   * where two levels fit it best (`riseLength`), and when the newer averages at least this many times the older,
+   * its seconds are skipped. A fleet with free slots absorbs a burst's first seconds before any router refuses,
+   * so the window can hold mostly the burst's own rates (as in `sharded-16`: 16 routers with 8-deep queues over
+   * one fleet); the floor then comes out above the router's drain rate, nothing is left to promise, and every
+   * hint of the burst is a best effort (a test in test/node/core/capacity-booking.test.ts). 0 (the default):
+   * off. Measured (variants `floor-before-rise` and `floor-before-rise-fade-5s`, docs/retry-policy.md): with the
+   * 2 s `burstFadeS` it makes more attempts after a quiet spell than issue 15's end-to-end target allows, because
+   * there the burst's first seconds in the window were what held promises back while the burst lasted.
    */
   overloadFloorSkipsRise: number;
 }
