@@ -45,6 +45,7 @@ const TWIN_VARIANT_IDS = [
   "burst-fade-5s",
   "floor-before-rise",
   "floor-before-rise-fade-5s",
+  "floor-before-rise-persistence",
   "before-median-floor",
   "before-queue-refill",
   "slow-burst-rate",

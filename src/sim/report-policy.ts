@@ -4,7 +4,7 @@ import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
 import { pct } from "./report-format";
 import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
-import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargetsTable } from "./report-twin-targets";
+import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargets, twinTargetsTable } from "./report-twin-targets";
 import type { TargetCheck } from "./targets";
 import { type VariantSummary, variantsAhead } from "./variants";
 
@@ -186,6 +186,25 @@ export function renderPolicyDoc(input: {
       "booked_capacity:floor-before-rise-fade-5s",
       input.defaultPolicy,
     ),
+    floorBeforeRisePersistenceRow: targetsRow("floor-before-rise-persistence"),
+    twinFloorBeforeRisePersistence: twinAgainstDefault(
+      input.twin,
+      "booked_capacity:floor-before-rise-persistence",
+      input.defaultPolicy,
+    ),
+    twinFloorBeforeRisePersistenceCold: twinAgainstDefault(
+      input.twin,
+      "booked_capacity:floor-before-rise-persistence",
+      input.defaultPolicy,
+      [15],
+      "cold",
+    ),
+    twinFloorBeforeRisePersistenceColdGap: twinWorstGap(
+      input.twin,
+      "cold",
+      "booked_capacity:floor-before-rise-persistence",
+      input.defaultPolicy,
+    ),
     twinFloorBeforeRiseFade5sCold: twinAgainstDefault(
       input.twin,
       "booked_capacity:floor-before-rise-fade-5s",
@@ -349,6 +368,13 @@ function twinAgainstDefault(
   const within = (p: typeof own) => horizonsS.map((h) => pct(p.servedWithinS[h])).join(" / ");
   const when = E2E_TWINS.find((t) => t.id === twinId)?.label;
   return `${when} it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${within(own)} within ${horizonsS.join(" / ")} s against ${within(def)}`;
+}
+
+/** How far a policy in the default's place is behind the best reference policy in a twin, at its worst horizon. */
+function twinWorstGap(twin: E2eTwinRun | undefined, twinId: E2eTwinId, id: string, defaultPolicy: string): string {
+  const check = twin ? twinTargets(twin, twinId, id, defaultPolicy) : undefined;
+  if (!check) return "(not run: npm run eval:e2e-twin)";
+  return `${(-100 * check.worst.gap).toFixed(2)} points behind the best reference policy at ${check.worst.horizonS} s`;
 }
 
 /** The default's end-to-end row without (`before`) and with (`after`) a change, same arrivals. */

@@ -91,6 +91,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     ledger: { overloadFloorSkipsRise: 2, burstFadeS: 5 },
   }),
   variant(
+    "floor-before-rise-persistence",
+    "floor-before-rise and a burst fade of 0.75 x the burst's age once that is longer than 2 s",
+    { ledger: { overloadFloorSkipsRise: 2, burstPersistence: 0.75 } },
+  ),
+  variant(
     "before-median-floor",
     "the lowest overload floor and a 5 s burst fade (the default until the second change of 2026-12-02)",
     { ledger: { overloadFloorQuantile: 0, burstFadeS: 5 } },

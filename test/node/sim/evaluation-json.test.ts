@@ -707,7 +707,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const moves = Math.abs(sum(tuned, "default") - sum(held, "default"));
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
-    for (const id of ["floor-before-rise", "floor-before-rise-fade-5s"]) {
+    for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
       // Ahead of the default on both seed sets, by less than the default's own sum moves between them ...
       for (const m of [tuned, held]) {
         expect(sum(m, id), id).toBeGreaterThan(sum(m, "default"));
@@ -725,6 +725,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(cold?.met.curve).toBe(false);
     expect(cold?.worst.horizonS).toBe(15);
     expect(cold?.worst.gap).toBeLessThan(-0.02);
+    const closest = twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:floor-before-rise-persistence`, DEFAULT_POLICY_ID);
+    expect(closest?.met.curve).toBe(false);
+    expect(closest?.worst.horizonS).toBe(15);
     // In sharded-16 it is what the bullet says it is for: the one scenario where the gap moves by a point or more.
     const gap = (id: string, scenario: string) => tuned.get(id)?.perScenario[scenario]?.worstCurveGap.gapPts ?? 0;
     const moved = Object.keys(tuned.get("default")?.perScenario ?? {}).filter(
