@@ -115,9 +115,10 @@ export interface CapacityBookingOptions {
    * so the window can hold mostly the burst's own rates (as in `sharded-16`: 16 routers with 8-deep queues over
    * one fleet); the floor then comes out above the router's drain rate, nothing is left to promise, and every
    * hint of the burst is a best effort (a test in test/node/core/capacity-booking.test.ts). 0 (the default):
-   * off. Measured (variants `floor-before-rise` and `floor-before-rise-fade-5s`, docs/retry-policy.md): with the
-   * 2 s `burstFadeS` it makes more attempts after a quiet spell than issue 15's end-to-end target allows, because
-   * there the burst's first seconds in the window were what held promises back while the burst lasted.
+   * off. Measured (variants `floor-before-rise`, `floor-before-rise-fade-5s` and `floor-before-rise-persistence`,
+   * docs/retry-policy.md): with the 2 s `burstFadeS` it makes more attempts after a quiet spell than issue 15's
+   * end-to-end target allows, because there the burst's first seconds in the window were what held promises back
+   * while the burst lasted; with a longer fade, each misses the twin's 15 s target from a cold router.
    */
   overloadFloorSkipsRise: number;
 }
@@ -609,6 +610,7 @@ export function riseLength(ring: Float64Array, count: number, n: number, ratio: 
   // Squared error of a run about its mean, from its sum and sum of squares.
   const error = (total: number, totalSquares: number, size: number) => totalSquares - (total * total) / size;
   let best = 0;
+  let bestNewerSum = 0;
   let bestError = Number.POSITIVE_INFINITY;
   let newerSum = 0;
   let newerSquares = 0;
@@ -620,11 +622,11 @@ export function riseLength(ring: Float64Array, count: number, n: number, ratio: 
     if (fit < bestError) {
       bestError = fit;
       best = k;
+      bestNewerSum = newerSum;
     }
   }
   if (best === 0) return 0;
-  const newer = newestFirst.slice(0, best).reduce((a, b) => a + b, 0) / best;
-  const older = (sum - newer * best) / (m - best);
+  const [newer, older] = [bestNewerSum / best, (sum - bestNewerSum) / (m - best)];
   return newer >= ratio * older ? best : 0;
 }
 

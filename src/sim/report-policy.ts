@@ -162,6 +162,9 @@ export function renderPolicyDoc(input: {
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
   const targetsRow = (id: string) => variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], id);
+  // A variant of the default in the twin, beside the default (after a quiet spell, at 30 s, unless told).
+  const inTwin = (variant: string, horizonsS?: readonly number[], twinId?: E2eTwinId) =>
+    twinAgainstDefault(input.twin, `${input.defaultPolicy}:${variant}`, input.defaultPolicy, horizonsS, twinId);
   const fills: Record<string, string> = {
     headline: headlineTable(input.results, input.checks),
     issue: demo ? issueTable(demo) : "(demo-burst-3x was not run)",
@@ -179,67 +182,31 @@ export function renderPolicyDoc(input: {
     idleWhileWaiting: idleWhileWaitingNote(input.results, input.defaultPolicy),
     floorBeforeRiseRow: targetsRow("floor-before-rise"),
     floorBeforeRiseFade5sRow: targetsRow("floor-before-rise-fade-5s"),
-    floorBeforeRiseGapChanges: gapChanges(input.variants, "floor-before-rise"),
-    twinFloorBeforeRise: twinAgainstDefault(input.twin, "booked_capacity:floor-before-rise", input.defaultPolicy),
-    twinFloorBeforeRiseFade5s: twinAgainstDefault(
-      input.twin,
-      "booked_capacity:floor-before-rise-fade-5s",
-      input.defaultPolicy,
-    ),
     floorBeforeRisePersistenceRow: targetsRow("floor-before-rise-persistence"),
-    twinFloorBeforeRisePersistence: twinAgainstDefault(
-      input.twin,
-      "booked_capacity:floor-before-rise-persistence",
-      input.defaultPolicy,
-    ),
-    twinFloorBeforeRisePersistenceCold: twinAgainstDefault(
-      input.twin,
-      "booked_capacity:floor-before-rise-persistence",
-      input.defaultPolicy,
-      [15],
-      "cold",
-    ),
+    floorBeforeRiseGapChanges: gapChanges(input.variants, "floor-before-rise"),
+    twinFloorBeforeRise: inTwin("floor-before-rise"),
+    twinFloorBeforeRiseFade5s: inTwin("floor-before-rise-fade-5s"),
+    twinFloorBeforeRiseFade5sCold: inTwin("floor-before-rise-fade-5s", [15], "cold"),
+    twinFloorBeforeRisePersistence: inTwin("floor-before-rise-persistence"),
+    twinFloorBeforeRisePersistenceCold: inTwin("floor-before-rise-persistence", [15], "cold"),
     twinFloorBeforeRisePersistenceColdGap: twinWorstGap(
       input.twin,
       "cold",
-      "booked_capacity:floor-before-rise-persistence",
+      `${input.defaultPolicy}:floor-before-rise-persistence`,
       input.defaultPolicy,
-    ),
-    twinFloorBeforeRiseFade5sCold: twinAgainstDefault(
-      input.twin,
-      "booked_capacity:floor-before-rise-fade-5s",
-      input.defaultPolicy,
-      [15],
-      "cold",
     ),
     noQueueRefillRow: targetsRow("no-queue-refill"),
     noOverloadFloorRow: targetsRow("no-overload-floor"),
     beforeQueueRefillRow: targetsRow("before-queue-refill"),
-    twinQueueRefillAlone: twinAgainstDefault(input.twin, "booked_capacity:no-overload-floor", input.defaultPolicy),
+    twinQueueRefillAlone: inTwin("no-overload-floor"),
     lowestOverloadFloorRow: targetsRow("lowest-overload-floor"),
     burstFade5sRow: targetsRow("burst-fade-5s"),
     beforeMedianFloorRow: targetsRow("before-median-floor"),
     beforeMedianFloorGapChanges: gapChanges(input.variants, "before-median-floor"),
-    twinBeforeMedianFloorQuiet: twinAgainstDefault(
-      input.twin,
-      "booked_capacity:before-median-floor",
-      input.defaultPolicy,
-      [15, 30],
-    ),
-    twinBeforeMedianFloorCold: twinAgainstDefault(
-      input.twin,
-      "booked_capacity:before-median-floor",
-      input.defaultPolicy,
-      [15, 30],
-      "cold",
-    ),
-    twinLowestOverloadFloor: twinAgainstDefault(
-      input.twin,
-      "booked_capacity:lowest-overload-floor",
-      input.defaultPolicy,
-      [15, 30],
-    ),
-    twinBurstFade5s: twinAgainstDefault(input.twin, "booked_capacity:burst-fade-5s", input.defaultPolicy, [15, 30]),
+    twinBeforeMedianFloorQuiet: inTwin("before-median-floor", [15, 30]),
+    twinBeforeMedianFloorCold: inTwin("before-median-floor", [15, 30], "cold"),
+    twinLowestOverloadFloor: inTwin("lowest-overload-floor", [15, 30]),
+    twinBurstFade5s: inTwin("burst-fade-5s", [15, 30]),
     e2eQueueRefillAb: e2eAb(input.queueRefillAb?.before, input.queueRefillAb?.after, input.defaultPolicy),
     e2eMedianFloorAb: e2eAb(input.medianFloorAb?.before, input.medianFloorAb?.after, input.defaultPolicy),
     e2eFastFadeAb: e2eAb(input.fastFadeAb?.before, input.fastFadeAb?.after, input.defaultPolicy),
@@ -284,7 +251,10 @@ function gapChanges(variants: readonly VariantSummary[], id: string, minPts = 1)
   return `worse by ${minPts} point or more in ${list(rows.filter((r) => r.delta < 0))}; better by as much in ${list(rows.filter((r) => r.delta > 0))}`;
 }
 
-/** The default's idle while waiting beside the other policies': in how many scenarios it is the highest, its largest, and the most any other policy leaves. */
+/**
+ * The default's idle while waiting beside the other policies': in how many scenarios it is the highest, its
+ * largest, and the most any other policy leaves.
+ */
 function idleWhileWaitingNote(results: readonly ScenarioResult[], defaultPolicy: string): string {
   const idle = (p: PolicyResult) => p.metrics.idleWhileWaitingFraction;
   const rows = results.flatMap((r) => {
