@@ -1,0 +1,138 @@
+/**
+ * `npm run eval:variant -- <variant>`: one variant of the default policy against issue 15's targets, in about half
+ * a minute instead of `npm run eval`'s eight. `<variant>` is the id of one of the default's variants
+ * (src/sim/variants.ts) or a JSON object of overrides, e.g. `'{"ledger":{"burstFadeS":5}}'` (the ledger's
+ * tunables, `CapacityBookingOptions`, and the router's `booking` settings: src/sim/variant-spec.ts).
+ *
+ * It prints, beside the default's: each scenario's gaps to the best other policy at every horizon, served share,
+ * attempts and oracle gap; the summed worst curve gaps and the targets met; and the end-to-end targets in the
+ * simulator's twins of the end-to-end run (as `npm run eval:e2e-twin` checks them). The other policies' results are
+ * docs/evaluation.json's (the tuning seeds), so that file must match the code: the default is run again first, and
+ * the command stops if its figures differ (run `npm run eval`). With --held every policy is run on the held-out
+ * seeds instead (about three times longer). Writes nothing: a figure worth quoting goes through a variant in
+ * src/sim/variants.ts and `npm run eval`.
+ *
+ * Flags: --held (the held-out seeds), --only <scenario,...> (a subset).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { measureCapacity } from "../src/sim/capacity";
+import { evaluatePolicy, evaluateScenario, type PolicyResult, type ScenarioResult } from "../src/sim/evaluation";
+import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
+import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
+import { E2E_TWINS, twinTargets } from "../src/sim/report-twin-targets";
+import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import { checkTargets } from "../src/sim/targets";
+import { parseVariantSpec } from "../src/sim/variant-spec";
+import { defaultSummary, summarizeVariant } from "../src/sim/variants";
+import { e2eTwinScenarios } from "./e2e-twin-scenarios";
+
+const root = resolve(import.meta.dirname, "..");
+const { values, positionals } = parseArgs({
+  options: { held: { type: "boolean" }, only: { type: "string" } },
+  allowPositionals: true,
+});
+if (positionals.length !== 1) {
+  console.error("usage: npm run eval:variant -- <variant id | JSON overrides> [--held] [--only <scenario,...>]");
+  process.exit(2);
+}
+const spec = parseVariantSpec(positionals[0] as string);
+const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
+
+const only = values.only?.split(",");
+const scenarios: Scenario[] = readdirSync(join(root, "eval/scenarios"))
+  .filter((f) => f.endsWith(".json"))
+  .sort()
+  .map((f) => scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios", f), "utf8"))))
+  .filter((s) => !only || only.includes(s.name));
+const unknown = only?.filter((name) => !scenarios.some((s) => s.name === name)) ?? [];
+if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(", ")} in eval/scenarios`);
+
+const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
+  scenarios: ScenarioResult[];
+};
+
+/** The same figures, to the last digit: the simulator is deterministic, so any difference is a change of code. */
+const sameFigures = (a: PolicyResult, b: PolicyResult) =>
+  a.attemptsPerOffered === b.attemptsPerOffered &&
+  COMPLETION_HORIZONS_S.every((h) => a.servedWithinS[String(h)] === b.servedWithinS[String(h)]);
+
+const results: ScenarioResult[] = scenarios.map((scenario) => {
+  if (values.held)
+    return evaluateScenario({ ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET }, EVAL_POLICIES, 3);
+  const prior = evaluation.scenarios.find((s) => s.name === scenario.name);
+  if (!prior) throw new Error(`docs/evaluation.json has no ${scenario.name}: run npm run eval first`);
+  const again = evaluatePolicy(scenario, prior.seeds, prior.capacityRps, base);
+  const recorded = prior.policies.find((p) => p.id === DEFAULT_POLICY_ID) as PolicyResult;
+  if (!sameFigures(again, recorded))
+    throw new Error(`docs/evaluation.json does not match the code (the default on ${scenario.name}): run npm run eval`);
+  return prior;
+});
+const own = results.map((r, i) => evaluatePolicy(scenarios[i] as Scenario, r.seeds, r.capacityRps, spec));
+const variant = { id: spec.id, change: spec.label, spec };
+
+const pts = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
+console.log(`${spec.label}, ${values.held ? "held-out" : "tuning"} seeds\n`);
+console.log(
+  `| scenario | worst curve gap: variant (default) | gap at ${COMPLETION_HORIZONS_S.join(" / ")} s | served | attempts - static 30 s | oracle - served |`,
+);
+console.log("| --- | --- | --- | --- | --- | --- |");
+results.forEach((result, i) => {
+  const mine = own[i] as PolicyResult;
+  const check = checkTargets({
+    ...result,
+    policies: result.policies.map((p) => (p.id === result.defaultPolicy ? { ...mine, id: p.id } : p)),
+  });
+  const before = checkTargets(result);
+  const gaps = COMPLETION_HORIZONS_S.map((h) => pts(check.curveGap[String(h)] ?? 0)).join(" / ");
+  console.log(
+    `| ${result.name} | ${pts(check.worstCurveGap.gap)} at ${check.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${gaps} | ${(100 * mine.servedFraction).toFixed(1)}% | ${check.attemptsVsStatic30.toFixed(3)} | ${pts(check.oracleGap)} |`,
+  );
+});
+
+const summaries = [defaultSummary(results), summarizeVariant(variant, results, own)];
+console.log(
+  "\n| policy | summed worst curve gaps | curve / served / oracle / attempts targets met | sustained-1.3x p50 |",
+);
+console.log("| --- | --- | --- | --- |");
+for (const s of summaries) {
+  const p50 = s.perScenario["sustained-1.3x"]?.timeToSuccessP50S;
+  const { curve, served, oracle, attempts } = s.met;
+  console.log(
+    `| ${s.id === "default" ? "default" : "variant"} | ${s.worstCurveGapSumPts.toFixed(1)} pts | ${curve} / ${served} / ${oracle} / ${attempts} of ${s.scenarios} | ${p50 == null ? "-" : `${p50.toFixed(2)} s`} |`,
+  );
+}
+
+// The end-to-end targets in the twins of the end-to-end run: the reference policies, the default and the variant.
+const demo = scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios/demo-burst-3x.json"), "utf8")));
+const capacityRps = measureCapacity(demo);
+const seeds = Array.from({ length: 6 }, (_, i) => demo.seed + i);
+const twinPolicies = [
+  ...["static-30", "router_queue_drain_rate", "retry_schedule"].map(
+    (id) => EVAL_POLICIES.find((p) => p.id === id) as PolicySpec,
+  ),
+  base,
+  spec,
+];
+const twin = {
+  twins: e2eTwinScenarios(demo).map((t) => ({
+    id: t.id,
+    policies: twinPolicies.map((policy) => ({
+      ...evaluatePolicy(t.scenario, seeds, capacityRps, policy),
+      id: policy.id,
+    })),
+  })),
+};
+console.log("\n| policy | twin | served | worst curve gap (horizon) | attempts | served / curve / attempts targets |");
+console.log("| --- | --- | --- | --- | --- | --- |");
+for (const policy of [base, spec])
+  for (const { id, label } of E2E_TWINS) {
+    const check = twinTargets(twin, id, policy.id, DEFAULT_POLICY_ID);
+    if (!check) throw new Error(`no twin ${id}`);
+    const met = (ok: boolean) => (ok ? "met" : "**missed**");
+    console.log(
+      `| ${policy === base ? "default" : "variant"} | ${label} | ${(100 * check.servedFraction).toFixed(1)}% | ${pts(check.worst.gap)} (${check.worst.horizonS} s) | ${check.attemptsPerOffered.toFixed(3)} | ${met(check.met.served)} / ${met(check.met.curve)} / ${met(check.met.attempts)} |`,
+    );
+  }
