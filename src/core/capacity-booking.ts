@@ -1,3 +1,4 @@
+import { FreshArrivalForecast } from "./fresh-arrival-forecast";
 import { MinHeap } from "./min-heap";
 
 /** Tunables of the `booked_capacity` policy (measured in the simulator: docs/retry-policy.md). */
@@ -110,8 +111,8 @@ export interface CapacityBookingOptions {
   /**
    * When above 1, the floor is read over the seconds before the fresh rate's step up into the overload, not
    * over the window that ends at its first refusal: the window is split into a newer and an older run of seconds
-   * where two levels fit it best (`riseLength`), and when the newer averages at least this many times the older,
-   * its seconds are skipped. A fleet with free slots absorbs a burst's first seconds before any router refuses,
+   * where two levels fit it best (`riseLength`, src/core/fresh-arrival-forecast.ts), and when the newer averages
+   * at least this many times the older, its seconds are skipped. A fleet with free slots absorbs a burst's first seconds before any router refuses,
    * so the window can hold mostly the burst's own rates (as in `sharded-16`: 16 routers with 8-deep queues over
    * one fleet); the floor then comes out above the router's drain rate, nothing is left to promise, and every
    * hint of the burst is a best effort (a test in test/node/core/capacity-booking.test.ts). 0 (the default):
@@ -152,9 +153,6 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   overloadFloorQuantile: 0.5,
   overloadFloorSkipsRise: 0,
 };
-
-/** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */
-const MAX_QUEUE_FILL_S = 30;
 
 /** A promise made to one request: come back at `dueMs`. */
 interface Booking {
@@ -215,20 +213,11 @@ export class CapacityBooking {
   private readonly bookings = new Map<string, Booking>();
   /** Every booking by due instant, so lapsed ones are found in O(log n) (entries of replaced bookings are skipped). */
   private readonly byDue = new MinHeap<DueEntry>((entry) => entry.dueMs);
-  private freshInInterval = 0;
-  private smoothed: number | undefined;
-  /** The fresh rate smoothed with `burstAlpha`: the burst fade's current rate. */
-  private recent: number | undefined;
+  /** Fresh arrivals per second: the baseline, a burst's current rate and an overload's floor. */
+  private readonly fresh: FreshArrivalForecast;
   /** When the overload under way was first refused, and when it was last (see `burstPersistence`), ms. */
   private overloadSinceMs = Number.NaN;
   private lastRefusalMs = Number.NaN;
-  /** The smoothed fresh rate of each of the last `baselineWindowS` seconds (a ring). */
-  private readonly recentRates: Float64Array;
-  /** The fast-smoothed fresh rate (`recent`) of each of the last `overloadFloorS` seconds, for the overload floor. */
-  private readonly fastRates: Float64Array;
-  private fastCount = 0;
-  private floorRate = 0;
-  private recentCount = 0;
   /** Decayed counts of promises claimed on time and of promises that lapsed (starting from the prior). */
   private shows: number;
   private noShows: number;
@@ -240,9 +229,7 @@ export class CapacityBooking {
   ) {
     this.size = options.ledgerS + Math.ceil(options.lateS) + 2;
     this.buckets = new Float64Array(this.size);
-    this.recentRates = new Float64Array(Math.max(1, options.baselineWindowS));
-    const floorS = Math.max(0, Math.floor(options.overloadFloorS));
-    this.fastRates = new Float64Array(floorS > 0 ? floorS + MAX_QUEUE_FILL_S : 0);
+    this.fresh = new FreshArrivalForecast(options);
     this.current = Math.floor(nowMs / 1000);
     this.shows = options.priorShowRate * options.priorWeight;
     this.noShows = (1 - options.priorShowRate) * options.priorWeight;
@@ -250,8 +237,7 @@ export class CapacityBooking {
 
   /** The fresh-arrival baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */
   get baseline(): number | undefined {
-    if (this.recentCount === 0) return undefined;
-    return lowestOfRing(this.recentRates, this.recentCount, 0, this.recentRates.length, Number.POSITIVE_INFINITY);
+    return this.fresh.baseline;
   }
 
   /**
@@ -289,7 +275,7 @@ export class CapacityBooking {
   /** Counts an attempt that claimed no booking (a first attempt, or a retry nobody promised room to). */
   onFresh(nowMs: number): void {
     this.advance(nowMs);
-    this.freshInInterval += 1;
+    this.fresh.count();
   }
 
   /**
@@ -355,14 +341,14 @@ export class CapacityBooking {
     const { minRetryShare, maxRetryShare } = this.options;
     // hint() answers a refusal: the first after a quiet spell starts a new overload (its clock, its floor).
     const overloadStarts = !(nowMs - this.lastRefusalMs <= this.options.burstQuietS * 1000);
-    const baseline = Math.max(this.baseline ?? 0, this.overloadFloor(overloadStarts, signals.queueDepth, rate));
+    const baseline = Math.max(this.baseline ?? 0, this.fresh.overloadFloor(overloadStarts, signals.queueDepth, rate));
     const spare = rate - baseline;
     // The queue ahead drains only through what fresh arrivals leave: a booking placed at `depth / rate` lands
     // while fresh arrivals and earlier bookings still fill the queue, so the queue never drains (measured:
     // after a burst, fresh arrivals were refused for ~30 s while bookings kept the queue full).
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const nowS = nowMs / 1000;
-    const excess = Math.max(0, (this.recent ?? 0) - baseline);
+    const excess = Math.max(0, this.fresh.recent - baseline);
     if (overloadStarts) this.overloadSinceMs = nowMs;
     this.lastRefusalMs = nowMs;
     const burstAgeS = (nowMs - this.overloadSinceMs) / 1000;
@@ -409,47 +395,6 @@ export class CapacityBooking {
       }
     }
     return { delayS: horizon * (0.5 + 0.5 * random()), promised: false };
-  }
-
-  /**
-   * The floor `overloadFloorS` sets under the baseline for the overload under way (0 when off): a new overload's
-   * floor is the lowest fast-smoothed rate of the `overloadFloorS` seconds before it; later refusals lower it to
-   * the current rate when that is lower.
-   *
-   * A floor at or above the drain rate says those seconds were already inside the overload: a deep queue fills
-   * for seconds before its first refusal (`waves`' 100-deep queue for 12 s, at 2x). It would leave no spare
-   * capacity to promise, and every hint of the overload would be a best effort (measured: `waves`' first wave sent
-   * its openai-node clients 60 to 120 s away). The floor is then read over the same span just before the queue
-   * began to fill (its depth over the drain rate ago, at most `MAX_QUEUE_FILL_S`).
-   */
-  private overloadFloor(overloadStarts: boolean, queueDepth: number, drainRate: number): number {
-    const windowS = Math.floor(this.options.overloadFloorS);
-    if (!(windowS > 0)) return 0;
-    const current = this.recent ?? 0;
-    if (!overloadStarts) {
-      this.floorRate = Math.min(this.floorRate, current);
-      return this.floorRate;
-    }
-    const q = this.options.overloadFloorQuantile;
-    const ratio = this.options.overloadFloorSkipsRise;
-    const rise = ratio > 1 ? riseLength(this.fastRates, this.fastCount, windowS, ratio) : 0;
-    // Skipping the rise, the window is read that many seconds earlier, and the current rate (inside it) is left out.
-    this.floorRate = quantileOfRing(
-      this.fastRates,
-      this.fastCount,
-      rise,
-      windowS,
-      q,
-      rise > 0 ? Number.POSITIVE_INFINITY : current,
-    );
-    if (!Number.isFinite(this.floorRate)) this.floorRate = 0;
-    if (this.floorRate >= drainRate) {
-      const fillS = Math.ceil(Math.min(MAX_QUEUE_FILL_S, queueDepth / drainRate));
-      const before = quantileOfRing(this.fastRates, this.fastCount, fillS, windowS, q, Number.POSITIVE_INFINITY);
-      // A router younger than the queue's fill time has no such seconds: no floor.
-      this.floorRate = Number.isFinite(before) ? before : 0;
-    }
-    return this.floorRate;
   }
 
   /** The first second in [from, to] whose promises are below its capacity; `undefined` when none is. */
@@ -513,17 +458,7 @@ export class CapacityBooking {
     const elapsed = now - this.current;
     const keep = Math.ceil(this.options.lateS) + 1;
     for (let k = 0; k < Math.min(elapsed, this.size); k++) this.buckets[this.slot(this.current - keep + k)] = 0;
-    for (let k = 0; k < Math.min(elapsed, this.recentRates.length); k++) {
-      const sample = k === 0 ? this.freshInInterval : 0;
-      const { freshAlpha, burstAlpha } = this.options;
-      this.smoothed = this.smoothed === undefined ? sample : freshAlpha * sample + (1 - freshAlpha) * this.smoothed;
-      this.recent = this.recent === undefined ? sample : burstAlpha * sample + (1 - burstAlpha) * this.recent;
-      this.recentRates[this.recentCount % this.recentRates.length] = this.smoothed;
-      if (this.fastRates.length > 0) this.fastRates[this.fastCount % this.fastRates.length] = this.recent;
-      this.fastCount += 1;
-      this.recentCount += 1;
-    }
-    this.freshInInterval = 0;
+    this.fresh.closeSeconds(elapsed);
     this.current = now;
     // Lapsed promises leave the map as time passes: their clients did not come back (a no-show).
     const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
@@ -572,79 +507,4 @@ export function refilledDrainS(
     left -= drain * stepS;
   }
   return maxS;
-}
-
-/**
- * The lowest of `start` and the `n` values written to a ring before its last `skip` writes (`count` writes so far):
- * `skip` 0 reads the latest `n` seconds.
- */
-function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number, start: number): number {
-  let low = start;
-  for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
-    low = Math.min(low, ring[(count - k) % ring.length] as number);
-  return low;
-}
-
-/**
- * How many of a ring's newest `n` values belong to a step up: the split of those values into two runs, newer and
- * older, that best fits each run by its mean (least squares: the classic one-change-point fit), when the newer run
- * averages at least `ratio` times the older; 0 when it does not.
- *
- * @example
- * ```ts
- * // Written oldest first: 2/s for 6 s, then a burst's first 4 s (smoothed, so it ramps).
- * riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 5, 7, 9, 10), 10, 10, 2); // 3: 7, 9 and 10 (5 is nearer the 2s)
- * ```
- */
-export function riseLength(ring: Float64Array, count: number, n: number, ratio: number): number {
-  const newestFirst: number[] = [];
-  for (let k = 1; k <= Math.min(n, count, ring.length); k++)
-    newestFirst.push(ring[(count - k) % ring.length] as number);
-  const m = newestFirst.length;
-  let sum = 0;
-  let squares = 0;
-  for (const v of newestFirst) {
-    sum += v;
-    squares += v * v;
-  }
-  // Squared error of a run about its mean, from its sum and sum of squares.
-  const error = (total: number, totalSquares: number, size: number) => totalSquares - (total * total) / size;
-  let best = 0;
-  let bestNewerSum = 0;
-  let bestError = Number.POSITIVE_INFINITY;
-  let newerSum = 0;
-  let newerSquares = 0;
-  for (let k = 1; k < m; k++) {
-    const v = newestFirst[k - 1] as number;
-    newerSum += v;
-    newerSquares += v * v;
-    const fit = error(newerSum, newerSquares, k) + error(sum - newerSum, squares - newerSquares, m - k);
-    if (fit < bestError) {
-      bestError = fit;
-      best = k;
-      bestNewerSum = newerSum;
-    }
-  }
-  if (best === 0) return 0;
-  const [newer, older] = [bestNewerSum / best, (sum - bestNewerSum) / (m - best)];
-  return newer >= ratio * older ? best : 0;
-}
-
-/**
- * The `q`-quantile (0: the lowest) of `extra` (when finite) and the `n` values written to a ring before its last
- * `skip` writes; `Infinity` when there are none.
- *
- * @example
- * ```ts
- * quantileOfRing(Float64Array.of(4, 2, 9), 3, 0, 3, 0.5, Number.POSITIVE_INFINITY); // 4
- * ```
- */
-function quantileOfRing(ring: Float64Array, count: number, skip: number, n: number, q: number, extra: number): number {
-  if (q <= 0) return lowestOfRing(ring, count, skip, n, extra);
-  const values: number[] = Number.isFinite(extra) ? [extra] : [];
-  for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
-    values.push(ring[(count - k) % ring.length] as number);
-  if (values.length === 0) return Number.POSITIVE_INFINITY;
-  values.sort((a, b) => a - b);
-  return values[Math.min(values.length - 1, Math.floor(q * values.length))] as number;
 }

@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  CapacityBooking,
-  DEFAULT_CAPACITY_BOOKING_OPTIONS,
-  refilledDrainS,
-  riseLength,
-} from "../../../src/core/capacity-booking";
+import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS, refilledDrainS } from "../../../src/core/capacity-booking";
 import { clientHorizonS } from "../../../src/core/client-horizon";
 import { RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
 import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
@@ -247,16 +242,6 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     const skipped = refusals(2);
     expect(skipped.every((h) => h.promised)).toBe(true);
     expect(Math.max(...skipped.map((h) => h.delayS))).toBeLessThan(30);
-  });
-
-  it("riseLength: the newest values that stepped up, none without a step", () => {
-    // The ramp of a smoothed step: 5 fits the values before it better than those after.
-    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 5, 7, 9, 10), 10, 10, 2)).toBe(3);
-    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 2, 2, 2, 2), 10, 10, 2)).toBe(0);
-    // A rise of less than the ratio is no step.
-    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 3, 3, 3, 3, 3), 10, 10, 2)).toBe(0);
-    // A ring that wrapped: its last writes are the newest.
-    expect(riseLength(Float64Array.of(9, 10, 2, 2, 2, 2), 8, 6, 2)).toBe(2);
   });
 
   it("refilledDrainS: the queue stays full while arrivals exceed the drain, then drains through what they leave", () => {

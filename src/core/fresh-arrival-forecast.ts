@@ -1,0 +1,195 @@
+/** The tunables of the fresh-arrival forecast (a part of `CapacityBookingOptions`: see there for each one). */
+export interface FreshArrivalForecastOptions {
+  freshAlpha: number;
+  baselineWindowS: number;
+  burstAlpha: number;
+  overloadFloorS: number;
+  overloadFloorQuantile: number;
+  overloadFloorSkipsRise: number;
+}
+
+/** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */
+const MAX_QUEUE_FILL_S = 30;
+
+/**
+ * What the `booked_capacity` ledger knows of fresh arrivals (attempts that claim no booking): their count per
+ * second, smoothed two ways - slowly (`freshAlpha`) for the baseline, the lowest smoothed rate of the last
+ * `baselineWindowS` seconds, which a burst does not raise, and quickly (`burstAlpha`) for the rate a burst has
+ * now - and the floor that an overload's first refusal sets under the baseline from the seconds before it.
+ *
+ * Why apart from the ledger: the ledger books future capacity; this says how much of it fresh arrivals will take.
+ * Pure: the ledger closes each elapsed second (`closeSeconds`) as its clock moves.
+ *
+ * @example
+ * ```ts
+ * const forecast = new FreshArrivalForecast(DEFAULT_CAPACITY_BOOKING_OPTIONS);
+ * forecast.count(); forecast.count();
+ * forecast.closeSeconds(1); // a second with 2 fresh arrivals
+ * forecast.baseline;        // 2
+ * ```
+ */
+export class FreshArrivalForecast {
+  private inInterval = 0;
+  private smoothed: number | undefined;
+  private fast: number | undefined;
+  /** The smoothed fresh rate of each of the last `baselineWindowS` seconds (a ring). */
+  private readonly slowRates: Float64Array;
+  private slowCount = 0;
+  /** The fast-smoothed fresh rate of each of the last `overloadFloorS` seconds (and more: see `overloadFloor`). */
+  private readonly fastRates: Float64Array;
+  private fastCount = 0;
+  private floorRate = 0;
+
+  constructor(private readonly options: FreshArrivalForecastOptions) {
+    this.slowRates = new Float64Array(Math.max(1, options.baselineWindowS));
+    const floorS = Math.max(0, Math.floor(options.overloadFloorS));
+    this.fastRates = new Float64Array(floorS > 0 ? floorS + MAX_QUEUE_FILL_S : 0);
+  }
+
+  /** One fresh arrival in the current second. */
+  count(): void {
+    this.inInterval += 1;
+  }
+
+  /** `elapsed` seconds have ended: the first with the arrivals counted, the others empty. */
+  closeSeconds(elapsed: number): void {
+    for (let k = 0; k < Math.min(elapsed, this.slowRates.length); k++) {
+      const sample = k === 0 ? this.inInterval : 0;
+      const { freshAlpha, burstAlpha } = this.options;
+      this.smoothed = this.smoothed === undefined ? sample : freshAlpha * sample + (1 - freshAlpha) * this.smoothed;
+      this.fast = this.fast === undefined ? sample : burstAlpha * sample + (1 - burstAlpha) * this.fast;
+      this.slowRates[this.slowCount % this.slowRates.length] = this.smoothed;
+      if (this.fastRates.length > 0) this.fastRates[this.fastCount % this.fastRates.length] = this.fast;
+      this.fastCount += 1;
+      this.slowCount += 1;
+    }
+    this.inInterval = 0;
+  }
+
+  /** The baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */
+  get baseline(): number | undefined {
+    if (this.slowCount === 0) return undefined;
+    return lowestOfRing(this.slowRates, this.slowCount, 0, this.slowRates.length, Number.POSITIVE_INFINITY);
+  }
+
+  /** The fast-smoothed rate (`burstAlpha`) as of the last closed second: a burst's current rate; 0 before one. */
+  get recent(): number {
+    return this.fast ?? 0;
+  }
+
+  /**
+   * The floor `overloadFloorS` sets under the baseline for the overload under way (0 when off): a new overload's
+   * floor is the `overloadFloorQuantile` of the fast-smoothed rates of the `overloadFloorS` seconds before it; later
+   * refusals lower it to the current rate when that is lower.
+   *
+   * A floor at or above the drain rate says those seconds were already inside the overload: a deep queue fills
+   * for seconds before its first refusal (`waves`' 100-deep queue for 12 s, at 2x). It would leave no spare
+   * capacity to promise, and every hint of the overload would be a best effort (measured: `waves`' first wave sent
+   * its openai-node clients 60 to 120 s away). The floor is then read over the same span just before the queue
+   * began to fill (its depth over the drain rate ago, at most `MAX_QUEUE_FILL_S`).
+   */
+  overloadFloor(overloadStarts: boolean, queueDepth: number, drainRate: number): number {
+    const windowS = Math.floor(this.options.overloadFloorS);
+    if (!(windowS > 0)) return 0;
+    const current = this.recent;
+    if (!overloadStarts) {
+      this.floorRate = Math.min(this.floorRate, current);
+      return this.floorRate;
+    }
+    const q = this.options.overloadFloorQuantile;
+    const ratio = this.options.overloadFloorSkipsRise;
+    const rise = ratio > 1 ? riseLength(this.fastRates, this.fastCount, windowS, ratio) : 0;
+    // Skipping the rise, the window is read that many seconds earlier, and the current rate (inside it) is left out.
+    this.floorRate = quantileOfRing(
+      this.fastRates,
+      this.fastCount,
+      rise,
+      windowS,
+      q,
+      rise > 0 ? Number.POSITIVE_INFINITY : current,
+    );
+    if (!Number.isFinite(this.floorRate)) this.floorRate = 0;
+    if (this.floorRate >= drainRate) {
+      const fillS = Math.ceil(Math.min(MAX_QUEUE_FILL_S, queueDepth / drainRate));
+      const before = quantileOfRing(this.fastRates, this.fastCount, fillS, windowS, q, Number.POSITIVE_INFINITY);
+      // A router younger than the queue's fill time has no such seconds: no floor.
+      this.floorRate = Number.isFinite(before) ? before : 0;
+    }
+    return this.floorRate;
+  }
+}
+
+/**
+ * The lowest of `start` and the `n` values written to a ring before its last `skip` writes (`count` writes so far):
+ * `skip` 0 reads the latest `n` seconds.
+ */
+function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number, start: number): number {
+  let low = start;
+  for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
+    low = Math.min(low, ring[(count - k) % ring.length] as number);
+  return low;
+}
+
+/**
+ * How many of a ring's newest `n` values belong to a step up: the split of those values into two runs, newer and
+ * older, that best fits each run by its mean (least squares: the classic one-change-point fit), when the newer run
+ * averages at least `ratio` times the older; 0 when it does not.
+ *
+ * @example
+ * ```ts
+ * // Written oldest first: 2/s for 6 s, then a burst's first 4 s (smoothed, so it ramps).
+ * riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 5, 7, 9, 10), 10, 10, 2); // 3: 7, 9 and 10 (5 is nearer the 2s)
+ * ```
+ */
+export function riseLength(ring: Float64Array, count: number, n: number, ratio: number): number {
+  const newestFirst: number[] = [];
+  for (let k = 1; k <= Math.min(n, count, ring.length); k++)
+    newestFirst.push(ring[(count - k) % ring.length] as number);
+  const m = newestFirst.length;
+  let sum = 0;
+  let squares = 0;
+  for (const v of newestFirst) {
+    sum += v;
+    squares += v * v;
+  }
+  // Squared error of a run about its mean, from its sum and sum of squares.
+  const error = (total: number, totalSquares: number, size: number) => totalSquares - (total * total) / size;
+  let best = 0;
+  let bestNewerSum = 0;
+  let bestError = Number.POSITIVE_INFINITY;
+  let newerSum = 0;
+  let newerSquares = 0;
+  for (let k = 1; k < m; k++) {
+    const v = newestFirst[k - 1] as number;
+    newerSum += v;
+    newerSquares += v * v;
+    const fit = error(newerSum, newerSquares, k) + error(sum - newerSum, squares - newerSquares, m - k);
+    if (fit < bestError) {
+      bestError = fit;
+      best = k;
+      bestNewerSum = newerSum;
+    }
+  }
+  if (best === 0) return 0;
+  const [newer, older] = [bestNewerSum / best, (sum - bestNewerSum) / (m - best)];
+  return newer >= ratio * older ? best : 0;
+}
+
+/**
+ * The `q`-quantile (0: the lowest) of `extra` (when finite) and the `n` values written to a ring before its last
+ * `skip` writes; `Infinity` when there are none.
+ *
+ * @example
+ * ```ts
+ * quantileOfRing(Float64Array.of(4, 2, 9), 3, 0, 3, 0.5, Number.POSITIVE_INFINITY); // 4
+ * ```
+ */
+function quantileOfRing(ring: Float64Array, count: number, skip: number, n: number, q: number, extra: number): number {
+  if (q <= 0) return lowestOfRing(ring, count, skip, n, extra);
+  const values: number[] = Number.isFinite(extra) ? [extra] : [];
+  for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
+    values.push(ring[(count - k) % ring.length] as number);
+  if (values.length === 0) return Number.POSITIVE_INFINITY;
+  values.sort((a, b) => a - b);
+  return values[Math.min(values.length - 1, Math.floor(q * values.length))] as number;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../../../src/core/capacity-booking";
+import { FreshArrivalForecast, riseLength } from "../../../src/core/fresh-arrival-forecast";
+
+const opts = DEFAULT_CAPACITY_BOOKING_OPTIONS;
+
+/** A forecast that has seen each of `perSecond` fresh arrivals in successive seconds. */
+function seen(perSecond: readonly number[], options = opts): FreshArrivalForecast {
+  const forecast = new FreshArrivalForecast(options);
+  for (const n of perSecond) {
+    for (let i = 0; i < n; i++) forecast.count();
+    forecast.closeSeconds(1);
+  }
+  return forecast;
+}
+
+describe("FreshArrivalForecast", () => {
+  it("has no baseline before its first second, then the lowest slowly smoothed rate: a burst does not raise it", () => {
+    expect(new FreshArrivalForecast(opts).baseline).toBeUndefined();
+    const steady = seen(Array(30).fill(4));
+    expect(steady.baseline).toBeCloseTo(4, 9);
+    const burst = seen([...Array(30).fill(4), ...Array(10).fill(40)]);
+    expect(burst.baseline).toBeCloseTo(4, 9);
+    // The fast rate (alpha 0.3) is near the burst's after 10 s: 40 - 36 * 0.7^10.
+    expect(burst.recent).toBeCloseTo(40 - 36 * 0.7 ** 10, 9);
+  });
+
+  it("counts the seconds that passed with nothing as empty ones", () => {
+    const forecast = seen([10]);
+    forecast.closeSeconds(3); // this second's (none) and two more
+    expect(forecast.recent).toBeCloseTo(10 * 0.7 ** 3, 9);
+    expect(forecast.baseline).toBeCloseTo(10 * 0.9 ** 3, 9);
+  });
+
+  it("sets an overload's floor at the median fast rate of the 10 s before it, and lowers it on later refusals only", () => {
+    const forecast = seen(Array(40).fill(6));
+    expect(forecast.overloadFloor(true, 10, 10)).toBeCloseTo(6, 9);
+    // A later refusal of the same overload with the current rate lower: the floor follows it down, never up.
+    for (let s = 0; s < 5; s++) forecast.closeSeconds(1);
+    const lower = forecast.recent;
+    expect(forecast.overloadFloor(false, 10, 10)).toBeCloseTo(lower, 9);
+    for (let i = 0; i < 50; i++) forecast.count();
+    forecast.closeSeconds(1);
+    expect(forecast.overloadFloor(false, 10, 10)).toBeCloseTo(lower, 9);
+  });
+
+  it("reads the floor before the queue began to fill when the window was already inside the overload", () => {
+    // 20 s at 3/s, then 20 s at 20/s (a 100-deep queue filling at 10/s over a drain of 10/s) before the first refusal.
+    const forecast = seen([...Array(20).fill(3), ...Array(20).fill(20)]);
+    // The last 10 s (all at 20/s, above the drain) say nothing of the traffic after the burst: the 10 s before the
+    // queue's fill time (100 / 10 = 10 s ago) are read instead, still mostly the burst's here...
+    const floor = forecast.overloadFloor(true, 100, 10);
+    expect(floor).toBeGreaterThan(10);
+    // ...while a 30 s deep queue's fill time (capped at 30 s) reaches back to the 3/s before the burst.
+    const deep = seen([...Array(20).fill(3), ...Array(20).fill(20)]);
+    expect(deep.overloadFloor(true, 300, 10)).toBeLessThan(10);
+  });
+
+  it("sets no floor when overloadFloorS is 0", () => {
+    expect(seen(Array(20).fill(6), { ...opts, overloadFloorS: 0 }).overloadFloor(true, 10, 10)).toBe(0);
+  });
+
+  it("riseLength: the newest values that stepped up, none without a step", () => {
+    // The ramp of a smoothed step: 5 fits the values before it better than those after.
+    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 5, 7, 9, 10), 10, 10, 2)).toBe(3);
+    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 2, 2, 2, 2), 10, 10, 2)).toBe(0);
+    // A rise of less than the ratio is no step.
+    expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 3, 3, 3, 3, 3), 10, 10, 2)).toBe(0);
+    // A ring that wrapped: its last writes are the newest.
+    expect(riseLength(Float64Array.of(9, 10, 2, 2, 2, 2), 8, 6, 2)).toBe(2);
+  });
+});
