@@ -12,11 +12,14 @@
  * seeds instead (about three times longer). Writes nothing: a figure worth quoting goes through a variant in
  * src/sim/variants.ts and `npm run eval`.
  *
- * Flags: --held (the held-out seeds), --only <scenario,...> (a subset).
+ * Flags: --held (the held-out seeds), --only <scenario,...> (a subset), --bins <scenario>[:<seconds>] (that
+ * scenario's completion curve by when requests first arrived, default and variant side by side, in bins of 5 s or
+ * the given seconds: which requests a change serves sooner or later, src/sim/arrival-bins.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { curveByArrival } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy, evaluateScenario, type PolicyResult, type ScenarioResult } from "../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
@@ -24,18 +27,22 @@ import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { E2E_TWINS, twinTargets } from "../src/sim/report-twin-targets";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import { runSimulation } from "../src/sim/simulation";
 import { checkTargets } from "../src/sim/targets";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
+import { generateWorkload } from "../src/sim/workload";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 
 const root = resolve(import.meta.dirname, "..");
 const { values, positionals } = parseArgs({
-  options: { held: { type: "boolean" }, only: { type: "string" } },
+  options: { held: { type: "boolean" }, only: { type: "string" }, bins: { type: "string" } },
   allowPositionals: true,
 });
 if (positionals.length !== 1) {
-  console.error("usage: npm run eval:variant -- <variant id | JSON overrides> [--held] [--only <scenario,...>]");
+  console.error(
+    "usage: npm run eval:variant -- <variant id | JSON overrides> [--held] [--only <scenario,...>] [--bins <scenario>[:<s>]]",
+  );
   process.exit(2);
 }
 const spec = parseVariantSpec(positionals[0] as string);
@@ -136,3 +143,29 @@ for (const policy of [base, spec])
       `| ${policy === base ? "default" : "variant"} | ${label} | ${(100 * check.servedFraction).toFixed(1)}% | ${pts(check.worst.gap)} (${check.worst.horizonS} s) | ${check.attemptsPerOffered.toFixed(3)} | ${met(check.met.served)} / ${met(check.met.curve)} / ${met(check.met.attempts)} |`,
     );
   }
+
+// --bins: one scenario's curve by when its requests first arrived, the default's beside the variant's.
+if (values.bins) {
+  const [name, binText] = values.bins.split(":");
+  const index = results.findIndex((r) => r.name === name);
+  const scenario = scenarios[index];
+  const result = results[index];
+  if (!scenario || !result) throw new Error(`--bins: no scenario ${name} among those run`);
+  const binS = Number(binText ?? 5);
+  const traces = (policy: PolicySpec) =>
+    result.seeds.map((seed) => {
+      const seeded = { ...scenario, seed };
+      return runSimulation(seeded, policy, generateWorkload(seeded, result.capacityRps));
+    });
+  const [before, after] = [curveByArrival(traces(base), binS), curveByArrival(traces(spec), binS)];
+  const curve = (c: Record<string, number> | undefined) =>
+    COMPLETION_HORIZONS_S.map((h) => `${Math.round(100 * (c?.[String(h)] ?? 0))}`).join(" / ");
+  console.log(`\n${name}: served within ${COMPLETION_HORIZONS_S.join(" / ")} s (%), by first attempt\n`);
+  console.log("| first attempt | requests | default | variant |");
+  console.log("| --- | --- | --- | --- |");
+  for (const bin of before) {
+    const mine = after.find((b) => b.fromS === bin.fromS);
+    const span = `${bin.fromS}-${bin.fromS + binS} s`;
+    console.log(`| ${span} | ${bin.requests} | ${curve(bin.servedWithinS)} | ${curve(mine?.servedWithinS)} |`);
+  }
+}

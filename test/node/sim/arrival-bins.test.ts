@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { curveByArrival } from "../../../src/sim/arrival-bins";
+import { computeMetrics } from "../../../src/sim/metrics";
+import { EVAL_POLICIES } from "../../../src/sim/policies";
+import { runSimulation } from "../../../src/sim/simulation";
+import type { RequestTrace, RunTrace } from "../../../src/sim/trace";
+import { generateWorkload } from "../../../src/sim/workload";
+import { smallBurst } from "./small-scenario";
+
+const request = (id: number, arrivalS: number, tookS: number | undefined): RequestTrace => ({
+  id,
+  arrivalMs: arrivalS * 1000,
+  client: "openai_node",
+  roundTripMs: 80,
+  attempts: [],
+  result: tookS === undefined ? "gave_up" : "served",
+  ...(tookS === undefined ? {} : { completedAtMs: (arrivalS + tookS) * 1000 }),
+  outputTokens: 1,
+});
+const trace = (requests: RequestTrace[]): RunTrace => ({
+  requests,
+  drainSamples: [],
+  idleWhileWaitingSlotS: 0,
+  fleetSlots: 1,
+  spanS: 100,
+  trafficS: 100,
+});
+
+describe("curveByArrival", () => {
+  it("bins requests by their first attempt and gives each bin's share served within every horizon", () => {
+    const bins = curveByArrival(
+      [trace([request(1, 1, 3), request(2, 4, 20), request(3, 12, 70)]), trace([request(4, 13, undefined)])],
+      5,
+    );
+    expect(bins.map((b) => [b.fromS, b.requests])).toEqual([
+      [0, 2],
+      [10, 2],
+    ]);
+    expect(bins[0]?.servedWithinS).toEqual({ "5": 0.5, "15": 0.5, "30": 1, "60": 1, "120": 1 });
+    // A request that was not served counts in its bin's requests, never as served.
+    expect(bins[1]?.servedWithinS).toEqual({ "5": 0, "15": 0, "30": 0, "60": 0, "120": 0.5 });
+  });
+
+  it("adds up to the run's completion curve", () => {
+    const scenario = smallBurst();
+    const policy = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
+    if (!policy) throw new Error("no default policy");
+    const run = runSimulation(scenario, policy, generateWorkload(scenario, 20));
+    const bins = curveByArrival([run], 3);
+    const total = bins.reduce((n, b) => n + b.requests, 0);
+    expect(total).toBe(run.requests.length);
+    for (const [h, share] of Object.entries(computeMetrics(run).servedWithinS)) {
+      const pooled = bins.reduce((n, b) => n + (b.servedWithinS[h] ?? 0) * b.requests, 0) / total;
+      expect(pooled).toBeCloseTo(share, 9);
+    }
+  });
+
+  it("refuses a bin that is not a positive number of seconds", () => {
+    expect(() => curveByArrival([], 0)).toThrow(/positive/);
+  });
+});
