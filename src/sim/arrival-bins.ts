@@ -1,3 +1,4 @@
+import type { ReleaseRow } from "./curve-bound";
 import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
 import type { RunTrace } from "./trace";
 
@@ -7,6 +8,37 @@ export interface ArrivalBin {
   fromS: number;
   requests: number;
   servedWithinS: CompletionCurve;
+}
+
+/** Requests counted per bin, and per horizon (`COMPLETION_HORIZONS_S` order) those served within it. */
+class BinTally {
+  private readonly bins = new Map<number, { requests: number; within: number[] }>();
+
+  constructor(private readonly binS: number) {
+    if (!(binS > 0)) throw new Error(`the bin must be positive seconds, got ${binS}`);
+  }
+
+  add(atS: number, requests: number, within: readonly number[]): void {
+    const fromS = Math.floor(atS / this.binS) * this.binS;
+    const bin = this.bins.get(fromS) ?? { requests: 0, within: COMPLETION_HORIZONS_S.map(() => 0) };
+    bin.requests += requests;
+    within.forEach((n, i) => {
+      bin.within[i] = (bin.within[i] ?? 0) + n;
+    });
+    this.bins.set(fromS, bin);
+  }
+
+  result(): ArrivalBin[] {
+    return [...this.bins]
+      .sort(([a], [b]) => a - b)
+      .map(([fromS, bin]) => ({
+        fromS,
+        requests: bin.requests,
+        servedWithinS: Object.fromEntries(
+          COMPLETION_HORIZONS_S.map((h, i) => [String(h), (bin.within[i] ?? 0) / bin.requests]),
+        ),
+      }));
+  }
 }
 
 /**
@@ -22,28 +54,33 @@ export interface ArrivalBin {
  * ```
  */
 export function curveByArrival(traces: readonly RunTrace[], binS: number): ArrivalBin[] {
-  if (!(binS > 0)) throw new Error(`curveByArrival: the bin must be positive seconds, got ${binS}`);
-  const bins = new Map<number, { requests: number; within: number[] }>();
+  const tally = new BinTally(binS);
   for (const trace of traces)
     for (const r of trace.requests) {
-      const fromS = Math.floor(r.arrivalMs / 1000 / binS) * binS;
-      const bin = bins.get(fromS) ?? { requests: 0, within: COMPLETION_HORIZONS_S.map(() => 0) };
-      bin.requests += 1;
-      if (r.result === "served" && r.completedAtMs !== undefined) {
-        const tookS = (r.completedAtMs - r.arrivalMs) / 1000;
-        COMPLETION_HORIZONS_S.forEach((h, i) => {
-          if (tookS <= h) bin.within[i] = (bin.within[i] ?? 0) + 1;
-        });
-      }
-      bins.set(fromS, bin);
+      const tookS =
+        r.result === "served" && r.completedAtMs !== undefined ? (r.completedAtMs - r.arrivalMs) / 1000 : NaN;
+      tally.add(
+        r.arrivalMs / 1000,
+        1,
+        COMPLETION_HORIZONS_S.map((h) => (tookS <= h ? 1 : 0)),
+      );
     }
-  return [...bins]
-    .sort(([a], [b]) => a - b)
-    .map(([fromS, bin]) => ({
-      fromS,
-      requests: bin.requests,
-      servedWithinS: Object.fromEntries(
-        COMPLETION_HORIZONS_S.map((h, i) => [String(h), (bin.within[i] ?? 0) / bin.requests]),
-      ),
-    }));
+  return tally.result();
+}
+
+/**
+ * A bound's schedule (`curveBound(...).byRelease`, src/sim/curve-bound.ts) in the same bins as `curveByArrival`:
+ * what the best conceivable schedule does with each bin's requests, beside what a policy does. A request reaches
+ * the router half a round trip after its first attempt, so a bin boundary can fall between the two.
+ *
+ * @example
+ * ```ts
+ * const best = curveBound(highs, instances, target);
+ * binReleases(best.byRelease, 5).find((b) => b.fromS === 65)?.servedWithinS["30"];
+ * ```
+ */
+export function binReleases(rows: readonly ReleaseRow[], binS: number): ArrivalBin[] {
+  const tally = new BinTally(binS);
+  for (const row of rows) tally.add(row.releaseS, row.requests, row.servedWithin);
+  return tally.result();
 }

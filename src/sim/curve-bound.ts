@@ -39,6 +39,8 @@ export interface CurveBoundResult {
   margin: number;
   /** The completion curve of a schedule that reaches the margin (pooled over the instances). */
   curve: CompletionCurve;
+  /** The same schedule by when requests reached the router (see `JointCurveBoundResult.byRelease`). */
+  byRelease: ReleaseRow[];
   /** Size of the linear program solved (columns, rows), for the report. */
   size: { columns: number; rows: number };
 }
@@ -58,6 +60,16 @@ interface Group {
   column0: number;
 }
 
+/** How a bound picks among the schedules that reach its margin. */
+export interface BoundOptions {
+  /**
+   * Of the schedules that reach the margin, one that serves the most requests within every horizon (a second
+   * solve): the first solve's schedule is any of them, and may serve requests later than it needs to. The margin
+   * and the curve's target rows are the same; only which schedule is shown changes. For `byRelease`.
+   */
+  preferSooner?: boolean;
+}
+
 /** One scenario's part of a {@link jointCurveBound}: its seeds' instances and the curve it is held to. */
 export interface BoundSet {
   instances: readonly BoundInstance[];
@@ -70,7 +82,20 @@ export interface JointCurveBoundResult {
   margin: number;
   /** Per set, the completion curve of a schedule that reaches the margin. */
   curves: CompletionCurve[];
+  /**
+   * Per set, the same schedule by when requests reached the router, one row per bin with any (pooled over the
+   * set's instances): who it serves when, beside a policy's `curveByArrival` (src/sim/arrival-bins.ts).
+   */
+  byRelease: ReleaseRow[][];
   size: { columns: number; rows: number };
+}
+
+/** The requests released in one bin of a bound's schedule, and how many of them it starts within each horizon. */
+export interface ReleaseRow {
+  releaseS: number;
+  requests: number;
+  /** Per horizon (`COMPLETION_HORIZONS_S` order), requests started in time to complete within it (fractional). */
+  servedWithin: number[];
 }
 
 /**
@@ -98,9 +123,15 @@ export function curveBound(
   instances: readonly BoundInstance[],
   target: CompletionCurve,
   binS = 1,
+  options: BoundOptions = {},
 ): CurveBoundResult {
-  const joint = jointCurveBound(highs, [{ instances, target }], 0, binS);
-  return { margin: joint.margin, curve: joint.curves[0] as CompletionCurve, size: joint.size };
+  const joint = jointCurveBound(highs, [{ instances, target }], 0, binS, options);
+  return {
+    margin: joint.margin,
+    curve: joint.curves[0] as CompletionCurve,
+    byRelease: joint.byRelease[0] as ReleaseRow[],
+    size: joint.size,
+  };
 }
 
 /**
@@ -128,6 +159,7 @@ export function jointCurveBound(
   sets: readonly BoundSet[],
   sharedBeforeS = 0,
   binS = 1,
+  options: BoundOptions = {},
 ): JointCurveBoundResult {
   const horizons = COMPLETION_HORIZONS_S;
   const sharedBins = Math.floor(sharedBeforeS / binS);
@@ -136,11 +168,17 @@ export function jointCurveBound(
   const offered = sets.map((set) => set.instances.reduce((n, inst) => n + inst.jobs.length, 0));
   // Per set, its groups by key: requests with the same window and horizons are one column per bin.
   const groupsBySet = sets.map(() => new Map<string, Group>());
+  // Every request by its release bin, served in time or not (a request no schedule can serve has no group).
+  const releasesBySet = sets.map(() => new Map<number, ReleaseRow>());
   instances.forEach(({ inst, set, k }, bucket) => {
     const endBin = (bins[bucket] as number) - 1;
     const groups = groupsBySet[set] as Map<string, Group>;
     for (const job of inst.jobs) {
       const first = Math.floor(job.releaseS / binS);
+      const releases = releasesBySet[set] as Map<number, ReleaseRow>;
+      const row = releases.get(first) ?? { releaseS: first * binS, requests: 0, servedWithin: horizons.map(() => 0) };
+      row.requests += 1;
+      releases.set(first, row);
       const within = horizons.map((h) => {
         const latestStart = job.arrivalS + h - job.minCompletionS;
         return job.releaseS <= latestStart ? Math.floor(latestStart / binS) : first - 1;
@@ -208,6 +246,8 @@ export function jointCurveBound(
     colUpper.push(upper);
     colCost.push(cost);
   };
+  // Per column, the share of its set's offered requests it adds to the served-within counts (preferSooner).
+  const soonerCost: number[] = [];
   groupList.forEach((g, gi) => {
     g.column0 = colCost.length;
     const link = linkEntry.get(g);
@@ -220,6 +260,8 @@ export function jointCurveBound(
         if (t <= (g.within[hi] as number)) entries.push([(horizonRow0[g.set] as number) + hi, 1]);
       });
       if (link && t < sharedBins) entries.push([link.row0 + t - g.first, link.sign]);
+      soonerCost[colCost.length] =
+        horizons.filter((_, hi) => t <= (g.within[hi] as number)).length / (offered[g.set] || 1);
       push(0, g.count, 0, entries);
     }
   });
@@ -269,28 +311,37 @@ export function jointCurveBound(
   }
 
   const columns = colCost.length;
-  const x = highs.withModel(
-    {
-      numCols: columns,
-      numRows: rows,
-      sense: highs.constants.objectiveSense.maximize,
-      colCost,
-      colLower,
-      colUpper,
-      rowLower,
-      rowUpper,
-      matrix: { format: "csc", numRows: rows, numCols: columns, starts, indices, values },
-    },
-    (model) => {
-      // The interior-point method: about ten times faster than simplex on these models (measured: 3 s against 86 s).
-      model.options.set({ output_flag: false, solver: "ipm" });
-      model.run();
-      const status = model.getModelStatus();
-      if (status !== highs.constants.modelStatus.optimal)
-        throw new Error(`curve bound: the solver stopped with status ${status}, not optimal`);
-      return model.getSolution().colValue;
-    },
-  );
+  const solve = (cost: readonly number[], lower: readonly number[]) =>
+    highs.withModel(
+      {
+        numCols: columns,
+        numRows: rows,
+        sense: highs.constants.objectiveSense.maximize,
+        colCost: [...cost],
+        colLower: [...lower],
+        colUpper,
+        rowLower,
+        rowUpper,
+        matrix: { format: "csc", numRows: rows, numCols: columns, starts, indices, values },
+      },
+      (model) => {
+        // The interior-point method: about ten times faster than simplex on these models (measured: 3 s against 86 s).
+        model.options.set({ output_flag: false, solver: "ipm" });
+        model.run();
+        const status = model.getModelStatus();
+        if (status !== highs.constants.modelStatus.optimal)
+          throw new Error(`curve bound: the solver stopped with status ${status}, not optimal`);
+        return model.getSolution().colValue;
+      },
+    );
+  let x = solve(colCost, colLower);
+  if (options.preferSooner) {
+    // Among the schedules that reach the margin, one that serves the most within every horizon: the margin is
+    // held (less a solver tolerance) and the served-within counts are maximised.
+    const lower = colLower.map((v, i) => (i === marginCol ? (x[marginCol] as number) - 1e-6 : v));
+    const cost = colCost.map((_, i) => soonerCost[i] ?? 0);
+    x = solve(cost, lower);
+  }
   const curves = sets.map((_, si) => {
     const curve: CompletionCurve = {};
     horizons.forEach((h, hi) => {
@@ -304,7 +355,15 @@ export function jointCurveBound(
     });
     return curve;
   });
-  return { margin: x[marginCol] as number, curves, size: { columns, rows } };
+  for (const g of groupList) {
+    const row = releasesBySet[g.set]?.get(g.first) as ReleaseRow;
+    horizons.forEach((_, hi) => {
+      for (let t = g.first; t <= Math.min(g.last, g.within[hi] as number); t++)
+        row.servedWithin[hi] = (row.servedWithin[hi] as number) + (x[g.column0 + t - g.first] as number);
+    });
+  }
+  const byRelease = releasesBySet.map((releases) => [...releases.values()].sort((a, b) => a.releaseS - b.releaseS));
+  return { margin: x[marginCol] as number, curves, byRelease, size: { columns, rows } };
 }
 
 /**

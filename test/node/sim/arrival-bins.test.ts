@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { curveByArrival } from "../../../src/sim/arrival-bins";
+import { binReleases, curveByArrival } from "../../../src/sim/arrival-bins";
 import { computeMetrics } from "../../../src/sim/metrics";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
@@ -57,5 +57,20 @@ describe("curveByArrival", () => {
 
   it("refuses a bin that is not a positive number of seconds", () => {
     expect(() => curveByArrival([], 0)).toThrow(/positive/);
+    expect(() => binReleases([], Number.NaN)).toThrow(/positive/);
+  });
+});
+
+describe("binReleases", () => {
+  it("puts a bound's rows (per second of release) in the same bins, with fractional starts", () => {
+    const rows = [
+      { releaseS: 61, requests: 4, servedWithin: [1, 2, 3, 4, 4] },
+      { releaseS: 63, requests: 4, servedWithin: [0, 0.5, 1, 4, 4] },
+      { releaseS: 66, requests: 2, servedWithin: [2, 2, 2, 2, 2] },
+    ];
+    expect(binReleases(rows, 5)).toEqual([
+      { fromS: 60, requests: 8, servedWithinS: { "5": 0.125, "15": 0.3125, "30": 0.5, "60": 1, "120": 1 } },
+      { fromS: 65, requests: 2, servedWithinS: { "5": 1, "15": 1, "30": 1, "60": 1, "120": 1 } },
+    ]);
   });
 });

@@ -40,9 +40,40 @@ describe("curveBound", () => {
     expect(bound.margin).toBeCloseTo(0.1, 6);
   });
 
+  it("gives its schedule by release: every request counted once, adding up to the curve", () => {
+    // Five more requests released at 20 s, which nothing keeps from starting at once.
+    const later = [...jobs, ...jobs.slice(0, 5).map((j) => ({ ...j, arrivalS: 20, releaseS: 20, deadlineS: 120 }))];
+    const bound = curveBound(highs, [{ ...instance, jobs: later }], { "5": 0.6, "15": 1, "30": 1, "60": 1, "120": 1 });
+    expect(bound.byRelease.map((r) => [r.releaseS, r.requests])).toEqual([
+      [0, 10],
+      [20, 5],
+    ]);
+    bound.byRelease.forEach((row) => {
+      for (const n of row.servedWithin) expect(n).toBeLessThanOrEqual(row.requests + 1e-6);
+    });
+    ["5", "15", "30", "60", "120"].forEach((h, i) => {
+      const started = bound.byRelease.reduce((n, row) => n + (row.servedWithin[i] ?? 0), 0);
+      expect(started / 15).toBeCloseTo(bound.curve[h] ?? 0, 6);
+    });
+  });
+
   it("pools instances: their offered requests add up and each keeps its own start budget", () => {
     const bound = curveBound(highs, [instance, instance], everyone(1));
     expect(bound.margin).toBeCloseTo(-0.4, 6);
+  });
+
+  it("with preferSooner, shows of the schedules that reach the margin one that serves the most within the horizons", () => {
+    const scenario = smallBurst();
+    const capacity = measureCapacity(scenario);
+    const inst = boundInstance(scenario, generateWorkload(scenario, capacity), capacity);
+    const target = { "5": 0.5, "15": 0.7, "30": 0.8, "60": 0.9, "120": 0.9 };
+    const any = curveBound(highs, [inst], target);
+    const sooner = curveBound(highs, [inst], target, 1, { preferSooner: true });
+    expect(sooner.margin).toBeCloseTo(any.margin, 5);
+    const total = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
+    expect(total(sooner.curve)).toBeGreaterThanOrEqual(total(any.curve) - 1e-6);
+    for (const [h, share] of Object.entries(target))
+      expect(sooner.curve[h]).toBeGreaterThanOrEqual(share + sooner.margin - 1e-6);
   });
 
   it("relaxes the simulator: every policy's own completion curve fits under it", () => {
