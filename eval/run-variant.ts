@@ -12,7 +12,8 @@
  * seeds instead (about three times longer). Writes nothing: a figure worth quoting goes through a variant in
  * src/sim/variants.ts and `npm run eval`.
  *
- * Flags: --held (the held-out seeds), --only <scenario,...> (a subset), --bins <scenario>[:<seconds>] (that
+ * Flags: --held (the held-out seeds), --seeds <n> (with --held: that many held-out seeds, default 3; more seeds tell
+ * a small difference from the seeds' own noise), --only <scenario,...> (a subset), --bins <scenario>[:<seconds>] (that
  * scenario's completion curve by when requests first arrived, default and variant side by side, in bins of 5 s or
  * the given seconds: which requests a change serves sooner or later, src/sim/arrival-bins.ts; beside them the
  * schedule of the clairvoyant curve bound, src/sim/curve-bound.ts, which shows whom a schedule near every
@@ -36,16 +37,17 @@ import { checkTargets } from "../src/sim/targets";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
 import { generateWorkload } from "../src/sim/workload";
+import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 
 const root = resolve(import.meta.dirname, "..");
 const { values, positionals } = parseArgs({
-  options: { held: { type: "boolean" }, only: { type: "string" }, bins: { type: "string" } },
+  options: { held: { type: "boolean" }, seeds: { type: "string" }, only: { type: "string" }, bins: { type: "string" } },
   allowPositionals: true,
 });
 if (positionals.length !== 1) {
   console.error(
-    "usage: npm run eval:variant -- <variant id | JSON overrides> [--held] [--only <scenario,...>] [--bins <scenario>[:<s>]]",
+    "usage: npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]]",
   );
   process.exit(2);
 }
@@ -61,6 +63,9 @@ const scenarios: Scenario[] = readdirSync(join(root, "eval/scenarios"))
 const unknown = only?.filter((name) => !scenarios.some((s) => s.name === name)) ?? [];
 if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(", ")} in eval/scenarios`);
 
+if (values.seeds !== undefined && !values.held)
+  throw new Error("--seeds: only with --held (the tuning seeds are docs/evaluation.json's)");
+const heldSeeds = positiveIntFlag("seeds", values.seeds, 3);
 const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
   scenarios: ScenarioResult[];
 };
@@ -72,7 +77,7 @@ const sameFigures = (a: PolicyResult, b: PolicyResult) =>
 
 const results: ScenarioResult[] = scenarios.map((scenario) => {
   if (values.held)
-    return evaluateScenario({ ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET }, EVAL_POLICIES, 3);
+    return evaluateScenario({ ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET }, EVAL_POLICIES, heldSeeds);
   const prior = evaluation.scenarios.find((s) => s.name === scenario.name);
   if (!prior) throw new Error(`docs/evaluation.json has no ${scenario.name}: run npm run eval first`);
   const again = evaluatePolicy(scenario, prior.seeds, prior.capacityRps, base);
@@ -85,7 +90,7 @@ const own = results.map((r, i) => evaluatePolicy(scenarios[i] as Scenario, r.see
 const variant = { id: spec.id, change: spec.label, spec };
 
 const pts = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
-console.log(`${spec.label}, ${values.held ? "held-out" : "tuning"} seeds\n`);
+console.log(`${spec.label}, ${values.held ? `${heldSeeds} held-out` : "tuning"} seeds\n`);
 console.log(
   `| scenario | worst curve gap: variant (default) | gap at ${COMPLETION_HORIZONS_S.join(" / ")} s | served | attempts - static 30 s | oracle - served |`,
 );
