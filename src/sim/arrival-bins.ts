@@ -1,6 +1,11 @@
 import type { ReleaseRow } from "./curve-bound";
+import type { ScenarioResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
+import type { PolicySpec } from "./policies";
+import type { Scenario } from "./scenario";
+import { runSimulation } from "./simulation";
 import type { RunTrace } from "./trace";
+import { generateWorkload } from "./workload";
 
 /** The requests whose first attempt fell in one bin of time, and the share of them served within each horizon. */
 export interface ArrivalBin {
@@ -83,4 +88,51 @@ export function binReleases(rows: readonly ReleaseRow[], binS: number): ArrivalB
   const tally = new BinTally(binS);
   for (const row of rows) tally.add(row.releaseS, row.requests, row.servedWithin);
   return tally.result();
+}
+
+/** One scenario's curves by first arrival: the default, the policies it is held to, and the bound's schedule. */
+export interface ArrivalCurves {
+  scenario: string;
+  binS: number;
+  /** The default first, then the others, each with its bins (`curveByArrival`, the scenario's seeds pooled). */
+  policies: { id: string; label: string; bins: ArrivalBin[] }[];
+  /** The clairvoyant bound's schedule (`curveBound` with `preferSooner`) in the same bins; absent without it. */
+  bound?: ArrivalBin[];
+  /** The scenario's burst (its `burstPhase`), seconds into the run; absent when it names none. */
+  burst?: { fromS: number; toS: number };
+}
+
+/**
+ * Runs `policies` again on an evaluated scenario's seeds (the same arrivals) and bins each one's requests by first
+ * arrival: who each policy serves when.
+ *
+ * @example
+ * ```ts
+ * const curves = arrivalCurves(scenario, result, [defaultSpec, static30], 10);
+ * curves.policies[1]?.bins.find((b) => b.fromS === 70)?.servedWithinS["60"];
+ * ```
+ */
+export function arrivalCurves(
+  scenario: Scenario,
+  result: Pick<ScenarioResult, "seeds" | "capacityRps">,
+  policies: readonly PolicySpec[],
+  binS: number,
+): ArrivalCurves {
+  const workloads = result.seeds.map((seed) => generateWorkload({ ...scenario, seed }, result.capacityRps));
+  const starts = scenario.phases.map((_, i) => scenario.phases.slice(0, i).reduce((t, p) => t + p.durationS, 0));
+  const phase = scenario.burstPhase === undefined ? undefined : scenario.phases[scenario.burstPhase];
+  const burstFromS = starts[scenario.burstPhase ?? 0] ?? 0;
+  return {
+    scenario: scenario.name,
+    binS,
+    ...(phase ? { burst: { fromS: burstFromS, toS: burstFromS + phase.durationS } } : {}),
+    policies: policies.map((policy) => ({
+      id: policy.id,
+      label: policy.label,
+      bins: curveByArrival(
+        result.seeds.map((seed, i) => runSimulation({ ...scenario, seed }, policy, workloads[i] ?? [])),
+        binS,
+      ),
+    })),
+  };
 }

@@ -1,3 +1,4 @@
+import type { ArrivalCurves } from "./arrival-bins";
 import type { ScenarioCurveBound } from "./curve-bound";
 import { checkE2eTargets, type E2eFigures } from "./e2e-targets";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
@@ -6,6 +7,7 @@ import { type HeldOutRun, metCounts } from "./held-out";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import type { OracleResult } from "./oracle";
 import { STATIC_POLICY_IDS } from "./policies";
+import { arrivalsSection } from "./report-arrivals";
 import { e2eRepeatSection, e2eTargetsLine } from "./report-e2e-repeat";
 import { num, pct, pts, yes } from "./report-format";
 import { compareOrderings, type MeasureOrdering, ORDERING_TIES } from "./run-ordering";
@@ -405,6 +407,8 @@ export function renderReport(input: {
   /** The same end-to-end run made again, and the file it is in. */
   e2eOpenAiAgain?: { run: E2eOpenAiRun; file: string } | undefined;
   heldOut?: HeldOutRun | undefined;
+  /** One scenario's requests by first arrival (src/sim/arrival-bins.ts); absent: no such section. */
+  arrivals?: ArrivalCurves | undefined;
   figures: Record<string, string[]>;
 }): string {
   const out: string[] = [];
@@ -433,6 +437,7 @@ export function renderReport(input: {
   if (input.heldOut) out.push(heldOutSection(input.heldOut, input.checks), "");
   const boundSection = curveBoundSection(input.results, input.checks);
   if (boundSection) out.push(boundSection, "");
+  if (input.arrivals) out.push(arrivalsSection(input.arrivals));
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
   if (demo) {
     out.push("## The issue's reproduction (demo-burst-3x)\n");

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/edge/config";
+import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
 import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/sim/held-out";
@@ -46,6 +47,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   e2eOpenAi: E2eOpenAiRun | null;
   e2eOpenAiAgain: E2eOpenAiRun | null;
   heldOut: HeldOutRun | null;
+  arrivals: ArrivalCurves | null;
 };
 
 /** The scenarios where the default leaves more of the fleet idle while clients wait than every other policy. */
@@ -836,6 +838,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         ? { run: json.e2eOpenAiAgain, file: "docs/evaluation-e2e-openai-run12.json" }
         : undefined,
       heldOut: json.heldOut ?? undefined,
+      arrivals: json.arrivals ?? undefined,
       figures,
     });
     expect(read("docs/evaluation.md")).toBe(report);

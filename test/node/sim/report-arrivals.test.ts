@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { type ArrivalBin, type ArrivalCurves, arrivalCurves, curveByArrival } from "../../../src/sim/arrival-bins";
+import { EVAL_POLICIES, type PolicySpec } from "../../../src/sim/policies";
+import { arrivalsSection } from "../../../src/sim/report-arrivals";
+import { runSimulation } from "../../../src/sim/simulation";
+import { generateWorkload } from "../../../src/sim/workload";
+import { smallBurst } from "./small-scenario";
+
+const bin = (fromS: number, requests: number, ...shares: number[]): ArrivalBin => ({
+  fromS,
+  requests,
+  servedWithinS: Object.fromEntries(["5", "15", "30", "60", "120"].map((h, i) => [h, shares[i] ?? 1])),
+});
+
+describe("arrivalsSection", () => {
+  const curves: ArrivalCurves = {
+    scenario: "burst",
+    binS: 10,
+    burst: { fromS: 60, toS: 80 },
+    policies: [
+      {
+        id: "booked_capacity",
+        label: "default",
+        bins: [bin(50, 40), bin(70, 100, 0, 0, 0.3, 0.6, 0.95), bin(80, 40, 0, 1)],
+      },
+      {
+        id: "static-30",
+        label: "static 30 s",
+        bins: [bin(50, 40), bin(70, 100, 0, 0, 0.3, 0.8, 0.95), bin(80, 40, 0, 0.4)],
+      },
+    ],
+    bound: [bin(50, 40), bin(70, 100, 0.2, 0.5, 0.8, 1, 1), bin(80, 40, 0.5, 0.9, 1, 1, 1)],
+  };
+
+  it("shows the bins someone served late, each policy's 15 / 30 / 60 s shares, and the bound's", () => {
+    const section = arrivalsSection(curves);
+    expect(section).toContain("| first attempt | requests | booked_capacity | static-30 | clairvoyant bound |");
+    expect(section).toContain("| 70-80 s | 100 | 0 / 30 / 60 | 0 / 30 / 80 | 50 / 80 / 100 |");
+    expect(section).toContain("| 80-90 s | 40 | 100 / 100 / 100 | 40 / 100 / 100 | 90 / 100 / 100 |");
+    // Everyone served every request of 50-60 s within 15 s: left out.
+    expect(section).not.toContain("| 50-60 s |");
+  });
+
+  it("says where the default is furthest behind static 30 s at 60 s and furthest ahead at 15 s", () => {
+    const section = arrivalsSection(curves);
+    expect(section).toContain(
+      "the requests first sent at 70-80 s (during the burst), 60% of them served within 60 s against 80%",
+    );
+    expect(section).toContain("those first sent at 80-90 s (after the burst), 100% within 15 s against 40%");
+    expect(section).toContain("demotion");
+  });
+
+  it("is empty without static 30 s to compare with", () => {
+    expect(arrivalsSection({ ...curves, policies: curves.policies.slice(0, 1) })).toBe("");
+  });
+});
+
+describe("arrivalCurves", () => {
+  it("runs each policy on the scenario's seeds, the same arrivals, and bins its requests by first arrival", () => {
+    const scenario = smallBurst();
+    const specs = ["booked_capacity", "static-30"].map((id) => EVAL_POLICIES.find((p) => p.id === id) as PolicySpec);
+    const curves = arrivalCurves(scenario, { seeds: [11, 12], capacityRps: 20 }, specs, 5);
+    expect(curves.policies.map((p) => p.id)).toEqual(["booked_capacity", "static-30"]);
+    expect(curves.burst).toEqual({ fromS: 10, toS: 18 });
+    const direct = curveByArrival(
+      [11, 12].map((seed) =>
+        runSimulation({ ...scenario, seed }, specs[1] as PolicySpec, generateWorkload({ ...scenario, seed }, 20)),
+      ),
+      5,
+    );
+    expect(curves.policies[1]?.bins).toEqual(direct);
+  });
+});
