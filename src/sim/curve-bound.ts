@@ -342,26 +342,28 @@ export function jointCurveBound(
     const cost = colCost.map((_, i) => soonerCost[i] ?? 0);
     x = solve(cost, lower);
   }
-  const curves = sets.map((_, si) => {
-    const curve: CompletionCurve = {};
-    horizons.forEach((h, hi) => {
-      let within = 0;
-      for (const g of groupList) {
-        if (g.set !== si) continue;
-        for (let t = g.first; t <= Math.min(g.last, g.within[hi] as number); t++)
-          within += x[g.column0 + t - g.first] as number;
-      }
-      curve[String(h)] = (offered[si] as number) > 0 ? within / (offered[si] as number) : 0;
-    });
-    return curve;
-  });
+  // One pass over the schedule: each set's served-within counts (in the same order as ever, group by group) and
+  // each release row's.
+  const within = sets.map(() => horizons.map(() => 0));
   for (const g of groupList) {
     const row = releasesBySet[g.set]?.get(g.first) as ReleaseRow;
+    const counts = within[g.set] as number[];
     horizons.forEach((_, hi) => {
-      for (let t = g.first; t <= Math.min(g.last, g.within[hi] as number); t++)
-        row.servedWithin[hi] = (row.servedWithin[hi] as number) + (x[g.column0 + t - g.first] as number);
+      for (let t = g.first; t <= Math.min(g.last, g.within[hi] as number); t++) {
+        const started = x[g.column0 + t - g.first] as number;
+        counts[hi] = (counts[hi] as number) + started;
+        row.servedWithin[hi] = (row.servedWithin[hi] as number) + started;
+      }
     });
   }
+  const curves = sets.map((_, si) =>
+    Object.fromEntries(
+      horizons.map((h, hi) => [
+        String(h),
+        (offered[si] as number) > 0 ? (within[si]?.[hi] as number) / (offered[si] as number) : 0,
+      ]),
+    ),
+  );
   const byRelease = releasesBySet.map((releases) => [...releases.values()].sort((a, b) => a.releaseS - b.releaseS));
   return { margin: x[marginCol] as number, curves, byRelease, size: { columns, rows } };
 }
