@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import loadHighs from "highs";
+import loadHighs, { type Highs } from "highs";
 import { type ArrivalCurves, arrivalCurves, binReleases } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet, scenarioCurveBound } from "../src/sim/curve-bound";
@@ -92,7 +92,7 @@ const ARRIVALS = { scenario: "burst-3x", binS: 10 } as const;
  * The default, the policies that are best at 15, 30 or 60 s in that scenario (where the default's gaps are), and
  * static 30 s, by first arrival; with the bound's schedule unless the run skips the bound.
  */
-async function arrivalsOf(results: readonly ScenarioResult[]): Promise<ArrivalCurves | undefined> {
+function arrivalsOf(results: readonly ScenarioResult[], highs: Highs | undefined): ArrivalCurves | undefined {
   const index = results.findIndex((r) => r.name === ARRIVALS.scenario);
   const result = results[index];
   const scenario = scenarios[index];
@@ -104,9 +104,9 @@ async function arrivalsOf(results: readonly ScenarioResult[]): Promise<ArrivalCu
   const ids = [DEFAULT_POLICY_ID, ...new Set([...best, "static-30"])];
   const specs = ids.map((id) => EVAL_POLICIES.find((p) => p.id === id) as (typeof EVAL_POLICIES)[number]);
   const curves = arrivalCurves(scenario, result, specs, ARRIVALS.binS);
-  if (values["no-bound"]) return curves;
+  if (!highs) return curves;
   const { instances, target } = scenarioBoundSet(scenario, result);
-  const bound = curveBound(await loadHighs(), instances, target, 1, { preferSooner: true });
+  const bound = curveBound(highs, instances, target, 1, { preferSooner: true });
   return { ...curves, bound: binReleases(bound.byRelease, ARRIVALS.binS) };
 }
 
@@ -118,10 +118,10 @@ async function simulate(): Promise<Simulated> {
     console.log(`${scenario.name}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }
   const checks = results.map(checkTargets);
-  const arrivals = await arrivalsOf(results);
+  const highs = values["no-bound"] ? undefined : await loadHighs();
+  const arrivals = arrivalsOf(results, highs);
 
-  if (!values["no-bound"]) {
-    const highs = await loadHighs();
+  if (highs) {
     results.forEach((r, i) => {
       const t = performance.now();
       r.curveBound = scenarioCurveBound(highs, scenarios[i] as Scenario, r);

@@ -33,7 +33,7 @@ import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/po
 import { E2E_TWINS, twinTargets } from "../src/sim/report-twin-targets";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
 import { runSimulation } from "../src/sim/simulation";
-import { checkTargets } from "../src/sim/targets";
+import { checkTargets, withDefault } from "../src/sim/targets";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
 import { generateWorkload } from "../src/sim/workload";
@@ -97,10 +97,7 @@ console.log(
 console.log("| --- | --- | --- | --- | --- | --- |");
 results.forEach((result, i) => {
   const mine = own[i] as PolicyResult;
-  const check = checkTargets({
-    ...result,
-    policies: result.policies.map((p) => (p.id === result.defaultPolicy ? { ...mine, id: p.id } : p)),
-  });
+  const check = checkTargets(withDefault(result, mine));
   const before = checkTargets(result);
   const gaps = COMPLETION_HORIZONS_S.map((h) => pts(check.curveGap[String(h)] ?? 0)).join(" / ");
   console.log(

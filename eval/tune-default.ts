@@ -24,7 +24,7 @@ import { HELD_OUT_SEED_OFFSET, metCounts } from "../src/sim/held-out";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { SUSTAINED_P50_TARGET_S } from "../src/sim/report-markdown";
 import { type Scenario, scenarioSchema } from "../src/sim/scenario";
-import { checkTargets, type TargetCheck } from "../src/sim/targets";
+import { checkTargets, type TargetCheck, withDefault } from "../src/sim/targets";
 import { renderTuneReport, type TunedFigures, type TuneReport, type TwinFigures } from "../src/sim/tune-report";
 import {
   changedTunables,
@@ -82,11 +82,7 @@ function scoreAgainst(results: readonly ScenarioResult[], candidate: TuningCandi
     const prior = results.find((s) => s.name === scenario.name);
     if (!prior) throw new Error(`no results for ${scenario.name}: run npm run eval first`);
     const own = evaluatePolicy(scenario, prior.seeds, prior.capacityRps, specOf(candidate));
-    const result = {
-      ...prior,
-      policies: prior.policies.map((p) => (p.id === DEFAULT_POLICY_ID ? { ...own, id: DEFAULT_POLICY_ID } : p)),
-    };
-    checks.push(checkTargets(result));
+    checks.push(checkTargets(withDefault(prior, own)));
     if (scenario.name === "sustained-1.3x") p50 = own.metrics.timeToSuccessP50S;
   }
   return figures(checks, p50);

@@ -119,9 +119,8 @@ export function arrivalCurves(
   binS: number,
 ): ArrivalCurves {
   const workloads = result.seeds.map((seed) => generateWorkload({ ...scenario, seed }, result.capacityRps));
-  const starts = scenario.phases.map((_, i) => scenario.phases.slice(0, i).reduce((t, p) => t + p.durationS, 0));
   const phase = scenario.burstPhase === undefined ? undefined : scenario.phases[scenario.burstPhase];
-  const burstFromS = starts[scenario.burstPhase ?? 0] ?? 0;
+  const burstFromS = scenario.phases.slice(0, scenario.burstPhase).reduce((t, p) => t + p.durationS, 0);
   return {
     scenario: scenario.name,
     binS,

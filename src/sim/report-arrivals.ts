@@ -52,16 +52,13 @@ export function arrivalsSection(curves: ArrivalCurves): string {
   if (behind && ahead && diff(behind, "60") < 0 && diff(ahead, "15") > 0) {
     const share = (bin: ArrivalBin, h: string) => `${Math.round(100 * (bin.servedWithinS[h] ?? 0))}%`;
     const s30 = (bin: ArrivalBin, h: string) => share(binOf(static30.bins, bin.fromS) as ArrivalBin, h);
-    const where = (bin: ArrivalBin) =>
-      !curves.burst
-        ? ""
-        : bin.fromS + curves.binS <= curves.burst.toS && bin.fromS >= curves.burst.fromS
-          ? " (during the burst)"
-          : bin.fromS >= curves.burst.toS
-            ? " (after the burst)"
-            : "";
+    const burst = curves.burst;
+    const during = (bin: ArrivalBin) =>
+      burst !== undefined && bin.fromS >= burst.fromS && bin.fromS + curves.binS <= burst.toS;
+    const after = (bin: ArrivalBin) => burst !== undefined && bin.fromS >= burst.toS;
+    const where = (bin: ArrivalBin) => (during(bin) ? " (during the burst)" : after(bin) ? " (after the burst)" : "");
     const trade =
-      where(behind) === " (during the burst)" && where(ahead) === " (after the burst)"
+      during(behind) && after(ahead)
         ? " Static 30 s sends a burst's refused requests back after it and serves them in arrival order with the requests that arrive then; the default gives the capacity after a burst first to the requests that arrive then (demotion: `docs/retry-policy.md`) and serves the burst's refused requests in what they leave."
         : "";
     lines.push(

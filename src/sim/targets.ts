@@ -38,6 +38,22 @@ export function bestOtherCurve(result: ScenarioResult): CompletionCurve {
 }
 
 /**
+ * A scenario's result with the default policy's figures replaced by `own` (a variant's or a candidate's, run on the
+ * same seeds): what the targets check a variant on, against the same other policies.
+ *
+ * @example
+ * ```ts
+ * checkTargets(withDefault(result, evaluatePolicy(scenario, result.seeds, result.capacityRps, variant.spec)));
+ * ```
+ */
+export function withDefault(result: ScenarioResult, own: PolicyResult): ScenarioResult {
+  return {
+    ...result,
+    policies: result.policies.map((p) => (p.id === result.defaultPolicy ? { ...own, id: p.id } : p)),
+  };
+}
+
+/**
  * The default policy against every other policy of a scenario's result, on issue 15's targets.
  *
  * @example

@@ -1,6 +1,6 @@
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "./policies";
-import { checkTargets } from "./targets";
+import { checkTargets, withDefault } from "./targets";
 
 /** One variant of the default policy: what it changes, as a policy the simulator runs. */
 export interface PolicyVariant {
@@ -164,8 +164,7 @@ export function summarizeVariant(
   results.forEach((result, i) => {
     const own = variantResults[i];
     if (!own) throw new Error(`no result of variant ${v.id} for ${result.name}`);
-    const policies = result.policies.map((p) => (p.id === result.defaultPolicy ? { ...own, id: p.id } : p));
-    const check = checkTargets({ ...result, policies });
+    const check = checkTargets(withDefault(result, own));
     for (const key of ["curve", "served", "oracle", "attempts"] as const) if (check.met[key]) met[key] += 1;
     worstCurveGapSumPts += Math.min(0, check.worstCurveGap.gap) * 100;
     perScenario[result.name] = {
