@@ -1,0 +1,88 @@
+import type { RunTrace } from "./trace";
+
+/** One bin of a run's timeline: what arrived, what the router answered and what the fleet did in it. */
+export interface TimelineRow {
+  /** Start of the bin, seconds of simulated time. */
+  fromS: number;
+  /** Requests whose first attempt was sent in the bin. */
+  firstAttempts: number;
+  /**
+   * Slot-seconds spent serving over the fleet's slot-seconds, a request counted from its admission to the moment its
+   * client had the whole response: that includes the way back, so a saturated fleet reads a little above 1.
+   */
+  busyShare: number;
+  /** Attempts refused in the bin, and those of them told to come back more than 30 s later. */
+  refusals: number;
+  hintsOver30s: number;
+  /** Mean hint of the bin's refusals that carried one, seconds (`undefined`: none did). */
+  meanHintS: number | undefined;
+  /** Attempts admitted in the bin: first attempts, and retries. */
+  admittedFirst: number;
+  admittedRetries: number;
+  /** Responses completed in the bin, and those of them more than 30 s and 120 s after their first attempt. */
+  served: number;
+  servedAfter30s: number;
+  servedAfter120s: number;
+}
+
+/**
+ * A run cut into bins of simulated time: when refusals happened and how far away their hints sent clients, what
+ * the fleet served, how late, and how busy it was. The completion curve says how many were served late; this says
+ * when capacity went unused while clients slept, or was spent on requests already past a horizon.
+ *
+ * @example
+ * ```ts
+ * const rows = timelineOf(runSimulation(scenario, policy, workload), 10);
+ * rows[6]; // { fromS: 60, firstAttempts: 211, busyShare: 1.01, refusals: 37, meanHintS: 65.5, ... }
+ * ```
+ */
+export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
+  if (!(binS > 0)) throw new Error(`bin must be positive seconds, got ${binS}`);
+  const binMs = binS * 1000;
+  const rows: TimelineRow[] = Array.from({ length: Math.max(1, Math.ceil(trace.spanS / binS)) }, (_, i) => ({
+    fromS: i * binS,
+    firstAttempts: 0,
+    busyShare: 0,
+    refusals: 0,
+    hintsOver30s: 0,
+    meanHintS: undefined,
+    admittedFirst: 0,
+    admittedRetries: 0,
+    served: 0,
+    servedAfter30s: 0,
+    servedAfter120s: 0,
+  }));
+  const rowAt = (ms: number) => rows[Math.min(rows.length - 1, Math.floor(ms / binMs))] as TimelineRow;
+  const hintSums = new Map<TimelineRow, { sum: number; n: number }>();
+  for (const request of trace.requests) {
+    rowAt(request.arrivalMs).firstAttempts += 1;
+    request.attempts.forEach((attempt, i) => {
+      const row = rowAt(attempt.atMs);
+      if (attempt.outcome === "admitted") {
+        if (i === 0) row.admittedFirst += 1;
+        else row.admittedRetries += 1;
+        return;
+      }
+      row.refusals += 1;
+      if (attempt.hintMs === undefined) return;
+      if (attempt.hintMs > 30_000) row.hintsOver30s += 1;
+      const sums = hintSums.get(row) ?? { sum: 0, n: 0 };
+      hintSums.set(row, { sum: sums.sum + attempt.hintMs, n: sums.n + 1 });
+    });
+    const done = request.completedAtMs;
+    const admitted = request.attempts.find((a) => a.outcome === "admitted");
+    if (done === undefined || !admitted) continue;
+    const row = rowAt(done);
+    row.served += 1;
+    if (done - request.arrivalMs > 30_000) row.servedAfter30s += 1;
+    if (done - request.arrivalMs > 120_000) row.servedAfter120s += 1;
+    // Busy from the admission to the response's end, split over the bins it spans.
+    for (let t = admitted.answeredAtMs; t < done; ) {
+      const end = Math.min(done, (Math.floor(t / binMs) + 1) * binMs);
+      rowAt(t).busyShare += (end - t) / (trace.fleetSlots * binMs);
+      t = end;
+    }
+  }
+  for (const [row, { sum, n }] of hintSums) row.meanHintS = sum / n / 1000;
+  return rows;
+}

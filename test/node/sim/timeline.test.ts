@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { EVAL_POLICIES } from "../../../src/sim/policies";
+import { runSimulation } from "../../../src/sim/simulation";
+import { timelineOf } from "../../../src/sim/timeline";
+import type { AttemptRecord, RequestTrace, RunTrace } from "../../../src/sim/trace";
+import { generateWorkload } from "../../../src/sim/workload";
+import { smallBurst } from "./small-scenario";
+
+const refused = (atS: number, hintS?: number): AttemptRecord => ({
+  atMs: atS * 1000,
+  outcome: "rejected",
+  answeredAtMs: atS * 1000,
+  hinted: false,
+  ...(hintS === undefined ? {} : { hintMs: hintS * 1000 }),
+});
+const admitted = (atS: number): AttemptRecord => ({
+  atMs: atS * 1000,
+  outcome: "admitted",
+  answeredAtMs: atS * 1000,
+  hinted: true,
+});
+const request = (arrivalS: number, attempts: AttemptRecord[], completedS?: number): RequestTrace => ({
+  id: arrivalS,
+  arrivalMs: arrivalS * 1000,
+  client: "openai_node",
+  roundTripMs: 80,
+  attempts,
+  result: completedS === undefined ? "gave_up" : "served",
+  ...(completedS === undefined ? {} : { completedAtMs: completedS * 1000 }),
+  outputTokens: 1,
+});
+const trace = (requests: RequestTrace[]): RunTrace => ({
+  requests,
+  drainSamples: [],
+  idleWhileWaitingSlotS: 0,
+  fleetSlots: 2,
+  spanS: 200,
+  trafficS: 200,
+});
+
+describe("timelineOf", () => {
+  it("counts refusals and their hints, admissions and late completions in the bin where each happened", () => {
+    const rows = timelineOf(
+      trace([
+        request(1, [admitted(1)], 6), // served at once
+        request(2, [refused(2, 40), admitted(42)], 47), // back at its hint, served 45 s after its first attempt
+        request(3, [refused(3, 10), refused(13, 60), refused(73)]), // a best effort, then no hint: gave up
+        request(5, [refused(5, 20), admitted(140)], 150), // served 145 s after its first attempt
+      ]),
+      50,
+    );
+    expect(rows.map((r) => r.fromS)).toEqual([0, 50, 100, 150]);
+    expect(rows[0]).toMatchObject({ firstAttempts: 4, refusals: 4, hintsOver30s: 2, admittedFirst: 1 });
+    expect(rows[0]?.admittedRetries).toBe(1); // the retry at 42 s
+    expect(rows[0]?.meanHintS).toBeCloseTo((40 + 10 + 60 + 20) / 4, 9);
+    expect(rows[0]).toMatchObject({ served: 2, servedAfter30s: 1, servedAfter120s: 0 });
+    expect(rows[1]).toMatchObject({ refusals: 1, meanHintS: undefined }); // the refusal at 73 s carried no hint
+    expect(rows[2]).toMatchObject({ admittedRetries: 1, served: 0 });
+    // Completed at 150 s, 145 s after its first attempt.
+    expect(rows[3]).toMatchObject({ served: 1, servedAfter30s: 1, servedAfter120s: 1 });
+    // Busy: 5 + 5 slot-seconds in the first bin, 10 in the bins of the last request (140-150 s) of 2 x 50.
+    expect(rows[0]?.busyShare).toBeCloseTo(10 / 100, 9);
+    expect(rows[2]?.busyShare).toBeCloseTo(10 / 100, 9);
+    expect(() => timelineOf(trace([]), 0)).toThrow(/positive/);
+  });
+
+  it("in a simulated run, the bins add up to the run: every first attempt, refusal and completion once", () => {
+    const scenario = smallBurst();
+    const policy = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
+    if (!policy) throw new Error("no default policy");
+    const run = runSimulation(scenario, policy, generateWorkload(scenario, 10));
+    const rows = timelineOf(run, 7);
+    const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + f(r), 0);
+    expect(sum((r) => r.firstAttempts)).toBe(run.requests.length);
+    const attempts = run.requests.flatMap((r) => r.attempts);
+    expect(sum((r) => r.refusals)).toBe(attempts.filter((a) => a.outcome === "rejected").length);
+    expect(sum((r) => r.admittedFirst + r.admittedRetries)).toBe(
+      attempts.filter((a) => a.outcome === "admitted").length,
+    );
+    expect(sum((r) => r.served)).toBe(run.requests.filter((r) => r.completedAtMs !== undefined).length);
+    expect(Math.max(...rows.map((r) => r.busyShare))).toBeLessThanOrEqual(1.05);
+  });
+});
