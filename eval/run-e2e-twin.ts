@@ -51,6 +51,9 @@ const TWIN_VARIANT_IDS = [
   "slow-burst-rate",
   "two-step",
   "demote-after-10s",
+  "no-burst-fade",
+  "best-effort-second-half",
+  "best-effort-no-age",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -79,6 +79,17 @@ export interface CapacityBookingOptions {
    */
   burstQuietS: number;
   /**
+   * When no second within the client's horizon has room, the hint is a best effort uniform over [end / 2, end]:
+   * `end` is the overload's age (`burstQuietS`) times `bestEffortAgeFactor`, at least `bestEffortMinEndS`, at most
+   * the horizon. An overload that has lasted A seconds is likely to last about as long again, so a young one sends
+   * clients back within a minute and a standing one up to their horizon. It used to be the horizon's second half
+   * whatever the age (`bestEffortMinEndS` at or above the horizon; variant `best-effort-second-half`,
+   * docs/retry-policy.md): an openai-node client (120 s) refused in a 20 s burst slept 60 to 120 s while the fleet
+   * had room again soon after the burst.
+   */
+  bestEffortMinEndS: number;
+  bestEffortAgeFactor: number;
+  /**
    * Whether the queue ahead of a refusal is forecast to refill: it stays at its depth while the forecast fresh
    * arrivals (baseline plus the fading burst) exceed the drain rate, and only then drains through what they leave.
    * Off, it drains from the refusal on through what the baseline leaves, as if the burst had ended: in `burst-10x`
@@ -152,6 +163,8 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   overloadFloorS: 10,
   overloadFloorQuantile: 0.5,
   overloadFloorSkipsRise: 0,
+  bestEffortMinEndS: 60,
+  bestEffortAgeFactor: 1,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -326,7 +339,8 @@ export class CapacityBooking {
    * The hint for a refusal now: a point inside the earliest second at or after the queue's drain
    * (`queueDepth / (drainRate - baseline)`: the queue drains through what fresh arrivals leave; at least 1 s
    * away) whose promises are below the retry capacity, within `horizonS`; else, with `twoStepHorizons` > 1, a
-   * two-step promise; else a best effort uniform in [horizonS / 2, horizonS]. `undefined` when the drain rate is
+   * two-step promise; else a best effort uniform in [end / 2, end], `end` the overload's age within
+   * [`bestEffortMinEndS`, `horizonS`]. `undefined` when the drain rate is
    * unusable (the ladder falls back).
    */
   hint(
@@ -394,7 +408,9 @@ export class CapacityBooking {
         return { delayS: Math.min(horizon, Math.max(1, dueS - (horizon - margin))), dueS, promised: true };
       }
     }
-    return { delayS: horizon * (0.5 + 0.5 * random()), promised: false };
+    const { bestEffortMinEndS, bestEffortAgeFactor } = this.options;
+    const end = Math.min(horizon, Math.max(bestEffortMinEndS, bestEffortAgeFactor * burstAgeS));
+    return { delayS: Math.max(1, end * (0.5 + 0.5 * random())), promised: false };
   }
 
   /** The first second in [from, to] whose promises are below its capacity; `undefined` when none is. */

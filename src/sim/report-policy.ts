@@ -124,6 +124,7 @@ export function defaultsList(): string {
     `- room held for promises: at most \`booking.maxHeldRoomShare\` = ${a.maxHeldRoomShare} of the queue's limit; a promise holds its place from ${o.leadS} s before its due instant to ${o.heldLateS} s after it, and may be claimed from ${o.earlyS} s early to ${o.lateS} s late;`,
     `- retry capacity per second: drain rate minus the fresh arrivals forecast for that second - the baseline (the lowest ${o.baselineWindowS} s-smoothed rate, alpha ${o.freshAlpha}, of the last ${o.baselineWindowS} s${o.overloadFloorS > 0 ? `; for an overload, at least the ${o.overloadFloorQuantile > 0 ? `${o.overloadFloorQuantile}-quantile of the rates` : "lowest rate"} smoothed with alpha ${o.burstAlpha} from ${o.overloadFloorS} s before its first refusal on, read over the ${o.overloadFloorS} s before the queue began to fill when that is at or above the drain rate (the overload floor)` : ""}) plus the current rate's excess over it (smoothed with alpha ${o.burstAlpha}), fading with a time constant of ${o.burstFadeS} s${o.burstPersistence > 0 ? ` or ${o.burstPersistence === 1 ? "" : `${o.burstPersistence} x `}the burst's age, whichever is longer (its age: since the first refusal after ${o.burstQuietS} s without one)` : ""} - within [${o.minRetryShare}, ${o.maxRetryShare}] of the drain rate, times the trust (kept promises +${o.trustGain}, broken x${o.trustLoss}, at least ${o.minTrust}) and overbooked by 1 / show rate (at most x${o.maxOverbooking}; prior show rate ${o.priorShowRate});`,
     `- first bookable second: once the queue ahead has drained through what fresh arrivals leave (queue depth / (drain rate - baseline), the rate at least ${o.minBacklogDrainShare} of the drain rate${o.queueRefill ? "; with queue refill, the queue stays at its depth while the forecast fresh arrivals exceed the drain rate and drains through what they leave after that" : ""}), and at least 1 s away;`,
+    `- best effort (no second within the horizon has room): uniform over [end / 2, end], where end is the overload's age (since the first refusal after ${o.burstQuietS} s without one)${o.bestEffortAgeFactor === 1 ? "" : ` x ${o.bestEffortAgeFactor}`}, at least \`bestEffortMinEndS\` = ${o.bestEffortMinEndS} s and at most the client's horizon;`,
     `- ledger: ${o.ledgerS} s of one-second buckets; at most ${o.maxBookings} promises kept.`,
   ].join("\n");
 }
@@ -180,6 +181,9 @@ export function renderPolicyDoc(input: {
     ),
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
     idleWhileWaiting: idleWhileWaitingNote(input.results, input.defaultPolicy),
+    bestEffortSecondHalfRow: targetsRow("best-effort-second-half"),
+    bestEffortSecondHalfGapChanges: gapChanges(input.variants, "best-effort-second-half"),
+    bestEffortNoAgeRow: targetsRow("best-effort-no-age"),
     floorBeforeRiseRow: targetsRow("floor-before-rise"),
     floorBeforeRiseFade5sRow: targetsRow("floor-before-rise-fade-5s"),
     floorBeforeRisePersistenceRow: targetsRow("floor-before-rise-persistence"),

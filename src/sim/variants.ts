@@ -97,14 +97,22 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   ),
   variant(
     "before-median-floor",
-    "the lowest overload floor and a 5 s burst fade (the default until the second change of 2026-12-02)",
+    "the lowest overload floor and a 5 s burst fade (the default until the second change of 2026-12-02, with today's best effort)",
     { ledger: { overloadFloorQuantile: 0, burstFadeS: 5 } },
   ),
   variant(
     "before-queue-refill",
-    "neither queue refill nor the overload floor, a 5 s burst fade (the default until the first change of 2026-12-02)",
+    "neither queue refill nor the overload floor, a 5 s burst fade (the default until the first change of 2026-12-02, with today's best effort)",
     { ledger: { queueRefill: false, overloadFloorS: 0, burstFadeS: 5 } },
   ),
+  variant(
+    "best-effort-second-half",
+    "a best effort over the second half of the client's horizon whatever the overload's age (the default until the third change of 2026-12-02)",
+    { ledger: { bestEffortMinEndS: 120 } },
+  ),
+  variant("best-effort-no-age", "a best effort within 30 to 60 s whatever the overload's age", {
+    ledger: { bestEffortAgeFactor: 0 },
+  }),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },

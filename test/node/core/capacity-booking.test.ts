@@ -236,7 +236,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
       });
     };
     // Read over the window that ends at the refusal, the median is a burst rate above the drain: nothing to
-    // promise, every hint a best effort in the horizon's second half.
+    // promise, every hint a best effort (30 to 60 s for this young overload and 60 s horizon).
     expect(refusals(0).every((h) => !h.promised && h.delayS >= 30)).toBe(true);
     // Skipping the rise, the floor is the 2/s before it: promises within the horizon.
     const skipped = refusals(2);
@@ -299,7 +299,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(held).toBeLessThanOrEqual(Math.ceil(4 * ledger.showRate));
   });
 
-  it("when no second within the horizon has room: a best effort spread over its second half, nothing booked", () => {
+  it("when no second within the horizon has room: a best effort spread over [end / 2, end], nothing booked", () => {
     const ledger = ledgerWithBaseline(9, 30); // baseline 9/s of a 10/s drain: 1/s left for retries
     const nowMs = 30_000;
     let effort = 0;
@@ -317,6 +317,49 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(Math.min(...delays)).toBeGreaterThanOrEqual(30);
     expect(Math.max(...delays)).toBeLessThanOrEqual(60);
     expect(new Set(delays.map(Math.floor)).size).toBeGreaterThanOrEqual(5); // spread, not stacked on the cap
+  });
+
+  it("a best effort ends at the overload's age: within a minute for a young one, up to the horizon for a standing one", () => {
+    // Fresh arrivals at the drain rate: no second has room, every hint is a best effort. One refusal a second
+    // (never a quiet spell of burstQuietS) keeps the same overload going; its age is the time since the first.
+    const ledger = ledgerWithBaseline(10, 30);
+    const bestEfforts = (atS: number, horizonS: number) =>
+      [0, 0.5, 0.999].map((u) => {
+        const hint = ledger.hint(atS * 1000, { queueDepth: 0, drainRate: 10 }, horizonS, () => u);
+        if (!hint || hint.promised) throw new Error("expected a best effort");
+        return hint.delayS;
+      });
+    const overloadFrom = (fromS: number, toS: number) => {
+      for (let s = fromS; s <= toS; s++) {
+        for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
+        ledger.hint(s * 1000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+      }
+    };
+    overloadFrom(30, 40); // 10 s old: an openai-node client (120 s) is sent 30 to 60 s away, not 60 to 120 s
+    const young = bestEfforts(40, 120);
+    expect(Math.min(...young)).toBeGreaterThanOrEqual(30);
+    expect(Math.max(...young)).toBeLessThanOrEqual(60);
+    expect(bestEfforts(40, 60)).toEqual(young); // the same for a 60 s horizon
+    overloadFrom(41, 120); // 90 s old: [45, 90] s
+    const older = bestEfforts(120, 120);
+    expect(Math.min(...older)).toBeCloseTo(45, 6);
+    expect(Math.max(...older)).toBeGreaterThan(89);
+    expect(Math.max(...bestEfforts(120, 60))).toBeLessThanOrEqual(60); // never past the client's horizon
+    overloadFrom(121, 300); // standing for 270 s: the horizon's second half, as before
+    const standing = bestEfforts(300, 120);
+    expect(Math.min(...standing)).toBeCloseTo(60, 6);
+    expect(Math.max(...standing)).toBeLessThanOrEqual(120);
+    // After a quiet spell the next refusal starts a new overload: back within a minute.
+    for (let s = 301; s <= 310; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
+    expect(Math.max(...bestEfforts(310, 120))).toBeLessThanOrEqual(60);
+  });
+
+  it("bestEffortMinEndS at or above the horizon: the horizon's second half whatever the age (the earlier rule)", () => {
+    const ledger = new CapacityBooking({ ...opts, bestEffortMinEndS: 120 }, 0);
+    for (let s = 0; s < 30; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
+    const delays = [0, 0.999].map((u) => ledger.hint(30_000, { queueDepth: 0, drainRate: 10 }, 120, () => u)?.delayS);
+    expect(delays[0]).toBeCloseTo(60, 6);
+    expect(delays[1]).toBeGreaterThan(119);
   });
 
   it("a client with a longer horizon is promised a second beyond 60 s rather than a best effort", () => {

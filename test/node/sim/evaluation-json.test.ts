@@ -191,7 +191,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's account of two-step promises: smaller summed gaps, no more scenarios on attempts", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row has smaller summed worst curve gaps than today's default on both seed sets (by less than 1.5 points, above), and meets the attempts target in as many scenarios on the tuning seeds and in fewer on the held-out ones.",
+      "Its row has smaller summed worst curve gaps than today's default on both seed sets (by less than 2 points, above), and meets the attempts target in fewer scenarios on both.",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
@@ -201,9 +201,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       [heldTwoStep, heldDef],
     ] as const) {
       expect(own?.worstCurveGapSumPts).toBeGreaterThan(base?.worstCurveGapSumPts ?? 0);
-      expect((own?.worstCurveGapSumPts ?? 0) - (base?.worstCurveGapSumPts ?? 0)).toBeLessThan(1.5);
+      expect((own?.worstCurveGapSumPts ?? 0) - (base?.worstCurveGapSumPts ?? 0)).toBeLessThan(2);
     }
-    expect(twoStep?.met.attempts).toBe(def?.met.attempts);
+    expect(twoStep?.met.attempts).toBeLessThan(def?.met.attempts ?? 0);
     expect(heldTwoStep?.met.attempts).toBeLessThan(heldDef?.met.attempts ?? 0);
   });
 
@@ -663,20 +663,25 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
-    expect(meeting).toEqual(["two-step", "demote-after-10s"]);
-    // Those two: ahead by less than 1.5 points on either set, less than the default's own sum moves between the sets.
+    expect(meeting).toEqual(["two-step", "no-burst-fade", "best-effort-no-age"]);
+    // Those three: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
     for (const id of meeting) {
       const lead = Math.max(
         (tunedById.get(id)?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts,
         (held.get(id)?.worstCurveGapSumPts ?? 0) - def.held.worstCurveGapSumPts,
       );
-      expect(lead, id).toBeLessThan(1.5);
+      expect(lead, id).toBeLessThan(2);
       expect(lead, id).toBeLessThan(moves);
     }
-    expect(held.get("two-step")?.met.attempts).toBeLessThan(def.held.met.attempts);
+    for (const id of ["two-step", "no-burst-fade"]) {
+      expect(tunedById.get(id)?.met.attempts, id).toBeLessThan(def.tuned.met.attempts);
+      expect(held.get(id)?.met.attempts, id).toBeLessThan(def.held.met.attempts);
+    }
+    expect(tunedById.get("best-effort-no-age")?.met.served).toBeLessThan(def.tuned.met.served);
+    expect(held.get("best-effort-no-age")?.met.served).toBeLessThan(def.held.met.served);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "They are ahead of it on the summed gaps by less than 1.5 points on either seed set, less than the default's own sum moves between the sets, and `two-step` meets the attempts target in fewer held-out scenarios.",
+      "They are ahead of it on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets; `two-step` and `no-burst-fade` meet the attempts target in fewer scenarios on both sets, and `best-effort-no-age` the served target (its bullet below).",
     );
   });
 
@@ -696,8 +701,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
     expect(held.get("target-while-draining")?.met.served).toBeLessThan(def.met.served);
     for (const id of ["demoted-fifo", "demote-after-30s"])
-      for (const k of ["curve", "served", "attempts"] as const)
+      for (const k of ["curve", "served"] as const)
         expect(held.get(id)?.met[k], `${id} ${k}`).toBeLessThanOrEqual(def.met[k]);
+    // Arrival order among the demoted: "no target but attempts met in more scenarios", on the held-out seeds too.
+    expect(held.get("demoted-fifo")?.met.attempts).toBeGreaterThan(def.met.attempts);
   });
 
   it("backs docs/retry-policy.md's bullet on the floor read before the burst's rise: ahead on gaps, short in the twin", () => {
@@ -710,15 +717,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
-      // Ahead of the default on both seed sets, by less than the default's own sum moves between them ...
-      for (const m of [tuned, held]) {
+      // Ahead of the default on both seed sets (the 5 s fade's on the tuning seeds only), by less than the default's
+      // own sum moves between them ...
+      for (const m of id === "floor-before-rise-fade-5s" ? [tuned] : [tuned, held]) {
         expect(sum(m, id), id).toBeGreaterThan(sum(m, "default"));
         expect(sum(m, id) - sum(m, "default"), id).toBeLessThan(moves);
       }
+      if (id === "floor-before-rise-fade-5s") expect(sum(held, id)).toBeLessThan(sum(held, "default"));
       // ... and short of an end-to-end target in the twin, which the default meets.
       expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
-    expect(doc).toContain("each misses an end-to-end target in the twin that the default meets");
+    expect(doc).toContain(
+      "ahead of the default on the summed gaps of the tuning seeds, and of the held-out seeds but for the 5 s fade's, by less than the default's own sum moves between the two seed sets, and each misses an end-to-end target in the twin that the default meets",
+    );
     // Which targets: the attempts after a quiet spell without the fade, 15 s from a cold router with it.
     expect(
       twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID)?.met.attempts,
