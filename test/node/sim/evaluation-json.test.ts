@@ -256,6 +256,49 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       });
   });
 
+  it("backs docs/benchmarks.md's best effort end to end: today's default alone meets every target against runs 11 and 12", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const today = runOf("docs/evaluation-e2e-openai-age-best-effort.json");
+    expectBenchmarkRows(bench, today);
+    const gaps: string[] = [];
+    const before: string[] = [];
+    const attempts: string[] = [];
+    for (const path of ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"]) {
+      const run = runOf(path);
+      expect(run.seeds).toEqual(today.seeds);
+      const others = run.policies.filter((p) => p.id !== DEFAULT_POLICY_ID);
+      const check = checkE2eTargets([...today.policies, ...others], DEFAULT_POLICY_ID);
+      expect(check?.met, path).toEqual({ served: true, curve: true, attempts: true });
+      expect(check?.worst.horizonS).toBe(15);
+      gaps.push((100 * (check?.worst.gap ?? Number.NaN)).toFixed(1));
+      before.push((100 * (checkE2eTargets(run.policies, DEFAULT_POLICY_ID)?.worst.gap ?? Number.NaN)).toFixed(1));
+      attempts.push(defaultOf(run).attemptsPerOffered.toFixed(3));
+    }
+    expect(flat).toContain(
+      `its worst gap is ${gaps[0]} and ${gaps[1]} points (at 15 s), where the default before the change had ${before[0]} and ${before[1]} in those runs, and it makes ${defaultOf(today).attemptsPerOffered.toFixed(3)} attempts per offered request against ${attempts[0]} and ${attempts[1]}.`,
+    );
+    // "The differences are smaller than the other policies moved between runs 11 and 12": curves and attempts.
+    const [run11, run12] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run12.json")];
+    const horizons = ["5", "15", "30", "60"];
+    const curveMove = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
+      Math.max(...horizons.map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))));
+    const othersMoved = run11.policies
+      .filter((p) => p.id !== DEFAULT_POLICY_ID)
+      .map((p) => {
+        const q = run12.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
+        return { curve: curveMove(p, q), attempts: Math.abs(p.attemptsPerOffered - q.attemptsPerOffered) };
+      });
+    for (const run of [run11, run12]) {
+      const [a, b] = [defaultOf(today), defaultOf(run)] as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+      expect(curveMove(a, b)).toBeLessThan(Math.max(...othersMoved.map((m) => m.curve)));
+      expect(Math.abs(a.attemptsPerOffered - b.attemptsPerOffered)).toBeLessThan(
+        Math.max(...othersMoved.map((m) => m.attempts)),
+      );
+    }
+    expect(flat).toContain("The differences are smaller than the other policies moved between runs 11 and 12");
+  });
+
   it("backs the README's claim: the default's final served share is within a point of the best other policy's everywhere", () => {
     expect(read("README.md")).toContain(
       "its final served share is within a point of the best other policy's in every scenario",
