@@ -80,7 +80,7 @@ export interface CapacityBookingOptions {
   burstQuietS: number;
   /**
    * When no second within the client's horizon has room, the hint is a best effort uniform over [end / 2, end]:
-   * `end` is the overload's age (`burstQuietS`) times `bestEffortAgeFactor`, at least `bestEffortMinEndS`, at most
+   * `end` is the overload's age (dated as for `burstQuietS`) times `bestEffortAgeFactor`, at least `bestEffortMinEndS`, at most
    * the horizon. An overload that has lasted A seconds is likely to last about as long again, so a young one sends
    * clients back within a minute and a standing one up to their horizon. It used to be the horizon's second half
    * whatever the age (`bestEffortMinEndS` at or above the horizon; variant `best-effort-second-half`,
@@ -88,6 +88,7 @@ export interface CapacityBookingOptions {
    * had room again soon after the burst.
    */
   bestEffortMinEndS: number;
+  /** The best effort's end per second of the overload's age (1: it is expected to last as long again as it has). */
   bestEffortAgeFactor: number;
   /**
    * Whether the queue ahead of a refusal is forecast to refill: it stays at its depth while the forecast fresh
