@@ -13,17 +13,17 @@
  *
  * Flags: --seeds <n> (default 6: the scenario's seed and the next ones).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
-import { scenarioSchema } from "../src/sim/scenario";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
 import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
+import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { seeds: { type: "string" } } });
@@ -31,7 +31,7 @@ const seedCount = positiveIntFlag("seeds", values.seeds, 6);
 
 const E2E_POLICY_IDS = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
 
-const demo = scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios/demo-burst-3x.json"), "utf8")));
+const demo = readScenario("demo-burst-3x");
 const twins = e2eTwinScenarios(demo);
 /**
  * The default's variants that touch the ledger's reading of a burst, which the router's short history affects, and

@@ -11,7 +11,7 @@
  * docs/evaluation.json holds, with the end-to-end runs' JSON and the templates read again - for a change to those;
  * after a change to the code, run without it).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import loadHighs, { type Highs } from "highs";
@@ -24,10 +24,11 @@ import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { type E2eOpenAiRun, type E2eResult, renderReport, type SweepPoint } from "../src/sim/report-markdown";
 import { renderPolicyDoc } from "../src/sim/report-policy";
-import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import type { Scenario } from "../src/sim/scenario";
 import { groupedBarChart, lineChart } from "../src/sim/svg-chart";
 import { checkTargets, type TargetCheck } from "../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, summarizeVariant, type VariantSummary } from "../src/sim/variants";
+import { readScenarios } from "./scenario-files";
 
 const ORDER = [
   "demo-burst-3x",
@@ -62,10 +63,7 @@ const { values } = parseArgs({
 const seedCount = Number(values.seeds ?? 3);
 const only = values.only?.split(",");
 
-const scenarioDir = join(root, "eval/scenarios");
-const scenarios: Scenario[] = readdirSync(scenarioDir)
-  .filter((f) => f.endsWith(".json"))
-  .map((f) => scenarioSchema.parse(JSON.parse(readFileSync(join(scenarioDir, f), "utf8"))))
+const scenarios: Scenario[] = readScenarios()
   .filter((s) => !only || only.includes(s.name))
   .sort(
     (a, b) => (ORDER.indexOf(a.name) + 1 || 99) - (ORDER.indexOf(b.name) + 1 || 99) || a.name.localeCompare(b.name),

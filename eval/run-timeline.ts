@@ -1,25 +1,15 @@
-/**
- * `npm run eval:timeline -- <scenario> [--seed <n>] [--policy <policy id | variant id | JSON overrides>] [--bin <s>]`:
- * one simulated run cut into bins of time (src/sim/timeline.ts): first attempts, refusals and how far their hints
- * sent clients, admissions, completions and how late, and how busy the fleet was. Where the completion curve
- * says a policy serves late, this shows when: the fleet idle while refused clients sleep, or busy with requests
- * already past a horizon. The policy is one of docs/evaluation.md's (`static-30`, ...), one of the default's
- * variants (src/sim/variants.ts) or JSON overrides of the default as `npm run eval:variant` takes them; the seed
- * is the scenario's own unless given. Writes nothing (a few seconds).
- */
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { measureCapacity } from "../src/sim/capacity";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
-import { scenarioSchema } from "../src/sim/scenario";
 import { runSimulation } from "../src/sim/simulation";
 import { timelineOf } from "../src/sim/timeline";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { generateWorkload } from "../src/sim/workload";
 import { positiveIntFlag } from "./cli-flags";
+import { readScenario } from "./scenario-files";
 
-const root = resolve(import.meta.dirname, "..");
+const _root = resolve(import.meta.dirname, "..");
 const { values, positionals } = parseArgs({
   options: { seed: { type: "string" }, policy: { type: "string" }, bin: { type: "string" } },
   allowPositionals: true,
@@ -29,14 +19,7 @@ if (positionals.length !== 1) {
   process.exit(2);
 }
 const name = positionals[0] as string;
-const file = join(root, "eval/scenarios", `${name}.json`);
-let text: string;
-try {
-  text = readFileSync(file, "utf8");
-} catch {
-  throw new Error(`no scenario ${name} in eval/scenarios`);
-}
-const scenario = scenarioSchema.parse(JSON.parse(text));
+const scenario = readScenario(name);
 const seeded = {
   ...scenario,
   seed: values.seed === undefined ? scenario.seed : positiveIntFlag("seed", values.seed, 1),

@@ -6,7 +6,7 @@
  *
  * Flags: --seeds <n> (default 3, as `npm run eval`).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import loadHighs from "highs";
@@ -14,15 +14,13 @@ import { type BoundSet, curveBound, jointCurveBound, scenarioBoundSet } from "..
 import { evaluateScenario } from "../src/sim/evaluation";
 import { type OnlineBoundReport, renderOnlineBound, type TwinPairResult } from "../src/sim/online-bound-report";
 import { EVAL_POLICIES } from "../src/sim/policies";
-import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import type { Scenario } from "../src/sim/scenario";
 import { checkTargets } from "../src/sim/targets";
+import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({ options: { seeds: { type: "string" } } });
 const seedCount = Number(values.seeds ?? 3);
-
-const scenarioFile = (name: string): Scenario =>
-  scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios", `${name}.json`), "utf8")));
 
 /** A twin: the base scenario with one change from `partsAtS` on (phases re-cut there, or the fleet's loss). */
 interface Twin {
@@ -103,7 +101,7 @@ function evaluate(scenario: Scenario) {
 const pairs: TwinPairResult[] = [];
 for (const twin of TWINS) {
   const started = performance.now();
-  const baseScenario = scenarioFile(twin.base);
+  const baseScenario = readScenario(twin.base);
   const base = evaluate(baseScenario);
   const other = evaluate({ ...twin.derive(baseScenario), name: twin.name });
   const sets = [base.set, other.set];

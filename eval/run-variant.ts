@@ -19,7 +19,7 @@
  * schedule of the clairvoyant curve bound, src/sim/curve-bound.ts, which shows whom a schedule near every
  * horizon's best serves when).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import loadHighs from "highs";
@@ -31,7 +31,7 @@ import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { E2E_TWINS, twinTargets } from "../src/sim/report-twin-targets";
-import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import type { Scenario } from "../src/sim/scenario";
 import { runSimulation } from "../src/sim/simulation";
 import { checkTargets, withDefault } from "../src/sim/targets";
 import { parseVariantSpec } from "../src/sim/variant-spec";
@@ -39,6 +39,7 @@ import { defaultSummary, summarizeVariant } from "../src/sim/variants";
 import { generateWorkload } from "../src/sim/workload";
 import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
+import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 const { values, positionals } = parseArgs({
@@ -55,11 +56,7 @@ const spec = parseVariantSpec(positionals[0] as string);
 const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
 
 const only = values.only?.split(",");
-const scenarios: Scenario[] = readdirSync(join(root, "eval/scenarios"))
-  .filter((f) => f.endsWith(".json"))
-  .sort()
-  .map((f) => scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios", f), "utf8"))))
-  .filter((s) => !only || only.includes(s.name));
+const scenarios: Scenario[] = readScenarios().filter((s) => !only || only.includes(s.name));
 const unknown = only?.filter((name) => !scenarios.some((s) => s.name === name)) ?? [];
 if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(", ")} in eval/scenarios`);
 
@@ -119,7 +116,7 @@ for (const s of summaries) {
 }
 
 // The end-to-end targets in the twins of the end-to-end run: the reference policies, the default and the variant.
-const demo = scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios/demo-burst-3x.json"), "utf8")));
+const demo = readScenario("demo-burst-3x");
 const capacityRps = measureCapacity(demo);
 const seeds = Array.from({ length: 6 }, (_, i) => demo.seed + i);
 const twinPolicies = [

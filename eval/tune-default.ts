@@ -12,7 +12,7 @@
  * Flags: --chains <n> (default 2), --iterations <n> per chain (default 70), --seed <n> (default 1); --render-only
  * re-renders docs/tune-search.md from docs/tune-search.json.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../src/core/capacity-booking";
@@ -23,7 +23,7 @@ import { evaluatePolicy, evaluateScenario, type ScenarioResult } from "../src/si
 import { HELD_OUT_SEED_OFFSET, metCounts } from "../src/sim/held-out";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { SUSTAINED_P50_TARGET_S } from "../src/sim/report-markdown";
-import { type Scenario, scenarioSchema } from "../src/sim/scenario";
+import type { Scenario } from "../src/sim/scenario";
 import { checkTargets, type TargetCheck, withDefault } from "../src/sim/targets";
 import { renderTuneReport, type TunedFigures, type TuneReport, type TwinFigures } from "../src/sim/tune-report";
 import {
@@ -35,6 +35,7 @@ import {
 } from "../src/sim/tune-search";
 import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
+import { readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = parseArgs({
@@ -56,10 +57,7 @@ const chains = positiveIntFlag("chains", values.chains, 2);
 const iterations = positiveIntFlag("iterations", values.iterations, 70);
 const searchSeed = positiveIntFlag("seed", values.seed, 1);
 
-const scenarios: Scenario[] = readdirSync(join(root, "eval/scenarios"))
-  .filter((f) => f.endsWith(".json"))
-  .sort()
-  .map((f) => scenarioSchema.parse(JSON.parse(readFileSync(join(root, "eval/scenarios", f), "utf8"))));
+const scenarios: Scenario[] = readScenarios();
 const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
   scenarios: ScenarioResult[];
 };
