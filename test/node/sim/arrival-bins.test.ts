@@ -3,8 +3,9 @@ import { binReleases, curveByArrival } from "../../../src/sim/arrival-bins";
 import { computeMetrics } from "../../../src/sim/metrics";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
-import type { RequestTrace, RunTrace } from "../../../src/sim/trace";
+import type { RequestTrace } from "../../../src/sim/trace";
 import { generateWorkload } from "../../../src/sim/workload";
+import { runTraceOf } from "./run-trace";
 import { smallBurst } from "./small-scenario";
 
 const request = (id: number, arrivalS: number, tookS: number | undefined): RequestTrace => ({
@@ -17,14 +18,7 @@ const request = (id: number, arrivalS: number, tookS: number | undefined): Reque
   ...(tookS === undefined ? {} : { completedAtMs: (arrivalS + tookS) * 1000 }),
   outputTokens: 1,
 });
-const trace = (requests: RequestTrace[]): RunTrace => ({
-  requests,
-  drainSamples: [],
-  idleWhileWaitingSlotS: 0,
-  fleetSlots: 1,
-  spanS: 100,
-  trafficS: 100,
-});
+const trace = (requests: RequestTrace[]) => runTraceOf(requests);
 
 describe("curveByArrival", () => {
   it("bins requests by their first attempt and gives each bin's share served within every horizon", () => {

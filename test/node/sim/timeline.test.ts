@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
 import { timelineOf } from "../../../src/sim/timeline";
-import type { AttemptRecord, RequestTrace, RunTrace } from "../../../src/sim/trace";
+import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
 import { generateWorkload } from "../../../src/sim/workload";
+import { runTraceOf } from "./run-trace";
 import { smallBurst } from "./small-scenario";
 
 const refused = (atS: number, hintS?: number): AttemptRecord => ({
@@ -29,14 +30,7 @@ const request = (arrivalS: number, attempts: AttemptRecord[], completedS?: numbe
   ...(completedS === undefined ? {} : { completedAtMs: completedS * 1000 }),
   outputTokens: 1,
 });
-const trace = (requests: RequestTrace[]): RunTrace => ({
-  requests,
-  drainSamples: [],
-  idleWhileWaitingSlotS: 0,
-  fleetSlots: 2,
-  spanS: 200,
-  trafficS: 200,
-});
+const trace = (requests: RequestTrace[]) => runTraceOf(requests, { fleetSlots: 2, spanS: 200, trafficS: 200 });
 
 describe("timelineOf", () => {
   it("counts refusals and their hints, admissions and late completions in the bin where each happened", () => {
