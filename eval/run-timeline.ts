@@ -33,10 +33,11 @@ const run = runSimulation(seeded, policy, generateWorkload(seeded, capacityRps))
 const idle = run.idleWhileWaitingSlotS / (run.fleetSlots * run.spanS);
 console.log(`${name}, seed ${seeded.seed}, ${policy.label}: idle while waiting ${(100 * idle).toFixed(1)}%\n`);
 console.log(
-  "| from (s) | first attempts | refusals | mean hint (s) | hints > 30 s | admitted: first / retries | served | of them > 30 s / > 120 s after the first attempt | fleet busy |",
+  "| from (s) | first attempts | refusals | mean hint (s) | hints > 30 s | admitted: first / retries | served | of them > 30 s / > 120 s after the first attempt | fleet busy | first attempts served, p50: slot wait / on replica (s) |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+const seconds = (s: number | undefined) => (s === undefined ? "-" : s.toFixed(2));
 for (const r of timelineOf(run, binS))
   console.log(
-    `| ${r.fromS} | ${r.firstAttempts} | ${r.refusals} | ${r.meanHintS === undefined ? "-" : r.meanHintS.toFixed(1)} | ${r.hintsOver30s} | ${r.admittedFirst} / ${r.admittedRetries} | ${r.served} | ${r.servedAfter30s} / ${r.servedAfter120s} | ${Math.round(100 * r.busyShare)}% |`,
+    `| ${r.fromS} | ${r.firstAttempts} | ${r.refusals} | ${r.meanHintS === undefined ? "-" : r.meanHintS.toFixed(1)} | ${r.hintsOver30s} | ${r.admittedFirst} / ${r.admittedRetries} | ${r.served} | ${r.servedAfter30s} / ${r.servedAfter120s} | ${Math.round(100 * r.busyShare)}% | ${seconds(r.firstSlotWaitP50S)} / ${seconds(r.firstOnReplicaP50S)} |`,
   );

@@ -1,3 +1,4 @@
+import { percentile } from "./metrics";
 import type { RunTrace } from "./trace";
 
 /** One bin of a run's timeline: what arrived, what the router answered and what the fleet did in it. */
@@ -23,6 +24,14 @@ export interface TimelineRow {
   served: number;
   servedAfter30s: number;
   servedAfter120s: number;
+  /**
+   * First attempts admitted in the bin and served: the median wait at the router for a slot (from reaching it to
+   * being placed), and the median time from placement to the client holding the whole response (the replica's
+   * service, batch included, plus the way back). `undefined`: none. A request's share served within a short horizon
+   * is these two and its round trip: after an overload, how much of it is a full fleet's wait and slower batches.
+   */
+  firstSlotWaitP50S: number | undefined;
+  firstOnReplicaP50S: number | undefined;
 }
 
 /**
@@ -33,7 +42,7 @@ export interface TimelineRow {
  * @example
  * ```ts
  * const rows = timelineOf(runSimulation(scenario, policy, workload), 10);
- * rows[6]; // { fromS: 60, firstAttempts: 211, busyShare: 1.01, refusals: 37, meanHintS: 65.5, ... }
+ * rows[6]; // { fromS: 60, firstAttempts: 211, busyShare: 1.01, refusals: 37, meanHintS: 65.5, firstSlotWaitP50S: 9.3, ... }
  * ```
  */
 export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
@@ -51,9 +60,12 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     served: 0,
     servedAfter30s: 0,
     servedAfter120s: 0,
+    firstSlotWaitP50S: undefined,
+    firstOnReplicaP50S: undefined,
   }));
   const rowAt = (ms: number) => rows[Math.min(rows.length - 1, Math.floor(ms / binMs))] as TimelineRow;
   const hintSums = new Map<TimelineRow, { sum: number; n: number }>();
+  const firstServed = new Map<TimelineRow, { waits: number[]; onReplica: number[] }>();
   for (const request of trace.requests) {
     rowAt(request.arrivalMs).firstAttempts += 1;
     request.attempts.forEach((attempt, i) => {
@@ -72,6 +84,13 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     const done = request.completedAtMs;
     const admitted = request.attempts.find((a) => a.outcome === "admitted");
     if (done === undefined || !admitted) continue;
+    const first = request.attempts[0];
+    if (first === admitted) {
+      const samples = firstServed.get(rowAt(first.atMs)) ?? { waits: [], onReplica: [] };
+      samples.waits.push((first.answeredAtMs - first.atMs) / 1000);
+      samples.onReplica.push((done - first.answeredAtMs) / 1000);
+      firstServed.set(rowAt(first.atMs), samples);
+    }
     const row = rowAt(done);
     row.served += 1;
     if (done - request.arrivalMs > 30_000) row.servedAfter30s += 1;
@@ -84,5 +103,9 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     }
   }
   for (const [row, { sum, n }] of hintSums) row.meanHintS = sum / n / 1000;
+  for (const [row, { waits, onReplica }] of firstServed) {
+    row.firstSlotWaitP50S = percentile(waits, 50) ?? undefined;
+    row.firstOnReplicaP50S = percentile(onReplica, 50) ?? undefined;
+  }
   return rows;
 }

@@ -58,6 +58,28 @@ describe("timelineOf", () => {
     expect(() => timelineOf(trace([]), 0)).toThrow(/positive/);
   });
 
+  it("gives the median slot wait and time on a replica of the first attempts admitted in each bin, and served", () => {
+    const placedAt = (atS: number, placedS: number): AttemptRecord => ({
+      ...admitted(atS),
+      answeredAtMs: placedS * 1000,
+    });
+    const rows = timelineOf(
+      trace([
+        request(1, [placedAt(1, 1)], 5), // no wait, 4 s on a replica
+        request(2, [placedAt(2, 3)], 8), // 1 s, 5 s
+        request(3, [placedAt(3, 6)], 9), // 3 s, 3 s
+        request(4, [refused(4, 10), admitted(14)], 18), // a retry: not a first attempt's figure
+        request(5, [placedAt(5, 6)]), // placed but never served: left out
+        request(12, [placedAt(12, 12.5)], 16), // the next bin: 0.5 s, 3.5 s
+      ]),
+      10,
+    );
+    expect(rows[0]?.firstSlotWaitP50S).toBe(1);
+    expect(rows[0]?.firstOnReplicaP50S).toBe(4);
+    expect(rows[1]).toMatchObject({ firstSlotWaitP50S: 0.5, firstOnReplicaP50S: 3.5 });
+    expect(rows[2]).toMatchObject({ firstSlotWaitP50S: undefined, firstOnReplicaP50S: undefined });
+  });
+
   it("in a simulated run, the bins add up to the run: every first attempt, refusal and completion once", () => {
     const scenario = smallBurst();
     const policy = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
