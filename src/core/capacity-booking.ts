@@ -91,6 +91,19 @@ export interface CapacityBookingOptions {
   /** The best effort's end per second of the overload's age (1: it is expected to last as long again as it has). */
   bestEffortAgeFactor: number;
   /**
+   * A probe instead of a best effort: a request refused for the first time, with no room in its client's horizon,
+   * in an overload younger than `probeYoungS` that began at most `probeRecurS` after the one before it ended
+   * (overloads that come and go), is told to come back uniformly in [probeS / 2, probeS] rather than the best
+   * effort's [end / 2, end]. Such an overload has likely ended by then: the client comes back into the room after it
+   * instead of sleeping through it, and keeps a retry for a best effort if not. 0: no probes. Measured in `waves`
+   * (docs/retry-policy.md; variant `no-probe` turns it off): without it, a wave's late refusals slept through the
+   * trough after it and came back in the next wave. `probeRecurS` Infinity: every young overload, the first
+   * included (variant `probe-every-overload`).
+   */
+  probeS: number;
+  probeYoungS: number;
+  probeRecurS: number;
+  /**
    * Whether the queue ahead of a refusal is forecast to refill: it stays at its depth while the forecast fresh
    * arrivals (baseline plus the fading burst) exceed the drain rate, and only then drains through what they leave.
    * Off, it drains from the refusal on through what the baseline leaves, as if the burst had ended: in `burst-10x`
@@ -166,6 +179,9 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   overloadFloorSkipsRise: 0,
   bestEffortMinEndS: 60,
   bestEffortAgeFactor: 1,
+  probeS: 20,
+  probeYoungS: 30,
+  probeRecurS: 120,
 };
 
 /** A promise made to one request: come back at `dueMs`. */
@@ -232,6 +248,8 @@ export class CapacityBooking {
   /** When the overload under way was first refused, and when it was last (see `burstPersistence`), ms. */
   private overloadSinceMs = Number.NaN;
   private lastRefusalMs = Number.NaN;
+  /** When the overload before the one under way was last refused (its end), ms; NaN before a second overload. */
+  private previousOverloadEndMs = Number.NaN;
   /** Decayed counts of promises claimed on time and of promises that lapsed (starting from the prior). */
   private shows: number;
   private noShows: number;
@@ -340,15 +358,17 @@ export class CapacityBooking {
    * The hint for a refusal now: a point inside the earliest second at or after the queue's drain
    * (`queueDepth / (drainRate - baseline)`: the queue drains through what fresh arrivals leave; at least 1 s
    * away) whose promises are below the retry capacity, within `horizonS`; else, with `twoStepHorizons` > 1, a
-   * two-step promise; else a best effort uniform in [end / 2, end], `end` the overload's age within
-   * [`bestEffortMinEndS`, `horizonS`]. `undefined` when the drain rate is
-   * unusable (the ladder falls back).
+   * two-step promise; else, on the request's first refusal (`refusal.first`) in a young overload that follows
+   * another closely, a probe uniform in [probeS / 2, probeS]; else a best effort uniform in [end / 2, end], `end`
+   * the overload's age within [`bestEffortMinEndS`, `horizonS`]. `undefined` when the drain rate is unusable (the
+   * ladder falls back).
    */
   hint(
     nowMs: number,
     signals: { queueDepth: number; drainRate: number | undefined },
     horizonS: number,
     random: () => number,
+    refusal: { first?: boolean } = {},
   ): BookedHint | undefined {
     const rate = signals.drainRate;
     if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
@@ -364,7 +384,10 @@ export class CapacityBooking {
     const backlogDrainRate = Math.max(spare, rate * this.options.minBacklogDrainShare);
     const nowS = nowMs / 1000;
     const excess = Math.max(0, this.fresh.recent - baseline);
-    if (overloadStarts) this.overloadSinceMs = nowMs;
+    if (overloadStarts) {
+      this.previousOverloadEndMs = this.lastRefusalMs;
+      this.overloadSinceMs = nowMs;
+    }
     this.lastRefusalMs = nowMs;
     const burstAgeS = (nowMs - this.overloadSinceMs) / 1000;
     const fadeS =
@@ -409,7 +432,13 @@ export class CapacityBooking {
         return { delayS: Math.min(horizon, Math.max(1, dueS - (horizon - margin))), dueS, promised: true };
       }
     }
-    const { bestEffortMinEndS, bestEffortAgeFactor } = this.options;
+    const { bestEffortMinEndS, bestEffortAgeFactor, probeS, probeYoungS, probeRecurS } = this.options;
+    // NaN before a second overload: the first is not "recurring" (unless probeRecurS is Infinity: every overload).
+    const recurring =
+      probeRecurS === Number.POSITIVE_INFINITY ||
+      this.overloadSinceMs - this.previousOverloadEndMs <= probeRecurS * 1000;
+    if (refusal.first && probeS > 0 && burstAgeS < probeYoungS && recurring)
+      return { delayS: Math.max(1, Math.min(horizon, probeS * (0.5 + 0.5 * random()))), promised: false };
     const end = Math.min(horizon, Math.max(bestEffortMinEndS, bestEffortAgeFactor * burstAgeS));
     return { delayS: Math.max(1, end * (0.5 + 0.5 * random())), promised: false };
   }

@@ -340,11 +340,8 @@ export class RouterCore {
         clock.now(),
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
-    if (
-      this.booking &&
-      (this.admission.lastChanceAfterRefusals !== undefined || this.admission.demoteAfterS !== undefined)
-    )
-      this.refusals = new RefusalCounts();
+    // Counted for the ledger too: its probe is for a request's first refusal only.
+    if (this.booking) this.refusals = new RefusalCounts();
     if (this.booking && this.admission.drainingOfferedShare !== undefined)
       this.offered = new RecentRate(DRAINING_WINDOW_S);
     this.shortQueueAtMs = clock.now();
@@ -504,6 +501,11 @@ export class RouterCore {
     const after = this.admission.demoteAfterS;
     const first = this.refusals?.firstRefusedAtMs(fingerprint);
     return after !== undefined && first !== undefined && now - first > after * 1000;
+  }
+
+  /** Whether this is the request's first refusal, as far as the router remembers (never for one without a fingerprint). */
+  private neverRefused(fingerprint: string | undefined): boolean {
+    return fingerprint !== undefined && this.refusals !== undefined && this.refusals.of(fingerprint) === 0;
   }
 
   /** Whether the request was refused `lastChanceAfterRefusals` times already (never while that is off). */
@@ -806,7 +808,11 @@ export class RouterCore {
                   // Back at the first step of a two-step promise: told the rest of it; else a new booking.
                   booked =
                     booking.heldHint(request.fingerprint, now, horizonS) ??
-                    (signals.warm ? booking.hint(now, signals, horizonS, this.random) : undefined);
+                    (signals.warm
+                      ? booking.hint(now, signals, horizonS, this.random, {
+                          first: this.neverRefused(request.fingerprint),
+                        })
+                      : undefined);
                   return booked?.delayS;
                 },
                 horizonS,

@@ -125,6 +125,9 @@ export function defaultsList(): string {
     `- retry capacity per second: drain rate minus the fresh arrivals forecast for that second - the baseline (the lowest ${o.baselineWindowS} s-smoothed rate, alpha ${o.freshAlpha}, of the last ${o.baselineWindowS} s${o.overloadFloorS > 0 ? `; for an overload, at least the ${o.overloadFloorQuantile > 0 ? `${o.overloadFloorQuantile}-quantile of the rates` : "lowest rate"} smoothed with alpha ${o.burstAlpha} from ${o.overloadFloorS} s before its first refusal on, read over the ${o.overloadFloorS} s before the queue began to fill when that is at or above the drain rate (the overload floor)` : ""}) plus the current rate's excess over it (smoothed with alpha ${o.burstAlpha}), fading with a time constant of ${o.burstFadeS} s${o.burstPersistence > 0 ? ` or ${o.burstPersistence === 1 ? "" : `${o.burstPersistence} x `}the burst's age, whichever is longer (its age: since the first refusal after ${o.burstQuietS} s without one)` : ""} - within [${o.minRetryShare}, ${o.maxRetryShare}] of the drain rate, times the trust (kept promises +${o.trustGain}, broken x${o.trustLoss}, at least ${o.minTrust}) and overbooked by 1 / show rate (at most x${o.maxOverbooking}; prior show rate ${o.priorShowRate});`,
     `- first bookable second: once the queue ahead has drained through what fresh arrivals leave (queue depth / (drain rate - baseline), the rate at least ${o.minBacklogDrainShare} of the drain rate${o.queueRefill ? "; with queue refill, the queue stays at its depth while the forecast fresh arrivals exceed the drain rate and drains through what they leave after that" : ""}), and at least 1 s away;`,
     `- best effort (no second within the horizon has room): uniform over [end / 2, end], where end is the overload's age (since the first refusal after ${o.burstQuietS} s without one)${o.bestEffortAgeFactor === 1 ? "" : ` x ${o.bestEffortAgeFactor}`}, at least \`bestEffortMinEndS\` = ${o.bestEffortMinEndS} s and at most the client's horizon;`,
+    o.probeS > 0
+      ? `- probe (instead of the best effort, on a request's first refusal in an overload younger than \`probeYoungS\` = ${o.probeYoungS} s that began at most \`probeRecurS\` = ${o.probeRecurS} s after the one before it ended): uniform over [${o.probeS / 2}, ${o.probeS}] s (\`probeS\` = ${o.probeS});`
+      : "- no probe (`probeS` = 0);",
     `- ledger: ${o.ledgerS} s of one-second buckets; at most ${o.maxBookings} promises kept.`,
   ].join("\n");
 }
@@ -184,6 +187,10 @@ export function renderPolicyDoc(input: {
     bestEffortSecondHalfRow: targetsRow("best-effort-second-half"),
     bestEffortSecondHalfGapChanges: gapChanges(input.variants, "best-effort-second-half"),
     bestEffortNoAgeRow: targetsRow("best-effort-no-age"),
+    noProbeRow: targetsRow("no-probe"),
+    noProbeGapChanges: gapChanges(input.variants, "no-probe"),
+    noProbeWavesServed: servedAgainst(input.variants, "no-probe", "waves"),
+    probeEveryOverloadRow: targetsRow("probe-every-overload"),
     floorBeforeRiseRow: targetsRow("floor-before-rise"),
     floorBeforeRiseFade5sRow: targetsRow("floor-before-rise-fade-5s"),
     floorBeforeRisePersistenceRow: targetsRow("floor-before-rise-persistence"),
@@ -253,6 +260,13 @@ function gapChanges(variants: readonly VariantSummary[], id: string, minPts = 1)
   });
   const list = (xs: typeof rows) => (xs.length === 0 ? "none" : xs.map((r) => r.text).join(", "));
   return `worse by ${minPts} point or more in ${list(rows.filter((r) => r.delta < 0))}; better by as much in ${list(rows.filter((r) => r.delta > 0))}`;
+}
+
+/** The default's final served share in one scenario beside a variant's (tuning seeds), e.g. "92.5% against 93.5%". */
+function servedAgainst(variants: readonly VariantSummary[], id: string, scenario: string): string {
+  const [def, own] = [variants[0]?.perScenario[scenario], variants.find((v) => v.id === id)?.perScenario[scenario]];
+  if (!def || !own) return "(not run)";
+  return `${(100 * def.servedFraction).toFixed(1)}% against ${(100 * own.servedFraction).toFixed(1)}%`;
 }
 
 /**

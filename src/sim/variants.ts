@@ -113,6 +113,16 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("best-effort-no-age", "a best effort within 30 to 60 s whatever the overload's age", {
     ledger: { bestEffortAgeFactor: 0 },
   }),
+  variant(
+    "no-probe",
+    "no probe: a first refusal in a young overload that follows another gets the best effort (the default until the fourth change of 2026-12-02)",
+    { ledger: { probeS: 0 } },
+  ),
+  variant(
+    "probe-every-overload",
+    "the probe on the first refusals of every young overload, not only of one that follows another",
+    { ledger: { probeRecurS: Number.POSITIVE_INFINITY } },
+  ),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },

@@ -354,6 +354,60 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(Math.max(...bestEfforts(310, 120))).toBeLessThanOrEqual(60);
   });
 
+  it("a first refusal in a young overload that follows another closely is a probe of 10 to 20 s, not a best effort", () => {
+    // Fresh arrivals at the drain rate every second: no second has room. Refusals each second from `fromS` to
+    // `toS` make one overload; a spell of more than burstQuietS (5 s) without one ends it.
+    const ledger = ledgerWithBaseline(10, 30);
+    const signals = { queueDepth: 0, drainRate: 10 };
+    let second = 30;
+    const overload = (fromS: number, toS: number) => {
+      for (; second <= toS; second++) {
+        for (let k = 0; k < 10; k++) ledger.onFresh(second * 1000 + 1);
+        if (second >= fromS && second < toS) ledger.hint(second * 1000, signals, 60, () => 0.5, { first: false });
+      }
+    };
+    const delays = (atS: number, first: boolean, horizonS = 60) =>
+      [0, 0.5, 0.999].map((u) => {
+        const hint = ledger.hint(atS * 1000, signals, horizonS, () => u, { first });
+        if (!hint || hint.promised) throw new Error("expected no promise");
+        return hint.delayS;
+      });
+    overload(30, 40); // the first overload: a first refusal still gets the best effort (nothing came before it)
+    expect(Math.min(...delays(40, true))).toBeGreaterThanOrEqual(30);
+    overload(60, 65); // began 20 s after the first ended, 5 s old
+    const probe = delays(65, true);
+    expect(probe[0]).toBeCloseTo(10, 6);
+    expect(probe[1]).toBeCloseTo(15, 6);
+    expect(probe[2]).toBeLessThanOrEqual(20);
+    expect(delays(65, true, 120)).toEqual(probe); // whatever the client's horizon
+    expect(Math.min(...delays(65, false))).toBeGreaterThanOrEqual(30); // a second refusal: the best effort
+    overload(66, 95); // 35 s old: no longer young
+    expect(Math.min(...delays(95, true))).toBeGreaterThanOrEqual(30);
+    overload(300, 305); // began more than 120 s after the last one ended: a lone overload again
+    expect(Math.min(...delays(305, true))).toBeGreaterThanOrEqual(30);
+  });
+
+  it("the probe replaces best efforts only: a first refusal with room in its horizon is promised as before", () => {
+    const ledger = ledgerWithBaseline(4, 30); // baseline 4/s of a 10/s drain: room
+    const signals = { queueDepth: 0, drainRate: 10 };
+    ledger.hint(30_000, signals, 60, () => 0.5); // an overload...
+    ledger.hint(50_000, signals, 60, () => 0.5); // ...and another 20 s later
+    const hint = ledger.hint(51_000, signals, 60, () => 0.5, { first: true });
+    expect(hint?.promised).toBe(true);
+    expect(hint?.delayS).toBeLessThan(5);
+  });
+
+  it("probeS 0: no probe; probeRecurS Infinity: the first overload's first refusals probe too", () => {
+    const refuse = (options: Partial<typeof opts>) => {
+      const ledger = new CapacityBooking({ ...opts, ...options }, 0);
+      for (let s = 0; s < 30; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
+      return ledger.hint(30_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5, { first: true })?.delayS;
+    };
+    expect(refuse({})).toBeGreaterThanOrEqual(30); // a first overload
+    expect(refuse({ probeRecurS: Number.POSITIVE_INFINITY })).toBeCloseTo(15, 6);
+    expect(refuse({ probeS: 0, probeRecurS: Number.POSITIVE_INFINITY })).toBeGreaterThanOrEqual(30);
+  });
+
   it("bestEffortMinEndS at or above the horizon: the horizon's second half whatever the age (the earlier rule)", () => {
     const ledger = new CapacityBooking({ ...opts, bestEffortMinEndS: 120 }, 0);
     for (let s = 0; s < 30; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
@@ -554,6 +608,23 @@ describe("RouterCore with booked_capacity", () => {
     expect(max).toBeLessThanOrEqual(60_000);
     expect(maxNode).toBeGreaterThan(60_000);
     expect(maxNode).toBeLessThanOrEqual(120_000);
+  });
+
+  it("a request's first refusal in an overload that follows another is a probe; its second, the best effort", () => {
+    // No retry capacity at all (maxRetryShare 0): every hint that is not a probe is a best effort.
+    const { core, warm, tick } = setup({ bookingLedger: { maxRetryShare: 0 } });
+    warm();
+    const hintS = (ticket: string, fingerprint: string) => {
+      const r = core.submit(ticket, { fingerprint });
+      if (r.kind !== "rejected") throw new Error("expected a refusal");
+      return (r.rejection.decision.retryAfterMs as number) / 1000;
+    };
+    expect(hintS("a.0", "a")).toBeGreaterThanOrEqual(30); // the first overload: a best effort
+    tick(20_000); // nothing refused for 20 s: the next refusal begins another overload
+    expect(hintS("b.0", "b")).toBeCloseTo(15, 0); // its first refusal: a probe (10 to 20 s)
+    tick(15_000);
+    expect(hintS("b.1", "b")).toBeGreaterThanOrEqual(30); // back and refused again: the best effort
+    expect(hintS("c.0", "c")).toBeCloseTo(15, 0); // another request's first refusal, the overload still young
   });
 
   it("drainingOfferedShare (an option): a burst's queue that drains by itself after the burst is not cut", () => {

@@ -142,7 +142,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(variant("no-delay-target").p50).toBeGreaterThanOrEqual(15);
     // Shorter standing intervals: larger summed gaps, attempts met in fewer scenarios.
     expect(doc).toContain(
-      "Both shorter intervals leave larger summed worst curve gaps and meet the attempts target in fewer scenarios.",
+      "Both shorter intervals leave larger summed worst curve gaps and meet the attempts target in fewer scenarios (on the held-out seeds, 20 s in as many).",
     );
     for (const id of ["standing-10s", "standing-20s"]) costsCurve(id, true);
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
@@ -156,7 +156,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
     expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
-    expect(doc).toContain("demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps.");
+    expect(doc).toContain(
+      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on the tuning seeds, and on the held-out seeds sums within a point of the default's.",
+    );
     costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
     expect(doc).toContain(
@@ -166,11 +168,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     for (const k of ["curve", "served", "oracle"] as const)
       expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
     expect(doc).toContain(
-      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps, the attempts target met in fewer scenarios, and on the held-out seeds the served target too.",
+      "Its row shows what the target costs while the queue drains: larger summed worst curve gaps and the attempts target met in fewer scenarios, on both seed sets.",
     );
     costsCurve("target-while-draining", true);
     const heldById = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
-    expect(heldById.get("target-while-draining")?.met.served).toBeLessThan(heldById.get("default")?.met.served ?? 0);
+    expect(heldById.get("target-while-draining")?.met.attempts).toBeLessThan(
+      heldById.get("default")?.met.attempts ?? 0,
+    );
     // Last chance (not demoted): more served under sustained overload; larger summed gaps, the attempts target met
     // in fewer scenarios; the oracle target in as many as the default's, on both seed sets.
     expect(doc).toContain(
@@ -189,9 +193,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(held.get("last-chance")?.met.oracle).toBe(held.get("default")?.met.oracle);
   });
 
-  it("backs docs/retry-policy.md's account of two-step promises: smaller summed gaps, no more scenarios on attempts", () => {
+  it("backs docs/retry-policy.md's account of two-step promises: larger summed gaps, fewer scenarios on attempts", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row has smaller summed worst curve gaps than today's default on both seed sets (by less than 2 points, above), and meets the attempts target in fewer scenarios on both.",
+      "Its row has larger summed worst curve gaps than today's default on both seed sets (by less than 2 points), and meets the attempts target in fewer scenarios on both.",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
@@ -200,8 +204,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       [twoStep, def],
       [heldTwoStep, heldDef],
     ] as const) {
-      expect(own?.worstCurveGapSumPts).toBeGreaterThan(base?.worstCurveGapSumPts ?? 0);
-      expect((own?.worstCurveGapSumPts ?? 0) - (base?.worstCurveGapSumPts ?? 0)).toBeLessThan(2);
+      expect(own?.worstCurveGapSumPts).toBeLessThan(base?.worstCurveGapSumPts ?? 0);
+      expect((base?.worstCurveGapSumPts ?? 0) - (own?.worstCurveGapSumPts ?? 0)).toBeLessThan(2);
     }
     expect(twoStep?.met.attempts).toBeLessThan(def?.met.attempts ?? 0);
     expect(heldTwoStep?.met.attempts).toBeLessThan(heldDef?.met.attempts ?? 0);
@@ -254,6 +258,61 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         curve: true,
         attempts: true,
       });
+  });
+
+  it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets, waves' served target lost on the held-out seeds", () => {
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    expect(doc).toContain("on the held-out seeds that costs `waves` the served target");
+    const held = (json.heldOut as HeldOutRun).variants;
+    const [def, noProbe] = [json.variants[0], json.variants.find((v) => v.id === "no-probe")] as VariantSummary[];
+    const [heldDef, heldNoProbe] = [held[0], held.find((v) => v.id === "no-probe")] as VariantSummary[];
+    expect(def?.worstCurveGapSumPts).toBeGreaterThan(noProbe?.worstCurveGapSumPts ?? 0);
+    expect(heldDef?.worstCurveGapSumPts).toBeGreaterThan(heldNoProbe?.worstCurveGapSumPts ?? 0);
+    expect((heldNoProbe?.met.served ?? 0) - (heldDef?.met.served ?? 0)).toBe(1);
+    const waves = (json.heldOut as HeldOutRun).scenarios.find((s) => s.name === "waves");
+    expect(waves?.check.met.served).toBe(false);
+    // "there the worst curve gaps move by less than a point": every scenario but waves.
+    for (const [name, own] of Object.entries(def?.perScenario ?? {})) {
+      if (name === "waves") continue;
+      const base = noProbe?.perScenario[name];
+      expect(Math.abs(own.worstCurveGap.gapPts - (base?.worstCurveGap.gapPts ?? 0)), name).toBeLessThan(1);
+    }
+  });
+
+  it("backs docs/benchmarks.md's probe end to end: today's default alone meets every target against runs 11 and 12", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const today = runOf("docs/evaluation-e2e-openai-probe.json");
+    const before = runOf("docs/evaluation-e2e-openai-age-best-effort.json");
+    expectBenchmarkRows(bench, today);
+    const gaps: string[] = [];
+    for (const path of ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"]) {
+      const run = runOf(path);
+      expect(run.seeds).toEqual(today.seeds);
+      const others = run.policies.filter((p) => p.id !== DEFAULT_POLICY_ID);
+      const check = checkE2eTargets([...today.policies, ...others], DEFAULT_POLICY_ID);
+      expect(check?.met, path).toEqual({ served: true, curve: true, attempts: true });
+      expect(check?.worst.horizonS).toBe(15);
+      gaps.push((100 * (check?.worst.gap ?? Number.NaN)).toFixed(1));
+    }
+    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    const [now, then] = [defaultOf(today), defaultOf(before)] as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+    expect(flat).toContain(
+      `its worst gap is ${gaps[0]} and ${gaps[1]} points (at 15 s), and it makes ${now.attemptsPerOffered.toFixed(3)} attempts per offered request. Within 60 s it serves ${pct(now.servedWithinS["60"])}, where the default before the change served ${pct(then.servedWithinS["60"])} on the same seeds`,
+    );
+    // "the other policies' curves moved by up to 1.8 points between runs 11 and 12": more than this run's change.
+    const [run11, run12] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run12.json")];
+    const moved = run11.policies
+      .filter((p) => p.id !== DEFAULT_POLICY_ID)
+      .flatMap((p) => {
+        const q = run12.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
+        return ["5", "15", "30", "60"].map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0)));
+      });
+    expect((100 * Math.max(...moved)).toFixed(1)).toBe("1.8");
+    const change = Math.max(
+      ...["5", "15", "30", "60"].map((h) => Math.abs((now.servedWithinS[h] ?? 0) - (then.servedWithinS[h] ?? 0))),
+    );
+    expect(change).toBeLessThan(Math.max(...moved));
   });
 
   it("backs docs/benchmarks.md's best effort end to end: today's default alone meets every target against runs 11 and 12", () => {
@@ -645,14 +704,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(words[json.targets.filter((t) => !t.met.oracle).length]).toBe(oracleMisses);
     expect(words[json.targets.filter((t) => !t.met.attempts).length]).toBe(attemptsMisses);
     const heldQuoted = readme.match(
-      /\(on seeds no tuning looked at, also there: the curve in (\d+), the oracle in (\w+), attempts in (\w+)\)/,
+      /\(on seeds no tuning looked at, also there: the curve in (\d+), the oracle in (\w+), attempts in (\w+), and the final served share in (\w+)\)/,
     );
     expect(heldQuoted).not.toBeNull();
-    const [, heldCurve, heldOracle, heldAttempts] = heldQuoted as RegExpMatchArray;
+    const [, heldCurve, heldOracle, heldAttempts, heldServed] = heldQuoted as RegExpMatchArray;
     const held = (json.heldOut as HeldOutRun).scenarios.map((s) => s.check);
     expect(held.filter((t) => !t.met.curve).length).toBe(Number(heldCurve));
     expect(words[held.filter((t) => !t.met.oracle).length]).toBe(heldOracle);
     expect(words[held.filter((t) => !t.met.attempts).length]).toBe(heldAttempts);
+    expect(words[held.filter((t) => !t.met.served).length]).toBe(heldServed);
     const idleQuoted = readme.match(
       /it leaves the most capacity idle while refused clients sleep in (\d+) of (\d+) scenarios/,
     );
@@ -706,8 +766,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
-    expect(meeting).toEqual(["two-step", "no-burst-fade", "best-effort-no-age"]);
-    // Those three: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
+    expect(meeting).toEqual(["best-effort-no-age"]);
+    // That one: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
     for (const id of meeting) {
       const lead = Math.max(
@@ -717,32 +777,34 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(lead, id).toBeLessThan(2);
       expect(lead, id).toBeLessThan(moves);
     }
-    for (const id of ["two-step", "no-burst-fade"]) {
-      expect(tunedById.get(id)?.met.attempts, id).toBeLessThan(def.tuned.met.attempts);
-      expect(held.get(id)?.met.attempts, id).toBeLessThan(def.held.met.attempts);
-    }
     expect(tunedById.get("best-effort-no-age")?.met.served).toBeLessThan(def.tuned.met.served);
     expect(held.get("best-effort-no-age")?.met.served).toBeLessThan(def.held.met.served);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "They are ahead of it on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets; `two-step` and `no-burst-fade` meet the attempts target in fewer scenarios on both sets, and `best-effort-no-age` the served target (its bullet below).",
+      "It is ahead of it on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in fewer scenarios on both sets (its bullet below).",
     );
   });
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too, and its findings on the attempts and served targets hold there as well.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too (but demoting after 30 s, within a point there), and its findings on the attempts and served targets hold there as well.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
     const costlier = ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s", "standing-10s", "standing-20s"]
-      .concat(["demote-after-30s", "demoted-fifo", "target-while-draining", "previous-default"])
+      .concat(["demoted-fifo", "target-while-draining", "previous-default"])
       .concat(["no-demotion", "burst-persistence", "last-chance"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
-    for (const id of ["standing-10s", "standing-20s", "target-while-draining", "two-step", "no-overload-floor"])
+    for (const id of ["standing-10s", "target-while-draining", "two-step", "no-overload-floor"])
       expect(held.get(id)?.met.attempts, id).toBeLessThan(def.met.attempts);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "meet the attempts target in fewer scenarios (on the held-out seeds, 20 s in as many).",
+    );
+    expect(held.get("standing-20s")?.met.attempts).toBe(def.met.attempts);
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
-    expect(held.get("target-while-draining")?.met.served).toBeLessThan(def.met.served);
+    expect(Math.abs((held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0) - def.worstCurveGapSumPts)).toBeLessThan(
+      1,
+    );
     for (const id of ["demoted-fifo", "demote-after-30s"])
       for (const k of ["curve", "served"] as const)
         expect(held.get(id)?.met[k], `${id} ${k}`).toBeLessThanOrEqual(def.met[k]);
