@@ -315,7 +315,10 @@ export class RouterCore {
   /** Attempts offered to this router (every submit), for `drainingOfferedShare` (absent while that is off). */
   private readonly offered: RecentRate | undefined;
   private refusedAtMs = Number.NEGATIVE_INFINITY;
-  /** Refusals per fingerprint, for `lastChanceAfterRefusals` (absent while that is off). */
+  /**
+   * Refusals per fingerprint and when each request was first refused, whenever `booked_capacity` is on (absent
+   * otherwise): for demotion, `lastChanceAfterRefusals` and the ledger's probe (a request's first refusal).
+   */
   private readonly refusals: RefusalCounts | undefined;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */

@@ -86,10 +86,11 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     if (done === undefined || !admitted) continue;
     const first = request.attempts[0];
     if (first === admitted) {
-      const samples = firstServed.get(rowAt(first.atMs)) ?? { waits: [], onReplica: [] };
+      const bin = rowAt(first.atMs);
+      const samples = firstServed.get(bin) ?? { waits: [], onReplica: [] };
       samples.waits.push((first.answeredAtMs - first.atMs) / 1000);
       samples.onReplica.push((done - first.answeredAtMs) / 1000);
-      firstServed.set(rowAt(first.atMs), samples);
+      firstServed.set(bin, samples);
     }
     const row = rowAt(done);
     row.served += 1;
