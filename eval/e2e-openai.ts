@@ -24,13 +24,12 @@
 import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import OpenAI from "openai";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import type { RunningEngineServer } from "../src/engine/index";
 import { percentile } from "../src/sim/metrics";
 import type { E2eSeedFigures } from "../src/sim/report-markdown";
-import { positiveIntFlag } from "./cli-flags";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 import { type E2eOpenAiPolicy, type E2eOutcome, summarizeE2ePolicy } from "./e2e-outcomes";
 import { forkTypeScript, nextMessage, stopChild } from "./e2e-processes";
@@ -44,15 +43,18 @@ import {
 import { arrivalSchedule, dealArrivals, E2E_PHASES } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({
-  options: {
-    policies: { type: "string" },
-    clients: { type: "string" },
-    seeds: { type: "string" },
-    log: { type: "boolean" },
-    out: { type: "string" },
+const { values } = commandLine(
+  "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--log] [--out <path>]",
+  {
+    options: {
+      policies: { type: "string" },
+      clients: { type: "string" },
+      seeds: { type: "string" },
+      log: { type: "boolean" },
+      out: { type: "string" },
+    },
   },
-});
+);
 const policyIds = values.policies?.split(",") ?? [
   "booked_capacity",
   "router_queue_drain_rate",

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine } from "../scripts/command-line";
 import type { RequestOutcome } from "../src/bench/request-outcome";
 import { sendRequest } from "../src/bench/send-request";
 import { startWorkerOnFreePort, startWranglerDev, waitForWorker } from "../src/bench/stack";
@@ -19,7 +19,9 @@ import type { E2eResult } from "../src/sim/report-markdown";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { policies: { type: "string" }, port: { type: "string" } } });
+const { values } = commandLine("npx tsx eval/e2e.ts [--policies <id,...>] [--port <n>]", {
+  options: { policies: { type: "string" }, port: { type: "string" } },
+});
 const policyIds = values.policies?.split(",") ?? [
   "static-5",
   "static-30",

@@ -15,18 +15,17 @@
  */
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
-import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { seeds: { type: "string" } } });
+const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 6);
 
 const E2E_POLICY_IDS = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];

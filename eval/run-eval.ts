@@ -13,8 +13,8 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import loadHighs, { type Highs } from "highs";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { type ArrivalCurves, arrivalCurves, binReleases } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet, scenarioCurveBound } from "../src/sim/curve-bound";
@@ -49,18 +49,21 @@ const SWEEP_SCENARIOS = ["burst-3x", "burst-10x", "waves"];
 const SWEEP_DRAIN_S = [1, 2, 4, 8, 15];
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({
-  options: {
-    seeds: { type: "string" },
-    only: { type: "string" },
-    "no-sweep": { type: "boolean" },
-    "no-variants": { type: "boolean" },
-    "no-bound": { type: "boolean" },
-    "no-held-out": { type: "boolean" },
-    "render-only": { type: "boolean" },
+const { values } = commandLine(
+  "npm run eval -- [--seeds <n>] [--only <scenario,...>] [--no-sweep] [--no-variants] [--no-bound] [--no-held-out] [--render-only]",
+  {
+    options: {
+      seeds: { type: "string" },
+      only: { type: "string" },
+      "no-sweep": { type: "boolean" },
+      "no-variants": { type: "boolean" },
+      "no-bound": { type: "boolean" },
+      "no-held-out": { type: "boolean" },
+      "render-only": { type: "boolean" },
+    },
   },
-});
-const seedCount = Number(values.seeds ?? 3);
+);
+const seedCount = positiveIntFlag("seeds", values.seeds, 3);
 const only = values.only?.split(",");
 
 const scenarios: Scenario[] = readScenarios()

@@ -10,7 +10,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { DEFAULT_TENANT_HEADROOM_SLOTS, TENANT_ACTIVE_WINDOW_MS } from "../src/core/tenant-headroom";
 import { measureCapacity } from "../src/sim/capacity";
 import { jainIndex, maxMinFairShares } from "../src/sim/fairness";
@@ -66,8 +66,8 @@ interface VariantResult {
 }
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { seeds: { type: "string" } } });
-const seedCount = Number(values.seeds ?? 3);
+const { values } = commandLine("npm run eval:tenants -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
+const seedCount = positiveIntFlag("seeds", values.seeds, 3);
 const spec = JSON.parse(readFileSync(join(root, "eval/tenants/scenarios.json"), "utf8")) as {
   base: unknown;
   cases: CaseSpec[];

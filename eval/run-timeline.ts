@@ -1,21 +1,21 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { measureCapacity } from "../src/sim/capacity";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { runSimulation } from "../src/sim/simulation";
 import { timelineOf } from "../src/sim/timeline";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { generateWorkload } from "../src/sim/workload";
-import { positiveIntFlag } from "./cli-flags";
 import { readScenario } from "./scenario-files";
 
 const _root = resolve(import.meta.dirname, "..");
-const { values, positionals } = parseArgs({
+const USAGE = "npm run eval:timeline -- <scenario> [--seed <n>] [--policy <id | JSON overrides>] [--bin <s>]";
+const { values, positionals } = commandLine(USAGE, {
   options: { seed: { type: "string" }, policy: { type: "string" }, bin: { type: "string" } },
   allowPositionals: true,
 });
 if (positionals.length !== 1) {
-  console.error("usage: npm run eval:timeline -- <scenario> [--seed <n>] [--policy <id | JSON overrides>] [--bin <s>]");
+  console.error(`usage: ${USAGE}`);
   process.exit(2);
 }
 const name = positionals[0] as string;

@@ -8,8 +8,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import loadHighs from "highs";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { type BoundSet, curveBound, jointCurveBound, scenarioBoundSet } from "../src/sim/curve-bound";
 import { evaluateScenario } from "../src/sim/evaluation";
 import { type OnlineBoundReport, renderOnlineBound, type TwinPairResult } from "../src/sim/online-bound-report";
@@ -19,8 +19,8 @@ import { checkTargets } from "../src/sim/targets";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { seeds: { type: "string" } } });
-const seedCount = Number(values.seeds ?? 3);
+const { values } = commandLine("npm run eval:twins -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
+const seedCount = positiveIntFlag("seeds", values.seeds, 3);
 
 /** A twin: the base scenario with one change from `partsAtS` on (phases re-cut there, or the fleet's loss). */
 interface Twin {

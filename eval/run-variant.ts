@@ -21,8 +21,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import loadHighs from "highs";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { binReleases, curveByArrival } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet } from "../src/sim/curve-bound";
@@ -37,19 +37,18 @@ import { checkTargets, withDefault } from "../src/sim/targets";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
 import { generateWorkload } from "../src/sim/workload";
-import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
-const { values, positionals } = parseArgs({
+const USAGE =
+  "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]]";
+const { values, positionals } = commandLine(USAGE, {
   options: { held: { type: "boolean" }, seeds: { type: "string" }, only: { type: "string" }, bins: { type: "string" } },
   allowPositionals: true,
 });
 if (positionals.length !== 1) {
-  console.error(
-    "usage: npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]]",
-  );
+  console.error(`usage: ${USAGE}`);
   process.exit(2);
 }
 const spec = parseVariantSpec(positionals[0] as string);

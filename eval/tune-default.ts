@@ -14,7 +14,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../src/core/capacity-booking";
 import { DEFAULT_BOOKING_ADMISSION } from "../src/core/router-core";
 import { seededRandom } from "../src/engine/rng";
@@ -33,12 +33,11 @@ import {
   type TuningCandidate,
   type TuningScore,
 } from "../src/sim/tune-search";
-import { positiveIntFlag } from "./cli-flags";
 import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 import { readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
-const { values } = parseArgs({
+const { values } = commandLine("npm run eval:tune -- [--chains <n>] [--iterations <n>] [--seed <n>] [--render-only]", {
   options: {
     chains: { type: "string" },
     iterations: { type: "string" },

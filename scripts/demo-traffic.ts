@@ -9,8 +9,8 @@
  * cycle five times faster), `--keys sk-demo-alpha,sk-demo-beta` (API keys the requests take in turn: two tenants;
  * default none, the anonymous tenant).
  */
-import { parseArgs } from "node:util";
 import { seededRandom } from "../src/engine/rng";
+import { commandLine } from "./command-line";
 
 /** One stretch of the load profile: the arrival rate moves linearly from `fromRps` to `toRps`. */
 export interface TrafficPhase {
@@ -168,15 +168,18 @@ export function formatTick(t: TrafficTick): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({
-    options: {
-      "base-url": { type: "string", default: "http://127.0.0.1:8787" },
-      model: { type: "string", default: "demo-model" },
-      cycles: { type: "string", default: "0" },
-      "time-scale": { type: "string", default: "1" },
-      keys: { type: "string", default: "" },
+  const { values } = commandLine(
+    "npm run demo:traffic -- [--base-url <url>] [--model <name>] [--cycles <n>] [--time-scale <x>] [--keys <key,...>]",
+    {
+      options: {
+        "base-url": { type: "string", default: "http://127.0.0.1:8787" },
+        model: { type: "string", default: "demo-model" },
+        cycles: { type: "string", default: "0" },
+        "time-scale": { type: "string", default: "1" },
+        keys: { type: "string", default: "" },
+      },
     },
-  });
+  );
   const stop = new AbortController();
   process.on("SIGINT", () => stop.abort());
   process.on("SIGTERM", () => stop.abort());

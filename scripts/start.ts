@@ -15,15 +15,15 @@
  * sample's are passed to wrangler as SPILLWAY_CONFIG), `--persist-to DIR`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { type ManagedProcess, startManaged, startWranglerDev, takenPorts, waitForHttp } from "../src/bench/stack";
+import { commandLine, positiveIntFlag } from "./command-line";
 import { formatTick, runTraffic } from "./demo-traffic";
 
 /** The demo's admin token, for local use only (it guards nothing anyone else can reach on 127.0.0.1). */
 const DEMO_TOKEN = "demo-token";
 const SPEEDS = [1, 2, 4];
 
-const { values } = parseArgs({
+const { values } = commandLine("npm start -- [--traffic] [--port <n>] [--engine-ports <n,n,n>] [--persist-to <dir>]", {
   options: {
     traffic: { type: "boolean", default: false },
     port: { type: "string", default: "8787" },
@@ -31,8 +31,8 @@ const { values } = parseArgs({
     "persist-to": { type: "string" },
   },
 });
-const workerPort = Number(values.port);
-const enginePorts = values["engine-ports"].split(",").map(Number);
+const workerPort = positiveIntFlag("port", values.port, 8787);
+const enginePorts = values["engine-ports"].split(",").map((p) => positiveIntFlag("engine-ports", p, 8001));
 
 /** The sample configuration with the replicas moved to `ports` (undefined: the sample's own ports). */
 function configFor(ports: number[]): string | undefined {
