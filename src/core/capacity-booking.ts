@@ -184,6 +184,12 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   probeRecurS: 120,
 };
 
+/** What a returning request claimed (see `CapacityBooking.claim`): a promise, or a best effort. */
+export interface ClaimedBooking {
+  /** Whether capacity was booked for it (a promise), not a best effort beyond the capacity. */
+  promised: boolean;
+}
+
 /** A promise made to one request: come back at `dueMs`. */
 interface Booking {
   dueMs: number;
@@ -231,8 +237,8 @@ export interface BookedHint {
  * ledger.onFresh(0);
  * const hint = ledger.hint(0, { queueDepth: 10, drainRate: 10 }, 60, () => 0.5); // { delayS: ~1.5, promised: true }
  * ledger.book("fp-a", 0, hint as BookedHint);
- * ledger.claim("fp-b", 1_500); // false: not its booking
- * ledger.claim("fp-a", 1_500); // true
+ * ledger.claim("fp-b", 1_500); // undefined: not its booking
+ * ledger.claim("fp-a", 1_500); // { promised: true }
  * ```
  */
 export class CapacityBooking {
@@ -285,7 +291,11 @@ export class CapacityBooking {
     return this.trustLevel;
   }
 
-  /** A claimed promise's outcome: its retry was admitted (kept) or refused (broken). */
+  /**
+   * A claimed promise's outcome: its retry was admitted (kept) or refused (broken). Only promises: a best effort
+   * booked no capacity, so its refusal says nothing of the forecast (the router calls this for a claim whose
+   * `promised` is true).
+   */
   kept(admitted: boolean): void {
     const { minTrust, trustGain, trustLoss } = this.options;
     this.trustLevel = admitted
@@ -312,18 +322,20 @@ export class CapacityBooking {
 
   /**
    * The request with this fingerprint returns: it takes its own booking if one is due (from `earlyS` before its
-   * due instant to `lateS` after it). Any other request - whatever headers it sends - takes nothing.
+   * due instant to `lateS` after it), and learns whether it was a promise (capacity booked for it) or a best effort
+   * (a hint beyond the capacity: a probe or the overflow). Any other request - whatever headers it sends - takes
+   * nothing: `undefined`.
    */
-  claim(fingerprint: string | undefined, nowMs: number): boolean {
+  claim(fingerprint: string | undefined, nowMs: number): ClaimedBooking | undefined {
     this.advance(nowMs);
-    if (fingerprint === undefined) return false;
+    if (fingerprint === undefined) return undefined;
     const booking = this.bookings.get(fingerprint);
-    if (!booking) return false;
-    if (nowMs < booking.dueMs - this.options.earlyS * 1000) return false;
+    if (!booking) return undefined;
+    if (nowMs < booking.dueMs - this.options.earlyS * 1000) return undefined;
     this.release(fingerprint, booking);
     const onTime = nowMs <= booking.dueMs + this.options.lateS * 1000;
     if (booking.promised) this.resolve(onTime);
-    return onTime;
+    return onTime ? { promised: booking.promised } : undefined;
   }
 
   private resolve(showed: boolean): void {

@@ -416,7 +416,8 @@ export class RouterCore {
     const schedule = this.retrySchedule;
     schedule?.onArrival(now, retry);
     const booking = this.booking;
-    const claimed = booking?.claim(request.fingerprint, now) ?? false;
+    const claim = booking?.claim(request.fingerprint, now);
+    const claimed = claim !== undefined;
     // A request back at the first step of a two-step promise still holds it: not a fresh arrival.
     const early = booking !== undefined && !claimed && booking.holds(request.fingerprint);
     if (booking && !claimed && !early) booking.onFresh(now);
@@ -462,10 +463,11 @@ export class RouterCore {
         : this.queue.offer(entry, limit - held, bound);
     if (offered.kind === "refused") {
       this.refusedAtMs = now;
-      if (claimed) booking?.kept(false);
+      // A refused promise lowers the ledger's trust; a refused best effort promised nothing.
+      if (claim?.promised) booking?.kept(false);
       return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
     }
-    if (claimed) booking?.kept(true);
+    if (claim?.promised) booking?.kept(true);
     // Admitted before its booked instant (a first step found room): the booked second goes back to the ledger.
     if (early) booking?.admittedEarly(request.fingerprint, now);
     if (demoted) this.demotedCount += 1;

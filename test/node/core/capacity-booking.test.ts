@@ -277,16 +277,19 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
   it("a promise is claimed only by its own fingerprint, within [due - 1 s, due + 3 s]", () => {
     const ledger = ledgerWithBaseline(0, 5);
     ledger.book("mine", 5_000, { delayS: 10, promised: true });
-    expect(ledger.claim("someone-else", 15_000)).toBe(false);
-    expect(ledger.claim(undefined, 15_000)).toBe(false);
-    expect(ledger.claim("mine", 13_000)).toBe(false); // 2 s early: not yet
+    expect(ledger.claim("someone-else", 15_000)).toBeUndefined();
+    expect(ledger.claim(undefined, 15_000)).toBeUndefined();
+    expect(ledger.claim("mine", 13_000)).toBeUndefined(); // 2 s early: not yet
     expect(ledger.holds("mine")).toBe(true);
-    expect(ledger.claim("mine", 15_400)).toBe(true);
+    expect(ledger.claim("mine", 15_400)).toEqual({ promised: true });
     expect(ledger.holds("mine")).toBe(false);
-    expect(ledger.claim("mine", 15_500)).toBe(false); // taken once
+    expect(ledger.claim("mine", 15_500)).toBeUndefined(); // taken once
 
     ledger.book("late", 20_000, { delayS: 5, promised: true });
-    expect(ledger.claim("late", 28_500)).toBe(false); // 3.5 s late: lapsed
+    expect(ledger.claim("late", 28_500)).toBeUndefined(); // 3.5 s late: lapsed
+
+    ledger.book("effort", 30_000, { delayS: 20, promised: false });
+    expect(ledger.claim("effort", 50_000)).toEqual({ promised: false }); // a best effort: claimed, nothing promised
   });
 
   it("holds room for promises due now (scaled by the show rate), none for best-effort hints", () => {
@@ -447,7 +450,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     ledger.book("two", nowMs, hint);
     // Back at the first step: not yet due, so it is told the rest (nothing re-booked), within its horizon.
     const stepMs = nowMs + hint.delayS * 1000;
-    expect(ledger.claim("two", stepMs)).toBe(false);
+    expect(ledger.claim("two", stepMs)).toBeUndefined();
     const rest = ledger.heldHint("two", stepMs, 60);
     expect(rest?.held).toBe(true);
     expect(rest?.delayS).toBeCloseTo(hint.dueS - hint.delayS, 6);
@@ -625,6 +628,29 @@ describe("RouterCore with booked_capacity", () => {
     tick(15_000);
     expect(hintS("b.1", "b")).toBeGreaterThanOrEqual(30); // back and refused again: the best effort
     expect(hintS("c.0", "c")).toBeCloseTo(15, 0); // another request's first refusal, the overload still young
+  });
+
+  it("a refused retry lowers the ledger's trust only when it was promised room; a best effort's refusal does not", () => {
+    const { core, warm, tick } = setup();
+    warm();
+    /** Refuses `ticket` (the queue is full) and returns its hint (ms) and the trust its refusal reports. */
+    const refuse = (ticket: string, fingerprint: string, horizonS?: number) => {
+      const r = core.submit(ticket, { fingerprint, ...(horizonS === undefined ? {} : { clientHorizonS: horizonS }) });
+      if (r.kind !== "rejected") throw new Error(`expected ${ticket} refused`);
+      const booking = r.rejection.record.booking as { promised: boolean; trust: number };
+      return { hintMs: r.rejection.decision.retryAfterMs as number, promised: booking.promised, trust: booking.trust };
+    };
+    // A 1 s horizon has no second with room: a best effort. Back on time and refused again (nothing was placed).
+    const effort = refuse("e.0", "e", 1);
+    expect(effort.promised).toBe(false);
+    tick(effort.hintMs);
+    expect(refuse("e.1", "e", 1).trust).toBe(1);
+    // A promise, claimed on time and refused: the trust falls.
+    const promise = refuse("p.0", "p");
+    expect(promise.promised).toBe(true);
+    tick(promise.hintMs);
+    refuse("p.1", "p");
+    expect(refuse("q.0", "q").trust).toBeLessThan(1);
   });
 
   it("drainingOfferedShare (an option): a burst's queue that drains by itself after the burst is not cut", () => {

@@ -771,7 +771,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too (but demoting after 30 s, within a point there), and its findings on the attempts and served targets hold there as well.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too (but demoting after 30 s, within a point there), and its findings on the attempts and served targets hold there as well, but one: there, arrival order among the demoted (row `demoted-fifo`) meets the served target in one scenario more than the default.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
@@ -791,8 +791,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       1,
     );
     for (const id of ["demoted-fifo", "demote-after-30s"])
-      for (const k of ["curve", "served"] as const)
-        expect(held.get(id)?.met[k], `${id} ${k}`).toBeLessThanOrEqual(def.met[k]);
+      expect(held.get(id)?.met.curve, `${id} curve`).toBeLessThanOrEqual(def.met.curve);
+    expect(held.get("demote-after-30s")?.met.served).toBeLessThanOrEqual(def.met.served);
+    // The one exception the sentence names: on the tuning seeds arrival order meets the served target in fewer.
+    expect(held.get("demoted-fifo")?.met.served).toBe(def.met.served + 1);
+    expect(json.variants.find((v) => v.id === "demoted-fifo")?.met.served).toBeLessThan(
+      json.variants.find((v) => v.id === "default")?.met.served ?? 0,
+    );
     // Arrival order among the demoted: "no target but attempts met in more scenarios", on the held-out seeds too.
     expect(held.get("demoted-fifo")?.met.attempts).toBeGreaterThan(def.met.attempts);
   });
@@ -807,18 +812,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
-      // Ahead of the default on both seed sets (the 5 s fade's on the tuning seeds only), by less than the default's
-      // own sum moves between them ...
-      for (const m of id === "floor-before-rise-fade-5s" ? [tuned] : [tuned, held]) {
+      // Ahead of the default on both seed sets, by less than the default's own sum moves between them ...
+      for (const m of [tuned, held]) {
         expect(sum(m, id), id).toBeGreaterThan(sum(m, "default"));
         expect(sum(m, id) - sum(m, "default"), id).toBeLessThan(moves);
       }
-      if (id === "floor-before-rise-fade-5s") expect(sum(held, id)).toBeLessThan(sum(held, "default"));
       // ... and short of an end-to-end target in the twin, which the default meets.
       expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
     expect(doc).toContain(
-      "ahead of the default on the summed gaps of the tuning seeds, and of the held-out seeds but for the 5 s fade's, by less than the default's own sum moves between the two seed sets, and each misses an end-to-end target in the twin that the default meets",
+      "ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets, and each misses an end-to-end target in the twin that the default meets",
     );
     // Which targets: the attempts after a quiet spell without the fade, 15 s from a cold router with it.
     expect(
