@@ -16,8 +16,8 @@ export interface TuningSpace {
 }
 
 /**
- * The tunables `npm run eval:tune` searches: the ledger's forecast, trust and timing, and the admission's delay
- * target and demotion. Every default is one of the values, so the search starts on the grid.
+ * The tunables `npm run eval:tune` searches: the ledger's forecast, trust and timing, its best effort and probe, and
+ * the admission's delay target and demotion. Every default is one of the values, so the search starts on the grid.
  *
  * @example
  * ```ts
@@ -40,6 +40,11 @@ export const TUNING_SPACE: TuningSpace = {
     baselineWindowS: [30, 60, 120],
     freshAlpha: [0.05, 0.1, 0.2],
     priorShowRate: [0.8, 0.9, 1],
+    bestEffortMinEndS: [45, 60, 75],
+    bestEffortAgeFactor: [0.5, 1, 2],
+    probeS: [0, 10, 20, 30],
+    probeYoungS: [15, 30, 60],
+    probeRecurS: [60, 120, 300],
   },
   booking: {
     queueDelayTargetS: [0.5, 0.75, 1, 1.5, 2],
