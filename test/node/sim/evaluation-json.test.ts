@@ -306,6 +306,35 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(change).toBeLessThan(Math.max(...moved));
   });
 
+  it("backs docs/benchmarks.md's trust fix end to end: today's default alone meets every target against runs 11 and 12", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const today = runOf("docs/evaluation-e2e-openai-promise-trust.json");
+    const probe = runOf("docs/evaluation-e2e-openai-probe.json");
+    expectBenchmarkRows(bench, today);
+    const worst = RUNS_11_AND_12.map((path) => {
+      const run = runOf(path);
+      expect(run.seeds).toEqual(today.seeds);
+      const check = checkE2eTargets(
+        [...today.policies, ...run.policies.filter((p) => p.id !== DEFAULT_POLICY_ID)],
+        DEFAULT_POLICY_ID,
+      );
+      expect(check?.met, path).toEqual({ served: true, curve: true, attempts: true });
+      return `${(100 * (check?.worst.gap ?? Number.NaN)).toFixed(1)} points (at ${check?.worst.horizonS} s)`;
+    });
+    const [now, then] = [defaultOf(today), defaultOf(probe)] as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+    expect(flat).toContain(
+      `its worst gap is ${worst[0]} and ${worst[1]}, and it makes ${now.attemptsPerOffered.toFixed(3)} attempts per offered request, where the probe's run above made ${then.attemptsPerOffered.toFixed(3)}.`,
+    );
+    // "above the probe's run by at most 1.8 points (at 30 s), as much as the other policies' curves moved".
+    const horizons = ["5", "15", "30", "60"];
+    const change = horizons.map((h) => (now.servedWithinS[h] ?? 0) - (then.servedWithinS[h] ?? 0));
+    expect(Math.min(...change)).toBeGreaterThanOrEqual(0);
+    expect((100 * Math.max(...change)).toFixed(1)).toBe("1.8");
+    expect(horizons[change.indexOf(Math.max(...change))]).toBe("30");
+    expect(flat).toContain("Its curve is above the probe's run by at most 1.8 points (at 30 s), as much as");
+  });
+
   it("backs docs/benchmarks.md's best effort end to end: that default alone meets every target against runs 11 and 12", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
