@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { measureCapacity } from "../src/sim/capacity";
+import { outcomesByClientStyle } from "../src/sim/client-outcomes";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { runSimulation } from "../src/sim/simulation";
 import { timelineOf } from "../src/sim/timeline";
@@ -40,4 +41,14 @@ const seconds = (s: number | undefined) => (s === undefined ? "-" : s.toFixed(2)
 for (const r of timelineOf(run, binS))
   console.log(
     `| ${r.fromS} | ${r.firstAttempts} | ${r.refusals} | ${r.meanHintS === undefined ? "-" : r.meanHintS.toFixed(1)} | ${r.hintsOver30s} | ${r.admittedFirst} / ${r.admittedRetries} | ${r.served} | ${r.servedAfter30s} / ${r.servedAfter120s} | ${Math.round(100 * r.busyShare)}% | ${seconds(r.firstSlotWaitP50S)} / ${seconds(r.firstOnReplicaP50S)} |`,
+  );
+
+// Who was lost: which clients' requests the run did not serve (a backoff-only client or a no-show can be served only
+// on its first attempts; a hint-honouring one whenever its hint lands on room).
+console.log("\n| client style | requests | served | within 60 s | lost (points of all requests) |");
+console.log("| --- | --- | --- | --- | --- |");
+const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
+for (const o of outcomesByClientStyle(run))
+  console.log(
+    `| ${o.style} | ${o.requests} | ${pct(o.served)} | ${pct(o.servedWithin60s)} | ${(100 * o.lostOfAll).toFixed(1)} |`,
   );
