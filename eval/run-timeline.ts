@@ -10,15 +10,13 @@ import { generateWorkload } from "../src/sim/workload";
 import { readScenario } from "./scenario-files";
 
 const _root = resolve(import.meta.dirname, "..");
-const USAGE = "npm run eval:timeline -- <scenario> [--seed <n>] [--policy <id | JSON overrides>] [--bin <s>]";
-const { values, positionals } = commandLine(USAGE, {
-  options: { seed: { type: "string" }, policy: { type: "string" }, bin: { type: "string" } },
-  allowPositionals: true,
-});
-if (positionals.length !== 1) {
-  console.error(`usage: ${USAGE}`);
-  process.exit(2);
-}
+const { values, positionals } = commandLine(
+  "npm run eval:timeline -- <scenario> [--seed <n>] [--policy <id | JSON overrides>] [--bin <s>]",
+  {
+    options: { seed: { type: "string" }, policy: { type: "string" }, bin: { type: "string" } },
+    allowPositionals: true,
+  },
+);
 const name = positionals[0] as string;
 const scenario = readScenario(name);
 const seeded = {

@@ -41,16 +41,18 @@ import { e2eTwinScenarios } from "./e2e-twin-scenarios";
 import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
-const USAGE =
-  "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]]";
-const { values, positionals } = commandLine(USAGE, {
-  options: { held: { type: "boolean" }, seeds: { type: "string" }, only: { type: "string" }, bins: { type: "string" } },
-  allowPositionals: true,
-});
-if (positionals.length !== 1) {
-  console.error(`usage: ${USAGE}`);
-  process.exit(2);
-}
+const { values, positionals } = commandLine(
+  "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]]",
+  {
+    options: {
+      held: { type: "boolean" },
+      seeds: { type: "string" },
+      only: { type: "string" },
+      bins: { type: "string" },
+    },
+    allowPositionals: true,
+  },
+);
 const spec = parseVariantSpec(positionals[0] as string);
 const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
 

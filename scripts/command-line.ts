@@ -16,7 +16,7 @@ type Parsed<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>>;
 /**
  * `node:util`'s `parseArgs` over `args`, with the command's usage: `--help` (or `-h`) asks for it (a
  * {@link UsageError} with exit code 0), and an unknown flag, a missing value or a stray argument is refused with
- * it (exit code 2) rather than with parseArgs' stack trace.
+ * it (exit code 2) rather than with parseArgs' stack trace. With `allowPositionals`, exactly one argument is required.
  *
  * @example
  * ```ts
@@ -31,14 +31,19 @@ export function parseCommandLine<const T extends ParseArgsConfig>(
   args: readonly string[],
 ): Parsed<T> {
   if (args.includes("--help") || args.includes("-h")) throw new UsageError(`usage: ${usage}`, 0);
+  let parsed: Parsed<T>;
   try {
-    return parseArgs({ ...config, args: [...args] }) as Parsed<T>;
+    parsed = parseArgs({ ...config, args: [...args] }) as Parsed<T>;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"))
       throw new UsageError(`${(error as Error).message.split("\n")[0]}\nusage: ${usage}`, 2);
     throw error;
   }
+  // A command that takes arguments takes exactly one (the eval commands' scenario or variant).
+  if (config.allowPositionals && parsed.positionals.length !== 1)
+    throw new UsageError(`expected one argument, got ${parsed.positionals.length}\nusage: ${usage}`, 2);
+  return parsed;
 }
 
 /**

@@ -45,6 +45,22 @@ describe("scripts/command-line", () => {
     }
   });
 
+  it("requires exactly one argument of a command that takes arguments", () => {
+    const config = { options: {}, allowPositionals: true } as const;
+    expect(parseCommandLine("cmd <scenario>", config, ["waves"]).positionals).toEqual(["waves"]);
+    for (const args of [[], ["waves", "burst-3x"]]) {
+      let error: unknown;
+      try {
+        parseCommandLine("cmd <scenario>", config, args);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as UsageError).exitCode).toBe(2);
+      expect((error as UsageError).message).toBe(`expected one argument, got ${args.length}\nusage: cmd <scenario>`);
+    }
+  });
+
   it("takes a positive integer flag or its fallback, and names the flag when it is neither", () => {
     expect(positiveIntFlag("seeds", "4", 3)).toBe(4);
     expect(positiveIntFlag("seeds", undefined, 3)).toBe(3);
