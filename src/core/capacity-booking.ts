@@ -147,6 +147,14 @@ export interface CapacityBookingOptions {
    * while the burst lasted; with a longer fade, each misses the twin's 15 s target from a cold router.
    */
   overloadFloorSkipsRise: number;
+  /**
+   * When a claimed promise counts as kept (`kept(true)`, for the trust): false (the default since 2026-12-03), once
+   * its retry is placed on a replica, and as broken when the retry, queued, times out, is pushed out or is shed; true,
+   * as soon as the retry is queued (the behaviour until then; variant `kept-when-queued`). Queued is not served:
+   * traces of `llm-sizes` show promised retries queued behind a standing queue, shed at the 30 s queue timeout and
+   * retried a third time, while the ledger counted each a kept promise and went on promising at full trust.
+   */
+  keptWhenQueued: boolean;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -182,6 +190,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   probeS: 20,
   probeYoungS: 30,
   probeRecurS: 120,
+  keptWhenQueued: false,
 };
 
 /** What a returning request claimed (see `CapacityBooking.claim`): a promise, or a best effort. */
@@ -286,15 +295,20 @@ export class CapacityBooking {
     return this.shows / (this.shows + this.noShows);
   }
 
+  /** Whether a claimed promise counts as kept once its retry is queued rather than placed (see the option). */
+  get keptWhenQueued(): boolean {
+    return this.options.keptWhenQueued;
+  }
+
   /** The forecast's trust, in [minTrust, 1] (see `CapacityBookingOptions.minTrust`). */
   get trust(): number {
     return this.trustLevel;
   }
 
   /**
-   * A claimed promise's outcome: its retry was admitted (kept) or refused (broken). Only promises: a best effort
-   * booked no capacity, so its refusal says nothing of the forecast (the router calls this for a claim whose
-   * `promised` is true).
+   * A claimed promise's outcome: its retry was placed on a replica (kept) or refused, timed out, pushed out or shed
+   * from the queue (broken); see `keptWhenQueued`. Only promises: a best effort booked no capacity, so its refusal
+   * says nothing of the forecast (the router calls this for a claim whose `promised` is true).
    */
   kept(admitted: boolean): void {
     const { minTrust, trustGain, trustLoss } = this.options;

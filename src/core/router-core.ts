@@ -291,6 +291,12 @@ export class RouterCore {
   private admitted = 0;
   /** Requests queued demoted (see `BookingAdmission.demoteAfterS`). */
   private demotedCount = 0;
+  /**
+   * Queued retries that claimed a promise, by ticket: the promise is kept once the retry is placed and broken if it
+   * is shed first (`CapacityBookingOptions.keptWhenQueued`). At most the queue's size: every way out of the queue
+   * settles or drops its ticket.
+   */
+  private readonly promisedInQueue = new Set<string>();
   private completed = 0;
   private readonly rejections: Record<Rung, number> = { computed: 0, static_fallback: 0, none: 0 };
   private readonly rejectionsByReason: Record<RejectionReason, number> = {
@@ -428,6 +434,7 @@ export class RouterCore {
     // Work-conserving: while nothing waits and a replica has a free slot, every request is queued (placed at once).
     if (this.queue.size === 0 && this.hasFreeSlot()) {
       this.queue.offer(entry, Number.POSITIVE_INFINITY);
+      if (claim?.promised) this.promiseQueued(ticket);
       if (early) booking?.admittedEarly(request.fingerprint, now);
       return { kind: "queued" };
     }
@@ -467,15 +474,27 @@ export class RouterCore {
       if (claim?.promised) booking?.kept(false);
       return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
     }
-    if (claim?.promised) booking?.kept(true);
+    if (claim?.promised) this.promiseQueued(ticket);
     // Admitted before its booked instant (a first step found room): the booked second goes back to the ledger.
     if (early) booking?.admittedEarly(request.fingerprint, now);
     if (demoted) this.demotedCount += 1;
     // A full queue pushed out the newest request of the tenant most over its fair share (see FairQueue).
     const pushed = offered.displaced;
     if (!pushed) return { kind: "queued" };
+    this.settlePromise(pushed.ticket, false);
     this.refusedAtMs = now;
     return { kind: "queued", displaced: { ticket: pushed.ticket, rejection: this.reject("queue_full", now, pushed) } };
+  }
+
+  /** A retry that claimed a promise was queued: kept now (`keptWhenQueued`), else once it is placed. */
+  private promiseQueued(ticket: string): void {
+    if (this.booking?.keptWhenQueued) this.booking.kept(true);
+    else this.promisedInQueue.add(ticket);
+  }
+
+  /** A queued ticket left the queue, placed or shed: if it held a claimed promise, the ledger learns the outcome. */
+  private settlePromise(ticket: string, placed: boolean): void {
+    if (this.promisedInQueue.delete(ticket)) this.booking?.kept(placed);
   }
 
   /**
@@ -614,6 +633,7 @@ export class RouterCore {
     this.streak = 0;
     this.cache.assign(replica);
     this.recordPlacement(ticket, replica, tenant, priority, now);
+    this.settlePromise(ticket, true);
     return tenant ? { kind: "placed", ticket, replica, tenant } : { kind: "placed", ticket, replica };
   }
 
@@ -676,6 +696,8 @@ export class RouterCore {
 
   /** The client gave up: leave the queue, or give back the slot if it was already placed. */
   cancel(ticket: string): "dequeued" | "released" | "unknown" {
+    // A client that left says nothing of the forecast: its promise is neither kept nor broken.
+    this.promisedInQueue.delete(ticket);
     if (this.queue.remove(ticket)) return "dequeued";
     return this.release(ticket) ? "released" : "unknown";
   }
@@ -690,6 +712,7 @@ export class RouterCore {
       expired.push(entry.ticket);
     }
     for (const ticket of expired) {
+      this.settlePromise(ticket, false);
       const entry = this.queue.remove(ticket);
       timedOut.push({ ticket, rejection: this.reject("queue_timeout", now, entry) });
     }
@@ -772,7 +795,10 @@ export class RouterCore {
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
-    return this.queue.clear().map((entry) => ({ ticket: entry.ticket, rejection: this.reject(reason, now, entry) }));
+    return this.queue.clear().map((entry) => {
+      this.settlePromise(entry.ticket, false);
+      return { ticket: entry.ticket, rejection: this.reject(reason, now, entry) };
+    });
   }
 
   /**

@@ -187,6 +187,8 @@ export function renderPolicyDoc(input: {
     bestEffortSecondHalfRow: targetsRow("best-effort-second-half"),
     bestEffortSecondHalfGapChanges: gapChanges(input.variants, "best-effort-second-half"),
     bestEffortNoAgeRow: targetsRow("best-effort-no-age"),
+    keptWhenQueuedRow: targetsRow("kept-when-queued"),
+    keptWhenQueuedServed: servedChanges(input.variants, "kept-when-queued"),
     noProbeRow: targetsRow("no-probe"),
     noProbeGapChanges: gapChanges(input.variants, "no-probe"),
     noProbeWavesServed: servedAgainst(input.variants, "no-probe", "waves"),
@@ -267,6 +269,22 @@ function servedAgainst(variants: readonly VariantSummary[], id: string, scenario
   const [def, own] = [variants[0]?.perScenario[scenario], variants.find((v) => v.id === id)?.perScenario[scenario]];
   if (!def || !own) return "(not run)";
   return `${(100 * def.servedFraction).toFixed(1)}% against ${(100 * own.servedFraction).toFixed(1)}%`;
+}
+
+/**
+ * The scenarios whose final served share differs by at least `minPts` points between the default and a variant
+ * (tuning seeds), the default's share first.
+ */
+function servedChanges(variants: readonly VariantSummary[], id: string, minPts = 1): string {
+  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
+  if (!def || !own) return "(not run)";
+  const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
+    const o = own.perScenario[name];
+    return o && Math.abs(d.servedFraction - o.servedFraction) * 100 >= minPts
+      ? [`\`${name}\` ${pct(d.servedFraction)} against ${pct(o.servedFraction)}`]
+      : [];
+  });
+  return rows.length === 0 ? "in no scenario" : rows.join(", ");
 }
 
 /**

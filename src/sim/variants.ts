@@ -131,6 +131,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     booking: { demotedOrder: "arrival" },
   }),
   variant(
+    "kept-when-queued",
+    "a claimed promise counts as kept once its retry is queued, not once it is placed (the default until 2026-12-03)",
+    { ledger: { keptWhenQueued: true } },
+  ),
+  variant(
     "previous-default",
     "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate, no queue refill or floor (an earlier default)",
     {

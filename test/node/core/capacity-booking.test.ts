@@ -653,6 +653,35 @@ describe("RouterCore with booked_capacity", () => {
     expect(refuse("q.0", "q").trust).toBeLessThan(1);
   });
 
+  it("a promised retry queued and then shed at the queue timeout lowers the trust; one placed keeps it", () => {
+    /** A promise claimed on time and queued; `placed` decides whether it is placed or left to time out. */
+    const claimAndQueue = (keptWhenQueued: boolean, placed: boolean) => {
+      const { core, warm, tick, placeOne } = setup({ queueTimeoutMs: 20_000, bookingLedger: { keptWhenQueued } });
+      warm();
+      const refused = core.submit("p.0", { fingerprint: "p" });
+      if (refused.kind !== "rejected") throw new Error("expected a refusal");
+      expect(refused.rejection.record.booking?.promised).toBe(true);
+      tick(refused.rejection.decision.retryAfterMs as number);
+      while (core.queueDepth > 4) placeOne();
+      expect(core.submit("p.1", { fingerprint: "p" }).kind).toBe("queued");
+      if (placed) while (core.isQueued("p.1")) placeOne();
+      tick(20_000);
+      const shed = core.expire().timedOut;
+      // The trust the router reports with its next refusal (each shed request's rejection records it).
+      core.submit("later", { fingerprint: "later" });
+      while (core.queueDepth < 5) core.submit(`f${core.queueDepth}`, { fingerprint: `f${core.queueDepth}` });
+      const next = core.submit("q.0", { fingerprint: "q" });
+      if (next.kind !== "rejected") throw new Error("expected a refusal");
+      return { shed: shed.map((s) => s.ticket), trust: next.rejection.record.booking?.trust };
+    };
+    const timedOut = claimAndQueue(false, false);
+    expect(timedOut.shed).toContain("p.1");
+    expect(timedOut.trust).toBeLessThan(1);
+    expect(claimAndQueue(false, true).trust).toBe(1);
+    // Counted kept when queued (the behaviour until 2026-12-03), the promise shed unserved left the trust at 1.
+    expect(claimAndQueue(true, false).trust).toBe(1);
+  });
+
   it("drainingOfferedShare (an option): a burst's queue that drains by itself after the burst is not cut", () => {
     // Two drains a second; ten arrivals a second for 8 s (the 40-deep queue fills, the rest is refused), then one
     // a second: the queue drains by itself. It stands above the target for the 10 s interval from about 13 s on.

@@ -176,13 +176,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       heldById.get("default")?.met.attempts ?? 0,
     );
     // Last chance (not demoted): more served under sustained overload; larger summed gaps, the attempts target met
-    // in fewer scenarios; the oracle target in as many as the default's, on both seed sets.
+    // in fewer scenarios; the oracle target in more than the default's, on both seed sets.
     expect(doc).toContain(
-      "Its row: more requests served under sustained overload, but larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused) and the attempts target met in fewer scenarios. It meets the oracle target in as many scenarios as the default, on both seed sets.",
+      "Its row: more requests served under sustained overload, but larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused) and the attempts target met in fewer scenarios. It meets the oracle target in more scenarios than the default, on both seed sets.",
     );
     const lastChance = variant("last-chance");
     expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
-    expect(lastChance.summary.met.oracle).toBe(def.summary.met.oracle);
+    expect(lastChance.summary.met.oracle).toBeGreaterThan(def.summary.met.oracle);
     costsCurve("last-chance", true);
     // README's row for the option: a longer wait under sustained overload too.
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
@@ -190,12 +190,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(lastChance.p50).toBeGreaterThan(def.p50);
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
-    expect(held.get("last-chance")?.met.oracle).toBe(held.get("default")?.met.oracle);
+    expect(held.get("last-chance")?.met.oracle).toBeGreaterThan(held.get("default")?.met.oracle ?? 0);
   });
 
-  it("backs docs/retry-policy.md's account of two-step promises: larger summed gaps, fewer scenarios on attempts", () => {
+  it("backs docs/retry-policy.md's account of two-step promises: larger summed gaps, no more scenarios on attempts", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row has larger summed worst curve gaps than today's default on both seed sets (by less than 2 points), and meets the attempts target in fewer scenarios on both.",
+      "Its row has larger summed worst curve gaps than today's default on both seed sets (by less than 2 points), and meets the attempts target in no more scenarios on either (fewer on the held-out seeds).",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
@@ -207,7 +207,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(own?.worstCurveGapSumPts).toBeLessThan(base?.worstCurveGapSumPts ?? 0);
       expect((base?.worstCurveGapSumPts ?? 0) - (own?.worstCurveGapSumPts ?? 0)).toBeLessThan(2);
     }
-    expect(twoStep?.met.attempts).toBeLessThan(def?.met.attempts ?? 0);
+    expect(twoStep?.met.attempts).toBeLessThanOrEqual(def?.met.attempts ?? 0);
     expect(heldTwoStep?.met.attempts).toBeLessThan(heldDef?.met.attempts ?? 0);
   });
 
@@ -260,17 +260,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       });
   });
 
-  it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets, waves' served target lost on the held-out seeds", () => {
-    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
-    expect(doc).toContain("on the held-out seeds that costs `waves` the served target");
+  it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets; elsewhere than waves the gaps move by less than a point", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, noProbe] = [json.variants[0], json.variants.find((v) => v.id === "no-probe")] as VariantSummary[];
     const [heldDef, heldNoProbe] = [held[0], held.find((v) => v.id === "no-probe")] as VariantSummary[];
     expect(def?.worstCurveGapSumPts).toBeGreaterThan(noProbe?.worstCurveGapSumPts ?? 0);
     expect(heldDef?.worstCurveGapSumPts).toBeGreaterThan(heldNoProbe?.worstCurveGapSumPts ?? 0);
-    expect((heldNoProbe?.met.served ?? 0) - (heldDef?.met.served ?? 0)).toBe(1);
-    const waves = (json.heldOut as HeldOutRun).scenarios.find((s) => s.name === "waves");
-    expect(waves?.check.met.served).toBe(false);
     // "there the worst curve gaps move by less than a point": every scenario but waves.
     for (const [name, own] of Object.entries(def?.perScenario ?? {})) {
       if (name === "waves") continue;
@@ -774,8 +769,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
-    expect(meeting).toEqual(["best-effort-no-age"]);
-    // That one: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
+    expect(meeting).toEqual(["best-effort-no-age", "demote-after-10s"]);
+    // Those: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
     for (const id of meeting) {
       const lead = Math.max(
@@ -787,14 +782,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
     expect(tunedById.get("best-effort-no-age")?.met.served).toBeLessThan(def.tuned.met.served);
     expect(held.get("best-effort-no-age")?.met.served).toBeLessThan(def.held.met.served);
+    for (const [byId, base] of [
+      [tunedById, def.tuned],
+      [held, def.held],
+    ] as const)
+      expect(byId.get("demote-after-10s")?.met).toEqual(base.met);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "It is ahead of it on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in fewer scenarios on both sets (its bullet below).",
+      "Each is ahead of it on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets. `best-effort-no-age` meets the served target in fewer scenarios on both sets (its bullet below); `demote-after-10s` meets each target in as many scenarios as the default on both sets, and its lead is too small beside that movement to choose on.",
     );
   });
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too (but demoting after 30 s, within a point there), and its findings on the attempts and served targets hold there as well, but one: there, arrival order among the demoted (row `demoted-fifo`) meets the served target in one scenario more than the default.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too (but demoting after 30 s, within a point there), and its findings on the attempts and served targets hold there as well.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
@@ -816,8 +816,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     for (const id of ["demoted-fifo", "demote-after-30s"])
       expect(held.get(id)?.met.curve, `${id} curve`).toBeLessThanOrEqual(def.met.curve);
     expect(held.get("demote-after-30s")?.met.served).toBeLessThanOrEqual(def.met.served);
-    // The one exception the sentence names: on the tuning seeds arrival order meets the served target in fewer.
-    expect(held.get("demoted-fifo")?.met.served).toBe(def.met.served + 1);
+    // Arrival order among the demoted meets the served target in fewer scenarios, on both seed sets.
+    expect(held.get("demoted-fifo")?.met.served).toBeLessThan(def.met.served);
     expect(json.variants.find((v) => v.id === "demoted-fifo")?.met.served).toBeLessThan(
       json.variants.find((v) => v.id === "default")?.met.served ?? 0,
     );
