@@ -43,10 +43,13 @@ for (const r of timelineOf(run, binS))
 
 // Who was lost: which clients' requests the run did not serve (a backoff-only client or a no-show can be served only
 // on its first attempts; a hint-honouring one whenever its hint lands on room).
-console.log("\n| client style | requests | served | within 60 s | lost (points of all requests) |");
-console.log("| --- | --- | --- | --- | --- |");
+// Attempts shed at the queue timeout waited the whole timeout for nothing (and cost the client a retry).
+console.log(
+  "\n| client style | requests | served | within 60 s | lost (points of all requests) | attempts per request | of them shed at the queue timeout |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
 const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
 for (const o of outcomesByClientStyle(run))
   console.log(
-    `| ${o.style} | ${o.requests} | ${pct(o.served)} | ${pct(o.servedWithin60s)} | ${(100 * o.lostOfAll).toFixed(1)} |`,
+    `| ${o.style} | ${o.requests} | ${pct(o.served)} | ${pct(o.servedWithin60s)} | ${(100 * o.lostOfAll).toFixed(1)} | ${o.attemptsPerRequest.toFixed(3)} | ${o.timedOutPerRequest.toFixed(3)} |`,
   );
