@@ -324,6 +324,48 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain("Its curve is above the probe's run by at most 1.8 points (at 30 s), as much as");
   });
 
+  it("backs docs/benchmarks.md's promise kept when placed, end to end: every target met against runs 11 and 12", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const today = runOf("docs/evaluation-e2e-openai-kept-when-placed.json");
+    const before = runOf("docs/evaluation-e2e-openai-promise-trust.json");
+    expectBenchmarkRows(bench, today);
+    for (const path of RUNS_11_AND_12)
+      expect(
+        checkE2eTargets(
+          runOf(path).policies.map((p) => (p.id === DEFAULT_POLICY_ID ? defaultOf(today) : p)),
+          DEFAULT_POLICY_ID,
+        )?.met,
+        path,
+      ).toEqual({
+        served: true,
+        curve: true,
+        attempts: true,
+      });
+    const worst = RUNS_11_AND_12.map((path) => {
+      const { horizonS, gap } = worstAgainstRun(today, path);
+      return `${(100 * gap).toFixed(1)} points (at ${horizonS} s)`;
+    });
+    const [now, then] = [defaultOf(today), defaultOf(before)] as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+    expect(flat).toContain(
+      `its worst gap is ${worst[0]} and ${worst[1]} (a positive gap: ahead of the best other policy at every horizon), and it makes ${now.attemptsPerOffered.toFixed(3)} attempts per offered request, where the run before the change (above) made ${then.attemptsPerOffered.toFixed(3)}.`,
+    );
+    // "differs from that run's by at most 1.6 points (at 60 s), less than the other policies' curves moved".
+    const horizons = ["5", "15", "30", "60"];
+    const change = horizons.map((h) => Math.abs((now.servedWithinS[h] ?? 0) - (then.servedWithinS[h] ?? 0)));
+    expect((100 * Math.max(...change)).toFixed(1)).toBe("1.6");
+    expect(horizons[change.indexOf(Math.max(...change))]).toBe("60");
+    expect(flat).toContain("Its curve differs from that run's by at most 1.6 points (at 60 s), less than");
+    const [run11, run12] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run12.json")];
+    const moved = run11.policies
+      .filter((p) => p.id !== DEFAULT_POLICY_ID)
+      .flatMap((p) => {
+        const q = run12.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
+        return horizons.map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0)));
+      });
+    expect(Math.max(...change)).toBeLessThan(Math.max(...moved));
+  });
+
   it("backs docs/benchmarks.md's best effort end to end: that default alone meets every target against runs 11 and 12", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
