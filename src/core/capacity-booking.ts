@@ -155,6 +155,13 @@ export interface CapacityBookingOptions {
    * retried a third time, while the ledger counted each a kept promise and went on promising at full trust.
    */
   keptWhenQueued: boolean;
+  /**
+   * Whether a promised retry shed from the queue before it was placed counts as a broken promise (true, the default)
+   * or settles nothing, neither kept nor broken (false; variant `shed-promise-neutral`): the trust then does not rise
+   * for it, but does not fall either. Measured: it leaves less capacity idle while clients sleep and serves less of
+   * `burst-10x` and `capacity-halves` (docs/retry-policy.md). Without effect with `keptWhenQueued`.
+   */
+  shedBreaksPromise: boolean;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -191,6 +198,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   probeYoungS: 30,
   probeRecurS: 120,
   keptWhenQueued: false,
+  shedBreaksPromise: true,
 };
 
 /** What a returning request claimed (see `CapacityBooking.claim`): a promise, or a best effort. */
@@ -298,6 +306,11 @@ export class CapacityBooking {
   /** Whether a claimed promise counts as kept once its retry is queued rather than placed (see the option). */
   get keptWhenQueued(): boolean {
     return this.options.keptWhenQueued;
+  }
+
+  /** Whether a promised retry shed before it was placed counts as a broken promise (see the option). */
+  get shedBreaksPromise(): boolean {
+    return this.options.shedBreaksPromise;
   }
 
   /** The forecast's trust, in [minTrust, 1] (see `CapacityBookingOptions.minTrust`). */

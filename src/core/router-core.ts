@@ -494,7 +494,8 @@ export class RouterCore {
 
   /** A queued ticket left the queue, placed or shed: if it held a claimed promise, the ledger learns the outcome. */
   private settlePromise(ticket: string, placed: boolean): void {
-    if (this.promisedInQueue.delete(ticket)) this.booking?.kept(placed);
+    if (!this.promisedInQueue.delete(ticket)) return;
+    if (placed || this.booking?.shedBreaksPromise) this.booking?.kept(placed);
   }
 
   /**

@@ -189,6 +189,10 @@ export function renderPolicyDoc(input: {
     bestEffortNoAgeRow: targetsRow("best-effort-no-age"),
     keptWhenQueuedRow: targetsRow("kept-when-queued"),
     keptWhenQueuedServed: servedChanges(input.variants, "kept-when-queued"),
+    keptWhenQueuedIdle: idleChanges(input.variants, "kept-when-queued"),
+    shedPromiseNeutralRow: targetsRow("shed-promise-neutral"),
+    shedPromiseNeutralServed: servedChanges(input.variants, "shed-promise-neutral"),
+    shedPromiseNeutralIdle: idleChanges(input.variants, "shed-promise-neutral"),
     noProbeRow: targetsRow("no-probe"),
     noProbeGapChanges: gapChanges(input.variants, "no-probe"),
     noProbeWavesServed: servedAgainst(input.variants, "no-probe", "waves"),
@@ -282,6 +286,22 @@ function servedChanges(variants: readonly VariantSummary[], id: string, minPts =
     const o = own.perScenario[name];
     return o && Math.abs(d.servedFraction - o.servedFraction) * 100 >= minPts
       ? [`\`${name}\` ${pct(d.servedFraction)} against ${pct(o.servedFraction)}`]
+      : [];
+  });
+  return rows.length === 0 ? "in no scenario" : rows.join(", ");
+}
+
+/**
+ * The scenarios where the share of the fleet left idle while clients slept differs by at least `minPts` points
+ * between the default and a variant (tuning seeds), the default's share first.
+ */
+function idleChanges(variants: readonly VariantSummary[], id: string, minPts = 1): string {
+  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
+  if (!def || !own) return "(not run)";
+  const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
+    const [a, b] = [d.idleWhileWaitingFraction, own.perScenario[name]?.idleWhileWaitingFraction];
+    return a !== undefined && b !== undefined && Math.abs(a - b) * 100 >= minPts
+      ? [`\`${name}\` ${pct(a)} against ${pct(b)}`]
       : [];
   });
   return rows.length === 0 ? "in no scenario" : rows.join(", ");

@@ -136,6 +136,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { keptWhenQueued: true } },
   ),
   variant(
+    "shed-promise-neutral",
+    "a promised retry shed from the queue before it is placed counts as neither kept nor broken (not as broken)",
+    { ledger: { shedBreaksPromise: false } },
+  ),
+  variant(
     "previous-default",
     "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate, no queue refill or floor (an earlier default)",
     {
@@ -154,13 +159,17 @@ export interface VariantSummary {
   scenarios: number;
   /** The worst completion-curve gap of each scenario, summed (points; 0 would be "never behind"). */
   worstCurveGapSumPts: number;
-  /** Per scenario: final served share, attempts per offered, p50 time to success, worst curve gap (points). */
+  /**
+   * Per scenario: final served share, attempts per offered, p50 time to success, the fleet's share left idle while
+   * clients slept (`idleWhileWaitingFraction`, absent from runs before it was recorded), worst curve gap (points).
+   */
   perScenario: Record<
     string,
     {
       servedFraction: number;
       attemptsPerOffered: number;
       timeToSuccessP50S: number | null;
+      idleWhileWaitingFraction?: number;
       worstCurveGap: { horizonS: number; gapPts: number };
     }
   >;
@@ -194,6 +203,7 @@ export function summarizeVariant(
       servedFraction: own.metrics.servedFraction,
       attemptsPerOffered: own.metrics.attemptsPerOffered,
       timeToSuccessP50S: own.metrics.timeToSuccessP50S,
+      idleWhileWaitingFraction: own.metrics.idleWhileWaitingFraction,
       worstCurveGap: { horizonS: check.worstCurveGap.horizonS, gapPts: 100 * check.worstCurveGap.gap },
     };
   });

@@ -655,8 +655,11 @@ describe("RouterCore with booked_capacity", () => {
 
   it("a promised retry queued and then shed at the queue timeout lowers the trust; one placed keeps it", () => {
     /** A promise claimed on time and queued; `placed` decides whether it is placed or left to time out. */
-    const claimAndQueue = (keptWhenQueued: boolean, placed: boolean) => {
-      const { core, warm, tick, placeOne } = setup({ queueTimeoutMs: 20_000, bookingLedger: { keptWhenQueued } });
+    const claimAndQueue = (keptWhenQueued: boolean, placed: boolean, shedBreaksPromise = true) => {
+      const { core, warm, tick, placeOne } = setup({
+        queueTimeoutMs: 20_000,
+        bookingLedger: { keptWhenQueued, shedBreaksPromise },
+      });
       warm();
       const refused = core.submit("p.0", { fingerprint: "p" });
       if (refused.kind !== "rejected") throw new Error("expected a refusal");
@@ -680,6 +683,8 @@ describe("RouterCore with booked_capacity", () => {
     expect(claimAndQueue(false, true).trust).toBe(1);
     // Counted kept when queued (the behaviour until 2026-12-03), the promise shed unserved left the trust at 1.
     expect(claimAndQueue(true, false).trust).toBe(1);
+    // A shed promise that settles nothing (shedBreaksPromise off) leaves it at 1 too.
+    expect(claimAndQueue(false, false, false).trust).toBe(1);
   });
 
   it("drainingOfferedShare (an option): a burst's queue that drains by itself after the burst is not cut", () => {
