@@ -188,11 +188,11 @@ export function renderPolicyDoc(input: {
     bestEffortSecondHalfGapChanges: gapChanges(input.variants, "best-effort-second-half"),
     bestEffortNoAgeRow: targetsRow("best-effort-no-age"),
     keptWhenQueuedRow: targetsRow("kept-when-queued"),
-    keptWhenQueuedServed: servedChanges(input.variants, "kept-when-queued"),
-    keptWhenQueuedIdle: idleChanges(input.variants, "kept-when-queued"),
+    keptWhenQueuedServed: shareChanges(input.variants, "kept-when-queued", servedShare),
+    keptWhenQueuedIdle: shareChanges(input.variants, "kept-when-queued", idleShare),
     shedPromiseNeutralRow: targetsRow("shed-promise-neutral"),
-    shedPromiseNeutralServed: servedChanges(input.variants, "shed-promise-neutral"),
-    shedPromiseNeutralIdle: idleChanges(input.variants, "shed-promise-neutral"),
+    shedPromiseNeutralServed: shareChanges(input.variants, "shed-promise-neutral", servedShare),
+    shedPromiseNeutralIdle: shareChanges(input.variants, "shed-promise-neutral", idleShare),
     noProbeRow: targetsRow("no-probe"),
     noProbeGapChanges: gapChanges(input.variants, "no-probe"),
     noProbeWavesServed: servedAgainst(input.variants, "no-probe", "waves"),
@@ -275,37 +275,32 @@ function servedAgainst(variants: readonly VariantSummary[], id: string, scenario
   return `${(100 * def.servedFraction).toFixed(1)}% against ${(100 * own.servedFraction).toFixed(1)}%`;
 }
 
+type ScenarioFigures = VariantSummary["perScenario"][string];
+
 /**
- * The scenarios whose final served share differs by at least `minPts` points between the default and a variant
- * (tuning seeds), the default's share first.
+ * The scenarios where a share (`share` of a scenario's figures: the final served share, the idle share) differs by
+ * at least `minPts` points between the default and a variant (tuning seeds), the default's share first.
  */
-function servedChanges(variants: readonly VariantSummary[], id: string, minPts = 1): string {
+function shareChanges(
+  variants: readonly VariantSummary[],
+  id: string,
+  share: (figures: ScenarioFigures) => number | undefined,
+  minPts = 1,
+): string {
   const [def, own] = [variants[0], variants.find((v) => v.id === id)];
   if (!def || !own) return "(not run)";
   const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
     const o = own.perScenario[name];
-    return o && Math.abs(d.servedFraction - o.servedFraction) * 100 >= minPts
-      ? [`\`${name}\` ${pct(d.servedFraction)} against ${pct(o.servedFraction)}`]
-      : [];
-  });
-  return rows.length === 0 ? "in no scenario" : rows.join(", ");
-}
-
-/**
- * The scenarios where the share of the fleet left idle while clients slept differs by at least `minPts` points
- * between the default and a variant (tuning seeds), the default's share first.
- */
-function idleChanges(variants: readonly VariantSummary[], id: string, minPts = 1): string {
-  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
-  if (!def || !own) return "(not run)";
-  const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
-    const [a, b] = [d.idleWhileWaitingFraction, own.perScenario[name]?.idleWhileWaitingFraction];
+    const [a, b] = [share(d), o && share(o)];
     return a !== undefined && b !== undefined && Math.abs(a - b) * 100 >= minPts
       ? [`\`${name}\` ${pct(a)} against ${pct(b)}`]
       : [];
   });
   return rows.length === 0 ? "in no scenario" : rows.join(", ");
 }
+
+const servedShare = (f: ScenarioFigures) => f.servedFraction;
+const idleShare = (f: ScenarioFigures) => f.idleWhileWaitingFraction;
 
 /**
  * The default's idle while waiting beside the other policies': in how many scenarios it is the highest, its
