@@ -17,14 +17,29 @@ export interface BoundJob {
   deadlineS: number;
   /** The least time from start to the client holding the answer (fastest replica, batch of one, plus the way back). */
   minCompletionS: number;
+  /**
+   * Ways to serve it, when they differ in speed and cost (src/sim/batch-bound.ts: in a smaller batch a request
+   * finishes sooner and the fleet does less at once). Absent: one way, `minCompletionS` for one start.
+   */
+  ways?: readonly BoundWay[];
+}
+
+/** One way to serve a request: how soon after starting it can be done, and what it takes of the start budget. */
+export interface BoundWay {
+  minCompletionS: number;
+  /** In the instance's budget units (`startRateAt`, `burstStarts`): 1 for a start. */
+  work: number;
 }
 
 /** One seed's requests and the fleet that serves them. */
 export interface BoundInstance {
   jobs: readonly BoundJob[];
-  /** Starts per second the fleet sustains at time t (its measured capacity; less after replicas are lost). */
+  /**
+   * Starts per second the fleet sustains at time t (its measured capacity; less after replicas are lost), or, when
+   * the jobs have `ways`, the work per second in their units.
+   */
   startRateAt: (tS: number) => number;
-  /** Starts the fleet can make at once from idle (its slots): the depth of the start budget. */
+  /** Starts the fleet can make at once from idle (its slots), or the work: the depth of the start budget. */
   burstStarts: number;
   /** The run's end: nothing completes after it. */
   endS: number;
@@ -54,10 +69,12 @@ interface Group {
   count: number;
   first: number;
   last: number;
-  /** Per horizon, the last bin a start in which completes within it (first - 1: none). */
-  within: number[];
-  /** Its first column (one per bin from `first` to `last`). */
-  column0: number;
+  /** Per way to serve it, per horizon, the last bin a start in which completes within it (first - 1: none). */
+  within: number[][];
+  /** Per way, what a start costs of the start budget. */
+  work: number[];
+  /** Its columns: one per bin from `first` to `last` and way that serves within some horizon. */
+  columns: Array<{ t: number; way: number; col: number }>;
 }
 
 /** How a bound picks among the schedules that reach its margin. */
@@ -179,17 +196,22 @@ export function jointCurveBound(
       const row = releases.get(first) ?? { releaseS: first * binS, requests: 0, servedWithin: horizons.map(() => 0) };
       row.requests += 1;
       releases.set(first, row);
-      const within = horizons.map((h) => {
-        const latestStart = job.arrivalS + h - job.minCompletionS;
-        return job.releaseS <= latestStart ? Math.floor(latestStart / binS) : first - 1;
-      });
-      const last = Math.min(Math.floor(job.deadlineS / binS), within[within.length - 1] as number, endBin);
+      const ways = job.ways ?? [{ minCompletionS: job.minCompletionS, work: 1 }];
+      const within = ways.map((way) =>
+        horizons.map((h) => {
+          const latestStart = job.arrivalS + h - way.minCompletionS;
+          return job.releaseS <= latestStart ? Math.floor(latestStart / binS) : first - 1;
+        }),
+      );
+      const latest = Math.max(...within.map((w) => w[w.length - 1] as number));
+      const last = Math.min(Math.floor(job.deadlineS / binS), latest, endBin);
       if (last < first) continue;
-      const clipped = within.map((b) => Math.min(last, Math.max(first - 1, b)));
-      const key = `${k}:${first}:${last}:${clipped.join(",")}`;
+      const clipped = within.map((w) => w.map((b) => Math.min(last, Math.max(first - 1, b))));
+      const work = ways.map((way) => way.work);
+      const key = `${k}:${first}:${last}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}`;
       const group = groups.get(key);
       if (group) group.count += 1;
-      else groups.set(key, { set, instance: k, bucket, count: 1, first, last, within: clipped, column0: -1 });
+      else groups.set(key, { set, instance: k, bucket, count: 1, first, last, within: clipped, work, columns: [] });
     }
   });
   if (sharedBins > 0 && sets.length > 2) throw new Error("joint curve bound: only two sets can be tied");
@@ -227,7 +249,7 @@ export function jointCurveBound(
   for (const [g, twin] of links) {
     linkEntry.set(g, { row0: rows, sign: 1 });
     linkEntry.set(twin, { row0: rows, sign: -1 });
-    rows += Math.min(g.last, sharedBins - 1) - g.first + 1;
+    rows += (Math.min(g.last, sharedBins - 1) - g.first + 1) * g.work.length;
   }
 
   const starts: number[] = [0];
@@ -249,20 +271,25 @@ export function jointCurveBound(
   // Per column, the share of its set's offered requests it adds to the served-within counts (preferSooner).
   const soonerCost: number[] = [];
   groupList.forEach((g, gi) => {
-    g.column0 = colCost.length;
     const link = linkEntry.get(g);
     for (let t = g.first; t <= g.last; t++) {
-      const entries: [number, number][] = [
-        [gi, 1],
-        [(bucketRow0[g.bucket] as number) + t, 1],
-      ];
-      horizons.forEach((_, hi) => {
-        if (t <= (g.within[hi] as number)) entries.push([(horizonRow0[g.set] as number) + hi, 1]);
+      g.within.forEach((within, way) => {
+        // A start this way in this bin that completes within no horizon serves nothing: no column (a tied start
+        // keeps its row, which then holds the twin's start to zero as well).
+        const counted = horizons.filter((_, hi) => t <= (within[hi] as number)).length;
+        if (counted === 0 && !(link && t < sharedBins)) return;
+        const entries: [number, number][] = [
+          [gi, 1],
+          [(bucketRow0[g.bucket] as number) + t, g.work[way] as number],
+        ];
+        horizons.forEach((_, hi) => {
+          if (t <= (within[hi] as number)) entries.push([(horizonRow0[g.set] as number) + hi, 1]);
+        });
+        if (link && t < sharedBins) entries.push([link.row0 + (t - g.first) * g.work.length + way, link.sign]);
+        g.columns.push({ t, way, col: colCost.length });
+        soonerCost[colCost.length] = counted / (offered[g.set] || 1);
+        push(0, g.count, 0, entries);
       });
-      if (link && t < sharedBins) entries.push([link.row0 + t - g.first, link.sign]);
-      soonerCost[colCost.length] =
-        horizons.filter((_, hi) => t <= (g.within[hi] as number)).length / (offered[g.set] || 1);
-      push(0, g.count, 0, entries);
     }
   });
   // Start budget of each instance: level[t] tokens at the start of bin t; level[t+1] <= level[t] + rate -
@@ -349,8 +376,9 @@ export function jointCurveBound(
     const row = releasesBySet[g.set]?.get(g.first) as ReleaseRow;
     const counts = within[g.set] as number[];
     horizons.forEach((_, hi) => {
-      for (let t = g.first; t <= Math.min(g.last, g.within[hi] as number); t++) {
-        const started = x[g.column0 + t - g.first] as number;
+      for (const { t, way, col } of g.columns) {
+        if (t > (g.within[way]?.[hi] as number)) continue;
+        const started = x[col] as number;
         counts[hi] = (counts[hi] as number) + started;
         row.servedWithin[hi] = (row.servedWithin[hi] as number) + started;
       }
