@@ -19,7 +19,8 @@ export interface BoundJob {
   minCompletionS: number;
   /**
    * Ways to serve it, when they differ in speed and cost (src/sim/batch-bound.ts: in a smaller batch a request
-   * finishes sooner and the fleet does less at once). Absent: one way, `minCompletionS` for one start.
+   * finishes sooner and the fleet does less at once), from the fastest to the cheapest: each no faster and no
+   * costlier than the one before (checked). Absent: one way, `minCompletionS` for one start.
    */
   ways?: readonly BoundWay[];
 }
@@ -197,6 +198,12 @@ export function jointCurveBound(
       row.requests += 1;
       releases.set(first, row);
       const ways = job.ways ?? [{ minCompletionS: job.minCompletionS, work: 1 }];
+      for (let w = 1; w < ways.length; w++)
+        if (
+          (ways[w] as BoundWay).minCompletionS < (ways[w - 1] as BoundWay).minCompletionS ||
+          (ways[w] as BoundWay).work > (ways[w - 1] as BoundWay).work
+        )
+          throw new Error("curve bound: a job's ways must go from the fastest to the cheapest");
       const within = ways.map((way) =>
         horizons.map((h) => {
           const latestStart = job.arrivalS + h - way.minCompletionS;
@@ -273,11 +280,16 @@ export function jointCurveBound(
   groupList.forEach((g, gi) => {
     const link = linkEntry.get(g);
     for (let t = g.first; t <= g.last; t++) {
+      // Per way, the horizons a start in this bin completes within: ways are ordered slower and cheaper, so each
+      // way's horizons include the next one's.
+      const counts = g.within.map((within) => horizons.filter((_, hi) => t <= (within[hi] as number)).length);
       g.within.forEach((within, way) => {
-        // A start this way in this bin that completes within no horizon serves nothing: no column (a tied start
-        // keeps its row, which then holds the twin's start to zero as well).
-        const counted = horizons.filter((_, hi) => t <= (within[hi] as number)).length;
-        if (counted === 0 && !(link && t < sharedBins)) return;
+        const counted = counts[way] as number;
+        // No column for a start that serves nothing (within no horizon), nor for one that serves no more than the
+        // next, cheaper way in the same bin: the cheaper start does all it does for less (an empty tied row, if
+        // any, is the same in both twins).
+        if (counted === 0) return;
+        if (way < counts.length - 1 && counted === counts[way + 1]) return;
         const entries: [number, number][] = [
           [gi, 1],
           [(bucketRow0[g.bucket] as number) + t, g.work[way] as number],

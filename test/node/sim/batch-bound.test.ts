@@ -66,6 +66,11 @@ describe("curveBound with ways to serve", () => {
     expect(curveBound(highs, [aloneOnly], target(0)).margin).toBeCloseTo(-0.4, 6);
   });
 
+  it("refuses ways that are not ordered from the fastest to the cheapest", () => {
+    const unordered = { ...job, ways: [ways[1], ways[0]] as typeof ways };
+    expect(() => curveBound(highs, [{ ...instance, jobs: [unordered] }], target(0))).toThrow(/fastest to the cheapest/);
+  });
+
   it("only the fast way serves within 5 s, and each start that way costs the budget a whole unit", () => {
     // Bin 0 holds two units: two requests alone within 5 s (10%); the other 18 in a batch by bin 9 (9 units).
     expect(curveBound(highs, [instance], target(0.1)).margin).toBeCloseTo(0, 6);
