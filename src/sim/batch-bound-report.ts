@@ -1,4 +1,5 @@
 import type { CompletionCurve } from "./metrics";
+import { marginPts as pts } from "./report-format";
 
 /** One scenario as `npm run eval:batch-bound` records it in docs/batch-bound.json. */
 export interface BatchBoundScenario {
@@ -28,12 +29,6 @@ export interface BatchBoundReport {
   from: string;
   scenarios: BatchBoundScenario[];
 }
-
-/** Points with a sign; the solver's tolerance (well under 0.05 points) is not shown as -0.0. */
-const pts = (share: number) => {
-  const rounded = Math.abs(share) < 0.0005 ? 0 : share;
-  return `${rounded >= 0 ? "+" : ""}${(rounded * 100).toFixed(1)}`;
-};
 
 /** The share of the curve target's tolerance: "within 2 points" is a margin of at least -0.02. */
 const CURVE_TOLERANCE = 0.02;

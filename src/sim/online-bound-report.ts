@@ -1,4 +1,5 @@
 import type { CompletionCurve } from "./metrics";
+import { marginPts as pts } from "./report-format";
 
 /** One twin pair as `npm run eval:twins` records it in docs/online-bound.json. */
 export interface TwinPairResult {
@@ -28,12 +29,6 @@ export interface OnlineBoundReport {
   seedsPerScenario: number;
   pairs: TwinPairResult[];
 }
-
-/** Points with a sign; the solver's tolerance (well under 0.05 points) is not shown as -0.0. */
-const pts = (share: number) => {
-  const rounded = Math.abs(share) < 0.0005 ? 0 : share;
-  return `${rounded >= 0 ? "+" : ""}${(rounded * 100).toFixed(1)}`;
-};
 
 /**
  * docs/online-bound.md from its JSON: every figure in it is read from the report, so the two cannot disagree
