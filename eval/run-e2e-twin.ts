@@ -53,6 +53,7 @@ const TWIN_VARIANT_IDS = [
   "no-burst-fade",
   "best-effort-second-half",
   "best-effort-no-age",
+  "clairvoyant-forecast",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

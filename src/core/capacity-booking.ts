@@ -278,9 +278,15 @@ export class CapacityBooking {
   private noShows: number;
   private trustLevel = 1;
 
+  /**
+   * @param knownFreshRate Fresh arrivals per second at time t (seconds, on the clock of `nowMs`), known in advance:
+   *   it replaces the forecast of the seconds a hint looks at. Only the simulator knows them (variant
+   *   `clairvoyant-forecast`, which asks how much of the default's gap is its forecast's error); absent in production.
+   */
   constructor(
     private readonly options: CapacityBookingOptions,
     nowMs: number,
+    private readonly knownFreshRate?: (tS: number) => number,
   ) {
     this.size = options.ledgerS + Math.ceil(options.lateS) + 2;
     this.buckets = new Float64Array(this.size);
@@ -433,7 +439,10 @@ export class CapacityBooking {
       this.options.burstFadeS > 0 ? Math.max(this.options.burstFadeS, this.options.burstPersistence * burstAgeS) : 0;
     const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
     // The fresh arrivals forecast `aheadS` seconds from now: the baseline plus the burst's excess, fading.
-    const forecastIn = (aheadS: number) => baseline + (fadeS > 0 ? excess * Math.exp(-aheadS / fadeS) : 0);
+    const known = this.knownFreshRate;
+    const forecastIn = known
+      ? (aheadS: number) => known(nowS + aheadS)
+      : (aheadS: number) => baseline + (fadeS > 0 ? excess * Math.exp(-aheadS / fadeS) : 0);
     // A future second's retry capacity: the drain rate less the fresh arrivals forecast for it, within bounds.
     const capacityAt = (second: number) =>
       Math.min(rate * maxRetryShare, Math.max(rate - forecastIn(second - nowS), rate * minRetryShare)) * scale;

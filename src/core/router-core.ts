@@ -60,6 +60,11 @@ export interface RouterOptions {
    */
   bookingLedger?: Partial<CapacityBookingOptions>;
   /**
+   * The simulator's knowledge of the fresh arrivals to come (requests per second at t seconds), handed to the
+   * ledger in place of its forecast (`CapacityBooking`'s `knownFreshRate`); never in the Worker's configuration.
+   */
+  knownFreshRate?: (tS: number) => number;
+  /**
    * Slots of the fleet a tenant at or above its weighted fair share may not take while another tenant below its
    * share is active (src/core/tenant-headroom.ts): its request waits in the queue instead. 0 or absent: none (every
    * placement is work-conserving). Only traffic of several tenants is affected.
@@ -347,6 +352,7 @@ export class RouterCore {
       this.booking = new CapacityBooking(
         { ...DEFAULT_CAPACITY_BOOKING_OPTIONS, ...options.bookingLedger },
         clock.now(),
+        options.knownFreshRate,
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
     // Counted for the ledger too: its probe is for a request's first refusal only.

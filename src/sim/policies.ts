@@ -21,6 +21,11 @@ export interface PolicySpec {
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;
+  /**
+   * `booked_capacity` told the run's own fresh arrivals of every coming second (a 5 s mean) instead of forecasting
+   * them: the variant `clairvoyant-forecast`, which measures what the forecast's errors cost. Simulator only.
+   */
+  clairvoyantForecast?: boolean;
 }
 
 /** The default policy's id: the config's default `retryAfterPolicy` (checked by test/node/sim/evaluation-json.test.ts). */

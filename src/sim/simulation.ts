@@ -9,6 +9,7 @@ import { type RetryHeaders, retryDelay } from "./client-model";
 import { EventLoop } from "./event-loop";
 import { buildFleet, promptIds } from "./fleet";
 import { IdleMeter } from "./idle-meter";
+import { knownFreshRate } from "./known-fresh-rate";
 import type { PolicySpec } from "./policies";
 import { randomStream } from "./random-streams";
 import { type Scenario, trafficDurationS } from "./scenario";
@@ -90,7 +91,10 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
   const loop = new EventLoop();
   const fleet = buildFleet(scenario, loop);
   const replicaNames = [...fleet.keys()];
-  const options = routerOptionsForRun(scenario, policy, replicaNames);
+  const planned = routerOptionsForRun(scenario, policy, replicaNames);
+  const options = policy.clairvoyantForecast
+    ? { ...planned, knownFreshRate: knownFreshRate(workload, scenario.router.shards) }
+    : planned;
   const drainSamples: DrainSample[] = [];
   const trackerFactory = () =>
     new DrainAccuracyTracker(Number.MAX_SAFE_INTEGER, 0, (o) => {

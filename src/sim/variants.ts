@@ -11,7 +11,11 @@ export interface PolicyVariant {
 }
 
 const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
-const variant = (id: string, change: string, overrides: Pick<PolicySpec, "booking" | "ledger">): PolicyVariant => ({
+const variant = (
+  id: string,
+  change: string,
+  overrides: Pick<PolicySpec, "booking" | "ledger" | "clairvoyantForecast">,
+): PolicyVariant => ({
   id,
   change,
   spec: { ...base, id: `${DEFAULT_POLICY_ID}:${id}`, label: `${DEFAULT_POLICY_ID} (${change})`, ...overrides },
@@ -139,6 +143,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "shed-promise-neutral",
     "a promised retry shed from the queue before it is placed counts as neither kept nor broken (not as broken)",
     { ledger: { shedBreaksPromise: false } },
+  ),
+  variant(
+    "clairvoyant-forecast",
+    "the fresh arrivals of every coming second known in advance (the run's own, a 5 s mean) instead of forecast",
+    { clairvoyantForecast: true },
   ),
   variant(
     "previous-default",

@@ -34,6 +34,19 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(Math.min(...hints.map((h) => h.delayS))).toBeGreaterThanOrEqual(1);
   });
 
+  it("with fresh arrivals known in advance, promises go to the seconds they leave free, not the forecast's", () => {
+    // Known: the drain rate's worth of fresh arrivals until t = 40 s, none after. The forecast alone (baseline 4/s)
+    // would promise from 31 s on.
+    const ledger = new CapacityBooking(opts, 0, (tS) => (tS < 40 ? 10 : 0));
+    for (let s = 0; s < 30; s++) for (let k = 0; k < 4; k++) ledger.onFresh(s * 1000 + 1);
+    const hint = ledger.hint(30_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+    expect(hint?.promised).toBe(true);
+    expect(hint?.delayS).toBeGreaterThanOrEqual(10);
+    expect(hint?.delayS).toBeLessThan(11);
+    const forecast = ledgerWithBaseline(4, 30).hint(30_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+    expect(forecast?.delayS).toBeLessThan(2);
+  });
+
   it("a burst under way fades out of the forecast (burstFadeS): its first seconds get fewer promises", () => {
     const delaysWith = (burstFadeS: number, burstPerS: number) => {
       // The fade alone: no overload floor, which would lift the baseline to the burst's own rate here.

@@ -785,6 +785,24 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(heldOut.variants[0]?.met).toEqual(metCounts(heldOut.scenarios.map((s) => s.check)));
   });
 
+  it("backs docs/retry-policy.md's forecast bullet: the arrivals known in advance meet the curve target nowhere", () => {
+    const held = (json.heldOut as HeldOutRun).variants;
+    const [def, known] = [
+      json.variants[0],
+      json.variants.find((v) => v.id === "clairvoyant-forecast"),
+    ] as VariantSummary[];
+    const [heldDef, heldKnown] = [held[0], held.find((v) => v.id === "clairvoyant-forecast")] as VariantSummary[];
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain("Nor is the forecast of fresh arrivals");
+    for (const v of [known, heldKnown]) expect(v?.met.curve).toBe(0);
+    // Less than 3 points gained on the summed worst gaps on either seed set, against the default's 55 or more.
+    expect((known?.worstCurveGapSumPts ?? 0) - (def?.worstCurveGapSumPts ?? 0)).toBeLessThan(3);
+    expect((heldKnown?.worstCurveGapSumPts ?? 0) - (heldDef?.worstCurveGapSumPts ?? 0)).toBeLessThan(3);
+    // And in the end-to-end run's twin it misses a target the default meets.
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:clairvoyant-forecast`, DEFAULT_POLICY_ID)).toBe(false);
+    expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
+  });
+
   it("backs docs/retry-policy.md's account of the variants ahead of the default on both seed sets", () => {
     const heldOut = (json.heldOut as HeldOutRun).variants;
     const tunedById = new Map(json.variants.map((v) => [v.id, v]));
