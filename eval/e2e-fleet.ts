@@ -1,7 +1,8 @@
 import { type RunningEngineServer, startEngineServer } from "../src/engine/index";
 import { measureCapacity } from "../src/sim/capacity";
-import { EVAL_POLICIES } from "../src/sim/policies";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { scenarioSchema } from "../src/sim/scenario";
+import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
 
 /** The shape of one policy's deployment in the end-to-end runs. */
 export interface E2eFleetShape {
@@ -49,6 +50,31 @@ export function measureE2eCapacity(
 }
 
 /**
+ * The policy an end-to-end run names: one of the evaluation's, or a variant of the default
+ * (`booked_capacity:<variant id>`, src/sim/variants.ts) that changes only what a deployment's configuration can set
+ * (its `booking` block). Throws on an unknown id, and on a variant of the ledger's tunables, which the Worker's
+ * configuration does not take.
+ *
+ * @example
+ * ```ts
+ * e2ePolicy("booked_capacity:next-horizon-order").booking; // { demotedOrder: "next_horizon" }
+ * ```
+ */
+export function e2ePolicy(id: string): PolicySpec {
+  const policy = EVAL_POLICIES.find((p) => p.id === id);
+  if (policy) return policy;
+  const variant = id.startsWith(`${DEFAULT_POLICY_ID}:`)
+    ? DEFAULT_POLICY_VARIANTS.find((v) => v.id === id.slice(DEFAULT_POLICY_ID.length + 1))
+    : undefined;
+  if (!variant) throw new Error(`unknown policy ${id}`);
+  if (variant.spec.ledger || variant.spec.clairvoyantForecast)
+    throw new Error(
+      `${id}: only a variant of the booking settings runs end to end (the Worker takes no ledger tunables)`,
+    );
+  return variant.spec;
+}
+
+/**
  * The end-to-end runs' fleet: an engine serves one model name, so each policy's deployment (`e2e-<policy id>`) gets
  * its own engines (idle until its run), and the deployments that `SPILLWAY_CONFIG` names. Throws on an unknown
  * policy id. Both `eval/e2e.ts` and `eval/e2e-openai.ts` build their stack with it.
@@ -63,11 +89,7 @@ export async function startE2eFleet(
   policyIds: string[],
   shape: E2eFleetShape,
 ): Promise<{ engines: RunningEngineServer[]; deployments: Record<string, unknown> }> {
-  const policies = policyIds.map((id) => {
-    const policy = EVAL_POLICIES.find((p) => p.id === id);
-    if (!policy) throw new Error(`unknown policy ${id}`);
-    return policy;
-  });
+  const policies = policyIds.map(e2ePolicy);
   const engines = await Promise.all(
     policyIds.flatMap((id) =>
       Array.from({ length: shape.replicas }, () =>
@@ -96,6 +118,7 @@ export async function startE2eFleet(
           retryAfterPolicy: policy.retryAfterPolicy,
           ...(policy.retryAfterS !== undefined ? { retryAfterS: policy.retryAfterS } : {}),
         },
+        ...(policy.booking ? { booking: policy.booking } : {}),
       },
     ]),
   );

@@ -51,13 +51,18 @@ export type FairOrdering = "start_time" | "least_attained";
  *   recently goes first, and the one first refused longest ago is pushed out at the bound.
  * - `arrival`: in line with the batch class in arrival order; the newest queued is pushed out (the order before
  *   adaptive LIFO, kept as the simulator's `demoted-fifo` variant).
+ * - `next_horizon`: earliest deadline first on the next completion horizon each can still make. A client first
+ *   refused at t0 is served within h of it only if its request starts by t0 + h - `yieldServiceS`; of the horizons
+ *   {@link COMPLETION_HORIZONS_FOR_ORDER} the first whose start-by is still ahead is its deadline, and the earliest
+ *   deadline goes first (ties: the most recently first refused); one past every horizon goes last. Pushed out at
+ *   the bound: as `newest_first`. The simulator's `next-horizon-order` variant.
  *
  * @example
  * ```ts
  * const order: YieldOrder = "newest_first";
  * ```
  */
-export type YieldOrder = "newest_first" | "arrival";
+export type YieldOrder = "newest_first" | "arrival" | "next_horizon";
 
 /**
  * How a `FairQueue` orders tenants; `least_attained` needs the clock its decay reads.
@@ -75,6 +80,8 @@ export interface FairQueueOptions {
   serviceTimeConstantMs?: number;
   /** How entries that yield are ordered (default `newest_first`). */
   yieldOrder?: YieldOrder;
+  /** `next_horizon`: seconds from a request's start to its client holding the answer (default 4). */
+  yieldServiceS?: number;
 }
 
 /**
@@ -167,6 +174,8 @@ export class FairQueue {
   private readonly clock: { now(): number };
   private readonly tauMs: number;
   private readonly newestFirst: boolean;
+  /** `next_horizon`: the service time its deadlines allow for, ms; undefined for the other orders. */
+  private readonly horizonServiceMs: number | undefined;
   /** Every waiting entry in arrival order (for expiry, which sheds the oldest first). */
   private readonly byArrival = new Map<string, FairEntry & { seq: number }>();
   private readonly classes: Record<PriorityClass, ClassQueue> = {
@@ -187,7 +196,9 @@ export class FairQueue {
       throw new Error("FairQueue: least_attained ordering needs a clock");
     this.clock = options.clock ?? { now: () => 0 };
     this.tauMs = options.serviceTimeConstantMs ?? (DEFAULT_FAIR_QUEUE_OPTIONS.serviceTimeConstantMs as number);
-    this.newestFirst = (options.yieldOrder ?? "newest_first") === "newest_first";
+    this.newestFirst = (options.yieldOrder ?? "newest_first") !== "arrival";
+    this.horizonServiceMs =
+      options.yieldOrder === "next_horizon" ? 1000 * (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S) : undefined;
   }
 
   get size(): number {
@@ -275,12 +286,15 @@ export class FairQueue {
    */
   peek(eligible?: (tenant: string) => boolean): FairEntry | undefined {
     if (eligible) return this.nextEligible(eligible)?.entry;
+    // `next_horizon` orders by deadlines that time alone passes: no dispatch is remembered from an earlier instant.
+    if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
     this.next ??= this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch);
     return this.next?.entry;
   }
 
   /** Takes the next request in fair order (with `eligible`: as `peek(eligible)` names it) and advances its class's virtual time. */
   dispatch(eligible?: (tenant: string) => boolean): FairEntry | undefined {
+    if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
     const next = eligible
       ? this.nextEligible(eligible)
       : (this.next ?? this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch));
@@ -456,6 +470,8 @@ export class FairQueue {
   }
 
   private headOf(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
+    if (this.horizonServiceMs !== undefined && tenant.yielding > 0)
+      return headByNextHorizon(tenant, this.clock.now(), this.horizonServiceMs);
     return headOf(tenant, this.newestFirst);
   }
 
@@ -489,6 +505,56 @@ function headOf(tenant: TenantQueue, newestFirst: boolean): (FairEntry & { seq: 
     if (!newest || yieldRank(e) > yieldRank(newest)) newest = e;
   }
   return newest;
+}
+
+/**
+ * The completion horizons `next_horizon` orders by, seconds: the completion curve's (issue 15's targets, what
+ * clients feel: served within 5, 15, 30, 60, 120 s of the first attempt).
+ *
+ * @example
+ * ```ts
+ * COMPLETION_HORIZONS_FOR_ORDER[0]; // 5
+ * ```
+ */
+export const COMPLETION_HORIZONS_FOR_ORDER: readonly number[] = [5, 15, 30, 60, 120];
+
+/**
+ * `next_horizon`'s default time from start to answer, seconds: about a simulated replica's full-batch service.
+ * `npm run eval:variant` with 2, 4 and 6 s: summed worst curve gaps -62.5, -59.2 and -61.4 (the default order: -62.5).
+ */
+export const DEFAULT_YIELD_SERVICE_S = 4;
+
+/** The start-by instant of the next completion horizon an entry can still make (ms); Infinity past every one. */
+function nextHorizonDeadline(e: FairEntry, nowMs: number, serviceMs: number): number {
+  const firstMs = yieldRank(e);
+  for (const h of COMPLETION_HORIZONS_FOR_ORDER) {
+    const startBy = firstMs + h * 1000 - serviceMs;
+    if (startBy >= nowMs) return startBy;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+/**
+ * A tenant's next entry under `next_horizon`: the oldest that does not yield, else the one that yields whose next
+ * horizon's start-by comes first (ties: the most recently first refused). O(n) in the tenant's entries while some
+ * yield.
+ */
+function headByNextHorizon(
+  tenant: TenantQueue,
+  nowMs: number,
+  serviceMs: number,
+): (FairEntry & { seq: number }) | undefined {
+  let best: (FairEntry & { seq: number }) | undefined;
+  let bestBy = 0;
+  for (const e of tenant.entries.values()) {
+    if (!e.yields) return e;
+    const by = nextHorizonDeadline(e, nowMs, serviceMs);
+    if (!best || by < bestBy || (by === bestBy && yieldRank(e) > yieldRank(best))) {
+      best = e;
+      bestBy = by;
+    }
+  }
+  return best;
 }
 
 /** Puts `entry` into `map` (which is in `enqueuedAtMs` order) before the first entry that arrived after it. */

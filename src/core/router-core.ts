@@ -119,9 +119,12 @@ export interface BookingAdmission {
   /**
    * The order of demoted requests among themselves (`FairQueue`'s `yieldOrder`): `newest_first` (the default,
    * adaptive LIFO) serves the one first refused most recently first and pushes out the one first refused longest
-   * ago; `arrival` keeps them in line in arrival order and pushes out the newest.
+   * ago; `arrival` keeps them in line in arrival order and pushes out the newest; `next_horizon` serves first the
+   * one whose next completion horizon (5, 15, 30, 60, 120 s after its first refusal) is due soonest.
    */
   demotedOrder?: YieldOrder;
+  /** `demotedOrder` `next_horizon`: seconds from a request's start to its answer (`FairQueue`'s `yieldServiceS`; 4). */
+  demotedServiceS?: number;
 }
 
 /** Seconds of offered attempts that tell a draining queue from a standing one (see `drainingOfferedShare`). */
@@ -343,6 +346,7 @@ export class RouterCore {
       ...DEFAULT_FAIR_QUEUE_OPTIONS,
       clock,
       yieldOrder: options.booking?.demotedOrder ?? "newest_first",
+      ...(options.booking?.demotedServiceS !== undefined ? { yieldServiceS: options.booking.demotedServiceS } : {}),
     });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());

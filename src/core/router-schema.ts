@@ -58,8 +58,12 @@ const bookingSchema = z.strictObject({
     .max(3600)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.demoteAfterS ?? null),
-  /** Demoted requests among themselves: `newest_first` (adaptive LIFO) or `arrival`. */
-  demotedOrder: z.enum(["newest_first", "arrival"]).default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "newest_first"),
+  /** Demoted requests among themselves: `newest_first` (adaptive LIFO), `arrival` or `next_horizon` (earliest next completion horizon). */
+  demotedOrder: z
+    .enum(["newest_first", "arrival", "next_horizon"])
+    .default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "newest_first"),
+  /** `next_horizon`: seconds from a request's start to its answer that its deadlines allow for. Default: 4. */
+  demotedServiceS: z.number().gt(0).max(600).nullable().default(null),
 });
 
 /**
@@ -142,6 +146,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       lastChanceAfterRefusals: settings.booking.lastChanceAfterRefusals ?? undefined,
       demoteAfterS: settings.booking.demoteAfterS ?? undefined,
       demotedOrder: settings.booking.demotedOrder,
+      demotedServiceS: settings.booking.demotedServiceS ?? undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

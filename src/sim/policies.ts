@@ -17,7 +17,8 @@ export interface PolicySpec {
     drainingOfferedShare?: number | null;
     lastChanceAfterRefusals?: number;
     demoteAfterS?: number | null;
-    demotedOrder?: "newest_first" | "arrival";
+    demotedOrder?: "newest_first" | "arrival" | "next_horizon";
+    demotedServiceS?: number | null;
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

@@ -192,6 +192,9 @@ export function renderPolicyDoc(input: {
     keptWhenQueuedIdle: shareChanges(input.variants, "kept-when-queued", idleShare),
     shedPromiseNeutralRow: targetsRow("shed-promise-neutral"),
     clairvoyantForecastRow: targetsRow("clairvoyant-forecast"),
+    nextHorizonOrderRow: targetsRow("next-horizon-order"),
+    twinNextHorizonOrder: inTwin("next-horizon-order", [15, 30]),
+    twinNextHorizonOrderCold: inTwin("next-horizon-order", [15, 30], "cold"),
     twinClairvoyantForecast: inTwin("clairvoyant-forecast", [15]),
     twinClairvoyantForecastGap: twinWorstGap(
       input.twin,

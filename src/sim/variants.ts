@@ -135,6 +135,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     booking: { demotedOrder: "arrival" },
   }),
   variant(
+    "next-horizon-order",
+    "demoted requests by the next completion horizon each can still make, earliest first (not newest first refused first)",
+    { booking: { demotedOrder: "next_horizon" } },
+  ),
+  variant(
     "kept-when-queued",
     "a claimed promise counts as kept once its retry is queued, not once it is placed (the default until 2026-12-03)",
     { ledger: { keptWhenQueued: true } },

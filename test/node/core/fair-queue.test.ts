@@ -184,3 +184,52 @@ describe("FairQueue", () => {
     expect(drain(q)).toEqual(["a0", "a1", "x0"]);
   });
 });
+
+describe("FairQueue's next_horizon order of entries that yield", () => {
+  // Clients first refused at 0, 8 and 20 s, all waiting at t = 22 s, with 4 s allowed from start to answer. Their
+  // next horizons still within reach: a (0 s) 30 s, start by 26 s; b (8 s) 30 s, by 34 s; c (20 s) 15 s, by 31 s
+  // (its 5 s needed a start by 21 s). Earliest deadline first: a, c, b.
+  const yielding = (ticket: string, firstRefusedAtMs: number, enqueuedAtMs: number): FairEntry => ({
+    ticket,
+    tenant: "t",
+    weight: 1,
+    priority: "interactive",
+    enqueuedAtMs,
+    yields: true,
+    firstRefusedAtMs,
+  });
+  const queue = (now: { t: number }) => {
+    const q = new FairQueue({
+      ordering: "start_time",
+      clock: { now: () => now.t },
+      yieldOrder: "next_horizon",
+      yieldServiceS: 4,
+    });
+    for (const e of [yielding("a", 0, 21_000), yielding("b", 8_000, 21_500), yielding("c", 20_000, 21_800)])
+      q.offer(e, 10);
+    return q;
+  };
+
+  it("serves first the one whose next completion horizon is due soonest, after every entry that does not yield", () => {
+    const now = { t: 22_000 };
+    const q = queue(now);
+    q.offer({ ticket: "fresh", tenant: "t", weight: 1, priority: "interactive", enqueuedAtMs: 21_900 }, 10);
+    expect(drain(q)).toEqual(["fresh", "a", "c", "b"]);
+  });
+
+  it("re-reads the deadlines as time passes: the order is not remembered from an earlier instant", () => {
+    const now = { t: 22_000 };
+    const q = queue(now);
+    expect(q.peek()?.ticket).toBe("a");
+    // At 27 s the first has missed its 30 s start-by (26 s): its next is 60 s (56 s); c's 31 s comes first.
+    now.t = 27_000;
+    expect(drain(q)).toEqual(["c", "b", "a"]);
+  });
+
+  it("newest_first, the default, ignores the horizons: the most recently first refused first", () => {
+    const q = new FairQueue({ ordering: "start_time" });
+    for (const e of [yielding("a", 0, 21_000), yielding("b", 8_000, 21_500), yielding("c", 20_000, 21_800)])
+      q.offer(e, 10);
+    expect(drain(q)).toEqual(["c", "b", "a"]);
+  });
+});

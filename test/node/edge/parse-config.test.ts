@@ -43,6 +43,7 @@ describe("parseConfig, field by field", () => {
             lastChanceAfterRefusals: null,
             demoteAfterS: 3,
             demotedOrder: "newest_first",
+            demotedServiceS: null,
           },
           tenantHeadroomSlots: 1,
           estimator: {
