@@ -287,18 +287,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `its worst gap is ${gaps[0]} and ${gaps[1]} points (at 15 s), and it makes ${now.attemptsPerOffered.toFixed(3)} attempts per offered request. Within 60 s it serves ${pct(now.servedWithinS["60"])}, where the default before the change served ${pct(then.servedWithinS["60"])} on the same seeds`,
     );
     // "the other policies' curves moved by up to 1.8 points between runs 11 and 12": more than this run's change.
-    const [run11, run12] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run12.json")];
-    const moved = run11.policies
-      .filter((p) => p.id !== DEFAULT_POLICY_ID)
-      .flatMap((p) => {
-        const q = run12.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
-        return ["5", "15", "30", "60"].map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0)));
-      });
-    expect((100 * Math.max(...moved)).toFixed(1)).toBe("1.8");
+    const moved = otherPoliciesMovedBetweenRuns11And12();
+    expect((100 * moved).toFixed(1)).toBe("1.8");
     const change = Math.max(
       ...["5", "15", "30", "60"].map((h) => Math.abs((now.servedWithinS[h] ?? 0) - (then.servedWithinS[h] ?? 0))),
     );
-    expect(change).toBeLessThan(Math.max(...moved));
+    expect(change).toBeLessThan(moved);
   });
 
   it("backs docs/benchmarks.md's trust fix end to end: today's default alone meets every target against runs 11 and 12", () => {
@@ -348,15 +342,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `beside the default's own run on the same seeds (above, ${today.attemptsPerOffered.toFixed(3)} attempts), its curve is lower by at most 1.7 points (at 30 s)`,
     );
-    const [run11, run12] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run12.json")];
-    const moved = run11.policies
-      .filter((p) => p.id !== DEFAULT_POLICY_ID)
-      .flatMap((p) => {
-        const q = run12.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
-        return horizons.map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0)));
-      });
-    expect((100 * Math.max(...moved)).toFixed(1)).toBe("1.8");
-    expect(Math.max(...lower)).toBeLessThan(Math.max(...moved));
+    const moved = otherPoliciesMovedBetweenRuns11And12();
+    expect((100 * moved).toFixed(1)).toBe("1.8");
+    expect(Math.max(...lower)).toBeLessThan(moved);
   });
 
   it("backs docs/benchmarks.md's promise kept when placed, end to end: every target met against runs 11 and 12", () => {
@@ -391,14 +379,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect((100 * Math.max(...change)).toFixed(1)).toBe("1.6");
     expect(horizons[change.indexOf(Math.max(...change))]).toBe("60");
     expect(flat).toContain("Its curve differs from that run's by at most 1.6 points (at 60 s), less than");
-    const [run11, run12] = [runOf("docs/evaluation-e2e-openai.json"), runOf("docs/evaluation-e2e-openai-run12.json")];
-    const moved = run11.policies
-      .filter((p) => p.id !== DEFAULT_POLICY_ID)
-      .flatMap((p) => {
-        const q = run12.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
-        return horizons.map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0)));
-      });
-    expect(Math.max(...change)).toBeLessThan(Math.max(...moved));
+    const moved = otherPoliciesMovedBetweenRuns11And12();
+    expect(Math.max(...change)).toBeLessThan(moved);
   });
 
   it("backs docs/benchmarks.md's best effort end to end: that default alone meets every target against runs 11 and 12", () => {
@@ -1144,6 +1126,18 @@ function attemptsSaved(def: VariantSummary, variant: VariantSummary): number[] {
 
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
 const RUNS_11_AND_12 = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"] as const;
+
+/** The most any other policy's served share within 5, 15, 30 or 60 s moved between runs 11 and 12 (same code). */
+function otherPoliciesMovedBetweenRuns11And12(): number {
+  const [run11, run12] = RUNS_11_AND_12.map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
+  const moved = run11.policies
+    .filter((p) => p.id !== DEFAULT_POLICY_ID)
+    .flatMap((p) => {
+      const q = run12.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
+      return ["5", "15", "30", "60"].map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (q.servedWithinS[h] ?? 0)));
+    });
+  return Math.max(...moved);
+}
 
 /**
  * A default-only end-to-end run against another run's other policies, on the same seeds: it meets every end-to-end
