@@ -194,6 +194,8 @@ export class FairQueue {
     this.ordering = options.ordering;
     if (options.ordering === "least_attained" && !options.clock)
       throw new Error("FairQueue: least_attained ordering needs a clock");
+    if (options.yieldOrder === "next_horizon" && !options.clock)
+      throw new Error("FairQueue: the next_horizon order of entries that yield needs a clock");
     this.clock = options.clock ?? { now: () => 0 };
     this.tauMs = options.serviceTimeConstantMs ?? (DEFAULT_FAIR_QUEUE_OPTIONS.serviceTimeConstantMs as number);
     this.newestFirst = (options.yieldOrder ?? "newest_first") !== "arrival";

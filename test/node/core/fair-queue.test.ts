@@ -226,6 +226,10 @@ describe("FairQueue's next_horizon order of entries that yield", () => {
     expect(drain(q)).toEqual(["c", "b", "a"]);
   });
 
+  it("needs the clock its deadlines are read on", () => {
+    expect(() => new FairQueue({ ordering: "start_time", yieldOrder: "next_horizon" })).toThrow(/needs a clock/);
+  });
+
   it("newest_first, the default, ignores the horizons: the most recently first refused first", () => {
     const q = new FairQueue({ ordering: "start_time" });
     for (const e of [yielding("a", 0, 21_000), yielding("b", 8_000, 21_500), yielding("c", 20_000, 21_800)])
