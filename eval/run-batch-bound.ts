@@ -12,10 +12,9 @@ import loadHighs from "highs";
 import { commandLine } from "../scripts/command-line";
 import { batchBoundInstance, batchSizes } from "../src/sim/batch-bound";
 import { type BatchBoundReport, type BatchBoundScenario, renderBatchBound } from "../src/sim/batch-bound-report";
-import { curveBound } from "../src/sim/curve-bound";
+import { curveBound, seedInstances } from "../src/sim/curve-bound";
 import type { ScenarioResult } from "../src/sim/evaluation";
 import { bestOtherCurve, checkTargets } from "../src/sim/targets";
-import { generateWorkload } from "../src/sim/workload";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
@@ -44,10 +43,7 @@ for (const result of evaluation.scenarios) {
   }
   const started = performance.now();
   const scenario = readScenario(result.name);
-  const instances = result.seeds.map((seed) => {
-    const seeded = { ...scenario, seed };
-    return batchBoundInstance(seeded, generateWorkload(seeded, result.capacityRps), result.capacityRps);
-  });
+  const instances = seedInstances(scenario, result, batchBoundInstance);
   const target = bestOtherCurve(result);
   const bound = curveBound(highs, instances, target);
   if (!result.curveBound) throw new Error(`eval:batch-bound: ${evaluationPath} has no curve bound for ${result.name}`);

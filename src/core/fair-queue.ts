@@ -472,9 +472,14 @@ export class FairQueue {
   }
 
   private headOf(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
-    if (this.horizonServiceMs !== undefined && tenant.yielding > 0)
-      return headByNextHorizon(tenant, this.clock.now(), this.horizonServiceMs);
-    return headOf(tenant, this.newestFirst);
+    if (tenant.yielding === 0 || !this.newestFirst) return headOf(tenant);
+    const serviceMs = this.horizonServiceMs;
+    if (serviceMs === undefined) return headOf(tenant, (a, b) => yieldRank(a) > yieldRank(b));
+    const nowMs = this.clock.now();
+    return headOf(tenant, (a, b) => {
+      const [byA, byB] = [nextHorizonDeadline(a, nowMs, serviceMs), nextHorizonDeadline(b, nowMs, serviceMs)];
+      return byA < byB || (byA === byB && yieldRank(a) > yieldRank(b));
+    });
   }
 
   /**
@@ -495,18 +500,22 @@ function yieldRank(entry: FairEntry): number {
 }
 
 /**
- * A tenant's next entry in its class: the oldest, except that (`newest_first`) entries that yield come after every
- * other one, the most recently first refused first. O(1) while none yields; else O(n) in the tenant's entries (a
- * queue the size of `max_queued_requests`, and only while an overload demotes requests).
+ * A tenant's next entry in its class: the oldest, except that, given an order of the entries that yield
+ * (`before(a, b)`: a goes before b), those come after every other one, the first in that order first. O(1) without
+ * an order or while none yields; else O(n) in the tenant's entries (a queue the size of `max_queued_requests`, and
+ * only while an overload demotes requests).
  */
-function headOf(tenant: TenantQueue, newestFirst: boolean): (FairEntry & { seq: number }) | undefined {
-  if (tenant.yielding === 0 || !newestFirst) return tenant.entries.values().next().value;
-  let newest: (FairEntry & { seq: number }) | undefined;
+function headOf(
+  tenant: TenantQueue,
+  before?: (a: FairEntry, b: FairEntry) => boolean,
+): (FairEntry & { seq: number }) | undefined {
+  if (tenant.yielding === 0 || !before) return tenant.entries.values().next().value;
+  let head: (FairEntry & { seq: number }) | undefined;
   for (const e of tenant.entries.values()) {
     if (!e.yields) return e;
-    if (!newest || yieldRank(e) > yieldRank(newest)) newest = e;
+    if (!head || before(e, head)) head = e;
   }
-  return newest;
+  return head;
 }
 
 /**
@@ -534,29 +543,6 @@ function nextHorizonDeadline(e: FairEntry, nowMs: number, serviceMs: number): nu
     if (startBy >= nowMs) return startBy;
   }
   return Number.POSITIVE_INFINITY;
-}
-
-/**
- * A tenant's next entry under `next_horizon`: the oldest that does not yield, else the one that yields whose next
- * horizon's start-by comes first (ties: the most recently first refused). O(n) in the tenant's entries while some
- * yield.
- */
-function headByNextHorizon(
-  tenant: TenantQueue,
-  nowMs: number,
-  serviceMs: number,
-): (FairEntry & { seq: number }) | undefined {
-  let best: (FairEntry & { seq: number }) | undefined;
-  let bestBy = 0;
-  for (const e of tenant.entries.values()) {
-    if (!e.yields) return e;
-    const by = nextHorizonDeadline(e, nowMs, serviceMs);
-    if (!best || by < bestBy || (by === bestBy && yieldRank(e) > yieldRank(best))) {
-      best = e;
-      bestBy = by;
-    }
-  }
-  return best;
 }
 
 /** Puts `entry` into `map` (which is in `enqueuedAtMs` order) before the first entry that arrived after it. */

@@ -1,6 +1,6 @@
 import { decodeStepSeconds, defaultTimingModel, prefillSeconds } from "../engine/timing-model";
 import type { BoundInstance, BoundWay } from "./curve-bound";
-import { oracleModel } from "./oracle";
+import { fleetSpeed, oracleModel } from "./oracle";
 import type { Scenario } from "./scenario";
 import type { WorkloadRequest } from "./workload";
 
@@ -80,11 +80,8 @@ export function batchBoundInstance(
   capacityRps: number,
 ): BoundInstance & { fullBatchRps: number } {
   const model = oracleModel(scenario, workload, capacityRps);
-  const speeds = scenario.fleet.replicas.flatMap((g) => Array.from({ length: g.count }, () => g.speed));
-  const totalSpeed = speeds.reduce((s, v) => s + v, 0);
-  const loss = scenario.fleet.loss;
-  const lostSpeed = loss ? speeds.slice(-loss.replicas).reduce((s, v) => s + v, 0) : 0;
-  const fastestSpeed = Math.max(...speeds);
+  const speed = fleetSpeed(scenario);
+  const fastestSpeed = speed.fastest;
   const smallestPrompt = Math.min(...workload.map((r) => r.promptTokens));
   const sizes = batchSizes(scenario.fleet.maxOngoingRequests);
   const jobs = model.jobs.map((job, i) => {
@@ -102,9 +99,9 @@ export function batchBoundInstance(
   const fullBatchWork = jobs.reduce((s, j) => s + (j.ways.at(-1) as BoundWay).work, 0) / Math.max(1, jobs.length);
   return {
     jobs,
-    startRateAt: (tS) => (loss && tS >= loss.atS ? totalSpeed - lostSpeed : totalSpeed),
+    startRateAt: speed.at,
     burstStarts: model.slots * fullBatchWork,
     endS: model.endS,
-    fullBatchRps: totalSpeed / fullBatchWork,
+    fullBatchRps: speed.total / fullBatchWork,
   };
 }

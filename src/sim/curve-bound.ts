@@ -2,7 +2,7 @@ import type { Highs } from "highs";
 import { decodeStepSeconds, defaultTimingModel, prefillSeconds } from "../engine/timing-model";
 import type { ScenarioResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
-import { oracleModel } from "./oracle";
+import { fleetSpeed, oracleModel } from "./oracle";
 import type { Scenario } from "./scenario";
 import { bestOtherCurve } from "./targets";
 import { generateWorkload, type WorkloadRequest } from "./workload";
@@ -425,7 +425,7 @@ export function boundInstance(
   capacityRps: number,
 ): BoundInstance {
   const model = oracleModel(scenario, workload, capacityRps);
-  const fastest = { ...defaultTimingModel, speed: Math.max(...scenario.fleet.replicas.map((g) => g.speed)) };
+  const fastest = { ...defaultTimingModel, speed: fleetSpeed(scenario).fastest };
   return {
     jobs: model.jobs.map((job, i) => {
       const request = workload[i] as WorkloadRequest;
@@ -483,9 +483,26 @@ export function scenarioCurveBound(highs: Highs, scenario: Scenario, result: Sce
  * ```
  */
 export function scenarioBoundSet(scenario: Scenario, result: ScenarioResult): BoundSet {
-  const instances = result.seeds.map((seed) => {
+  return { instances: seedInstances(scenario, result, boundInstance), target: bestOtherCurve(result) };
+}
+
+/**
+ * An evaluated scenario's instances, one per seed, each built by `instanceOf` from that seed's requests and the
+ * evaluation's measured capacity: what `boundInstance` and the batch-aware `batchBoundInstance` are given.
+ *
+ * @example
+ * ```ts
+ * const instances = seedInstances(scenario, result, batchBoundInstance);
+ * curveBound(highs, instances, bestOtherCurve(result)).margin;
+ * ```
+ */
+export function seedInstances<I extends BoundInstance>(
+  scenario: Scenario,
+  result: Pick<ScenarioResult, "seeds" | "capacityRps">,
+  instanceOf: (scenario: Scenario, workload: readonly WorkloadRequest[], capacityRps: number) => I,
+): I[] {
+  return result.seeds.map((seed) => {
     const seeded = { ...scenario, seed };
-    return boundInstance(seeded, generateWorkload(seeded, result.capacityRps), result.capacityRps);
+    return instanceOf(seeded, generateWorkload(seeded, result.capacityRps), result.capacityRps);
   });
-  return { instances, target: bestOtherCurve(result) };
 }

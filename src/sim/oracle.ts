@@ -82,6 +82,25 @@ export interface OracleModel {
 }
 
 /**
+ * A scenario's fleet by its replicas' speeds: their sum at time t (less the lost replicas' from the loss on, the
+ * last ones listed, as the simulation removes them), the sum at the start, and the fastest replica's.
+ *
+ * @example
+ * ```ts
+ * const speed = fleetSpeed(scenario); // 4 replicas at speed 1, 2 lost at 80 s
+ * speed.at(79); // 4
+ * speed.at(80); // 2
+ * ```
+ */
+export function fleetSpeed(scenario: Scenario): { at: (tS: number) => number; total: number; fastest: number } {
+  const speeds = scenario.fleet.replicas.flatMap((g) => Array.from({ length: g.count }, () => g.speed));
+  const total = speeds.reduce((s, v) => s + v, 0);
+  const loss = scenario.fleet.loss;
+  const lost = loss ? speeds.slice(-loss.replicas).reduce((s, v) => s + v, 0) : 0;
+  return { at: (tS) => (loss && tS >= loss.atS ? total - lost : total), total, fastest: Math.max(...speeds) };
+}
+
+/**
  * The oracle's windows: for each request, when it may start (its first attempt reaching the router) and its
  * client's last chance, drawn exactly as the simulation draws its clients; and the fleet's start rate.
  *
@@ -101,12 +120,8 @@ export function oracleModel(
     scenario.router.queueTimeoutS,
     (scenario.router.maxQueuedRequests * scenario.router.shards) / capacityRps,
   );
-  const speeds = scenario.fleet.replicas.flatMap((g) => Array.from({ length: g.count }, () => g.speed));
-  const totalSpeed = speeds.reduce((s, v) => s + v, 0);
-  const loss = scenario.fleet.loss;
-  const lostSpeed = loss ? speeds.slice(-loss.replicas).reduce((s, v) => s + v, 0) : 0;
-  const rateAt = (tS: number) =>
-    loss && tS >= loss.atS ? capacityRps * ((totalSpeed - lostSpeed) / totalSpeed) : capacityRps;
+  const speed = fleetSpeed(scenario);
+  const rateAt = (tS: number) => capacityRps * (speed.at(tS) / speed.total);
   const w2r = scenario.clients.workerToRouterMs / 1000;
   const jobs = workload.map((request) => {
     const client = drawClient(scenario.clients, randomStream(scenario.seed, "client-kind", request.id));
