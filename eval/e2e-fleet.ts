@@ -57,7 +57,7 @@ export function measureE2eCapacity(
  *
  * @example
  * ```ts
- * e2ePolicy("booked_capacity:next-horizon-order").booking; // { demotedOrder: "next_horizon" }
+ * e2ePolicy("booked_capacity:newest-first-order").booking; // { demotedOrder: "newest_first" }
  * ```
  */
 export function e2ePolicy(id: string): PolicySpec {

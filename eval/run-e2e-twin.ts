@@ -54,7 +54,7 @@ const TWIN_VARIANT_IDS = [
   "best-effort-second-half",
   "best-effort-no-age",
   "clairvoyant-forecast",
-  "next-horizon-order",
+  "newest-first-order",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -308,6 +308,7 @@ writeFileSync(
     sweeps,
     variants,
     heldOutVariants: heldOut?.variants,
+    heldOutScenarios: heldOut?.scenarios,
     defaultPolicy: DEFAULT_POLICY_ID,
     twin: readJsonIfAny(join(docs, "e2e-twin.json")),
     queueRefillAb: {

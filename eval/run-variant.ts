@@ -5,7 +5,7 @@
  * tunables, `CapacityBookingOptions`, and the router's `booking` settings: src/sim/variant-spec.ts).
  *
  * It prints, beside the default's: each scenario's gaps to the best other policy at every horizon, served share,
- * attempts and oracle gap; the summed worst curve gaps and the targets met; and the end-to-end targets in the
+ * attempts, oracle gap and how far header-less clients' served share is behind the SDK clients'; the summed worst curve gaps and the targets met; and the end-to-end targets in the
  * simulator's twins of the end-to-end run (as `npm run eval:e2e-twin` checks them). The other policies' results are
  * docs/evaluation.json's (the tuning seeds), so that file must match the code: the default is run again first, and
  * the command stops if its figures differ (run `npm run eval`). With --held every policy is run on the held-out
@@ -27,6 +27,7 @@ import { binReleases, curveByArrival } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet } from "../src/sim/curve-bound";
 import { evaluatePolicy, evaluateScenario, type PolicyResult, type ScenarioResult } from "../src/sim/evaluation";
+import { headerClientShares } from "../src/sim/header-clients";
 import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
@@ -90,16 +91,21 @@ const variant = { id: spec.id, change: spec.label, spec };
 const pts = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
 console.log(`${spec.label}, ${values.held ? `${heldSeeds} held-out` : "tuning"} seeds\n`);
 console.log(
-  `| scenario | worst curve gap: variant (default) | gap at ${COMPLETION_HORIZONS_S.join(" / ")} s | served | attempts - static 30 s | oracle - served |`,
+  `| scenario | worst curve gap: variant (default) | gap at ${COMPLETION_HORIZONS_S.join(" / ")} s | served | attempts - static 30 s | oracle - served | header-less behind SDK: variant (default) |`,
 );
-console.log("| --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+// Issue 15 holds header-less clients within 5 points of the SDK clients on served share; "-" where the mix has none.
+const headerlessBehind = (result: ScenarioResult) => {
+  const { sdk, headerless } = headerClientShares(result, DEFAULT_POLICY_ID);
+  return headerless === undefined ? "-" : (100 * (sdk - headerless)).toFixed(1);
+};
 results.forEach((result, i) => {
   const mine = own[i] as PolicyResult;
   const check = checkTargets(withDefault(result, mine));
   const before = checkTargets(result);
   const gaps = COMPLETION_HORIZONS_S.map((h) => pts(check.curveGap[String(h)] ?? 0)).join(" / ");
   console.log(
-    `| ${result.name} | ${pts(check.worstCurveGap.gap)} at ${check.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${gaps} | ${(100 * mine.servedFraction).toFixed(1)}% | ${check.attemptsVsStatic30.toFixed(3)} | ${pts(check.oracleGap)} |`,
+    `| ${result.name} | ${pts(check.worstCurveGap.gap)} at ${check.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${gaps} | ${(100 * mine.servedFraction).toFixed(1)}% | ${check.attemptsVsStatic30.toFixed(3)} | ${pts(check.oracleGap)} | ${headerlessBehind(withDefault(result, mine))} (${headerlessBehind(result)}) |`,
   );
 });
 

@@ -22,8 +22,8 @@ export interface FairEntry {
    */
   yields?: boolean;
   /**
-   * For an entry that yields: when its client was first refused (ms; absent: when it was queued). Entries that
-   * yield are served the most recently first refused first, and pushed out the longest ago first (adaptive LIFO).
+   * For an entry that yields: when its client was first refused (ms; absent: when it was queued). It orders the
+   * entries that yield (`FairQueueOptions.yieldOrder`), and the one first refused longest ago is pushed out first.
    */
   firstRefusedAtMs?: number | undefined;
 }
@@ -151,9 +151,11 @@ interface Next {
  *   batch request goes before any interactive one; a batch arrival never displaces interactive work.
  * - **Giving way**: entries that `yield` wait in the batch class behind every batch entry that does not, and count
  *   only towards the queue's own bound (`offer`'s `bound`), not towards another request's capacity. Among them the
- *   order is adaptive LIFO (Facebook's, at the grain of a request): the one whose client was first refused most
- *   recently goes first - it can still be served soon after its first attempt - and a request that finds the queue
- *   at its bound pushes out the one first refused longest ago (the one this order would serve last).
+ *   order is `yieldOrder`'s: by default adaptive LIFO (Facebook's, at the grain of a request): the one whose client
+ *   was first refused most recently goes first - it can still be served soon after its first attempt; the router
+ *   asks for `next_horizon` (earliest deadline first on the completion horizons). A request that finds the queue at
+ *   its bound pushes out the one first refused longest ago (the one adaptive LIFO would serve last; with `arrival`
+ *   order, the newest queued).
  *
  * Pure: the clock is a parameter (the router's); nothing here sleeps or reads the time itself.
  *
@@ -531,7 +533,7 @@ export const COMPLETION_HORIZONS_FOR_ORDER: readonly number[] = [5, 15, 30, 60, 
 
 /**
  * `next_horizon`'s default time from start to answer, seconds: about a simulated replica's full-batch service.
- * `npm run eval:variant` with 2, 4 and 6 s: summed worst curve gaps -62.5, -59.2 and -61.4 (the default order: -62.5).
+ * `npm run eval:variant` with 2, 4 and 6 s: summed worst curve gaps -62.5, -59.2 and -61.4 (`newest_first`: -62.5).
  */
 export const DEFAULT_YIELD_SERVICE_S = 4;
 

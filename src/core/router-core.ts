@@ -117,10 +117,11 @@ export interface BookingAdmission {
    */
   demoteAfterS?: number;
   /**
-   * The order of demoted requests among themselves (`FairQueue`'s `yieldOrder`): `newest_first` (the default,
-   * adaptive LIFO) serves the one first refused most recently first and pushes out the one first refused longest
-   * ago; `arrival` keeps them in line in arrival order and pushes out the newest; `next_horizon` serves first the
-   * one whose next completion horizon (5, 15, 30, 60, 120 s after its first refusal) is due soonest.
+   * The order of demoted requests among themselves (`FairQueue`'s `yieldOrder`): `next_horizon` (the default)
+   * serves first the one whose next completion horizon (5, 15, 30, 60, 120 s after its first refusal, less
+   * `demotedServiceS`) is due soonest; `newest_first` (adaptive LIFO) serves the one first refused most recently
+   * first and pushes out the one first refused longest ago; `arrival` keeps them in line in arrival order and
+   * pushes out the newest. Absent: `newest_first`, FairQueue's own default (`DEFAULT_BOOKING_ADMISSION` sets it).
    */
   demotedOrder?: YieldOrder;
   /** `demotedOrder` `next_horizon`: seconds from a request's start to its answer (`FairQueue`'s `yieldServiceS`; 4). */
@@ -136,7 +137,7 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   maxHeldRoomShare: 0,
   drainingOfferedShare: 1,
   demoteAfterS: 3,
-  demotedOrder: "newest_first",
+  demotedOrder: "next_horizon",
 };
 
 /** Why a request was refused. */

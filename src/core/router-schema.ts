@@ -58,10 +58,10 @@ const bookingSchema = z.strictObject({
     .max(3600)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.demoteAfterS ?? null),
-  /** Demoted requests among themselves: `newest_first` (adaptive LIFO), `arrival` or `next_horizon` (earliest next completion horizon). */
+  /** Demoted requests among themselves: `next_horizon` (earliest next completion horizon; the default), `newest_first` (adaptive LIFO) or `arrival`. */
   demotedOrder: z
     .enum(["newest_first", "arrival", "next_horizon"])
-    .default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "newest_first"),
+    .default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "next_horizon"),
   /** `next_horizon`: seconds from a request's start to its answer that its deadlines allow for. Default: 4. */
   demotedServiceS: z.number().gt(0).max(600).nullable().default(null),
 });

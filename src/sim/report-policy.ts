@@ -1,7 +1,9 @@
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../core/capacity-booking";
+import { DEFAULT_YIELD_SERVICE_S, type YieldOrder } from "../core/fair-queue";
 import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-core";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
+import type { HeldOutScenario } from "./held-out";
 import { pct } from "./report-format";
 import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
 import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargets, twinTargetsTable } from "./report-twin-targets";
@@ -114,13 +116,25 @@ export function hintTable(results: readonly ScenarioResult[], defaultPolicy: str
   return lines.join("\n");
 }
 
+/** How demoted requests are ordered among themselves, in words (for `defaultsList`). */
+function demotedOrderProse(order: YieldOrder, serviceS: number): string {
+  switch (order) {
+    case "newest_first":
+      return "the one first refused most recently goes first, and the one first refused longest ago is pushed out at the queue's bound";
+    case "arrival":
+      return "in arrival order, the newest pushed out at the queue's bound";
+    case "next_horizon":
+      return `earliest deadline first on the next completion horizon (5, 15, 30, 60, 120 s after its first refusal) each can still make, starting by that horizon less \`booking.demotedServiceS\` = ${serviceS} s; the one first refused longest ago is pushed out at the queue's bound`;
+  }
+}
+
 /** The policy's defaults, from the code. */
 export function defaultsList(): string {
   const a = DEFAULT_BOOKING_ADMISSION;
   const o = DEFAULT_CAPACITY_BOOKING_OPTIONS;
   return [
     `- queue-delay target \`booking.queueDelayTargetS\`: ${a.queueDelayTargetS ?? "none"} s, applied once the queue has stood above it for \`booking.standingIntervalS\` = ${a.standingIntervalS} s, until nothing has been refused for as long${a.drainingOfferedShare === undefined ? "" : `, and never while the attempts offered over the last ${DRAINING_WINDOW_S} s are below \`booking.drainingOfferedShare\` = ${a.drainingOfferedShare} of the drain rate (a queue that drains by itself)`};`,
-    `- demotion \`booking.demoteAfterS\`: ${a.demoteAfterS ?? "off"}${a.demoteAfterS === undefined ? "" : " s"} - a request whose client was first refused longer ago waits behind every other and holds no room; among themselves (\`booking.demotedOrder\` = \`${a.demotedOrder ?? "newest_first"}\`) ${(a.demotedOrder ?? "newest_first") === "newest_first" ? "the one first refused most recently goes first, and the one first refused longest ago is pushed out at the queue's bound" : "in arrival order, the newest pushed out at the queue's bound"};`,
+    `- demotion \`booking.demoteAfterS\`: ${a.demoteAfterS ?? "off"}${a.demoteAfterS === undefined ? "" : " s"} - a request whose client was first refused longer ago waits behind every other and holds no room; among themselves (\`booking.demotedOrder\` = \`${a.demotedOrder ?? "newest_first"}\`) ${demotedOrderProse(a.demotedOrder ?? "newest_first", a.demotedServiceS ?? DEFAULT_YIELD_SERVICE_S)};`,
     `- room held for promises: at most \`booking.maxHeldRoomShare\` = ${a.maxHeldRoomShare} of the queue's limit; a promise holds its place from ${o.leadS} s before its due instant to ${o.heldLateS} s after it, and may be claimed from ${o.earlyS} s early to ${o.lateS} s late;`,
     `- retry capacity per second: drain rate minus the fresh arrivals forecast for that second - the baseline (the lowest ${o.baselineWindowS} s-smoothed rate, alpha ${o.freshAlpha}, of the last ${o.baselineWindowS} s${o.overloadFloorS > 0 ? `; for an overload, at least the ${o.overloadFloorQuantile > 0 ? `${o.overloadFloorQuantile}-quantile of the rates` : "lowest rate"} smoothed with alpha ${o.burstAlpha} from ${o.overloadFloorS} s before its first refusal on, read over the ${o.overloadFloorS} s before the queue began to fill when that is at or above the drain rate (the overload floor)` : ""}) plus the current rate's excess over it (smoothed with alpha ${o.burstAlpha}), fading with a time constant of ${o.burstFadeS} s${o.burstPersistence > 0 ? ` or ${o.burstPersistence === 1 ? "" : `${o.burstPersistence} x `}the burst's age, whichever is longer (its age: since the first refusal after ${o.burstQuietS} s without one)` : ""} - within [${o.minRetryShare}, ${o.maxRetryShare}] of the drain rate, times the trust (kept promises +${o.trustGain}, broken x${o.trustLoss}, at least ${o.minTrust}) and overbooked by 1 / show rate (at most x${o.maxOverbooking}; prior show rate ${o.priorShowRate});`,
     `- first bookable second: once the queue ahead has drained through what fresh arrivals leave (queue depth / (drain rate - baseline), the rate at least ${o.minBacklogDrainShare} of the drain rate${o.queueRefill ? "; with queue refill, the queue stays at its depth while the forecast fresh arrivals exceed the drain rate and drains through what they leave after that" : ""}), and at least 1 s away;`,
@@ -135,7 +149,8 @@ export function defaultsList(): string {
 /**
  * docs/retry-policy.md from its template (eval/retry-policy.md): the prose is committed, every figure is filled
  * in from the evaluation's results. Placeholders: `{{headline}}`, `{{issue}}`, `{{hints}}`, `{{sweep}}`,
- * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}`, and the queue refill
+ * `{{defaults}}`, `{{variants}}`, `{{heldOutVariants}}`, `{{headerlessSustainedGap}}` (and held out:
+ * `{{heldOutHeaderlessSustainedGap}}`), and the queue refill
  * bullets' `{{noQueueRefillRow}}`, `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`,
  * `{{medianOverloadFloorRow}}`, `{{twinMedianOverloadFloor}}`, `{{e2eQueueRefillAb}}` and `{{e2eMedianFloorAb}}` (from
  * docs/e2e-twin.json and the default-only end-to-end runs); an unknown one is an error (template and code must
@@ -154,6 +169,8 @@ export function renderPolicyDoc(input: {
   variants: readonly VariantSummary[];
   /** The same variants scored on the held-out seeds (src/sim/held-out.ts), when the run made them. */
   heldOutVariants?: readonly VariantSummary[];
+  /** The default on the held-out seeds, scenario by scenario (src/sim/held-out.ts), when the run made them. */
+  heldOutScenarios?: readonly HeldOutScenario[];
   defaultPolicy: string;
   /** docs/e2e-twin.json (`npm run eval:e2e-twin`), when written. */
   twin?: E2eTwinRun | undefined;
@@ -183,6 +200,7 @@ export function renderPolicyDoc(input: {
       input.defaultPolicy,
     ),
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
+    heldOutHeaderlessSustainedGap: heldOutHeaderlessGapPts(input.heldOutScenarios ?? [], "sustained-1.3x"),
     idleWhileWaiting: idleWhileWaitingNote(input.results, input.defaultPolicy),
     bestEffortSecondHalfRow: targetsRow("best-effort-second-half"),
     bestEffortSecondHalfGapChanges: gapChanges(input.variants, "best-effort-second-half"),
@@ -192,9 +210,10 @@ export function renderPolicyDoc(input: {
     keptWhenQueuedIdle: shareChanges(input.variants, "kept-when-queued", idleShare),
     shedPromiseNeutralRow: targetsRow("shed-promise-neutral"),
     clairvoyantForecastRow: targetsRow("clairvoyant-forecast"),
-    nextHorizonOrderRow: targetsRow("next-horizon-order"),
-    twinNextHorizonOrder: inTwin("next-horizon-order", [15, 30]),
-    twinNextHorizonOrderCold: inTwin("next-horizon-order", [15, 30], "cold"),
+    newestFirstOrderRow: targetsRow("newest-first-order"),
+    demotedFifoRow: targetsRow("demoted-fifo"),
+    twinNewestFirstOrder: inTwin("newest-first-order", [15, 30]),
+    twinNewestFirstOrderCold: inTwin("newest-first-order", [15, 30], "cold"),
     twinClairvoyantForecast: inTwin("clairvoyant-forecast", [15]),
     twinClairvoyantForecastGap: twinWorstGap(
       input.twin,
@@ -256,6 +275,13 @@ function headerlessGapPts(results: readonly ScenarioResult[], defaultPolicy: str
   const result = results.find((r) => r.name === scenario);
   const shares = result && headerClientShares(result, defaultPolicy);
   if (shares?.headerless === undefined) return "(not run)";
+  return (100 * (shares.sdk - shares.headerless)).toFixed(1);
+}
+
+/** The same on the held-out seeds ("(not run)" without them). */
+function heldOutHeaderlessGapPts(scenarios: readonly HeldOutScenario[], scenario: string): string {
+  const shares = scenarios.find((s) => s.name === scenario)?.headerClients;
+  if (!shares || shares.headerless === null) return "(not run)";
   return (100 * (shares.sdk - shares.headerless)).toFixed(1);
 }
 

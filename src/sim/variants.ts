@@ -101,13 +101,13 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   ),
   variant(
     "before-median-floor",
-    "the lowest overload floor and a 5 s burst fade (the default until the second change of 2026-12-02, with today's best effort)",
-    { ledger: { overloadFloorQuantile: 0, burstFadeS: 5 } },
+    "the lowest overload floor, a 5 s burst fade and adaptive LIFO among the demoted (the default until the second change of 2026-12-02, with today's best effort)",
+    { ledger: { overloadFloorQuantile: 0, burstFadeS: 5 }, booking: { demotedOrder: "newest_first" } },
   ),
   variant(
     "before-queue-refill",
-    "neither queue refill nor the overload floor, a 5 s burst fade (the default until the first change of 2026-12-02, with today's best effort)",
-    { ledger: { queueRefill: false, overloadFloorS: 0, burstFadeS: 5 } },
+    "neither queue refill nor the overload floor, a 5 s burst fade, adaptive LIFO among the demoted (the default until the first change of 2026-12-02, with today's best effort)",
+    { ledger: { queueRefill: false, overloadFloorS: 0, burstFadeS: 5 }, booking: { demotedOrder: "newest_first" } },
   ),
   variant(
     "best-effort-second-half",
@@ -131,13 +131,13 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },
   }),
-  variant("demoted-fifo", "demoted requests in arrival order, the newest pushed out (not adaptive LIFO)", {
+  variant("demoted-fifo", "demoted requests in arrival order, the newest pushed out (not by their next horizon)", {
     booking: { demotedOrder: "arrival" },
   }),
   variant(
-    "next-horizon-order",
-    "demoted requests by the next completion horizon each can still make, earliest first (not newest first refused first)",
-    { booking: { demotedOrder: "next_horizon" } },
+    "newest-first-order",
+    "demoted requests newest first refused first, adaptive LIFO (not by their next horizon; the default until the fourth session of 2026-12-03)",
+    { booking: { demotedOrder: "newest_first" } },
   ),
   variant(
     "kept-when-queued",

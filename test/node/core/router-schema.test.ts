@@ -24,7 +24,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
         maxHeldRoomShare: 0,
         drainingOfferedShare: 1,
         demoteAfterS: 3,
-        demotedOrder: "newest_first",
+        demotedOrder: "next_horizon",
       },
       tenantHeadroomSlots: 1,
     });

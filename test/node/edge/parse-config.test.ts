@@ -42,7 +42,7 @@ describe("parseConfig, field by field", () => {
             drainingOfferedShare: 1,
             lastChanceAfterRefusals: null,
             demoteAfterS: 3,
-            demotedOrder: "newest_first",
+            demotedOrder: "next_horizon",
             demotedServiceS: null,
           },
           tenantHeadroomSlots: 1,

@@ -157,13 +157,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
     expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
     expect(doc).toContain(
-      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on the tuning seeds, and on the held-out seeds sums within a point of the default's.",
+      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by about a point).",
     );
     costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
-    expect(doc).toContain(
-      "Its row: larger summed worst curve gaps in arrival order, and no target but attempts met in more scenarios.",
-    );
+    // The next horizon among the demoted: adaptive LIFO (the order before it) and arrival order (before that) each
+    // leave larger summed worst curve gaps; their rows are quoted from the data.
+    expect(doc).toContain("Adaptive LIFO scored beside it, its row meets");
+    expect(doc).toContain("Arrival order scored beside it, its row meets");
+    costsCurve("newest-first-order", false);
     const fifo = costsCurve("demoted-fifo", false);
     for (const k of ["curve", "served", "oracle"] as const)
       expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
@@ -175,40 +177,43 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(heldById.get("target-while-draining")?.met.attempts).toBeLessThan(
       heldById.get("default")?.met.attempts ?? 0,
     );
-    // Last chance (not demoted): more served under sustained overload; larger summed gaps, the attempts target met
-    // in fewer scenarios; the oracle target in more than the default's, on both seed sets.
+    // Last chance (not demoted): more served under sustained overload, with more attempts and a longer wait there;
+    // larger summed gaps; the attempts target in as many scenarios on both sets, the oracle in one more held out.
     expect(doc).toContain(
-      "Its row: more requests served under sustained overload, but larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused) and the attempts target met in fewer scenarios. It meets the oracle target in more scenarios than the default, on both seed sets.",
+      "Its row: more requests served under sustained overload, with more attempts per request and a longer wait there, and larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused). It meets the attempts target in as many scenarios as the default on both seed sets, and the oracle target in as many on the tuning seeds and in one more on the held-out ones.",
     );
     const lastChance = variant("last-chance");
     expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
-    expect(lastChance.summary.met.oracle).toBeGreaterThan(def.summary.met.oracle);
-    costsCurve("last-chance", true);
+    const sustainedAttempts = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.attemptsPerOffered ?? Number.NaN;
+    expect(sustainedAttempts(lastChance.summary)).toBeGreaterThan(sustainedAttempts(def.summary));
+    expect(lastChance.summary.met.oracle).toBe(def.summary.met.oracle);
+    costsCurve("last-chance", false);
+    expect(lastChance.summary.met.attempts).toBe(def.summary.met.attempts);
     // README's row for the option: a longer wait under sustained overload too.
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
       "more requests served under sustained overload, but larger curve gaps (first attempts wait behind last ones), more attempts per request and a longer wait (docs/retry-policy.md, variant `last-chance`)",
     );
     expect(lastChance.p50).toBeGreaterThan(def.p50);
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
-    expect(held.get("last-chance")?.met.oracle).toBeGreaterThan(held.get("default")?.met.oracle ?? 0);
+    expect(held.get("last-chance")?.met.oracle).toBe((held.get("default")?.met.oracle ?? 0) + 1);
+    expect(held.get("last-chance")?.met.attempts).toBe(held.get("default")?.met.attempts);
   });
 
-  it("backs docs/retry-policy.md's account of two-step promises: larger summed gaps, no more scenarios on attempts", () => {
+  it("backs docs/retry-policy.md's account of two-step promises: within a point on both sets, nothing to choose it on", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row has larger summed worst curve gaps than today's default on both seed sets (by less than 2 points), and meets the attempts target in no more scenarios on either (fewer on the held-out seeds).",
+      "Its row's summed worst curve gaps are within a point of the default's on both seed sets (smaller on the tuning seeds, larger on the held-out ones), and it meets the attempts target in one more scenario on the tuning seeds and one fewer on the held-out ones: nothing to choose it on.",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
     const [heldDef, heldTwoStep] = [held[0], held.find((v) => v.id === "two-step")] as VariantSummary[];
-    for (const [own, base] of [
-      [twoStep, def],
-      [heldTwoStep, heldDef],
-    ] as const) {
-      expect(own?.worstCurveGapSumPts).toBeLessThan(base?.worstCurveGapSumPts ?? 0);
-      expect((base?.worstCurveGapSumPts ?? 0) - (own?.worstCurveGapSumPts ?? 0)).toBeLessThan(2);
-    }
-    expect(twoStep?.met.attempts).toBeLessThanOrEqual(def?.met.attempts ?? 0);
-    expect(heldTwoStep?.met.attempts).toBeLessThan(heldDef?.met.attempts ?? 0);
+    const lead = (own?: VariantSummary, base?: VariantSummary) =>
+      (own?.worstCurveGapSumPts ?? Number.NaN) - (base?.worstCurveGapSumPts ?? Number.NaN);
+    expect(lead(twoStep, def)).toBeGreaterThan(0);
+    expect(lead(twoStep, def)).toBeLessThan(1);
+    expect(lead(heldTwoStep, heldDef)).toBeLessThan(0);
+    expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-1);
+    expect(twoStep?.met.attempts).toBe((def?.met.attempts ?? 0) + 1);
+    expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
   });
 
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
@@ -222,9 +227,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.met.attempts).toBeGreaterThan(previous.met.attempts);
   });
 
-  it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients everywhere", () => {
-    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Header-less clients are served within 5 points of the SDK clients pooled in every scenario; the gap is widest in the sustained overload",
+  it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients but in one scenario", () => {
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    expect(doc).toContain(
+      "Header-less clients are served within 5 points of the SDK clients pooled in every scenario but one.",
     );
     const gaps = json.scenarios.map((s) => {
       const by = s.policies.find((p) => p.id === DEFAULT_POLICY_ID)?.metrics.byClient ?? {};
@@ -235,12 +241,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     });
     const measured = gaps.filter((g) => !Number.isNaN(g.gap));
     expect(measured.length).toBeGreaterThan(8);
-    for (const g of measured) expect(g.gap, g.name).toBeLessThan(0.05);
-    // Widest under sustained overload, by the figure quoted.
+    // The one: the sustained overload on the tuning seeds, the widest gap, past 5 points there ...
+    expect(measured.filter((g) => g.gap >= 0.05).map((g) => g.name)).toEqual(["sustained-1.3x"]);
     const widest = measured.reduce((a, b) => (b.gap > a.gap ? b : a));
     expect(widest.name).toBe("sustained-1.3x");
-    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `the gap is widest in the sustained overload (\`docs/evaluation.md\`, "Clients without SDK headers"), ${(100 * widest.gap).toFixed(1)} points`,
+    // ... and within 5 points in every scenario of the held-out seeds, the sustained overload's figure quoted.
+    const held = (json.heldOut as HeldOutRun).scenarios.filter((s) => s.headerClients.headerless !== null);
+    for (const s of held) expect(s.headerClients.sdk - (s.headerClients.headerless ?? 0), s.name).toBeLessThan(0.05);
+    const heldSustained = held.find((s) => s.name === "sustained-1.3x")?.headerClients;
+    expect(doc).toContain(
+      `the sustained overload (\`docs/evaluation.md\`, "Clients without SDK headers"): ${(100 * widest.gap).toFixed(1)} points on the tuning seeds, past the 5 the issue allows, and ${(100 * ((heldSustained?.sdk ?? 0) - (heldSustained?.headerless ?? 0))).toFixed(1)} on the held-out seeds.`,
     );
   });
 
@@ -802,7 +812,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(heldOut.variants[0]?.met).toEqual(metCounts(heldOut.scenarios.map((s) => s.check)));
   });
 
-  it("backs docs/retry-policy.md's forecast bullet: the arrivals known in advance meet the curve target nowhere", () => {
+  it("backs docs/retry-policy.md's forecast bullet: the arrivals known in advance gain under 3 points, miss the twin", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, known] = [
       json.variants[0],
@@ -810,7 +820,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     ] as VariantSummary[];
     const [heldDef, heldKnown] = [held[0], held.find((v) => v.id === "clairvoyant-forecast")] as VariantSummary[];
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain("Nor is the forecast of fresh arrivals");
-    for (const v of [known, heldKnown]) expect(v?.met.curve).toBe(0);
+    // The curve target in no more than one scenario of either seed set (tuning: none).
+    expect(known?.met.curve).toBe(0);
+    expect(heldKnown?.met.curve).toBeLessThanOrEqual(1);
     // Less than 3 points gained on the summed worst gaps on either seed set, against the default's 55 or more.
     expect((known?.worstCurveGapSumPts ?? 0) - (def?.worstCurveGapSumPts ?? 0)).toBeLessThan(3);
     expect((heldKnown?.worstCurveGapSumPts ?? 0) - (heldDef?.worstCurveGapSumPts ?? 0)).toBeLessThan(3);
@@ -820,35 +832,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
   });
 
-  it("backs docs/retry-policy.md's next-horizon bullet: ahead by more than 2 points on both sets, every twin target met", () => {
+  it("backs docs/retry-policy.md's next-horizon bullet: adaptive LIFO behind by more than 2 points on both sets", () => {
     const held = (json.heldOut as HeldOutRun).variants;
-    const id = "next-horizon-order";
-    const [def, next] = [json.variants[0], json.variants.find((v) => v.id === id)] as VariantSummary[];
-    const [heldDef, heldNext] = [held[0], held.find((v) => v.id === id)] as VariantSummary[];
-    expect((next?.worstCurveGapSumPts ?? 0) - (def?.worstCurveGapSumPts ?? 0)).toBeGreaterThan(2);
-    expect((heldNext?.worstCurveGapSumPts ?? 0) - (heldDef?.worstCurveGapSumPts ?? 0)).toBeGreaterThan(2);
-    // "by more than any other variant": every other variant ahead on both sets leads by less on one of them.
-    const lead = (v: VariantSummary | undefined, base: VariantSummary | undefined) =>
-      (v?.worstCurveGapSumPts ?? 0) - (base?.worstCurveGapSumPts ?? 0);
-    const nextLead = Math.min(lead(next, def), lead(heldNext, heldDef));
-    for (const other of variantsAhead(json.variants, held).both.filter((v) => v !== id))
-      expect(
-        Math.min(
-          lead(
-            json.variants.find((v) => v.id === other),
-            def,
-          ),
-          lead(
-            held.find((v) => v.id === other),
-            heldDef,
-          ),
-        ),
-        other,
-      ).toBeLessThan(nextLead);
+    const id = "newest-first-order";
+    const [def, newest] = [json.variants[0], json.variants.find((v) => v.id === id)] as VariantSummary[];
+    const [heldDef, heldNewest] = [held[0], held.find((v) => v.id === id)] as VariantSummary[];
+    expect((def?.worstCurveGapSumPts ?? 0) - (newest?.worstCurveGapSumPts ?? 0)).toBeGreaterThan(2);
+    expect((heldDef?.worstCurveGapSumPts ?? 0) - (heldNewest?.worstCurveGapSumPts ?? 0)).toBeGreaterThan(2);
+    // The switch meets every end-to-end target in the twin, as adaptive LIFO did.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)).toBe(true);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "It is ahead on both seed sets by more than any other variant, and meets every end-to-end target in the twin",
+      "the next horizon meets every target but is not ahead of adaptive LIFO (a 10 s burst on a 16-deep queue demotes few requests)",
     );
   });
 
@@ -878,11 +874,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
-    expect([...meeting].sort()).toEqual(["best-effort-no-age", "demote-after-10s", "next-horizon-order"]);
-    // Those but the next horizon (its own bullet): ahead by less than 2 points on either set, less than the default's
-    // own sum moves between the sets.
+    expect(meeting).toEqual(["best-effort-no-age"]);
+    // Ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
-    for (const id of meeting.filter((v) => v !== "next-horizon-order")) {
+    for (const id of meeting) {
       const lead = Math.max(
         (tunedById.get(id)?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts,
         (held.get(id)?.worstCurveGapSumPts ?? 0) - def.held.worstCurveGapSumPts,
@@ -892,25 +887,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
     expect(tunedById.get("best-effort-no-age")?.met.served).toBeLessThan(def.tuned.met.served);
     expect(held.get("best-effort-no-age")?.met.served).toBeLessThan(def.held.met.served);
-    for (const [byId, base] of [
-      [tunedById, def.tuned],
-      [held, def.held],
-    ] as const)
-      expect(byId.get("demote-after-10s")?.met).toEqual(base.met);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Each is ahead of it on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets. `best-effort-no-age` meets the served target in fewer scenarios on both sets (its bullet below); `demote-after-10s` meets each target in as many scenarios as the default on both sets, and its lead is too small beside that movement to choose on.",
+      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in fewer scenarios on both sets (its bullet below).",
     );
   });
 
   it("backs docs/retry-policy.md's claim: the bullets' findings on the variants hold on the held-out seeds", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too (but demoting after 30 s, within a point there), and its findings on the attempts and served targets hold there as well.",
+      "Every bullet below that finds a variant's summed worst curve gaps larger than the default's finds them larger on the held-out seeds too, and its findings on the attempts and served targets hold there as well.",
     );
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
     const costlier = ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s", "standing-10s", "standing-20s"]
       .concat(["demoted-fifo", "target-while-draining", "previous-default"])
-      .concat(["no-demotion", "burst-persistence", "last-chance"]);
+      .concat(["no-demotion", "burst-persistence", "last-chance", "demote-after-30s", "newest-first-order"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
     for (const id of ["standing-10s", "target-while-draining", "two-step", "no-overload-floor"])
@@ -920,9 +910,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(held.get("standing-20s")?.met.attempts).toBe(def.met.attempts);
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
-    expect(Math.abs((held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0) - def.worstCurveGapSumPts)).toBeLessThan(
-      1,
-    );
+    // Demoting after 30 s: "on the held-out seeds by about a point".
+    const later = def.worstCurveGapSumPts - (held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0);
+    expect(later).toBeGreaterThan(0.5);
+    expect(later).toBeLessThan(1.5);
     for (const id of ["demoted-fifo", "demote-after-30s"])
       expect(held.get(id)?.met.curve, `${id} curve`).toBeLessThanOrEqual(def.met.curve);
     expect(held.get("demote-after-30s")?.met.served).toBeLessThanOrEqual(def.met.served);
@@ -931,7 +922,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.variants.find((v) => v.id === "demoted-fifo")?.met.served).toBeLessThan(
       json.variants.find((v) => v.id === "default")?.met.served ?? 0,
     );
-    // Arrival order among the demoted: "no target but attempts met in more scenarios", on the held-out seeds too.
+    // Arrival order among the demoted: the attempts target met in more scenarios, on the held-out seeds too.
     expect(held.get("demoted-fifo")?.met.attempts).toBeGreaterThan(def.met.attempts);
   });
 
@@ -945,16 +936,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
-      // Ahead of the default on both seed sets, by less than the default's own sum moves between them ...
-      for (const m of [tuned, held]) {
-        expect(sum(m, id), id).toBeGreaterThan(sum(m, "default"));
-        expect(sum(m, id) - sum(m, "default"), id).toBeLessThan(moves);
-      }
+      // Within what the default's own sum moves between the seed sets, on both; ahead on both only without a
+      // longer fade, ahead on one set and behind on the other with one ...
+      for (const m of [tuned, held]) expect(Math.abs(sum(m, id) - sum(m, "default")), id).toBeLessThan(moves);
+      const ahead = [tuned, held].filter((m) => sum(m, id) > sum(m, "default")).length;
+      expect(ahead, id).toBe(id === "floor-before-rise" ? 2 : 1);
       // ... and short of an end-to-end target in the twin, which the default meets.
       expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
     expect(doc).toContain(
-      "ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets, and each misses an end-to-end target in the twin that the default meets",
+      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; the other two are ahead on one seed set and behind on the other, by as little. Each misses an end-to-end target in the twin that the default meets",
     );
     // Which targets: the attempts after a quiet spell without the fade, 15 s from a cold router with it.
     expect(
@@ -1019,9 +1010,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(before.tuned?.met.attempts).toBe((before.tuned?.scenarios ?? 0) / 2);
     expect(before.tuned?.met.attempts).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
     expect(before.held?.met.attempts).toBeLessThan(held.get("default")?.met.attempts ?? 0);
-    // Each of the two alone meets the attempts target in fewer scenarios than both together.
+    // Each of the two alone meets the attempts target in no more scenarios than both together (queue refill alone,
+    // without the floor, in fewer).
     for (const id of ["no-queue-refill", "no-overload-floor"])
-      expect(tuned.get(id)?.met.attempts, id).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
+      expect(tuned.get(id)?.met.attempts, id).toBeLessThanOrEqual(tuned.get("default")?.met.attempts ?? 0);
+    expect(tuned.get("no-overload-floor")?.met.attempts).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
     // Queue refill alone exceeds the end-to-end attempts target in the twin after a quiet spell; both do not.
     expect(doc).toContain(
       "Queue refill alone made more attempts after a quiet spell than the issue's end-to-end target allows",
@@ -1089,6 +1082,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       sweeps: json.sweeps,
       variants: json.variants,
       heldOutVariants: json.heldOut?.variants,
+      heldOutScenarios: json.heldOut?.scenarios,
       defaultPolicy: json.defaultPolicy,
       twin: JSON.parse(read("docs/e2e-twin.json")),
       queueRefillAb: {
