@@ -55,6 +55,7 @@ const TWIN_VARIANT_IDS = [
   "best-effort-no-age",
   "clairvoyant-forecast",
   "newest-first-order",
+  "demoted-headroom-1",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -126,7 +126,16 @@ export interface BookingAdmission {
   demotedOrder?: YieldOrder;
   /** `demotedOrder` `next_horizon`: seconds from a request's start to its answer (`FairQueue`'s `yieldServiceS`; 4). */
   demotedServiceS?: number;
+  /**
+   * Trunk reservation for fresh arrivals: a demoted request is placed only while more than this many slots of the
+   * fleet are free (as this router knows them); the last ones are kept for requests on their first attempts, which
+   * then start at once and on a smaller batch. The round is held until a release or an arrival. `undefined` or 0: off.
+   */
+  demotedHeadroomSlots?: number;
 }
+
+/** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
+const DEMOTED_HOLD_RECHECK_MS = 1000;
 
 /** Seconds of offered attempts that tell a draining queue from a standing one (see `drainingOfferedShare`). */
 export const DRAINING_WINDOW_S = 5;
@@ -626,6 +635,12 @@ export class RouterCore {
       this.estimator.advance(now, this.queue.size);
       const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : [];
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
+    }
+    const reserved = this.options.booking?.demotedHeadroomSlots ?? 0;
+    if (reserved > 0 && head.yields && this.cache.freeSlots(this.options.replicas) <= reserved) {
+      // Not a failed round either: the slots are kept for fresh arrivals; a release or an arrival ends the hold.
+      this.estimator.advance(now, this.queue.size);
+      return { kind: "held", delayMs: DEMOTED_HOLD_RECHECK_MS };
     }
     const gate = this.headroom?.gate(now, this.cache.freeSlots(this.options.replicas));
     let eligible: ((tenant: string) => boolean) | undefined;

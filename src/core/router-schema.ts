@@ -64,6 +64,8 @@ const bookingSchema = z.strictObject({
     .default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "next_horizon"),
   /** `next_horizon`: seconds from a request's start to its answer that its deadlines allow for. Default: 4. */
   demotedServiceS: z.number().gt(0).max(600).nullable().default(null),
+  /** Demoted requests are placed only while more than this many slots of the fleet are free (trunk reservation). 0: off. */
+  demotedHeadroomSlots: z.int().min(0).max(10_000).default(DEFAULT_BOOKING_ADMISSION.demotedHeadroomSlots ?? 0),
 });
 
 /**
@@ -147,6 +149,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       demoteAfterS: settings.booking.demoteAfterS ?? undefined,
       demotedOrder: settings.booking.demotedOrder,
       demotedServiceS: settings.booking.demotedServiceS ?? undefined,
+      demotedHeadroomSlots: settings.booking.demotedHeadroomSlots || undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

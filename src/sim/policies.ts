@@ -19,6 +19,7 @@ export interface PolicySpec {
     demoteAfterS?: number | null;
     demotedOrder?: "newest_first" | "arrival" | "next_horizon";
     demotedServiceS?: number | null;
+    demotedHeadroomSlots?: number;
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

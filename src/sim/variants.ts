@@ -140,6 +140,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { booking: { demotedOrder: "newest_first" } },
   ),
   variant(
+    "demoted-headroom-1",
+    "a demoted request is placed only while more than one slot of the fleet is free: the last is kept for fresh arrivals",
+    { booking: { demotedHeadroomSlots: 1 } },
+  ),
+  variant(
     "kept-when-queued",
     "a claimed promise counts as kept once its retry is queued, not once it is placed (the default until 2026-12-03)",
     { ledger: { keptWhenQueued: true } },

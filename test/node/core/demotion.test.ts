@@ -187,3 +187,83 @@ describe("booking.demoteAfterS", () => {
     expect(off.deployments.m && routerOptionsFor(off.deployments.m).booking?.demoteAfterS).toBeUndefined();
   });
 });
+
+describe("booking.demotedHeadroomSlots (trunk reservation for fresh arrivals)", () => {
+  /** Two one-slot replicas, a two-deep queue, demotion after 3 s; `reserved` slots kept from demoted requests. */
+  function twoSlots(reserved: number | undefined) {
+    let now = 0;
+    const booking: BookingAdmission = {
+      queueDelayTargetS: undefined,
+      standingIntervalS: 600,
+      maxHeldRoomShare: 0,
+      demoteAfterS: 3,
+    };
+    if (reserved !== undefined) booking.demotedHeadroomSlots = reserved;
+    const core = new RouterCore(
+      routerOptions(
+        { replicas: ["a", "b"], maxQueuedRequests: 2, queueTimeoutMs: 600_000, booking },
+        { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
+      ),
+      { now: () => now },
+      () => 0.5,
+    );
+    const round = () => {
+      const plan = core.beginRound();
+      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+      return plan ? core.finishRound(plan) : undefined;
+    };
+    const placed = (ticket: string) => {
+      const outcome = round();
+      expect(outcome?.kind === "placed" && outcome.ticket).toBe(ticket);
+    };
+    // Both slots busy, two requests waiting, and "old" refused at t = 0; 5 s later "old" is back, demoted, behind
+    // the one still waiting; that one takes the next slot, and one slot frees again.
+    for (const ticket of ["f1", "f2"]) {
+      core.submit(ticket, { fingerprint: ticket });
+      placed(ticket);
+    }
+    core.submit("q1", { fingerprint: "q1" });
+    core.submit("q2", { fingerprint: "q2" });
+    expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
+    now = 5_000;
+    core.release("f1");
+    placed("q1");
+    expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
+    expect(core.stats().demoted).toBe(1);
+    core.release("f2");
+    placed("q2");
+    core.release("q1");
+    return { core, round, placed };
+  }
+
+  it("keeps the last free slot from a demoted request for a fresh arrival, then places it", () => {
+    const { core, round, placed } = twoSlots(1);
+    // One slot free of two: the demoted request waits; the round is held (not a failed placement).
+    expect(round()?.kind).toBe("held");
+    expect(core.submit("fresh", { fingerprint: "fresh" })).toEqual({ kind: "queued" });
+    placed("fresh");
+    // Two slots free: it goes.
+    core.release("q2");
+    core.release("fresh");
+    placed("old.1");
+  });
+
+  it("off (the default), the demoted request takes the last free slot", () => {
+    const { placed } = twoSlots(undefined);
+    placed("old.1");
+  });
+
+  it("is 0 (off) in the configuration's defaults, and takes a number of slots", () => {
+    const on = parseConfig({
+      deployments: { m: { replicas: ["http://127.0.0.1:1"], booking: { demotedHeadroomSlots: 2 } } },
+    });
+    expect(on.deployments.m && routerOptionsFor(on.deployments.m).booking?.demotedHeadroomSlots).toBe(2);
+    const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
+    expect(
+      config.deployments.m && routerOptionsFor(config.deployments.m).booking?.demotedHeadroomSlots,
+    ).toBeUndefined();
+    expect(() =>
+      parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"], booking: { demotedHeadroomSlots: 0.5 } } } }),
+    ).toThrow();
+  });
+});

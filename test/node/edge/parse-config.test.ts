@@ -43,6 +43,7 @@ describe("parseConfig, field by field", () => {
             lastChanceAfterRefusals: null,
             demoteAfterS: 3,
             demotedOrder: "next_horizon",
+            demotedHeadroomSlots: 0,
             demotedServiceS: null,
           },
           tenantHeadroomSlots: 1,
