@@ -65,7 +65,11 @@ const bookingSchema = z.strictObject({
   /** `next_horizon`: seconds from a request's start to its answer that its deadlines allow for. Default: 4. */
   demotedServiceS: z.number().gt(0).max(600).nullable().default(null),
   /** Demoted requests are placed only while more than this many slots of the fleet are free (trunk reservation). 0: off. */
-  demotedHeadroomSlots: z.int().min(0).max(10_000).default(DEFAULT_BOOKING_ADMISSION.demotedHeadroomSlots ?? 0),
+  demotedHeadroomSlots: z
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(DEFAULT_BOOKING_ADMISSION.demotedHeadroomSlots ?? 0),
 });
 
 /**
