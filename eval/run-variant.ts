@@ -5,8 +5,9 @@
  * tunables, `CapacityBookingOptions`, and the router's `booking` settings: src/sim/variant-spec.ts).
  *
  * It prints, beside the default's: each scenario's gaps to the best other policy at every horizon, served share,
- * attempts, oracle gap and how far header-less clients' served share is behind the SDK clients'; the summed worst curve gaps and the targets met; and the end-to-end targets in the
- * simulator's twins of the end-to-end run (as `npm run eval:e2e-twin` checks them). The other policies' results are
+ * attempts, oracle gap and how far header-less clients' served share is behind the SDK clients'; the summed worst
+ * curve gaps and the targets met; and the end-to-end targets in the simulator's twins of the end-to-end run (as
+ * `npm run eval:e2e-twin` checks them). The other policies' results are
  * docs/evaluation.json's (the tuning seeds), so that file must match the code: the default is run again first, and
  * the command stops if its figures differ (run `npm run eval`). With --held every policy is run on the held-out
  * seeds instead (about three times longer). Writes nothing: a figure worth quoting goes through a variant in
