@@ -56,6 +56,7 @@ const TWIN_VARIANT_IDS = [
   "clairvoyant-forecast",
   "newest-first-order",
   "demoted-headroom-1",
+  "horizon-pack",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -1,3 +1,4 @@
+import { COMPLETION_HORIZONS_FOR_ORDER } from "./fair-queue";
 import { FreshArrivalForecast } from "./fresh-arrival-forecast";
 import { MinHeap } from "./min-heap";
 
@@ -162,6 +163,19 @@ export interface CapacityBookingOptions {
    * `burst-10x` and `capacity-halves` (docs/retry-policy.md). Without effect with `keptWhenQueued`.
    */
   shedBreaksPromise: boolean;
+  /**
+   * Horizon packing: a promise goes in the latest second with room that still lets its request finish within the
+   * same completion horizon (5, 15, 30, 60, 120 s from its first refusal, `packServiceS` before it) as the earliest
+   * second with room would, at most `horizonPackS` seconds after that earliest one. The earlier seconds stay free
+   * for later refusals that can still make a shorter horizon: first come, first served, a refusal that can only
+   * finish within 60 s takes the seconds that one refused after it needed to finish within 15 s. 0 (the default):
+   * the earliest second with room. Measured and not kept (variant `horizon-pack`, docs/retry-policy.md): it is read
+   * off the completion curve's horizons, and serves a packed request later within its horizon, which the curve does
+   * not see and its client does: closer to the curve target, longer mean waits.
+   */
+  horizonPackS: number;
+  /** Horizon packing: seconds from a promised retry's instant to its answer that a horizon allows for. */
+  packServiceS: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -199,6 +213,8 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   probeRecurS: 120,
   keptWhenQueued: false,
   shedBreaksPromise: true,
+  horizonPackS: 0,
+  packServiceS: 5,
 };
 
 /** What a returning request claimed (see `CapacityBooking.claim`): a promise, or a best effort. */
@@ -413,7 +429,7 @@ export class CapacityBooking {
     signals: { queueDepth: number; drainRate: number | undefined },
     horizonS: number,
     random: () => number,
-    refusal: { first?: boolean } = {},
+    refusal: { first?: boolean; firstRefusedAtMs?: number | undefined } = {},
   ): BookedHint | undefined {
     const rate = signals.drainRate;
     if (rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
@@ -459,7 +475,9 @@ export class CapacityBooking {
       : signals.queueDepth / backlogDrainRate;
     const first = Math.ceil(nowS + Math.max(1, drainS));
     const last = Math.floor(nowS + horizon) - 1;
-    const within = this.firstSecondWithRoom(first, last, capacityAt);
+    const earliest = this.firstSecondWithRoom(first, last, capacityAt);
+    const within =
+      earliest === undefined ? undefined : this.packed(earliest, last, capacityAt, refusal.firstRefusedAtMs ?? nowMs);
     if (within !== undefined) {
       const start = Math.max(within, nowS + 1);
       const end = Math.min(within + 1, nowS + horizon);
@@ -489,6 +507,22 @@ export class CapacityBooking {
       return { delayS: Math.max(1, Math.min(horizon, probeS * (0.5 + 0.5 * random()))), promised: false };
     const end = Math.min(horizon, Math.max(bestEffortMinEndS, bestEffortAgeFactor * burstAgeS));
     return { delayS: Math.max(1, end * (0.5 + 0.5 * random())), promised: false };
+  }
+
+  /**
+   * `horizonPackS`: the latest second with room after `earliest` (which has room) that still makes the completion
+   * horizon `earliest` makes for a request first refused at `firstMs`; `earliest` itself when packing is off or
+   * `earliest` makes no horizon.
+   */
+  private packed(earliest: number, last: number, capacityAt: (second: number) => number, firstMs: number): number {
+    const { horizonPackS, packServiceS } = this.options;
+    if (!(horizonPackS > 0)) return earliest;
+    const firstS = firstMs / 1000;
+    const horizon = COMPLETION_HORIZONS_FOR_ORDER.find((h) => earliest + 1 + packServiceS <= firstS + h);
+    if (horizon === undefined) return earliest;
+    const latest = Math.min(last, earliest + horizonPackS, Math.floor(firstS + horizon - packServiceS) - 1);
+    for (let s = latest; s > earliest; s--) if ((this.buckets[this.slot(s)] ?? 0) < capacityAt(s) - 1e-9) return s;
+    return earliest;
   }
 
   /** The first second in [from, to] whose promises are below its capacity; `undefined` when none is. */

@@ -521,8 +521,9 @@ function headOf(
 }
 
 /**
- * The completion horizons `next_horizon` orders by, seconds: the completion curve's (issue 15's targets, what
- * clients feel: served within 5, 15, 30, 60, 120 s of the first attempt).
+ * The completion horizons `next_horizon` orders by (and the ledger's horizon packing keeps a promise within),
+ * seconds: the completion curve's (issue 15's targets, what clients feel: served within 5, 15, 30, 60, 120 s of the
+ * first attempt).
  *
  * @example
  * ```ts

@@ -869,6 +869,7 @@ export class RouterCore {
                     (signals.warm
                       ? booking.hint(now, signals, horizonS, this.random, {
                           first: this.neverRefused(request.fingerprint),
+                          firstRefusedAtMs: this.refusals?.firstRefusedAtMs(request.fingerprint),
                         })
                       : undefined);
                   return booked?.delayS;

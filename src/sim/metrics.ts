@@ -34,6 +34,13 @@ export interface RunMetrics {
   servedWithinS: CompletionCurve;
   /** Served share per client style (offered, served). */
   byClient: Record<string, { requests: number; served: number; servedFraction: number }>;
+  /**
+   * The mean wait, seconds: from the first attempt to the end of the response, capped at {@link MEAN_WAIT_CAP_S},
+   * over every offered request, one never served counting the cap - the area above the completion curve up to its
+   * last horizon. What clients feel between the curve's horizons, which the curve does not count: a policy that
+   * serves a request later within the same horizon scores the same curve and a longer mean wait.
+   */
+  meanWaitS: number;
   /** From the first attempt to the end of the response, served requests only. */
   timeToSuccessP50S: number | null;
   timeToSuccessP99S: number | null;
@@ -55,6 +62,17 @@ export interface RunMetrics {
   drainAbsRelErrorMedian: number | null;
   drainAbsRelErrorP90: number | null;
 }
+
+/**
+ * The cap of the mean wait, seconds: the completion curve's last horizon (a request not served by then is lost to
+ * its client, whether or not it is served later).
+ *
+ * @example
+ * ```ts
+ * MEAN_WAIT_CAP_S; // 120
+ * ```
+ */
+export const MEAN_WAIT_CAP_S: number = COMPLETION_HORIZONS_S[COMPLETION_HORIZONS_S.length - 1] as number;
 
 /**
  * Nearest-rank percentile (p in [0, 100]) of unsorted values; `null` for none.
@@ -147,6 +165,10 @@ export function computeMetrics(trace: RunTrace): RunMetrics {
       COMPLETION_HORIZONS_S.map((h) => [String(h), total > 0 ? times.filter((t) => t <= h).length / total : 0]),
     ),
     byClient,
+    meanWaitS:
+      total > 0
+        ? (times.reduce((sum, t) => sum + Math.min(t, MEAN_WAIT_CAP_S), 0) + (total - served) * MEAN_WAIT_CAP_S) / total
+        : 0,
     timeToSuccessP50S: percentile(times, 50),
     timeToSuccessP99S: percentile(times, 99),
     onReplicaP50S: percentile(onReplica, 50),

@@ -12,7 +12,8 @@ import { type VariantSummary, variantsAhead } from "./variants";
 
 /**
  * The default beside its variants (src/sim/variants.ts) on issue 15's targets: scenarios met per target, the
- * worst curve gaps summed, and the sustained overload's p50 time to success.
+ * worst curve gaps summed, the mean waits summed (what the curve does not count), and the sustained overload's p50
+ * time to success.
  *
  * @example
  * ```ts
@@ -22,15 +23,15 @@ import { type VariantSummary, variantsAhead } from "./variants";
 export function variantsTable(variants: readonly VariantSummary[], heldOut: readonly VariantSummary[] = []): string {
   const held = new Map(heldOut.map((v) => [v.id, v]));
   const lines = [
-    `| variant | what changes | curve within 2 pts | served within 1 pt | within 5 pts of oracle | attempts <= static 30 s | worst curve gaps, summed | sustained-1.3x served / p50 |${held.size > 0 ? " held-out seeds: worst curve gaps, summed (scenarios meeting curve, served, oracle, attempts) |" : ""}`,
-    `| --- | --- | --- | --- | --- | --- | --- | --- |${held.size > 0 ? " --- |" : ""}`,
+    `| variant | what changes | curve within 2 pts | served within 1 pt | within 5 pts of oracle | attempts <= static 30 s | worst curve gaps, summed | mean wait, summed | sustained-1.3x served / p50 |${held.size > 0 ? " held-out seeds: worst curve gaps, summed (scenarios meeting curve, served, oracle, attempts); mean wait, summed |" : ""}`,
+    `| --- | --- | --- | --- | --- | --- | --- | --- | --- |${held.size > 0 ? " --- |" : ""}`,
   ];
   for (const v of variants) {
     const heldV = held.get(v.id);
     const heldCell =
       held.size === 0
         ? ""
-        : ` ${heldV ? `${heldV.worstCurveGapSumPts.toFixed(1)} pts (${heldV.met.curve}, ${heldV.met.served}, ${heldV.met.oracle}, ${heldV.met.attempts})` : "n/a"} |`;
+        : ` ${heldV ? `${heldV.worstCurveGapSumPts.toFixed(1)} pts (${heldV.met.curve}, ${heldV.met.served}, ${heldV.met.oracle}, ${heldV.met.attempts}); ${meanWaitSum(heldV)}` : "n/a"} |`;
     const n = v.scenarios;
     const sustained = v.perScenario["sustained-1.3x"];
     const p50 = sustained?.timeToSuccessP50S;
@@ -38,10 +39,15 @@ export function variantsTable(variants: readonly VariantSummary[], heldOut: read
       ? `${pct(sustained.servedFraction)} / ${p50 === null || p50 === undefined ? "n/a" : `${p50.toFixed(1)} s`}`
       : "n/a";
     lines.push(
-      `| ${v.id} | ${v.change} | ${v.met.curve} of ${n} | ${v.met.served} of ${n} | ${v.met.oracle} of ${n} | ${v.met.attempts} of ${n} | ${v.worstCurveGapSumPts.toFixed(1)} pts | ${sustainedCell} |${heldCell}`,
+      `| ${v.id} | ${v.change} | ${v.met.curve} of ${n} | ${v.met.served} of ${n} | ${v.met.oracle} of ${n} | ${v.met.attempts} of ${n} | ${v.worstCurveGapSumPts.toFixed(1)} pts | ${meanWaitSum(v)} | ${sustainedCell} |${heldCell}`,
     );
   }
   return lines.join("\n");
+}
+
+/** A summary's summed mean wait, seconds ("n/a" for a run made before it was recorded). */
+function meanWaitSum(v: VariantSummary): string {
+  return Number.isFinite(v.meanWaitSumS) ? `${v.meanWaitSumS.toFixed(1)} s` : "n/a";
 }
 
 /**
@@ -212,6 +218,11 @@ export function renderPolicyDoc(input: {
     clairvoyantForecastRow: targetsRow("clairvoyant-forecast"),
     newestFirstOrderRow: targetsRow("newest-first-order"),
     demotedFifoRow: targetsRow("demoted-fifo"),
+    horizonPackRow: targetsRow("horizon-pack"),
+    horizonPackGapChanges: gapChanges(input.variants, "horizon-pack"),
+    horizonPackWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "horizon-pack"),
+    twinHorizonPack: inTwin("horizon-pack", [15, 30]),
+    twinHorizonPackCold: inTwin("horizon-pack", [15, 30], "cold"),
     demotedHeadroomRow: targetsRow("demoted-headroom-1"),
     demotedHeadroomGapChanges: gapChanges(input.variants, "demoted-headroom-1"),
     twinDemotedHeadroom: inTwin("demoted-headroom-1", [15, 30]),
@@ -338,6 +349,33 @@ function shareChanges(
       : [];
   });
   return rows.length === 0 ? "in no scenario" : rows.join(", ");
+}
+
+/**
+ * A variant's mean waits (what the completion curve does not count) against the default's: summed over the
+ * scenarios on both seed sets, in how many scenarios it is longer by `minS` or more, and where most.
+ */
+function meanWaitAgainstDefault(
+  variants: readonly VariantSummary[],
+  heldOut: readonly VariantSummary[],
+  id: string,
+  minS = 0.1,
+): string {
+  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
+  if (!def || !own) return "(not run)";
+  const [defHeld, ownHeld] = [heldOut[0], heldOut.find((v) => v.id === id)];
+  const held =
+    defHeld && ownHeld
+      ? ` (held-out ${ownHeld.meanWaitSumS.toFixed(1)} s against ${defHeld.meanWaitSumS.toFixed(1)} s)`
+      : "";
+  const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
+    const o = own.perScenario[name];
+    return o ? [{ name, own: o.meanWaitS, def: d.meanWaitS, delta: o.meanWaitS - d.meanWaitS }] : [];
+  });
+  const longer = rows.filter((r) => r.delta >= minS);
+  const shorter = rows.filter((r) => r.delta <= -minS);
+  const most = longer.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.delta > a.delta ? r : a), undefined);
+  return `its mean waits sum to ${own.meanWaitSumS.toFixed(1)} s against the default's ${def.meanWaitSumS.toFixed(1)} s${held}; longer by ${minS} s or more in ${longer.length} of ${rows.length} scenarios${most ? `, the most in \`${most.name}\` (${most.own.toFixed(1)} s against ${most.def.toFixed(1)} s)` : ""}, shorter in ${shorter.length}`;
 }
 
 const servedShare = (f: ScenarioFigures) => f.servedFraction;

@@ -145,6 +145,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { booking: { demotedHeadroomSlots: 1 } },
   ),
   variant(
+    "horizon-pack",
+    "each promise in the latest second with room that still makes the completion horizon the earliest one makes",
+    { ledger: { horizonPackS: 120 } },
+  ),
+  variant(
     "kept-when-queued",
     "a claimed promise counts as kept once its retry is queued, not once it is placed (the default until 2026-12-03)",
     { ledger: { keptWhenQueued: true } },
@@ -178,9 +183,12 @@ export interface VariantSummary {
   scenarios: number;
   /** The worst completion-curve gap of each scenario, summed (points; 0 would be "never behind"). */
   worstCurveGapSumPts: number;
+  /** The mean wait of each scenario (`RunMetrics.meanWaitS`: what the curve does not count), summed, seconds. */
+  meanWaitSumS: number;
   /**
    * Per scenario: final served share, attempts per offered, p50 time to success, the fleet's share left idle while
-   * clients slept (`idleWhileWaitingFraction`, absent from runs before it was recorded), worst curve gap (points).
+   * clients slept (`idleWhileWaitingFraction`, absent from runs before it was recorded), mean wait, worst curve gap
+   * (points).
    */
   perScenario: Record<
     string,
@@ -189,6 +197,7 @@ export interface VariantSummary {
       attemptsPerOffered: number;
       timeToSuccessP50S: number | null;
       idleWhileWaitingFraction?: number;
+      meanWaitS: number;
       worstCurveGap: { horizonS: number; gapPts: number };
     }
   >;
@@ -211,6 +220,7 @@ export function summarizeVariant(
 ): VariantSummary {
   const met = { curve: 0, served: 0, oracle: 0, attempts: 0 };
   let worstCurveGapSumPts = 0;
+  let meanWaitSumS = 0;
   const perScenario: VariantSummary["perScenario"] = {};
   results.forEach((result, i) => {
     const own = variantResults[i];
@@ -218,15 +228,17 @@ export function summarizeVariant(
     const check = checkTargets(withDefault(result, own));
     for (const key of ["curve", "served", "oracle", "attempts"] as const) if (check.met[key]) met[key] += 1;
     worstCurveGapSumPts += Math.min(0, check.worstCurveGap.gap) * 100;
+    meanWaitSumS += own.metrics.meanWaitS;
     perScenario[result.name] = {
       servedFraction: own.metrics.servedFraction,
       attemptsPerOffered: own.metrics.attemptsPerOffered,
       timeToSuccessP50S: own.metrics.timeToSuccessP50S,
       idleWhileWaitingFraction: own.metrics.idleWhileWaitingFraction,
+      meanWaitS: own.metrics.meanWaitS,
       worstCurveGap: { horizonS: check.worstCurveGap.horizonS, gapPts: 100 * check.worstCurveGap.gap },
     };
   });
-  return { id: v.id, change: v.change, met, scenarios: results.length, worstCurveGapSumPts, perScenario };
+  return { id: v.id, change: v.change, met, scenarios: results.length, worstCurveGapSumPts, meanWaitSumS, perScenario };
 }
 
 /**

@@ -270,6 +270,31 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(refilledDrainS(20, 10, () => 9.75, 0.5, 125)).toBeCloseTo(20 / 0.5, 9);
   });
 
+  it("horizonPackS (an option): a promise goes to the latest second with room that makes the same horizon", () => {
+    /** A ledger with a 4/s baseline (6/s of a 10/s drain left for promises) and its hints at 30 s. */
+    const hintsAt30 = (options: typeof opts, count: number, firstRefusedAtMs?: number) => {
+      const ledger = new CapacityBooking(options, 0);
+      for (let s = 0; s < 30; s++) for (let k = 0; k < 4; k++) ledger.onFresh(s * 1000 + 1);
+      return Array.from({ length: count }, (_, i) => {
+        const hint = ledger.hint(30_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5, { firstRefusedAtMs });
+        if (!hint) throw new Error("no hint");
+        ledger.book(`r${i}`, 30_000, hint);
+        return Math.floor(hint.delayS);
+      });
+    };
+    const packed = { ...opts, horizonPackS: 120 };
+    // The earliest second with room (31 s) finishes within 15 s of the first refusal (30 s), and so does 39 s: the
+    // last start that leaves packServiceS (5 s) before 45 s. Six promises fill 39 s; the seventh takes 38 s.
+    expect(hintsAt30(opts, 7)).toEqual([1, 1, 1, 1, 1, 1, 2]);
+    expect(hintsAt30(packed, 7)).toEqual([9, 9, 9, 9, 9, 9, 8]);
+    // The horizon counts from the request's first refusal: refused first at 10 s, 31 s makes 30 s (40 s), so does 34 s.
+    expect(hintsAt30(packed, 1, 10_000)).toEqual([4]);
+    // Past every horizon (first refused 130 s ago) nothing is gained by waiting: the earliest second.
+    expect(hintsAt30(packed, 1, -100_000)).toEqual([1]);
+    // horizonPackS bounds the move.
+    expect(hintsAt30({ ...packed, horizonPackS: 3 }, 1)).toEqual([4]);
+  });
+
   it("starts after the current queue's drain", () => {
     const ledger = ledgerWithBaseline(0, 5);
     const hint = ledger.hint(5_000, { queueDepth: 50, drainRate: 10 }, 60, () => 0);
@@ -624,6 +649,26 @@ describe("RouterCore with booked_capacity", () => {
     expect(max).toBeLessThanOrEqual(60_000);
     expect(maxNode).toBeGreaterThan(60_000);
     expect(maxNode).toBeLessThanOrEqual(120_000);
+  });
+
+  it("horizonPackS: a retry's promise is packed within the horizon counted from its first refusal, not from now", () => {
+    const { core, warm, tick } = setup({ bookingLedger: { horizonPackS: 120 } });
+    warm();
+    const hintS = (ticket: string, fingerprint: string) => {
+      const r = core.submit(ticket, { fingerprint });
+      if (r.kind !== "rejected") throw new Error(`expected ${ticket} refused`);
+      return (r.rejection.decision.retryAfterMs as number) / 1000;
+    };
+    const firstS = 4; // warm() ends at 4 s
+    expect(hintS("a.0", "a")).toBeLessThan(27); // due before 31 s: it lapses by 34 s
+    tick(30_000); // a comes back at 34 s, its promise lapsed, and is refused again
+    const retryS = 34 + hintS("a.1", "a");
+    const freshS = 34 + hintS("b.0", "b"); // a first refusal at the same instant
+    // a can no longer finish within 30 s of its first attempt, only within 60 s: its promise goes towards 64 - 5 s,
+    // and leaves the seconds before it to b, which can still finish within 15 s (by 49 s).
+    expect(retryS).toBeLessThan(firstS + 60 - DEFAULT_CAPACITY_BOOKING_OPTIONS.packServiceS);
+    expect(freshS).toBeLessThan(34 + 15 - DEFAULT_CAPACITY_BOOKING_OPTIONS.packServiceS);
+    expect(retryS).toBeGreaterThan(freshS);
   });
 
   it("a request's first refusal in an overload that follows another is a probe; its second, the best effort", () => {

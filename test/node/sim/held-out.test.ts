@@ -15,6 +15,7 @@ const summary = (id: string, worstCurveGapSumPts: number): VariantSummary => ({
   met: { curve: 0, served: 0, oracle: 0, attempts: 0 },
   scenarios: 1,
   worstCurveGapSumPts,
+  meanWaitSumS: 200,
   perScenario: {},
 });
 
@@ -86,6 +87,7 @@ describe("held-out seeds", () => {
           servedFraction: 0.901,
           attemptsPerOffered: 1.4,
           timeToSuccessP50S: p50,
+          meanWaitS: 30,
           worstCurveGap: { horizonS: 60, gapPts: -5 },
         },
       },

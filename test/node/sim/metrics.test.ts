@@ -47,6 +47,27 @@ describe("metric definitions on hand-made traces", () => {
     expect(m.servedFraction).toBe(1);
   });
 
+  it("the mean wait caps each request's time to success at 120 s and counts one never served as 120 s", () => {
+    const request = (id: number, completedAfterS: number | undefined): RequestTrace => ({
+      id,
+      arrivalMs: 1000 * id,
+      attempts: [admitted(1000 * id, false)],
+      result: completedAfterS === undefined ? "gave_up" : "served",
+      ...(completedAfterS === undefined ? {} : { completedAtMs: 1000 * (id + completedAfterS) }),
+      client: "openai_node" as const,
+      roundTripMs: 0,
+      outputTokens: 1,
+    });
+    // 2 s, 28 s, 200 s (counted as 120) and never (120): (2 + 28 + 120 + 120) / 4.
+    const m = computeMetrics(trace([request(0, 2), request(1, 28), request(2, 200), request(3, undefined)]));
+    expect(m.meanWaitS).toBeCloseTo(67.5, 9);
+    // Serving a request later within the same horizon (28 s instead of 16 s: both within 30 s) leaves the curve as it
+    // is and lengthens the mean wait: what the curve does not count.
+    const sooner = computeMetrics(trace([request(0, 2), request(1, 16), request(2, 200), request(3, undefined)]));
+    expect(sooner.servedWithinS).toEqual(m.servedWithinS);
+    expect(sooner.meanWaitS).toBeCloseTo(64.5, 9);
+  });
+
   it("X counts only hinted retries, the any-retry rate counts backoff retries too; give-ups are counted", () => {
     const requests: RequestTrace[] = [
       {
