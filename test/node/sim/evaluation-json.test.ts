@@ -51,6 +51,13 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   arrivals: ArrivalCurves | null;
 };
 
+/** A variant's summaries beside the default's, on the tuning seeds and on the held-out seeds. */
+function besideDefault(id: string): Record<"def" | "own" | "heldDef" | "heldOwn", VariantSummary | undefined> {
+  const held = (json.heldOut as HeldOutRun).variants;
+  const of = (list: readonly VariantSummary[]) => list.find((v) => v.id === id);
+  return { def: json.variants[0], own: of(json.variants), heldDef: held[0], heldOwn: of(held) };
+}
+
 /** The scenarios where the default leaves more of the fleet idle while clients wait than every other policy. */
 function scenariosWhereDefaultIdlesMost(): ScenarioResult[] {
   const idle = (s: ScenarioResult, id: string) =>
@@ -889,9 +896,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `In \`burst-10x\` the default was ${(-100 * burst.worstCurveGap.gap).toFixed(1)} points behind \`none\` at 5 s on the tuning seeds`,
     );
     const id = "demoted-headroom-1";
-    const held = (json.heldOut as HeldOutRun).variants;
-    const [def, own] = [json.variants[0], json.variants.find((v) => v.id === id)] as VariantSummary[];
-    const [heldDef, heldOwn] = [held[0], held.find((v) => v.id === id)] as VariantSummary[];
+    const { def, own, heldDef, heldOwn } = besideDefault(id);
     expect(own?.worstCurveGapSumPts).toBeGreaterThan(def?.worstCurveGapSumPts ?? 0);
     expect(heldOwn?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
     // Its lead on the tuning seeds is burst-10x's: the one scenario whose worst gap moves by a point or more.
@@ -904,9 +909,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's horizon-packing bullet: ahead on the curve on both sets, longer waits on both", () => {
     const id = "horizon-pack";
-    const held = (json.heldOut as HeldOutRun).variants;
-    const [def, own] = [json.variants[0], json.variants.find((v) => v.id === id)] as VariantSummary[];
-    const [heldDef, heldOwn] = [held[0], held.find((v) => v.id === id)] as VariantSummary[];
+    const { def, own, heldDef, heldOwn } = besideDefault(id);
     expect(own?.worstCurveGapSumPts).toBeGreaterThan(def?.worstCurveGapSumPts ?? 0);
     expect(heldOwn?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
     // What the curve does not count: its clients wait longer, on both seed sets.
