@@ -82,6 +82,13 @@ export interface FairQueueOptions {
   yieldOrder?: YieldOrder;
   /** `next_horizon`: seconds from a request's start to its client holding the answer (default 4). */
   yieldServiceS?: number;
+  /**
+   * How a tenant's entries that do not yield are ordered among themselves: `arrival` (the default, FIFO) or
+   * `next_horizon` (earliest deadline first on the completion horizons from each one's arrival, `yieldServiceS`
+   * before each; needs the clock): a request that can still start within its 5 s horizon goes before one queued
+   * long enough that only its 15 s horizon is left, unless that one's deadline comes first.
+   */
+  freshOrder?: "arrival" | "next_horizon";
 }
 
 /**
@@ -178,6 +185,8 @@ export class FairQueue {
   private readonly newestFirst: boolean;
   /** `next_horizon`: the service time its deadlines allow for, ms; undefined for the other orders. */
   private readonly horizonServiceMs: number | undefined;
+  /** `freshOrder` `next_horizon`: the same for the entries that do not yield; undefined in arrival order. */
+  private readonly freshServiceMs: number | undefined;
   /** Every waiting entry in arrival order (for expiry, which sheds the oldest first). */
   private readonly byArrival = new Map<string, FairEntry & { seq: number }>();
   private readonly classes: Record<PriorityClass, ClassQueue> = {
@@ -198,11 +207,15 @@ export class FairQueue {
       throw new Error("FairQueue: least_attained ordering needs a clock");
     if (options.yieldOrder === "next_horizon" && !options.clock)
       throw new Error("FairQueue: the next_horizon order of entries that yield needs a clock");
+    if (options.freshOrder === "next_horizon" && !options.clock)
+      throw new Error("FairQueue: the next_horizon order of entries that do not yield needs a clock");
     this.clock = options.clock ?? { now: () => 0 };
     this.tauMs = options.serviceTimeConstantMs ?? (DEFAULT_FAIR_QUEUE_OPTIONS.serviceTimeConstantMs as number);
     this.newestFirst = (options.yieldOrder ?? "newest_first") !== "arrival";
     this.horizonServiceMs =
       options.yieldOrder === "next_horizon" ? 1000 * (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S) : undefined;
+    this.freshServiceMs =
+      options.freshOrder === "next_horizon" ? 1000 * (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S) : undefined;
   }
 
   get size(): number {
@@ -292,6 +305,7 @@ export class FairQueue {
     if (eligible) return this.nextEligible(eligible)?.entry;
     // `next_horizon` orders by deadlines that time alone passes: no dispatch is remembered from an earlier instant.
     if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
+    if (this.freshServiceMs !== undefined) this.next = undefined;
     this.next ??= this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch);
     return this.next?.entry;
   }
@@ -299,6 +313,7 @@ export class FairQueue {
   /** Takes the next request in fair order (with `eligible`: as `peek(eligible)` names it) and advances its class's virtual time. */
   dispatch(eligible?: (tenant: string) => boolean): FairEntry | undefined {
     if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
+    if (this.freshServiceMs !== undefined) this.next = undefined;
     const next = eligible
       ? this.nextEligible(eligible)
       : (this.next ?? this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch));
@@ -474,6 +489,19 @@ export class FairQueue {
   }
 
   private headOf(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
+    const freshMs = this.freshServiceMs;
+    if (freshMs !== undefined && tenant.entries.size > tenant.yielding) {
+      // Earliest next-horizon deadline first among the entries that do not yield (ties: the older); O(n).
+      const nowMs = this.clock.now();
+      let head: (FairEntry & { seq: number }) | undefined;
+      let headBy = Number.POSITIVE_INFINITY;
+      for (const e of tenant.entries.values()) {
+        if (e.yields) continue;
+        const by = nextHorizonDeadline(e, nowMs, freshMs);
+        if (!head || by < headBy) [head, headBy] = [e, by];
+      }
+      return head;
+    }
     if (tenant.yielding === 0 || !this.newestFirst) return headOf(tenant);
     const serviceMs = this.horizonServiceMs;
     if (serviceMs === undefined) return headOf(tenant, (a, b) => yieldRank(a) > yieldRank(b));

@@ -132,6 +132,13 @@ export interface BookingAdmission {
    * then start at once and on a smaller batch. The round is held until a release or an arrival. `undefined` or 0: off.
    */
   demotedHeadroomSlots?: number;
+  /**
+   * The order of the requests that are not demoted among themselves (`FairQueue`'s `freshOrder`): `arrival` (FIFO,
+   * the default) or `next_horizon` (earliest deadline first on each one's next completion horizon from its arrival,
+   * `demotedServiceS` before it): behind a standing queue a new arrival that can still be served within 5 s goes
+   * first, and a queued request goes first again as its own deadline comes. `undefined`: `arrival`.
+   */
+  freshOrder?: "arrival" | "next_horizon";
 }
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
@@ -357,6 +364,7 @@ export class RouterCore {
       clock,
       yieldOrder: options.booking?.demotedOrder ?? "newest_first",
       ...(options.booking?.demotedServiceS !== undefined ? { yieldServiceS: options.booking.demotedServiceS } : {}),
+      ...(options.booking?.freshOrder !== undefined ? { freshOrder: options.booking.freshOrder } : {}),
     });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());

@@ -64,6 +64,8 @@ const bookingSchema = z.strictObject({
     .default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "next_horizon"),
   /** `next_horizon`: seconds from a request's start to its answer that its deadlines allow for. Default: 4. */
   demotedServiceS: z.number().gt(0).max(600).nullable().default(null),
+  /** Requests not demoted among themselves: `arrival` (FIFO; the default) or `next_horizon` (earliest next completion horizon). */
+  freshOrder: z.enum(["arrival", "next_horizon"]).default(DEFAULT_BOOKING_ADMISSION.freshOrder ?? "arrival"),
   /** Demoted requests are placed only while more than this many slots of the fleet are free (trunk reservation). 0: off. */
   demotedHeadroomSlots: z
     .int()
@@ -154,6 +156,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       demotedOrder: settings.booking.demotedOrder,
       demotedServiceS: settings.booking.demotedServiceS ?? undefined,
       demotedHeadroomSlots: settings.booking.demotedHeadroomSlots || undefined,
+      freshOrder: settings.booking.freshOrder,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

@@ -20,6 +20,7 @@ export interface PolicySpec {
     demotedOrder?: "newest_first" | "arrival" | "next_horizon";
     demotedServiceS?: number | null;
     demotedHeadroomSlots?: number;
+    freshOrder?: "arrival" | "next_horizon";
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

@@ -4,6 +4,7 @@ import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-cor
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
 import type { HeldOutScenario } from "./held-out";
+import { COMPLETION_HORIZONS_S } from "./metrics";
 import { pct } from "./report-format";
 import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
 import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargets, twinTargetsTable } from "./report-twin-targets";
@@ -218,6 +219,9 @@ export function renderPolicyDoc(input: {
     clairvoyantForecastRow: targetsRow("clairvoyant-forecast"),
     newestFirstOrderRow: targetsRow("newest-first-order"),
     demotedFifoRow: targetsRow("demoted-fifo"),
+    freshNextHorizonRow: targetsRow("fresh-next-horizon"),
+    freshNextHorizonCurve: horizonChanges(input.variants, "fresh-next-horizon"),
+    freshNextHorizonWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "fresh-next-horizon"),
     horizonPackRow: targetsRow("horizon-pack"),
     horizonPackGapChanges: gapChanges(input.variants, "horizon-pack"),
     horizonPackWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "horizon-pack"),
@@ -376,6 +380,31 @@ function meanWaitAgainstDefault(
   const shorter = rows.filter((r) => r.delta <= -minS);
   const most = longer.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.delta > a.delta ? r : a), undefined);
   return `its mean waits sum to ${own.meanWaitSumS.toFixed(1)} s against the default's ${def.meanWaitSumS.toFixed(1)} s${held}; longer by ${minS} s or more in ${longer.length} of ${rows.length} scenarios${most ? `, the most in \`${most.name}\` (${most.own.toFixed(1)} s against ${most.def.toFixed(1)} s)` : ""}, shorter in ${shorter.length}`;
+}
+
+/**
+ * Where a variant's completion curve moves against the default's, horizon by horizon (tuning seeds): in how many
+ * scenarios it serves more (by `minPts` or more) and the most, in how many less and the most.
+ */
+function horizonChanges(variants: readonly VariantSummary[], id: string, minPts = 0.5): string {
+  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
+  if (!def || !own) return "(not run)";
+  const names = Object.keys(def.perScenario);
+  const parts = COMPLETION_HORIZONS_S.map((h) => {
+    const deltas = names.flatMap((name) => {
+      const [d, o] = [
+        def.perScenario[name]?.servedWithinS?.[String(h)],
+        own.perScenario[name]?.servedWithinS?.[String(h)],
+      ];
+      return d === undefined || o === undefined ? [] : [{ name, pts: 100 * (o - d) }];
+    });
+    const more = deltas.filter((x) => x.pts >= minPts).sort((a, b) => b.pts - a.pts);
+    const less = deltas.filter((x) => x.pts <= -minPts).sort((a, b) => a.pts - b.pts);
+    const most = (xs: typeof deltas) =>
+      xs[0] ? ` (${xs[0].pts > 0 ? "+" : ""}${xs[0].pts.toFixed(1)} in \`${xs[0].name}\`)` : "";
+    return `at ${h} s more in ${more.length}${most(more)} and less in ${less.length}${most(less)}`;
+  });
+  return `of ${names.length} scenarios, it serves ${parts.join("; ")}`;
 }
 
 const servedShare = (f: ScenarioFigures) => f.servedFraction;

@@ -145,6 +145,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { booking: { demotedHeadroomSlots: 1 } },
   ),
   variant(
+    "fresh-next-horizon",
+    "the requests not demoted served earliest deadline first on their next completion horizon from arrival, not in arrival order",
+    { booking: { freshOrder: "next_horizon" } },
+  ),
+  variant(
     "horizon-pack",
     "each promise in the latest second with room that still makes the completion horizon the earliest one makes",
     { ledger: { horizonPackS: 120 } },
@@ -187,8 +192,8 @@ export interface VariantSummary {
   meanWaitSumS: number;
   /**
    * Per scenario: final served share, attempts per offered, p50 time to success, the fleet's share left idle while
-   * clients slept (`idleWhileWaitingFraction`, absent from runs before it was recorded), mean wait, worst curve gap
-   * (points).
+   * clients slept (`idleWhileWaitingFraction`, absent from runs before it was recorded), mean wait, completion
+   * curve, worst curve gap (points).
    */
   perScenario: Record<
     string,
@@ -198,6 +203,8 @@ export interface VariantSummary {
       timeToSuccessP50S: number | null;
       idleWhileWaitingFraction?: number;
       meanWaitS: number;
+      /** The completion curve (absent from runs before it was recorded). */
+      servedWithinS?: Record<string, number>;
       worstCurveGap: { horizonS: number; gapPts: number };
     }
   >;
@@ -235,6 +242,7 @@ export function summarizeVariant(
       timeToSuccessP50S: own.metrics.timeToSuccessP50S,
       idleWhileWaitingFraction: own.metrics.idleWhileWaitingFraction,
       meanWaitS: own.metrics.meanWaitS,
+      servedWithinS: own.metrics.servedWithinS,
       worstCurveGap: { horizonS: check.worstCurveGap.horizonS, gapPts: 100 * check.worstCurveGap.gap },
     };
   });

@@ -671,6 +671,23 @@ describe("RouterCore with booked_capacity", () => {
     expect(retryS).toBeGreaterThan(freshS);
   });
 
+  it("booking.freshOrder next_horizon: a new arrival is placed before one queued past its 5 s horizon", () => {
+    const placedFirst = (freshOrder: "arrival" | "next_horizon") => {
+      const booking = { queueDelayTargetS: undefined, standingIntervalS: 10, maxHeldRoomShare: 1, freshOrder };
+      const { core, tick } = setup({ booking });
+      core.submit("old", { fingerprint: "old" });
+      tick(3_000); // old can no longer start within 1 s of its arrival (5 s less 4 s from start to answer)
+      core.submit("new", { fingerprint: "new" });
+      const plan = core.beginRound();
+      if (!plan) throw new Error("nothing queued");
+      for (const r of plan.probe) core.reportProbe(r, 0);
+      const outcome = core.finishRound(plan);
+      return outcome.kind === "placed" ? outcome.ticket : outcome.kind;
+    };
+    expect(placedFirst("arrival")).toBe("old");
+    expect(placedFirst("next_horizon")).toBe("new");
+  });
+
   it("a request's first refusal in an overload that follows another is a probe; its second, the best effort", () => {
     // No retry capacity at all (maxRetryShare 0): every hint that is not a probe is a best effort.
     const { core, warm, tick } = setup({ bookingLedger: { maxRetryShare: 0 } });

@@ -185,6 +185,45 @@ describe("FairQueue", () => {
   });
 });
 
+describe("FairQueue's freshOrder: entries that do not yield by their next completion horizon", () => {
+  // Arrivals at 0, 3 and 9.5 s, all waiting at t = 10 s, 4 s allowed from start to answer. a (0 s) missed its 5 s
+  // start-by (1 s): its next is 15 s, by 11 s; b (3 s) by 14 s; c (9.5 s) can still make 5 s, by 10.5 s.
+  const entry = (ticket: string, enqueuedAtMs: number): FairEntry => ({
+    ticket,
+    tenant: "t",
+    weight: 1,
+    priority: "interactive",
+    enqueuedAtMs,
+  });
+  const queue = (now: { t: number }, freshOrder?: "arrival" | "next_horizon") => {
+    const q = new FairQueue({
+      ordering: "start_time",
+      clock: { now: () => now.t },
+      yieldServiceS: 4,
+      ...(freshOrder ? { freshOrder } : {}),
+    });
+    for (const e of [entry("a", 0), entry("b", 3_000), entry("c", 9_500)]) q.offer(e, 10);
+    return q;
+  };
+
+  it("next_horizon: the one whose next horizon is due soonest first, re-read as time passes", () => {
+    const now = { t: 10_000 };
+    expect(drain(queue(now, "next_horizon"))).toEqual(["c", "a", "b"]);
+    // At 11.5 s c has missed its 5 s too (by 10.5 s): a's 15 s is past as well (11 s), so b (14 s) first, then c
+    // (15 s: 9.5 + 15 - 4 = 20.5 s) and a (30 s: 26 s).
+    now.t = 11_500;
+    expect(drain(queue(now, "next_horizon"))).toEqual(["b", "c", "a"]);
+  });
+
+  it("arrival, the default: first in, first out whatever the horizons", () => {
+    expect(drain(queue({ t: 10_000 }))).toEqual(["a", "b", "c"]);
+  });
+
+  it("next_horizon needs the clock its deadlines are read on", () => {
+    expect(() => new FairQueue({ ordering: "start_time", freshOrder: "next_horizon" })).toThrow(/needs a clock/);
+  });
+});
+
 describe("FairQueue's next_horizon order of entries that yield", () => {
   // Clients first refused at 0, 8 and 20 s, all waiting at t = 22 s, with 4 s allowed from start to answer. Their
   // next horizons still within reach: a (0 s) 30 s, start by 26 s; b (8 s) 30 s, by 34 s; c (20 s) 15 s, by 31 s

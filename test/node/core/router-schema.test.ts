@@ -25,9 +25,22 @@ describe("the router's settings schema (one source of router defaults)", () => {
         drainingOfferedShare: 1,
         demoteAfterS: 3,
         demotedOrder: "next_horizon",
+        freshOrder: "arrival",
       },
       tenantHeadroomSlots: 1,
     });
+  });
+
+  it("passes every booking setting through to the router's options, and refuses an unknown order", () => {
+    const booking = {
+      demotedOrder: "arrival" as const,
+      freshOrder: "next_horizon" as const,
+      demotedHeadroomSlots: 2,
+      lastChanceAfterRefusals: 2,
+    };
+    const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
+    expect(options.booking).toMatchObject(booking);
+    expect(() => routerSettingsSchema.parse({ booking: { freshOrder: "lifo" } })).toThrow();
   });
 
   it("is what the edge's configuration applies to a deployment", () => {

@@ -45,6 +45,7 @@ describe("parseConfig, field by field", () => {
             demotedOrder: "next_horizon",
             demotedHeadroomSlots: 0,
             demotedServiceS: null,
+            freshOrder: "arrival",
           },
           tenantHeadroomSlots: 1,
           estimator: {

@@ -922,6 +922,27 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/retry-policy.md's bullet on first attempts by their next horizon: sooner at 5 s, later at 30 s", () => {
+    const { def, own, heldDef, heldOwn } = besideDefault("fresh-next-horizon");
+    // It widens the worst gaps the target counts, on both seed sets.
+    expect(own?.worstCurveGapSumPts).toBeLessThan(def?.worstCurveGapSumPts ?? 0);
+    expect(heldOwn?.worstCurveGapSumPts).toBeLessThan(heldDef?.worstCurveGapSumPts ?? 0);
+    // It moves requests from the 30 s horizon to the 5 s one: more served within 5 s and fewer within 30 s in most
+    // scenarios.
+    const moved = (h: number) =>
+      Object.keys(def?.perScenario ?? {}).map(
+        (name) =>
+          (own?.perScenario[name]?.servedWithinS?.[String(h)] ?? 0) -
+          (def?.perScenario[name]?.servedWithinS?.[String(h)] ?? 0),
+      );
+    const half = Object.keys(def?.perScenario ?? {}).length / 2;
+    expect(moved(5).filter((d) => d > 0).length).toBeGreaterThan(half);
+    expect(moved(30).filter((d) => d < 0).length).toBeGreaterThan(half);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "It moves requests from the 30 and 60 s horizons to the 5 and 15 s ones",
+    );
+  });
+
   it("docs/evaluation.md's mean-wait section is the one evaluation.json's figures give", () => {
     expect(read("docs/evaluation.md")).toContain(meanWaitSection(json.scenarios, DEFAULT_POLICY_ID));
   });
