@@ -1,4 +1,4 @@
-import { COMPLETION_HORIZONS_FOR_ORDER } from "./fair-queue";
+import { nextHorizonStartByMs } from "./fair-queue";
 import { FreshArrivalForecast } from "./fresh-arrival-forecast";
 import { MinHeap } from "./min-heap";
 
@@ -517,10 +517,10 @@ export class CapacityBooking {
   private packed(earliest: number, last: number, capacityAt: (second: number) => number, firstMs: number): number {
     const { horizonPackS, packServiceS } = this.options;
     if (!(horizonPackS > 0)) return earliest;
-    const firstS = firstMs / 1000;
-    const horizon = COMPLETION_HORIZONS_FOR_ORDER.find((h) => earliest + 1 + packServiceS <= firstS + h);
-    if (horizon === undefined) return earliest;
-    const latest = Math.min(last, earliest + horizonPackS, Math.floor(firstS + horizon - packServiceS) - 1);
+    // The horizon a start by the end of `earliest` makes, and the last second that still starts in time for it.
+    const startByMs = nextHorizonStartByMs(firstMs, (earliest + 1) * 1000, packServiceS * 1000);
+    if (!Number.isFinite(startByMs)) return earliest;
+    const latest = Math.min(last, earliest + horizonPackS, Math.floor(startByMs / 1000) - 1);
     for (let s = latest; s > earliest; s--) if ((this.buckets[this.slot(s)] ?? 0) < capacityAt(s) - 1e-9) return s;
     return earliest;
   }

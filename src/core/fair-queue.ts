@@ -568,7 +568,20 @@ export const DEFAULT_YIELD_SERVICE_S = 4;
 
 /** The start-by instant of the next completion horizon an entry can still make (ms); Infinity past every one. */
 function nextHorizonDeadline(e: FairEntry, nowMs: number, serviceMs: number): number {
-  const firstMs = yieldRank(e);
+  return nextHorizonStartByMs(yieldRank(e), nowMs, serviceMs);
+}
+
+/**
+ * The latest instant (ms) a request first seen at `firstMs` may start and still be answered within the first
+ * completion horizon it can make when it starts at `nowMs`, `serviceMs` from start to answer; Infinity past every
+ * horizon. The demoted's `next_horizon` order and the ledger's horizon packing both read it.
+ *
+ * @example
+ * ```ts
+ * nextHorizonStartByMs(0, 2_000, 4_000); // 11_000: the 5 s horizon needed a start by 1 s; the 15 s one allows 11 s
+ * ```
+ */
+export function nextHorizonStartByMs(firstMs: number, nowMs: number, serviceMs: number): number {
   for (const h of COMPLETION_HORIZONS_FOR_ORDER) {
     const startBy = firstMs + h * 1000 - serviceMs;
     if (startBy >= nowMs) return startBy;
