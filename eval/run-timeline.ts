@@ -31,14 +31,21 @@ const capacityRps = measureCapacity(seeded);
 const run = runSimulation(seeded, policy, generateWorkload(seeded, capacityRps));
 const idle = run.idleWhileWaitingSlotS / (run.fleetSlots * run.spanS);
 console.log(`${name}, seed ${seeded.seed}, ${policy.label}: idle while waiting ${(100 * idle).toFixed(1)}%\n`);
+const rows = timelineOf(run, binS);
+// booked_capacity's ledger: promises made and how they ended in each bin, and its trust (absent for other policies).
+const ledger = run.ledger !== undefined;
 console.log(
-  "| from (s) | first attempts | refusals | mean hint (s) | hints > 30 s | admitted: first / retries | served | of them > 30 s / > 120 s after the first attempt | fleet busy | first attempts served, p50: slot wait / on replica (s) |",
+  `| from (s) | first attempts | refusals | mean hint (s) | hints > 30 s | admitted: first / retries | served | of them > 30 s / > 120 s after the first attempt | fleet busy | first attempts served, p50: slot wait / on replica (s) |${ledger ? " promises made: kept / broken / no-show | trust |" : ""}`,
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log(`| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |${ledger ? " --- | --- |" : ""}`);
 const seconds = (s: number | undefined) => (s === undefined ? "-" : s.toFixed(2));
-for (const r of timelineOf(run, binS))
+const ledgerCells = (r: (typeof rows)[number]) =>
+  r.promises === undefined
+    ? ""
+    : ` ${r.promises.made}: ${r.promises.kept} / ${r.promises.broken} / ${r.promises.noShow} | ${r.meanTrust === undefined ? "-" : r.meanTrust.toFixed(2)} |`;
+for (const r of rows)
   console.log(
-    `| ${r.fromS} | ${r.firstAttempts} | ${r.refusals} | ${r.meanHintS === undefined ? "-" : r.meanHintS.toFixed(1)} | ${r.hintsOver30s} | ${r.admittedFirst} / ${r.admittedRetries} | ${r.served} | ${r.servedAfter30s} / ${r.servedAfter120s} | ${Math.round(100 * r.busyShare)}% | ${seconds(r.firstSlotWaitP50S)} / ${seconds(r.firstOnReplicaP50S)} |`,
+    `| ${r.fromS} | ${r.firstAttempts} | ${r.refusals} | ${r.meanHintS === undefined ? "-" : r.meanHintS.toFixed(1)} | ${r.hintsOver30s} | ${r.admittedFirst} / ${r.admittedRetries} | ${r.served} | ${r.servedAfter30s} / ${r.servedAfter120s} | ${Math.round(100 * r.busyShare)}% | ${seconds(r.firstSlotWaitP50S)} / ${seconds(r.firstOnReplicaP50S)} |${ledgerCells(r)}`,
   );
 
 // Who was lost: which clients' requests the run did not serve (a backoff-only client or a no-show can be served only

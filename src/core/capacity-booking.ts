@@ -217,6 +217,26 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   packServiceS: 5,
 };
 
+/**
+ * How the promises of a ledger have ended, counted since it started: what an operator reads to see whether the
+ * ledger keeps its word (`spillway_promises_total`). A promise is made when a refusal's hint books capacity; it ends
+ * kept (its retry was placed on a replica: `CapacityBookingOptions.keptWhenQueued`), broken (its retry came back on
+ * time and was refused, or queued and then shed) or as a no-show (its client did not come back within `lateS`).
+ * The rest are outstanding, came back and wait in the queue, or were replaced by a newer hint to the same request.
+ *
+ * @example
+ * ```ts
+ * const { made, kept, broken, noShow } = ledger.promiseOutcomes;
+ * const keptShare = kept / Math.max(1, kept + broken); // the forecast's record, what `trust` learns from
+ * ```
+ */
+export interface PromiseOutcomes {
+  made: number;
+  kept: number;
+  broken: number;
+  noShow: number;
+}
+
 /** What a returning request claimed (see `CapacityBooking.claim`): a promise, or a best effort. */
 export interface ClaimedBooking {
   /** Whether capacity was booked for it (a promise), not a best effort beyond the capacity. */
@@ -293,6 +313,7 @@ export class CapacityBooking {
   private shows: number;
   private noShows: number;
   private trustLevel = 1;
+  private readonly outcomes: PromiseOutcomes = { made: 0, kept: 0, broken: 0, noShow: 0 };
 
   /**
    * @param knownFreshRate Fresh arrivals per second at time t (seconds, on the clock of `nowMs`), known in advance:
@@ -340,6 +361,11 @@ export class CapacityBooking {
     return this.trustLevel;
   }
 
+  /** How the promises made so far have ended (a copy; see {@link PromiseOutcomes}). */
+  get promiseOutcomes(): PromiseOutcomes {
+    return { ...this.outcomes };
+  }
+
   /**
    * A claimed promise's outcome: its retry was placed on a replica (kept) or refused, timed out, pushed out or shed
    * from the queue (broken); see `keptWhenQueued`. Only promises: a best effort booked no capacity, so its refusal
@@ -347,6 +373,8 @@ export class CapacityBooking {
    */
   kept(admitted: boolean): void {
     const { minTrust, trustGain, trustLoss } = this.options;
+    if (admitted) this.outcomes.kept += 1;
+    else this.outcomes.broken += 1;
     this.trustLevel = admitted
       ? Math.min(1, this.trustLevel + trustGain)
       : Math.max(minTrust, this.trustLevel * trustLoss);
@@ -388,6 +416,7 @@ export class CapacityBooking {
   }
 
   private resolve(showed: boolean): void {
+    if (!showed) this.outcomes.noShow += 1;
     const d = this.options.showDecay;
     this.shows = this.shows * d + (showed ? 1 : 0);
     this.noShows = this.noShows * d + (showed ? 0 : 1);
@@ -565,7 +594,9 @@ export class CapacityBooking {
     const booking: Booking = { dueMs, second, promised: hint.promised };
     this.bookings.set(fingerprint, booking);
     this.byDue.push({ dueMs, fingerprint, booking });
-    if (hint.promised) this.buckets[this.slot(second)] = (this.buckets[this.slot(second)] ?? 0) + 1;
+    if (!hint.promised) return;
+    this.buckets[this.slot(second)] = (this.buckets[this.slot(second)] ?? 0) + 1;
+    this.outcomes.made += 1;
   }
 
   private release(fingerprint: string, booking: Booking): void {

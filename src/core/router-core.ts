@@ -4,6 +4,7 @@ import {
   CapacityBooking,
   type CapacityBookingOptions,
   DEFAULT_CAPACITY_BOOKING_OPTIONS,
+  type PromiseOutcomes,
 } from "./capacity-booking";
 import { DEFAULT_HORIZON_S } from "./client-horizon";
 import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
@@ -281,8 +282,26 @@ export interface RouterStats {
   hintedRetries: HintedRetryCounts;
   /** Promises outstanding in the `booked_capacity` ledger (0 for other policies). */
   outstandingBookings: number;
+  /** The `booked_capacity` ledger's word: how its promises ended, and its trust in its forecast; null for other policies. */
+  ledger: LedgerView | null;
   /** Requests queued demoted since start (`booking.demoteAfterS`: first refused longer ago, they gave way). */
   demoted: number;
+}
+
+/**
+ * The `booked_capacity` ledger as an operator (and the simulator's timeline) sees it: how its promises ended, the
+ * trust that scales the capacity it promises (it falls as promises are broken: `CapacityBookingOptions.minTrust`)
+ * and the share of promised clients that come back.
+ *
+ * @example
+ * ```ts
+ * const view: LedgerView = { promises: { made: 40, kept: 30, broken: 6, noShow: 2 }, trust: 0.6, showRate: 0.9 };
+ * ```
+ */
+export interface LedgerView {
+  promises: PromiseOutcomes;
+  trust: number;
+  showRate: number;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -784,6 +803,17 @@ export class RouterCore {
     };
   }
 
+  /**
+   * The `booked_capacity` ledger's promises and trust, read without moving anything on (unlike `stats()`, which
+   * advances the drain-rate estimator): the simulator samples it without changing a run. `undefined` for the other
+   * policies.
+   */
+  ledgerView(): LedgerView | undefined {
+    const booking = this.booking;
+    if (!booking) return undefined;
+    return { promises: booking.promiseOutcomes, trust: booking.trust, showRate: booking.showRate };
+  }
+
   stats(): RouterStats {
     this.estimator.advance(this.clock.now(), this.queue.size);
     const cached = this.cache.snapshot();
@@ -808,6 +838,7 @@ export class RouterCore {
       tenants: this.tenantCounts.snapshot(),
       hintedRetries: this.hintedRetries.counts(),
       outstandingBookings: this.booking?.outstanding ?? 0,
+      ledger: this.ledgerView() ?? null,
       demoted: this.demotedCount,
     };
   }

@@ -1,3 +1,4 @@
+import type { PromiseOutcomes } from "../core/capacity-booking";
 import type { DrainObservation } from "../core/drain-accuracy";
 import type { HintedRetryCounts, HintTiming } from "../core/hinted-retries";
 import { type TenantCount, topTenants } from "../core/tenant-counters";
@@ -26,6 +27,11 @@ export interface DeploymentOverview {
   suggestedDelayBuckets: { le: number | "+Inf"; count: number }[];
   /** Hinted requests that came back, by outcome and timing, summed over shards (X = admitted / all, live). */
   hintedRetries: HintedRetryCounts;
+  /**
+   * `booked_capacity`'s ledgers: their promises summed over shards, and their trust in the forecast averaged over
+   * them (below 1: promises were broken, and fewer are made). null for the other policies.
+   */
+  ledger: { promises: PromiseOutcomes; trust: number } | null;
   /** The latest suggested-vs-observed drain times, oldest first. */
   recentObservations: DrainObservation[];
   /** Admitted and shed (capacity) per tenant, summed over shards: the 10 busiest, the rest as `other`. */
@@ -62,6 +68,15 @@ function sumTimings(counts: Record<HintTiming, number>[]): Record<HintTiming, nu
   const sum: Record<HintTiming, number> = { early: 0, on_time: 0, late: 0 };
   for (const c of counts) for (const k of Object.keys(sum) as HintTiming[]) sum[k] += c[k];
   return sum;
+}
+
+function mergeLedgers(shards: ShardStats[]): DeploymentOverview["ledger"] {
+  const views = shards.flatMap((s) => (s.ledger ? [s.ledger] : []));
+  if (views.length === 0) return null;
+  const promises: PromiseOutcomes = { made: 0, kept: 0, broken: 0, noShow: 0 };
+  for (const v of views)
+    for (const k of Object.keys(promises) as (keyof PromiseOutcomes)[]) promises[k] += v.promises[k];
+  return { promises, trust: views.reduce((sum, v) => sum + v.trust, 0) / views.length };
 }
 
 /**
@@ -102,6 +117,7 @@ export function mergeShards(deployment: string, shards: ShardStats[], replicas: 
       admitted: sumTimings(shards.map((s) => s.hintedRetries.admitted)),
       refused: sumTimings(shards.map((s) => s.hintedRetries.refused)),
     },
+    ledger: mergeLedgers(shards),
     recentObservations: shards
       .flatMap((s) => s.recentObservations)
       .sort((a, b) => a.atMs - b.atMs)

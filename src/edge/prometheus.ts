@@ -124,6 +124,36 @@ export function prometheusText(shards: ShardStats[], quotas: Record<string, Tena
     "Retries booked_capacity has promised room to and that have not come back or lapsed yet.",
     (s) => s.outstandingBookings,
   );
+  // The ledger's word (booked_capacity only): promises made and how they ended, and the trust they taught it.
+  const ledgers = shards.filter((s) => s.ledger !== null && s.ledger !== undefined);
+  out.family(
+    "spillway_promises_made_total",
+    "counter",
+    "Refusals answered with a promise: a hint backed by capacity booked in booked_capacity's ledger.",
+  );
+  for (const s of ledgers) out.sample("spillway_promises_made_total", id(s), s.ledger?.promises.made ?? 0);
+  out.family(
+    "spillway_promises_ended_total",
+    "counter",
+    "Promises by how they ended: kept (the retry was placed on a replica), broken (it came back on time and was refused, or shed from the queue), no_show (it did not come back in time).",
+  );
+  for (const s of ledgers) {
+    const p = s.ledger?.promises;
+    if (!p) continue;
+    out.sample("spillway_promises_ended_total", { ...id(s), outcome: "kept" }, p.kept);
+    out.sample("spillway_promises_ended_total", { ...id(s), outcome: "broken" }, p.broken);
+    out.sample("spillway_promises_ended_total", { ...id(s), outcome: "no_show" }, p.noShow);
+  }
+  gauge(
+    "spillway_booking_trust",
+    "booked_capacity's trust in its forecast (minTrust to 1): broken promises lower it and shrink the capacity it promises.",
+    (s) => s.ledger?.trust ?? null,
+  );
+  gauge(
+    "spillway_booking_show_rate",
+    "Share of promised clients that came back to claim their promise (decayed).",
+    (s) => s.ledger?.showRate ?? null,
+  );
 
   const histogram = (name: string, help: string, value: (s: ShardStats) => HistogramSnapshot) => {
     out.family(name, "histogram", help);

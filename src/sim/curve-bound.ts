@@ -86,6 +86,13 @@ export interface BoundOptions {
    * and the curve's target rows are the same; only which schedule is shown changes. For `byRelease`.
    */
   preferSooner?: boolean;
+  /**
+   * Also hold every set to a median: at least `share` of the requests it serves within its longest horizon are
+   * served within `horizonS` (one of the horizons). Issue 15's sustained-overload target, p50 time to success at
+   * most 5 s, implies it with share 0.5 (a policy serves at least what it serves within 120 s, and half of what it
+   * serves within 5 s): a margin below the curve target's with it says the two targets cannot both be met.
+   */
+  medianWithin?: { horizonS: number; share: number };
 }
 
 /** One scenario's part of a {@link jointCurveBound}: its seeds' instances and the curve it is held to. */
@@ -250,6 +257,12 @@ export function jointCurveBound(
     rows += horizons.length;
     return row;
   });
+  // The median's row per set (served within its horizon - share x served within the longest >= 0).
+  const median = options.medianWithin;
+  const medianHi = median ? (horizons as readonly number[]).indexOf(median.horizonS) : -1;
+  if (median && medianHi < 0) throw new Error(`curve bound: ${median.horizonS} s is not a completion horizon`);
+  const medianRow0 = rows;
+  if (median) rows += sets.length;
   // A tied start's row (one per bin before the parting): +1 for set 0's column, -1 for the twin's (lower = upper = 0).
   const linkRow0 = rows;
   const linkEntry = new Map<Group, { row0: number; sign: number }>();
@@ -297,6 +310,8 @@ export function jointCurveBound(
         horizons.forEach((_, hi) => {
           if (t <= (within[hi] as number)) entries.push([(horizonRow0[g.set] as number) + hi, 1]);
         });
+        // Every column serves within the longest horizon (it serves within some, and they are nested).
+        if (median) entries.push([medianRow0 + g.set, (t <= (within[medianHi] as number) ? 1 : 0) - median.share]);
         if (link && t < sharedBins) entries.push([link.row0 + (t - g.first) * g.work.length + way, link.sign]);
         g.columns.push({ t, way, col: colCost.length });
         soonerCost[colCost.length] = counted / (offered[g.set] || 1);
@@ -344,6 +359,11 @@ export function jointCurveBound(
       rowUpper.push(highs.infinity);
     }
   });
+  if (median)
+    for (let si = 0; si < sets.length; si++) {
+      rowLower.push(0);
+      rowUpper.push(highs.infinity);
+    }
   for (let r = linkRow0; r < rows; r++) {
     rowLower.push(0);
     rowUpper.push(0);
@@ -454,6 +474,12 @@ export interface ScenarioCurveBound {
   /** The curve of a schedule that reaches it. */
   curve: CompletionCurve;
   size: { columns: number; rows: number };
+  /**
+   * In a scenario held to a p50 time to success too (issue 15's sustained overload): the same bound with that
+   * target added (`BoundOptions.medianWithin`, half of what it serves within `p50S`). A margin below `margin` is
+   * what meeting both targets at once costs with foresight; the same margin, nothing.
+   */
+  withP50?: { p50S: number; margin: number; curve: CompletionCurve };
 }
 
 /**
@@ -464,12 +490,20 @@ export interface ScenarioCurveBound {
  * ```ts
  * const bound = scenarioCurveBound(highs, scenario, evaluateScenario(scenario, EVAL_POLICIES, 3));
  * bound.margin; // e.g. 0.03: one schedule is 3 points above the best other policy at every horizon
+ * scenarioCurveBound(highs, sustained, result, 5).withP50?.margin; // the same, half of it served within 5 s
  * ```
  */
-export function scenarioCurveBound(highs: Highs, scenario: Scenario, result: ScenarioResult): ScenarioCurveBound {
+export function scenarioCurveBound(
+  highs: Highs,
+  scenario: Scenario,
+  result: ScenarioResult,
+  p50S?: number,
+): ScenarioCurveBound {
   const { instances, target } = scenarioBoundSet(scenario, result);
   const { margin, curve, size } = curveBound(highs, instances, target);
-  return { target, margin, curve, size };
+  if (p50S === undefined) return { target, margin, curve, size };
+  const held = curveBound(highs, instances, target, 1, { medianWithin: { horizonS: p50S, share: 0.5 } });
+  return { target, margin, curve, size, withP50: { p50S, margin: held.margin, curve: held.curve } };
 }
 
 /**

@@ -123,6 +123,7 @@ export function poolTraces(traces: readonly RunTrace[]): RunTrace {
     fleetSlots: traces[0]?.fleetSlots ?? 0,
     spanS: traces.reduce((s, t) => s + t.spanS, 0),
     trafficS: traces.reduce((s, t) => s + t.trafficS, 0),
+    ...(traces.length > 0 && traces.every((t) => t.ledger) ? { ledger: traces.flatMap((t) => t.ledger ?? []) } : {}),
   };
 }
 

@@ -61,6 +61,24 @@ export interface RunMetrics {
   drainRelErrorMedian: number | null;
   drainAbsRelErrorMedian: number | null;
   drainAbsRelErrorP90: number | null;
+  /** `booked_capacity` only: what its ledgers promised and how it ended (absent for the other policies). */
+  ledger?: LedgerMetrics;
+}
+
+/**
+ * A run's promises (`booked_capacity`'s ledgers, every router shard): how many were made, how they ended (kept:
+ * the retry was placed; broken: it came back on time and was refused, or shed; no-show: it did not come back in
+ * time), and the trust they were made at (the mean of each second's trust, weighted by the promises made in it):
+ * the ledger promises that share of the capacity it forecasts, so a low figure is a ledger that learnt its
+ * forecast was wrong.
+ */
+export interface LedgerMetrics {
+  made: number;
+  kept: number;
+  broken: number;
+  noShow: number;
+  /** `null` when no promise was made. */
+  trustAtPromise: number | null;
 }
 
 /**
@@ -187,5 +205,18 @@ export function computeMetrics(trace: RunTrace): RunMetrics {
       relErrors.map((e) => Math.abs(e)),
       90,
     ),
+    ...(trace.ledger ? { ledger: ledgerMetrics(trace.ledger) } : {}),
+  };
+}
+
+function ledgerMetrics(samples: NonNullable<RunTrace["ledger"]>): LedgerMetrics {
+  const sum = (f: (s: (typeof samples)[number]) => number) => samples.reduce((n, s) => n + f(s), 0);
+  const made = sum((s) => s.made);
+  return {
+    made,
+    kept: sum((s) => s.kept),
+    broken: sum((s) => s.broken),
+    noShow: sum((s) => s.noShow),
+    trustAtPromise: made > 0 ? sum((s) => s.made * s.trust) / made : null,
   };
 }

@@ -4,7 +4,7 @@ import { checkE2eTargets, type E2eFigures } from "./e2e-targets";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { type HeaderClientShares, headerClientShares, headerlessMet } from "./header-clients";
 import { type HeldOutRun, metCounts } from "./held-out";
-import { COMPLETION_HORIZONS_S, MEAN_WAIT_CAP_S } from "./metrics";
+import { COMPLETION_HORIZONS_S, type LedgerMetrics, MEAN_WAIT_CAP_S } from "./metrics";
 import type { OracleResult } from "./oracle";
 import { STATIC_POLICY_IDS } from "./policies";
 import { arrivalsSection } from "./report-arrivals";
@@ -207,7 +207,7 @@ export function curveBoundSection(results: readonly ScenarioResult[], checks: re
   const bounded = results.filter((r) => r.curveBound);
   if (bounded.length === 0) return "";
   // A margin within rounding of zero prints as 0.0, not -0.0.
-  const marginOf = (b: ScenarioCurveBound) => Math.round(b.margin * 1e6) / 1e6;
+  const marginOf = (b: { margin: number }) => Math.round(b.margin * 1e6) / 1e6;
   const margins = bounded.map((r) => marginOf(r.curveBound as ScenarioCurveBound));
   const gaps = results.flatMap((r, i) => (r.curveBound ? [(checks[i] as TargetCheck).worstCurveGap.gap] : []));
   const reachable = margins.filter((m) => m >= -TARGET_TOLERANCE.curve).length;
@@ -230,6 +230,13 @@ export function curveBoundSection(results: readonly ScenarioResult[], checks: re
     "",
     `With foresight the target is reachable (margin at least -2 points) in ${reachable} of ${bounded.length} scenarios, with margins from ${pts(Math.min(...margins))} to ${pts(Math.max(...margins))} points (the margin cannot exceed what the best other policy leaves unserved at 120 s, which is why it is near 0 where a policy serves nearly everyone). So the target is not contradictory: one schedule can be near every horizon's best at once, but only just, and only knowing the arrivals in advance; the bound is a relaxation, so the real best may be lower. The default's worst gaps to the same envelope run from ${pts(Math.min(...gaps))} to ${pts(Math.max(...gaps))} points. How much of that an online policy must leave because it cannot know when an overload ends is measured on twin scenarios in \`docs/online-bound.md\` (\`npm run eval:twins\`); how much batching takes (a request served beside others is slower), by a batch-aware version of the bound in \`docs/batch-bound.md\` (\`npm run eval:batch-bound\`).\n`,
   );
+  for (const r of bounded) {
+    const held = r.curveBound?.withP50;
+    if (!held) continue;
+    lines.push(
+      `Do the targets of \`${r.name}\` pull against each other? It is also held to a p50 time to success of at most ${held.p50S} s, which the default meets with its queue-delay target (\`docs/retry-policy.md\`, "The queue-delay target"). Held to it too (at least half of what the schedule serves within ${COMPLETION_HORIZONS_S.at(-1)} s served within ${held.p50S} s, which any policy meeting the p50 target does), the bound's margin is ${pts(marginOf(held))} points against ${pts(marginOf(r.curveBound as ScenarioCurveBound))} without, its curve ${COMPLETION_HORIZONS_S.map((h) => pct(held.curve[String(h)])).join(" / ")}: ${marginOf(held) >= marginOf(r.curveBound as ScenarioCurveBound) - 0.0005 ? "with foresight, the p50 target costs the curve nothing" : "meeting both costs the curve even with foresight"}.\n`,
+    );
+  }
   return lines.join("\n");
 }
 
@@ -429,6 +436,39 @@ export function meanWaitSection(results: readonly ScenarioResult[], defaultPolic
 }
 
 /**
+ * The default's promises, scenario by scenario (`RunMetrics.ledger`): how many it made and how they ended, and the
+ * trust they were made at. What `spillway_promises_ended_total` and `spillway_booking_trust` show an operator, in
+ * the simulator's scenarios. Empty when the default keeps no ledger.
+ *
+ * @example
+ * ```ts
+ * ledgerSection(results, "booked_capacity"); // "**The ledger's promises** ...\n\n| scenario | ... |"
+ * ```
+ */
+export function ledgerSection(results: readonly ScenarioResult[], defaultPolicy: string): string {
+  const rows = results.flatMap((r) => {
+    const ledger = r.policies.find((p) => p.id === defaultPolicy)?.metrics.ledger;
+    return ledger ? [{ name: r.name, offered: r.offeredRequests, ledger }] : [];
+  });
+  if (rows.length === 0) return "";
+  const ended = (l: LedgerMetrics) => l.kept + l.broken + l.noShow;
+  const brokenShare = (l: LedgerMetrics) => (ended(l) > 0 ? l.broken / ended(l) : 0);
+  const worst = rows.reduce((a, b) => (brokenShare(b.ledger) > brokenShare(a.ledger) ? b : a));
+  const lines = [
+    "| scenario | promises per 100 offered requests | of those that ended: kept / broken / no-show | trust at promise |",
+    "| --- | --- | --- | --- |",
+    ...rows.map(({ name, offered, ledger: l }) => {
+      const share = (n: number) => pct(ended(l) > 0 ? n / ended(l) : null);
+      return `| ${name} | ${num((100 * l.made) / Math.max(1, offered), 1)} | ${share(l.kept)} / ${share(l.broken)} / ${share(l.noShow)} | ${num(l.trustAtPromise)} |`;
+    }),
+  ];
+  return [
+    `**The ledger's promises** (the default's, every seed): how many refusals it answered with a promise of capacity, how those promises ended (kept: the retry was placed on a replica; broken: it came back on time and was refused, or was shed from the queue; no-show: it did not come back in time), and the trust they were made at (the ledger promises that share of the capacity it forecasts; each broken promise lowers it). Broken most in \`${worst.name}\` (${pct(brokenShare(worst.ledger))} of the promises that ended). \`npm run eval:timeline -- <scenario>\` shows them bin by bin; in production \`spillway_promises_ended_total\` and \`spillway_booking_trust\` count the same.\n`,
+    lines.join("\n"),
+  ].join("\n");
+}
+
+/**
  * The whole report (docs/evaluation.md): method, the default policy against the targets, each scenario's
  * completion curves and measures, the queue-bound sweep, the end-to-end runs and the committed analysis text.
  * Every figure in it comes from the results passed in (the same object is written to docs/evaluation.json).
@@ -479,6 +519,8 @@ export function renderReport(input: {
     `**Clients without SDK headers** (target: within 5 points of SDK clients on served share, default policy; in brackets openai-python alone, whose 60 s horizon header-less clients share, where openai-node's is 120 s): ${headerClientsLine(headerClients)}.\n`,
   );
   out.push(meanWaitSection(input.results, input.defaultPolicy), "");
+  const ledger = ledgerSection(input.results, input.defaultPolicy);
+  if (ledger) out.push(ledger, "");
   if (input.heldOut) out.push(heldOutSection(input.heldOut, input.checks), "");
   const boundSection = curveBoundSection(input.results, input.checks);
   if (boundSection) out.push(boundSection, "");

@@ -209,6 +209,7 @@ export function renderPolicyDoc(input: {
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
     heldOutHeaderlessSustainedGap: heldOutHeaderlessGapPts(input.heldOutScenarios ?? [], "sustained-1.3x"),
     idleWhileWaiting: idleWhileWaitingNote(input.results, input.defaultPolicy),
+    ledgerRecord: ledgerRecordNote(input.results, input.defaultPolicy),
     bestEffortSecondHalfRow: targetsRow("best-effort-second-half"),
     bestEffortSecondHalfGapChanges: gapChanges(input.variants, "best-effort-second-half"),
     bestEffortNoAgeRow: targetsRow("best-effort-no-age"),
@@ -409,6 +410,27 @@ function horizonChanges(variants: readonly VariantSummary[], id: string, minPts 
 
 const servedShare = (f: ScenarioFigures) => f.servedFraction;
 const idleShare = (f: ScenarioFigures) => f.idleWhileWaitingFraction;
+
+/**
+ * The default's promises over the scenarios (`RunMetrics.ledger`): the range of the share broken, of those that
+ * ended, and of the trust they were made at, each with its scenario.
+ */
+function ledgerRecordNote(results: readonly ScenarioResult[], defaultPolicy: string): string {
+  const rows = results.flatMap((r) => {
+    const l = r.policies.find((p) => p.id === defaultPolicy)?.metrics.ledger;
+    const ended = l ? l.kept + l.broken + l.noShow : 0;
+    return l && ended > 0 && l.trustAtPromise !== null
+      ? [{ name: r.name, broken: l.broken / ended, trust: l.trustAtPromise }]
+      : [];
+  });
+  if (rows.length === 0) return "(not run)";
+  const by = (f: (r: (typeof rows)[number]) => number) => [...rows].sort((a, b) => f(a) - f(b));
+  const broken = by((r) => r.broken);
+  const trust = by((r) => r.trust);
+  const [fewest, most] = [broken[0], broken.at(-1)] as [(typeof rows)[number], (typeof rows)[number]];
+  const [lowest, highest] = [trust[0], trust.at(-1)] as [(typeof rows)[number], (typeof rows)[number]];
+  return `of the promises that ended, ${pct(fewest.broken)} were broken in \`${fewest.name}\` and up to ${pct(most.broken)} in \`${most.name}\`, made at a mean trust from ${lowest.trust.toFixed(2)} (\`${lowest.name}\`) to ${highest.trust.toFixed(2)} (\`${highest.name}\`)`;
+}
 
 /**
  * The default's idle while waiting beside the other policies': in how many scenarios it is the highest, its

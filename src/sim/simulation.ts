@@ -1,7 +1,8 @@
+import type { PromiseOutcomes } from "../core/capacity-booking";
 import { clientHorizonS } from "../core/client-horizon";
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
-import type { RouterOptions, SubmitOptions } from "../core/router-core";
-import type { AcquireResult } from "../core/router-driver";
+import type { LedgerView, RouterOptions, SubmitOptions } from "../core/router-core";
+import type { AcquireResult, RouterDriver } from "../core/router-driver";
 import { routerOptionsFromSettings, routerSettingsSchema } from "../core/router-schema";
 import { hashInts } from "../engine/rng";
 import { drawClient, type SimClient } from "./client-mix";
@@ -14,7 +15,7 @@ import type { PolicySpec } from "./policies";
 import { randomStream } from "./random-streams";
 import { type Scenario, trafficDurationS } from "./scenario";
 import { createSimRouter } from "./sim-router";
-import type { AttemptRecord, DrainSample, RequestTrace, RunTrace } from "./trace";
+import type { AttemptRecord, DrainSample, LedgerSample, RequestTrace, RunTrace } from "./trace";
 import type { WorkloadRequest } from "./workload";
 
 /**
@@ -251,6 +252,7 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
   }
   const trafficS = trafficDurationS(scenario);
   const spanS = trafficS + scenario.tailS;
+  const ledger = sampleLedgers(loop, routers, spanS);
   loop.run(spanS * 1000);
   meter.tick();
   const aliveSlots = (replicaNames.length - lost.size) * maxOngoing;
@@ -261,5 +263,34 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
     fleetSlots: loss ? (replicaNames.length * maxOngoing + aliveSlots) / 2 : replicaNames.length * maxOngoing,
     spanS,
     trafficS,
+    ...(ledger ? { ledger } : {}),
   };
+}
+
+/**
+ * Samples the routers' ledgers at the end of every second of the run (`LedgerSample`), for the timeline; `undefined`
+ * when the policy keeps no ledger. It reads them without changing anything (`RouterCore.ledgerView`), so the run is
+ * the same with it. A router restarted since the last sample starts its counts from zero again.
+ */
+function sampleLedgers(loop: EventLoop, routers: readonly RouterDriver[], spanS: number): LedgerSample[] | undefined {
+  if (routers.some((router) => router.core.ledgerView() === undefined)) return undefined;
+  const samples: LedgerSample[] = [];
+  const last: PromiseOutcomes[] = routers.map(() => ({ made: 0, kept: 0, broken: 0, noShow: 0 }));
+  const cores = routers.map((router) => router.core);
+  for (let s = 1; s <= spanS; s++)
+    loop.at(s * 1000, () => {
+      const sample: LedgerSample = { atMs: s * 1000, made: 0, kept: 0, broken: 0, noShow: 0, trust: 0 };
+      routers.forEach((router, i) => {
+        const view = router.core.ledgerView() as LedgerView;
+        const before = last[i] as PromiseOutcomes;
+        const restarted = router.core !== cores[i];
+        cores[i] = router.core;
+        for (const key of ["made", "kept", "broken", "noShow"] as const)
+          sample[key] += view.promises[key] - (restarted ? 0 : before[key]);
+        sample.trust += view.trust / routers.length;
+        last[i] = view.promises;
+      });
+      samples.push(sample);
+    });
+  return samples;
 }

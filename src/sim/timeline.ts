@@ -32,6 +32,13 @@ export interface TimelineRow {
    */
   firstSlotWaitP50S: number | undefined;
   firstOnReplicaP50S: number | undefined;
+  /**
+   * `booked_capacity` only (undefined for the other policies): the promises its ledgers made in the bin and those
+   * that ended in it (kept, broken, no-show), and their trust in the forecast, averaged over the bin's seconds. A
+   * ledger whose promises break lowers its trust and promises less: this shows when, and what followed.
+   */
+  promises: { made: number; kept: number; broken: number; noShow: number } | undefined;
+  meanTrust: number | undefined;
 }
 
 /**
@@ -62,6 +69,8 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     servedAfter120s: 0,
     firstSlotWaitP50S: undefined,
     firstOnReplicaP50S: undefined,
+    promises: trace.ledger ? { made: 0, kept: 0, broken: 0, noShow: 0 } : undefined,
+    meanTrust: undefined,
   }));
   const rowAt = (ms: number) => rows[Math.min(rows.length - 1, Math.floor(ms / binMs))] as TimelineRow;
   const hintSums = new Map<TimelineRow, { sum: number; n: number }>();
@@ -103,6 +112,19 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
       t = end;
     }
   }
+  // A sample closes its second: it belongs to the bin that second began in.
+  const trustSums = new Map<TimelineRow, { sum: number; n: number }>();
+  for (const sample of trace.ledger ?? []) {
+    const row = rowAt(sample.atMs - 1);
+    const promises = row.promises as NonNullable<TimelineRow["promises"]>;
+    promises.made += sample.made;
+    promises.kept += sample.kept;
+    promises.broken += sample.broken;
+    promises.noShow += sample.noShow;
+    const sums = trustSums.get(row) ?? { sum: 0, n: 0 };
+    trustSums.set(row, { sum: sums.sum + sample.trust, n: sums.n + 1 });
+  }
+  for (const [row, { sum, n }] of trustSums) row.meanTrust = sum / n;
   for (const [row, { sum, n }] of hintSums) row.meanHintS = sum / n / 1000;
   for (const [row, { waits, onReplica }] of firstServed) {
     row.firstSlotWaitP50S = percentile(waits, 50) ?? undefined;

@@ -39,6 +39,20 @@ export interface DrainSample {
   observedS: number;
 }
 
+/**
+ * One second of a run's `booked_capacity` ledgers (summed over the router shards): the promises made in it, those
+ * that ended in it (kept, broken, no-show: `PromiseOutcomes`), and the ledgers' mean trust at its end.
+ */
+export interface LedgerSample {
+  /** The end of the second, ms. */
+  atMs: number;
+  made: number;
+  kept: number;
+  broken: number;
+  noShow: number;
+  trust: number;
+}
+
 /** Everything a run leaves for the metrics. */
 export interface RunTrace {
   requests: RequestTrace[];
@@ -50,4 +64,6 @@ export interface RunTrace {
   spanS: number;
   /** Seconds of offered traffic (the goodput denominator). */
   trafficS: number;
+  /** Second by second, what the routers' ledgers promised and how it ended; absent for policies without one. */
+  ledger?: LedgerSample[];
 }

@@ -47,6 +47,14 @@ describe("guarded operator routes", () => {
       on_time: expect.any(Number),
       late: expect.any(Number),
     });
+    // The default policy keeps a ledger: its promises, summed over shards, and its trust.
+    expect(misc?.ledger?.promises).toEqual({
+      made: expect.any(Number),
+      kept: expect.any(Number),
+      broken: expect.any(Number),
+      noShow: expect.any(Number),
+    });
+    expect(misc?.ledger?.trust).toBeGreaterThan(0);
     // The fake engine answers /load but has no /metrics: the load is read, the gap is reported.
     expect(misc?.replicas[0]?.queueLength).toBeTypeOf("number");
     expect(misc?.replicas[0]?.ok).toBe(false);
@@ -75,6 +83,10 @@ describe("guarded operator routes", () => {
     );
     expect(text).toMatch(/spillway_outstanding_bookings\{deployment="misc",shard="0"\} \d+/);
     expect(text).toMatch(/spillway_demoted_total\{deployment="misc",shard="0"\} \d+/);
+    // The default policy (booked_capacity) keeps a ledger: its promises and trust are on the page too.
+    expect(text).toMatch(/spillway_promises_made_total\{deployment="misc",shard="0"\} \d+/);
+    expect(text).toMatch(/spillway_promises_ended_total\{deployment="misc",shard="0",outcome="broken"\} \d+/);
+    expect(text).toMatch(/spillway_booking_trust\{deployment="misc",shard="0"\} (1|0\.\d+)\n/);
   });
 });
 

@@ -161,6 +161,7 @@ export const DASHBOARD_JS = `"use strict";
         rejected: tile(tiles, "shed /s"),
         retry: tile(tiles, "last Retry-After"),
         hinted: tile(tiles, "X: hinted retries admitted"),
+        promises: tile(tiles, "promises kept"),
         leases: tile(tiles, "in flight"),
         estimator: tile(tiles, "estimator"),
       },
@@ -279,6 +280,15 @@ export const DASHBOARD_JS = `"use strict";
       var onTime = h.admitted.on_time + h.refused.on_time;
       t.hinted.value.textContent = onTime > 0 ? fmt((h.admitted.on_time / onTime) * 100, 0) + "%" : "-";
       t.hinted.tile.title = "admitted " + JSON.stringify(h.admitted) + ", refused " + JSON.stringify(h.refused);
+      // booked_capacity's word: of the promises that came back, the share kept (placed); its trust in the title.
+      var l = d.ledger;
+      var settled = l ? l.promises.kept + l.promises.broken : 0;
+      t.promises.value.textContent = settled > 0 ? fmt((l.promises.kept / settled) * 100, 0) + "%" : "-";
+      t.promises.tile.title = l
+        ? "made " + l.promises.made + ", kept " + l.promises.kept + ", broken " + l.promises.broken +
+          ", no-show " + l.promises.noShow + "; trust " + fmt(l.trust, 2)
+        : "no ledger: the policy is not booked_capacity";
+      t.promises.tile.classList.toggle("alert", l !== null && l.trust < 0.5);
       t.leases.value.textContent = String(d.activeLeases);
       t.estimator.value.textContent = d.estimatorWarm ? "warm" : "cold";
     });

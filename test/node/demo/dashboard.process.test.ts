@@ -163,6 +163,10 @@ describeWith(existsSync(CHROMIUM), "apt-get install -y chromium", "the live dash
       expect(points, key).toBeGreaterThan(0);
     }
     expect(await page.locator("table.replicas td.up").count()).toBe(3);
+    // The default policy's ledger, in the tile's title (how many promises depends on the machine's pace).
+    const promises = page.locator(".tile", { has: page.locator(".tile-label", { hasText: "promises kept" }) });
+    expect(await promises.getAttribute("title")).toMatch(/^made \d+, kept \d+, broken \d+, no-show \d+; trust /);
+    expect(await promises.locator(".tile-value").textContent()).toMatch(/^(\d+%|-)$/);
     expect(await page.locator("canvas").count()).toBeGreaterThanOrEqual(9);
 
     const overview = (await (

@@ -57,6 +57,21 @@ describe("curveBound", () => {
     });
   });
 
+  it("held to a median too, serves at least that share of what it serves within the median's horizon", () => {
+    const target = { "5": 0, "15": 1, "30": 1, "60": 1, "120": 1 };
+    expect(curveBound(highs, [instance], target).margin).toBeCloseTo(0, 6);
+    // Half within 5 s binds nothing: 6 of 10 can be.
+    const half = curveBound(highs, [instance], target, 1, { medianWithin: { horizonS: 5, share: 0.5 } });
+    expect(half.margin).toBeCloseTo(0, 6);
+    // 70% cannot be, of all ten: at most 6 / 0.7 of them may be served at all, so every horizon from 15 s falls short.
+    const most = curveBound(highs, [instance], target, 1, { medianWithin: { horizonS: 5, share: 0.7 } });
+    expect(most.margin).toBeCloseTo(0.6 / 0.7 - 1, 6);
+    expect(most.curve["5"] as number).toBeGreaterThanOrEqual(0.7 * (most.curve["120"] as number) - 1e-6);
+    expect(() => curveBound(highs, [instance], target, 1, { medianWithin: { horizonS: 7, share: 0.5 } })).toThrow(
+      /not a completion horizon/,
+    );
+  });
+
   it("pools instances: their offered requests add up and each keeps its own start budget", () => {
     const bound = curveBound(highs, [instance, instance], everyone(1));
     expect(bound.margin).toBeCloseTo(-0.4, 6);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { measureCapacity } from "../../../src/sim/capacity";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
 import { timelineOf } from "../../../src/sim/timeline";
@@ -95,5 +96,56 @@ describe("timelineOf", () => {
     );
     expect(sum((r) => r.served)).toBe(run.requests.filter((r) => r.completedAtMs !== undefined).length);
     expect(Math.max(...rows.map((r) => r.busyShare))).toBeLessThanOrEqual(1.05);
+  });
+
+  it("puts each second of the ledgers' samples in its bin: promises made and ended, and the mean trust", () => {
+    const sample = (atS: number, made: number, kept: number, broken: number, noShow: number, trust: number) => ({
+      atMs: atS * 1000,
+      made,
+      kept,
+      broken,
+      noShow,
+      trust,
+    });
+    const rows = timelineOf(
+      runTraceOf([request(1, [refused(1, 40), admitted(41)], 45)], {
+        spanS: 20,
+        ledger: [sample(1, 3, 0, 0, 0, 1), sample(10, 1, 2, 1, 0, 0.5), sample(11, 0, 0, 1, 1, 0.3)],
+      }),
+      10,
+    );
+    // The sample at 10 s closes the second from 9 to 10 s: the first bin's.
+    expect(rows[0]).toMatchObject({ promises: { made: 4, kept: 2, broken: 1, noShow: 0 }, meanTrust: 0.75 });
+    expect(rows[1]).toMatchObject({ promises: { made: 0, kept: 0, broken: 1, noShow: 1 }, meanTrust: 0.3 });
+    // Without a ledger (another policy) there is nothing to show.
+    expect(timelineOf(trace([]), 10)[0]).toMatchObject({ promises: undefined, meanTrust: undefined });
+  });
+
+  it("in a simulated run, booked_capacity's ledger is sampled every second, and no other policy's", () => {
+    const scenario = smallBurst();
+    // At the fleet's measured capacity the burst is a 3x overload (at 10 requests a second nothing is refused).
+    const workload = generateWorkload(scenario, measureCapacity(scenario));
+    const booked = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
+    const other = EVAL_POLICIES.find((p) => p.id === "router_queue_drain_rate");
+    if (!booked || !other) throw new Error("no such policy");
+    const run = runSimulation(scenario, booked, workload);
+    expect(run.ledger?.length).toBe(run.spanS);
+    const rows = timelineOf(run, 5);
+    const refusals = run.requests.flatMap((r) => r.attempts).filter((a) => a.outcome === "rejected").length;
+    expect(rows.reduce((n, r) => n + r.refusals, 0)).toBe(refusals);
+    const made = rows.reduce((n, r) => n + (r.promises?.made ?? 0), 0);
+    const ended = rows.reduce(
+      (n, r) => n + (r.promises ? r.promises.kept + r.promises.broken + r.promises.noShow : 0),
+      0,
+    );
+    // The burst's refusals are promised capacity, and their promises end within the run.
+    expect(made).toBeGreaterThan(0);
+    expect(ended).toBeGreaterThan(0);
+    expect(ended).toBeLessThanOrEqual(made);
+    for (const r of rows) {
+      expect(r.meanTrust).toBeGreaterThanOrEqual(0.2);
+      expect(r.meanTrust).toBeLessThanOrEqual(1);
+    }
+    expect(runSimulation(scenario, other, workload).ledger).toBeUndefined();
   });
 });
