@@ -5,8 +5,9 @@
  * tunables, `CapacityBookingOptions`, and the router's `booking` settings: src/sim/variant-spec.ts).
  *
  * It prints, beside the default's: each scenario's gaps to the best other policy at every horizon, served share,
- * attempts, oracle gap, how far header-less clients' served share is behind the SDK clients' and the mean wait (what
- * the curve does not count: a change that serves requests later within their horizons shows it there); the summed
+ * attempts, oracle gap, how far header-less clients' served share is behind the SDK clients', the mean wait (what
+ * the curve does not count: a change that serves requests later within their horizons shows it there) and the share
+ * of the ledger's promises that ended broken (docs/evaluation.md, "The ledger's promises"); the summed
  * worst curve gaps and mean waits and the targets met; and the end-to-end targets in the simulator's twins of the
  * end-to-end run (as `npm run eval:e2e-twin` checks them). The other policies' results are
  * docs/evaluation.json's (the tuning seeds), so that file must match the code: the default is run again first, and
@@ -93,12 +94,19 @@ const variant = { id: spec.id, change: spec.label, spec };
 const pts = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
 console.log(`${spec.label}, ${values.held ? `${heldSeeds} held-out` : "tuning"} seeds\n`);
 console.log(
-  `| scenario | worst curve gap: variant (default) | gap at ${COMPLETION_HORIZONS_S.join(" / ")} s | served | attempts - static 30 s | oracle - served | header-less behind SDK: variant (default) | mean wait: variant (default) |`,
+  `| scenario | worst curve gap: variant (default) | gap at ${COMPLETION_HORIZONS_S.join(" / ")} s | served | attempts - static 30 s | oracle - served | header-less behind SDK: variant (default) | mean wait: variant (default) | promises broken: variant (default) |`,
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
 // The mean wait (what the curve does not count); "n/a" for a default result written before it was recorded.
 const wait = (p: PolicyResult | undefined) =>
   p?.metrics.meanWaitS === undefined ? "n/a" : `${p.metrics.meanWaitS.toFixed(1)} s`;
+// The share of the ledger's promises that ended broken (docs/evaluation.md, "The ledger's promises"): a change that
+// promises better breaks fewer; "n/a" where none ended or for a default result written before it was recorded.
+const broken = (p: PolicyResult | undefined) => {
+  const l = p?.metrics.ledger;
+  const ended = l ? l.kept + l.broken + l.noShow : 0;
+  return l && ended > 0 ? `${((100 * l.broken) / ended).toFixed(1)}%` : "n/a";
+};
 // Issue 15 holds header-less clients within 5 points of the SDK clients on served share; "-" where the mix has none.
 const headerlessBehind = (result: ScenarioResult) => {
   const { sdk, headerless } = headerClientShares(result, DEFAULT_POLICY_ID);
@@ -110,7 +118,7 @@ results.forEach((result, i) => {
   const before = checkTargets(result);
   const gaps = COMPLETION_HORIZONS_S.map((h) => pts(check.curveGap[String(h)] ?? 0)).join(" / ");
   console.log(
-    `| ${result.name} | ${pts(check.worstCurveGap.gap)} at ${check.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${gaps} | ${(100 * mine.servedFraction).toFixed(1)}% | ${check.attemptsVsStatic30.toFixed(3)} | ${pts(check.oracleGap)} | ${headerlessBehind(withDefault(result, mine))} (${headerlessBehind(result)}) | ${wait(mine)} (${wait(result.policies.find((p) => p.id === DEFAULT_POLICY_ID))}) |`,
+    `| ${result.name} | ${pts(check.worstCurveGap.gap)} at ${check.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${gaps} | ${(100 * mine.servedFraction).toFixed(1)}% | ${check.attemptsVsStatic30.toFixed(3)} | ${pts(check.oracleGap)} | ${headerlessBehind(withDefault(result, mine))} (${headerlessBehind(result)}) | ${wait(mine)} (${wait(result.policies.find((p) => p.id === DEFAULT_POLICY_ID))}) | ${broken(mine)} (${broken(result.policies.find((p) => p.id === DEFAULT_POLICY_ID))}) |`,
   );
 });
 
