@@ -27,6 +27,7 @@ import { resolve } from "node:path";
 import OpenAI from "openai";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
+import type { PromiseOutcomes } from "../src/core/capacity-booking";
 import type { RunningEngineServer } from "../src/engine/index";
 import { percentile } from "../src/sim/metrics";
 import type { E2eSeedFigures } from "../src/sim/report-markdown";
@@ -78,6 +79,8 @@ const CHILD_START_MS = 60_000;
 /** The first arrival is this far after the run orders go out, so every client process has its order in time. */
 const START_LEAD_MS = 1_000;
 const PAUSE_BETWEEN_RUNS_MS = 3_000;
+/** The admin token of the Worker this run starts (loopback only): the ledger's promises are read from its overview. */
+const ADMIN_TOKEN = "e2e-admin-token";
 
 /** One policy's figures, pooled over its seeds, with how late the client processes sent (p99, ms), and per seed. */
 type PolicyRecord = E2eOpenAiPolicy & { sendLagP99Ms: number | null };
@@ -179,6 +182,21 @@ async function runOnce(
   return { outcomes: all, attempts: counts, sendLagsMs };
 }
 
+/** A deployment's promises so far (summed over its router shards), or null when its policy keeps no ledger. */
+async function ledgerOf(base: string, deployment: string): Promise<PromiseOutcomes | null> {
+  const res = await fetch(`${base}/spillway/overview?replicas=0`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  if (!res.ok) throw new Error(`/spillway/overview answered ${res.status}`);
+  // The part of src/edge/fleet-overview.ts's FleetOverview read here (that module is typed for the Worker).
+  const overview = (await res.json()) as {
+    deployments: { deployment: string; ledger: { promises: PromiseOutcomes } | null }[];
+  };
+  const view = overview.deployments.find((d) => d.deployment === deployment);
+  if (!view) throw new Error(`/spillway/overview has no deployment ${deployment}`);
+  return view.ledger?.promises ?? null;
+}
+
 const results: PolicyRecord[] = [];
 try {
   const fleet = await startE2eFleet(policyIds, {
@@ -191,7 +209,7 @@ try {
   // --log: the routers' rejection records (and wrangler's output) go to stdout.
   const config = JSON.stringify({ deployments: fleet.deployments, logRejections: Boolean(values.log) });
   const started = await startWorkerOnFreePort({
-    vars: { SPILLWAY_CONFIG: config },
+    vars: { SPILLWAY_CONFIG: config, SPILLWAY_ADMIN_TOKEN: ADMIN_TOKEN },
     quiet: !values.log,
     // The rejection records are the Durable Objects' console.log: wrangler prints them at `log` only.
     ...(values.log ? { logLevel: "log" as const } : {}),
@@ -225,8 +243,18 @@ try {
       for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
     };
     const perSeed: E2eSeedFigures[] = [];
+    // The router's promises over this policy's seeds (booked_capacity only): its counts since it started, read
+    // before and after each seed; a router restarted in between (counts lower than before) counts from zero.
+    let ledgerBefore = await ledgerOf(workerBase, `e2e-${id}`);
+    const ledger = ledgerBefore && { made: 0, kept: 0, broken: 0, noShow: 0 };
     for (const seed of SEEDS) {
       const run = await runOnce(id, seed, runId++, clients, proxy, proxyBase);
+      const after = await ledgerOf(workerBase, `e2e-${id}`);
+      if (ledger && after) {
+        const from = ledgerBefore && ledgerBefore.made <= after.made ? ledgerBefore : undefined;
+        for (const k of ["made", "kept", "broken", "noShow"] as const) ledger[k] += after[k] - (from?.[k] ?? 0);
+      }
+      ledgerBefore = after;
       const own = summarizeE2ePolicy(id, run.outcomes, run.attempts.total);
       perSeed.push({
         seed,
@@ -248,6 +276,7 @@ try {
       requestsByAttempts: attempts.requestsByAttempts,
       sendLagP99Ms: percentile(sendLagsMs, 99),
       perSeed,
+      ledger,
     };
     results.push(result);
     console.log(JSON.stringify(result));

@@ -82,6 +82,8 @@ const results = twins.map((t) => ({
       servedFraction: r.servedFraction,
       servedWithinS: r.servedWithinS,
       attemptsPerOffered: r.attemptsPerOffered,
+      // booked_capacity's promises (the end-to-end run reads the real Worker's from /spillway/overview).
+      ...(r.metrics.ledger ? { ledger: r.metrics.ledger } : {}),
     };
   }),
 }));

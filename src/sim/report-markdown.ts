@@ -1,3 +1,4 @@
+import type { PromiseOutcomes } from "../core/capacity-booking";
 import type { ArrivalCurves } from "./arrival-bins";
 import type { ScenarioCurveBound } from "./curve-bound";
 import { checkE2eTargets, type E2eFigures } from "./e2e-targets";
@@ -49,6 +50,11 @@ export interface E2eOpenAiPolicy {
   requestsByAttempts?: Record<string, number>;
   /** Each seed's own figures (runs before they were recorded lack them). */
   perSeed?: E2eSeedFigures[];
+  /**
+   * `booked_capacity` (and its variants): the promises the Worker's router made and how they ended over the
+   * policy's seeds, read from `/spillway/overview` (runs before it was recorded lack it; null for other policies).
+   */
+  ledger?: PromiseOutcomes | null;
 }
 
 /** One seed's figures for one policy in `npm run eval:e2e`'s run: what the targets read, for that seed alone. */

@@ -4,7 +4,7 @@ import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-cor
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
 import type { HeldOutScenario } from "./held-out";
-import { COMPLETION_HORIZONS_S } from "./metrics";
+import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "./metrics";
 import { pct } from "./report-format";
 import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
 import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargets, twinTargetsTable } from "./report-twin-targets";
@@ -501,6 +501,8 @@ export interface E2eTwinRun {
       servedFraction: number;
       servedWithinS: Record<string, number>;
       attemptsPerOffered: number;
+      /** `booked_capacity` and its variants: the ledger's promises (`RunMetrics.ledger`). */
+      ledger?: LedgerMetrics;
     }[];
   }[];
 }

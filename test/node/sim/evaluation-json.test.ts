@@ -386,6 +386,35 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(moved.largest).toBeLessThan(otherPoliciesMovedBetweenRuns11And12());
   });
 
+  it("backs docs/benchmarks.md's ledger's promises end to end: the Worker's counts beside the twin's", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const run = runOf("docs/evaluation-e2e-openai-ledger.json");
+    expectBenchmarkRows(bench, run);
+    expect(run.seeds).toEqual(runOf("docs/evaluation-e2e-openai-run12.json").seeds);
+    const ledger = defaultOf(run)?.ledger;
+    if (!ledger) throw new Error("the run recorded no ledger");
+    const ended = ledger.kept + ledger.broken + ledger.noShow;
+    const share = (n: number, of: number) => `${((100 * n) / of).toFixed(1)}%`;
+    expect(flat).toContain(
+      `Its router made ${ledger.made} promises: ${share(ledger.kept, ended)} were kept (the retry was placed on a replica), ${share(ledger.broken, ended)} broken (the retry came back on time and was refused, or was shed from the queue) and ${share(ledger.noShow, ended)} no-shows.`,
+    );
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    const brokenInTwin = (id: string) => {
+      const l = twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === DEFAULT_POLICY_ID)?.ledger;
+      if (!l) throw new Error(`no ledger in the ${id} twin`);
+      return l.broken / (l.kept + l.broken + l.noShow);
+    };
+    const [cold, quiet] = [brokenInTwin("cold"), brokenInTwin("after-quiet")];
+    expect(flat).toContain(
+      `breaks fewer: ${(100 * cold).toFixed(1)}% from a cold router and ${(100 * quiet).toFixed(1)}% after a quiet spell.`,
+    );
+    const real = ledger.broken / ended;
+    expect(flat).toContain(
+      `breaks ${(real / Math.max(cold, quiet)).toFixed(1)} to ${(real / Math.min(cold, quiet)).toFixed(1)} times the share its twin predicts`,
+    );
+  });
+
   it("backs docs/benchmarks.md's promise kept when placed, end to end: every target met against runs 11 and 12", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
