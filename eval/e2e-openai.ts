@@ -182,19 +182,29 @@ async function runOnce(
   return { outcomes: all, attempts: counts, sendLagsMs };
 }
 
-/** A deployment's promises so far (summed over its router shards), or null when its policy keeps no ledger. */
-async function ledgerOf(base: string, deployment: string): Promise<PromiseOutcomes | null> {
+/**
+ * A deployment's router counts so far (summed over its shards): its promises, or null when its policy keeps no
+ * ledger, and its refusals by reason.
+ */
+async function routerCountsOf(
+  base: string,
+  deployment: string,
+): Promise<{ promises: PromiseOutcomes | null; byReason: Record<string, number> }> {
   const res = await fetch(`${base}/spillway/overview?replicas=0`, {
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
   });
   if (!res.ok) throw new Error(`/spillway/overview answered ${res.status}`);
   // The part of src/edge/fleet-overview.ts's FleetOverview read here (that module is typed for the Worker).
   const overview = (await res.json()) as {
-    deployments: { deployment: string; ledger: { promises: PromiseOutcomes } | null }[];
+    deployments: {
+      deployment: string;
+      ledger: { promises: PromiseOutcomes } | null;
+      rejectionsByReason: Record<string, number>;
+    }[];
   };
   const view = overview.deployments.find((d) => d.deployment === deployment);
   if (!view) throw new Error(`/spillway/overview has no deployment ${deployment}`);
-  return view.ledger?.promises ?? null;
+  return { promises: view.ledger?.promises ?? null, byReason: view.rejectionsByReason };
 }
 
 const results: PolicyRecord[] = [];
@@ -243,18 +253,23 @@ try {
       for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
     };
     const perSeed: E2eSeedFigures[] = [];
-    // The router's promises over this policy's seeds (booked_capacity only): its counts since it started, read
-    // before and after each seed; a router restarted in between (counts lower than before) counts from zero.
-    let ledgerBefore = await ledgerOf(workerBase, `e2e-${id}`);
-    const ledger = ledgerBefore && { made: 0, kept: 0, broken: 0, noShow: 0 };
+    // The router's promises (booked_capacity only) and refusals by reason over this policy's seeds: its counts since
+    // it started, read before and after each seed; a router restarted in between (counts lower) counts from zero.
+    let before = await routerCountsOf(workerBase, `e2e-${id}`);
+    const ledger = before.promises && { made: 0, kept: 0, broken: 0, noShow: 0 };
+    const refusalsByReason: Record<string, number> = {};
     for (const seed of SEEDS) {
       const run = await runOnce(id, seed, runId++, clients, proxy, proxyBase);
-      const after = await ledgerOf(workerBase, `e2e-${id}`);
-      if (ledger && after) {
-        const from = ledgerBefore && ledgerBefore.made <= after.made ? ledgerBefore : undefined;
-        for (const k of ["made", "kept", "broken", "noShow"] as const) ledger[k] += after[k] - (from?.[k] ?? 0);
+      const after = await routerCountsOf(workerBase, `e2e-${id}`);
+      const restarted = Object.entries(after.byReason).some(([k, n]) => n < (before.byReason[k] ?? 0));
+      for (const [k, n] of Object.entries(after.byReason))
+        refusalsByReason[k] = (refusalsByReason[k] ?? 0) + n - (restarted ? 0 : (before.byReason[k] ?? 0));
+      if (ledger && after.promises) {
+        const from = before.promises && before.promises.made <= after.promises.made ? before.promises : undefined;
+        for (const k of ["made", "kept", "broken", "noShow"] as const)
+          ledger[k] += after.promises[k] - (from?.[k] ?? 0);
       }
-      ledgerBefore = after;
+      before = after;
       const own = summarizeE2ePolicy(id, run.outcomes, run.attempts.total);
       perSeed.push({
         seed,
@@ -277,6 +292,7 @@ try {
       sendLagP99Ms: percentile(sendLagsMs, 99),
       perSeed,
       ledger,
+      refusalsByReason,
     };
     results.push(result);
     console.log(JSON.stringify(result));

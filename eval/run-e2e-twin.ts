@@ -82,7 +82,9 @@ const results = twins.map((t) => ({
       servedFraction: r.servedFraction,
       servedWithinS: r.servedWithinS,
       attemptsPerOffered: r.attemptsPerOffered,
-      // booked_capacity's promises (the end-to-end run reads the real Worker's from /spillway/overview).
+      // Refused attempts, and booked_capacity's promises (the end-to-end run reads the real router's counts of both
+      // from /spillway/overview).
+      refusals: r.metrics.refusals,
       ...(r.metrics.ledger ? { ledger: r.metrics.ledger } : {}),
     };
   }),

@@ -55,6 +55,8 @@ export interface E2eOpenAiPolicy {
    * policy's seeds, read from `/spillway/overview` (runs before it was recorded lack it; null for other policies).
    */
   ledger?: PromiseOutcomes | null;
+  /** The router's refusals by reason over the policy's seeds, from `/spillway/overview` (runs before it was recorded lack it). */
+  refusalsByReason?: Record<string, number>;
 }
 
 /** One seed's figures for one policy in `npm run eval:e2e`'s run: what the targets read, for that seed alone. */

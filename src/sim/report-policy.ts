@@ -501,6 +501,8 @@ export interface E2eTwinRun {
       servedFraction: number;
       servedWithinS: Record<string, number>;
       attemptsPerOffered: number;
+      /** Refused attempts (every reason; runs before it was recorded lack it). */
+      refusals?: number;
       /** `booked_capacity` and its variants: the ledger's promises (`RunMetrics.ledger`). */
       ledger?: LedgerMetrics;
     }[];

@@ -413,6 +413,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `breaks ${(real / Math.max(cold, quiet)).toFixed(1)} to ${(real / Math.min(cold, quiet)).toFixed(1)} times the share its twin predicts`,
     );
+    // The refusals beside the twin's: the real router's by reason, the twin's in all.
+    const reasons = defaultOf(run)?.refusalsByReason;
+    if (!reasons) throw new Error("the run recorded no refusals by reason");
+    const refused = Object.values(reasons).reduce((a, b) => a + b, 0);
+    const twinRefusals = (id: string) =>
+      twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === DEFAULT_POLICY_ID)?.refusals;
+    expect(flat).toContain(
+      `refused ${refused} attempts (${reasons.queue_full} at a full queue, ${reasons.queue_timeout} at the queue timeout; the run reads these from the overview too), where the twin refuses ${twinRefusals("cold")} and ${twinRefusals("after-quiet")}:`,
+    );
+    expect(refused).toBeGreaterThan(Math.max(twinRefusals("cold") ?? 0, twinRefusals("after-quiet") ?? 0));
   });
 
   it("backs docs/benchmarks.md's promise kept when placed, end to end: every target met against runs 11 and 12", () => {
