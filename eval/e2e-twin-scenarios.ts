@@ -29,3 +29,22 @@ export function e2eTwinScenarios(demo: Scenario): { id: string; description: str
     },
   ];
 }
+
+/**
+ * The end-to-end run as its router lives it: one Durable Object serves all of a policy's seeds, one after another,
+ * so whatever its ledger learnt in one burst (trust, show rate, baseline, the refusals it remembers) is there at the
+ * next. `bursts` copies of the end-to-end phases on one router, a quiet spell of `quietS` between them (the previous
+ * seed's tail and the pause), where each twin of {@link e2eTwinScenarios} starts anew.
+ *
+ * @example
+ * ```ts
+ * const chained = e2eChainedTwin(readScenario("demo-burst-3x"), 6, 60); // six bursts, 60 s at 0.02x between them
+ * ```
+ */
+export function e2eChainedTwin(demo: Scenario, bursts: number, quietS: number): Scenario {
+  const phases = Array.from({ length: bursts }, (_, i) => [
+    ...(i > 0 ? [{ durationS: quietS, load: QUIET_LEAD_IN.load }] : []),
+    ...E2E_PHASES,
+  ]).flat();
+  return { ...demo, phases, burstPhase: 1 };
+}

@@ -21,7 +21,7 @@ import { evaluatePolicy } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
-import { e2eTwinScenarios } from "./e2e-twin-scenarios";
+import { e2eChainedTwin, e2eTwinScenarios } from "./e2e-twin-scenarios";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
@@ -89,12 +89,30 @@ const results = twins.map((t) => ({
     };
   }),
 }));
+// The default as the end-to-end run's router lives it: six bursts on one router (one per seed), 60 s of quiet
+// between them (a seed's tail and the pause). Its promises and refusals beside the real router's
+// (docs/benchmarks.md, "The ledger's promises, end to end").
+const CHAIN = { bursts: 6, quietS: 60 };
+const chainedRun = evaluatePolicy(
+  e2eChainedTwin(demo, CHAIN.bursts, CHAIN.quietS),
+  seeds,
+  capacityRps,
+  EVAL_POLICIES.find((p) => p.id === E2E_POLICY_IDS[0]) as PolicySpec,
+);
+const chained = {
+  ...CHAIN,
+  policy: E2E_POLICY_IDS[0],
+  refusalsPerBurst: chainedRun.metrics.refusals / (CHAIN.bursts * seeds.length),
+  attemptsPerOffered: chainedRun.attemptsPerOffered,
+  ledger: chainedRun.metrics.ledger,
+};
 const out = {
   generatedBy: "npm run eval:e2e-twin",
   seeds,
   capacityRps,
   horizonsS: COMPLETION_HORIZONS_S,
   twins: results,
+  chained,
 };
 writeFileSync(join(root, "docs/e2e-twin.json"), `${JSON.stringify(out, null, 1)}\n`);
 const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;

@@ -494,6 +494,20 @@ function variantTargetsAgainstDefault(
 
 /** docs/e2e-twin.json: per twin (cold, after a quiet spell), each policy's pooled measures. */
 export interface E2eTwinRun {
+  /** The arrival seeds each twin pools. */
+  seeds?: readonly number[];
+  /**
+   * The default on one router through `bursts` copies of the end-to-end phases, as the end-to-end run's router
+   * lives its seeds (eval/e2e-twin-scenarios.ts, `e2eChainedTwin`); runs before it was recorded lack it.
+   */
+  chained?: {
+    bursts: number;
+    quietS: number;
+    policy: string;
+    refusalsPerBurst: number;
+    attemptsPerOffered: number;
+    ledger?: LedgerMetrics;
+  };
   twins: {
     id: string;
     policies: {

@@ -423,6 +423,35 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `refused ${refused} attempts (${reasons.queue_full} at a full queue, ${reasons.queue_timeout} at the queue timeout; the run reads these from the overview too), where the twin refuses ${twinRefusals("cold")} and ${twinRefusals("after-quiet")}:`,
     );
     expect(refused).toBeGreaterThan(Math.max(twinRefusals("cold") ?? 0, twinRefusals("after-quiet") ?? 0));
+    // The twin on one router through six bursts, as the real router lives its seeds: how much of the gap it closes.
+    const chained = twin.chained;
+    if (!chained?.ledger) throw new Error("docs/e2e-twin.json has no chained run");
+    const chainedEnded = chained.ledger.kept + chained.ledger.broken + chained.ledger.noShow;
+    const perSeed = twin.seeds?.length ?? Number.NaN;
+    const twinOf = (id: string) =>
+      twin.twins.find((t) => t.id === id)?.policies.find((p) => p.id === DEFAULT_POLICY_ID);
+    const [coldRun, quietRun] = [twinOf("cold"), twinOf("after-quiet")];
+    if (!coldRun?.refusals || !quietRun?.refusals) throw new Error("the twins recorded no refusals");
+    const realPerSeed = refused / (run.seeds?.length ?? Number.NaN);
+    expect(flat).toContain(
+      `breaks ${((100 * chained.ledger.broken) / chainedEnded).toFixed(1)}% of its promises, refuses ${chained.refusalsPerBurst.toFixed(1)} attempts a burst (the real router ${realPerSeed.toFixed(1)} a seed, the twins ${(coldRun.refusals / perSeed).toFixed(1)} and ${(quietRun.refusals / perSeed).toFixed(1)}) and makes ${chained.attemptsPerOffered.toFixed(3)} attempts per offered request (the real run ${(defaultOf(run) as E2eOpenAiPolicy).attemptsPerOffered.toFixed(3)})`,
+    );
+    const closed = (twins: number, chain: number, realValue: number) =>
+      ((100 * (chain - twins)) / (realValue - twins)).toFixed(0);
+    const closedBroken = closed((cold + quiet) / 2, chained.ledger.broken / chainedEnded, real);
+    const closedRefusals = closed(
+      (coldRun.refusals + quietRun.refusals) / 2 / perSeed,
+      chained.refusalsPerBurst,
+      realPerSeed,
+    );
+    const closedAttempts = closed(
+      (coldRun.attemptsPerOffered + quietRun.attemptsPerOffered) / 2,
+      chained.attemptsPerOffered,
+      (defaultOf(run) as E2eOpenAiPolicy).attemptsPerOffered,
+    );
+    expect(flat).toContain(
+      `it closes ${closedBroken}% of the gap in broken promises, ${closedRefusals}% in refusals and ${closedAttempts}% in attempts.`,
+    );
   });
 
   it("backs docs/benchmarks.md's promise kept when placed, end to end: every target met against runs 11 and 12", () => {
