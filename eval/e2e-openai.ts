@@ -27,7 +27,7 @@ import { resolve } from "node:path";
 import OpenAI from "openai";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
-import type { PromiseOutcomes } from "../src/core/capacity-booking";
+import { PROMISE_OUTCOME_KEYS, type PromiseOutcomes } from "../src/core/capacity-booking";
 import type { RunningEngineServer } from "../src/engine/index";
 import { percentile } from "../src/sim/metrics";
 import type { E2eSeedFigures } from "../src/sim/report-markdown";
@@ -266,8 +266,7 @@ try {
         refusalsByReason[k] = (refusalsByReason[k] ?? 0) + n - (restarted ? 0 : (before.byReason[k] ?? 0));
       if (ledger && after.promises) {
         const from = before.promises && before.promises.made <= after.promises.made ? before.promises : undefined;
-        for (const k of ["made", "kept", "broken", "noShow"] as const)
-          ledger[k] += after.promises[k] - (from?.[k] ?? 0);
+        for (const k of PROMISE_OUTCOME_KEYS) ledger[k] += after.promises[k] - (from?.[k] ?? 0);
       }
       before = after;
       const own = summarizeE2ePolicy(id, run.outcomes, run.attempts.total);

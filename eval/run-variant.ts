@@ -26,6 +26,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { promisesEnded } from "../src/core/capacity-booking";
 import { binReleases, curveByArrival } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet } from "../src/sim/curve-bound";
@@ -104,7 +105,7 @@ const wait = (p: PolicyResult | undefined) =>
 // promises better breaks fewer; "n/a" where none ended or for a default result written before it was recorded.
 const broken = (p: PolicyResult | undefined) => {
   const l = p?.metrics.ledger;
-  const ended = l ? l.kept + l.broken + l.noShow : 0;
+  const ended = l ? promisesEnded(l) : 0;
   return l && ended > 0 ? `${((100 * l.broken) / ended).toFixed(1)}%` : "n/a";
 };
 // Issue 15 holds header-less clients within 5 points of the SDK clients on served share; "-" where the mix has none.
@@ -114,11 +115,12 @@ const headerlessBehind = (result: ScenarioResult) => {
 };
 results.forEach((result, i) => {
   const mine = own[i] as PolicyResult;
+  const def = result.policies.find((p) => p.id === DEFAULT_POLICY_ID);
   const check = checkTargets(withDefault(result, mine));
   const before = checkTargets(result);
   const gaps = COMPLETION_HORIZONS_S.map((h) => pts(check.curveGap[String(h)] ?? 0)).join(" / ");
   console.log(
-    `| ${result.name} | ${pts(check.worstCurveGap.gap)} at ${check.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${gaps} | ${(100 * mine.servedFraction).toFixed(1)}% | ${check.attemptsVsStatic30.toFixed(3)} | ${pts(check.oracleGap)} | ${headerlessBehind(withDefault(result, mine))} (${headerlessBehind(result)}) | ${wait(mine)} (${wait(result.policies.find((p) => p.id === DEFAULT_POLICY_ID))}) | ${broken(mine)} (${broken(result.policies.find((p) => p.id === DEFAULT_POLICY_ID))}) |`,
+    `| ${result.name} | ${pts(check.worstCurveGap.gap)} at ${check.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${gaps} | ${(100 * mine.servedFraction).toFixed(1)}% | ${check.attemptsVsStatic30.toFixed(3)} | ${pts(check.oracleGap)} | ${headerlessBehind(withDefault(result, mine))} (${headerlessBehind(result)}) | ${wait(mine)} (${wait(def)}) | ${broken(mine)} (${broken(def)}) |`,
   );
 });
 

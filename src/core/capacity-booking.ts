@@ -237,6 +237,33 @@ export interface PromiseOutcomes {
   noShow: number;
 }
 
+/**
+ * The counts of {@link PromiseOutcomes}, for code that adds or subtracts them field by field.
+ *
+ * @example
+ * ```ts
+ * for (const k of PROMISE_OUTCOME_KEYS) sum[k] += shard[k];
+ * ```
+ */
+export const PROMISE_OUTCOME_KEYS = [
+  "made",
+  "kept",
+  "broken",
+  "noShow",
+] as const satisfies readonly (keyof PromiseOutcomes)[];
+
+/**
+ * The promises that have ended, kept, broken or no-show: what the shares of each outcome are shares of.
+ *
+ * @example
+ * ```ts
+ * promisesEnded({ made: 10, kept: 6, broken: 2, noShow: 1 }); // 9: one is still outstanding
+ * ```
+ */
+export function promisesEnded(p: PromiseOutcomes): number {
+  return p.kept + p.broken + p.noShow;
+}
+
 /** What a returning request claimed (see `CapacityBooking.claim`): a promise, or a best effort. */
 export interface ClaimedBooking {
   /** Whether capacity was booked for it (a promise), not a best effort beyond the capacity. */

@@ -1,4 +1,4 @@
-import type { PromiseOutcomes } from "../core/capacity-booking";
+import { PROMISE_OUTCOME_KEYS, type PromiseOutcomes } from "../core/capacity-booking";
 import type { DrainObservation } from "../core/drain-accuracy";
 import type { HintedRetryCounts, HintTiming } from "../core/hinted-retries";
 import { type TenantCount, topTenants } from "../core/tenant-counters";
@@ -74,8 +74,7 @@ function mergeLedgers(shards: ShardStats[]): DeploymentOverview["ledger"] {
   const views = shards.flatMap((s) => (s.ledger ? [s.ledger] : []));
   if (views.length === 0) return null;
   const promises: PromiseOutcomes = { made: 0, kept: 0, broken: 0, noShow: 0 };
-  for (const v of views)
-    for (const k of Object.keys(promises) as (keyof PromiseOutcomes)[]) promises[k] += v.promises[k];
+  for (const v of views) for (const k of PROMISE_OUTCOME_KEYS) promises[k] += v.promises[k];
   return { promises, trust: views.reduce((sum, v) => sum + v.trust, 0) / views.length };
 }
 

@@ -1,3 +1,4 @@
+import type { PromiseOutcomes } from "../core/capacity-booking";
 import type { RunTrace } from "./trace";
 
 /** Horizons of the completion curve, seconds from a request's first attempt. */
@@ -72,11 +73,7 @@ export interface RunMetrics {
  * the ledger promises that share of the capacity it forecasts, so a low figure is a ledger that learnt its
  * forecast was wrong.
  */
-export interface LedgerMetrics {
-  made: number;
-  kept: number;
-  broken: number;
-  noShow: number;
+export interface LedgerMetrics extends PromiseOutcomes {
   /** `null` when no promise was made. */
   trustAtPromise: number | null;
 }

@@ -1,4 +1,4 @@
-import type { PromiseOutcomes } from "../core/capacity-booking";
+import { type PromiseOutcomes, promisesEnded } from "../core/capacity-booking";
 import type { ArrivalCurves } from "./arrival-bins";
 import type { ScenarioCurveBound } from "./curve-bound";
 import { checkE2eTargets, type E2eFigures } from "./e2e-targets";
@@ -459,14 +459,13 @@ export function ledgerSection(results: readonly ScenarioResult[], defaultPolicy:
     return ledger ? [{ name: r.name, offered: r.offeredRequests, ledger }] : [];
   });
   if (rows.length === 0) return "";
-  const ended = (l: LedgerMetrics) => l.kept + l.broken + l.noShow;
-  const brokenShare = (l: LedgerMetrics) => (ended(l) > 0 ? l.broken / ended(l) : 0);
+  const brokenShare = (l: LedgerMetrics) => (promisesEnded(l) > 0 ? l.broken / promisesEnded(l) : 0);
   const worst = rows.reduce((a, b) => (brokenShare(b.ledger) > brokenShare(a.ledger) ? b : a));
   const lines = [
     "| scenario | promises per 100 offered requests | of those that ended: kept / broken / no-show | trust at promise |",
     "| --- | --- | --- | --- |",
     ...rows.map(({ name, offered, ledger: l }) => {
-      const share = (n: number) => pct(ended(l) > 0 ? n / ended(l) : null);
+      const share = (n: number) => pct(promisesEnded(l) > 0 ? n / promisesEnded(l) : null);
       return `| ${name} | ${num((100 * l.made) / Math.max(1, offered), 1)} | ${share(l.kept)} / ${share(l.broken)} / ${share(l.noShow)} | ${num(l.trustAtPromise)} |`;
     }),
   ];

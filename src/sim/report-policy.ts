@@ -1,4 +1,4 @@
-import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../core/capacity-booking";
+import { DEFAULT_CAPACITY_BOOKING_OPTIONS, promisesEnded } from "../core/capacity-booking";
 import { DEFAULT_YIELD_SERVICE_S, type YieldOrder } from "../core/fair-queue";
 import { DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } from "../core/router-core";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
@@ -418,7 +418,7 @@ const idleShare = (f: ScenarioFigures) => f.idleWhileWaitingFraction;
 function ledgerRecordNote(results: readonly ScenarioResult[], defaultPolicy: string): string {
   const rows = results.flatMap((r) => {
     const l = r.policies.find((p) => p.id === defaultPolicy)?.metrics.ledger;
-    const ended = l ? l.kept + l.broken + l.noShow : 0;
+    const ended = l ? promisesEnded(l) : 0;
     return l && ended > 0 && l.trustAtPromise !== null
       ? [{ name: r.name, broken: l.broken / ended, trust: l.trustAtPromise }]
       : [];

@@ -1,4 +1,4 @@
-import type { PromiseOutcomes } from "../core/capacity-booking";
+import { PROMISE_OUTCOME_KEYS, type PromiseOutcomes } from "../core/capacity-booking";
 import { clientHorizonS } from "../core/client-horizon";
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
 import type { LedgerView, RouterOptions, SubmitOptions } from "../core/router-core";
@@ -285,8 +285,7 @@ function sampleLedgers(loop: EventLoop, routers: readonly RouterDriver[], spanS:
         const before = last[i] as PromiseOutcomes;
         const restarted = router.core !== cores[i];
         cores[i] = router.core;
-        for (const key of ["made", "kept", "broken", "noShow"] as const)
-          sample[key] += view.promises[key] - (restarted ? 0 : before[key]);
+        for (const key of PROMISE_OUTCOME_KEYS) sample[key] += view.promises[key] - (restarted ? 0 : before[key]);
         sample.trust += view.trust / routers.length;
         last[i] = view.promises;
       });
