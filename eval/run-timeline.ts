@@ -11,17 +11,30 @@ import { readScenario } from "./scenario-files";
 
 const _root = resolve(import.meta.dirname, "..");
 const { values, positionals } = commandLine(
-  "npm run eval:timeline -- <scenario> [--seed <n>] [--policy <id | JSON overrides>] [--bin <s>]",
+  "npm run eval:timeline -- <scenario> [--seed <n>] [--policy <id | JSON overrides>] [--bin <s>] [--queue <n>]",
   {
-    options: { seed: { type: "string" }, policy: { type: "string" }, bin: { type: "string" } },
+    options: {
+      seed: { type: "string" },
+      policy: { type: "string" },
+      bin: { type: "string" },
+      queue: { type: "string" },
+    },
     allowPositionals: true,
   },
 );
 const name = positionals[0] as string;
 const scenario = readScenario(name);
+// --queue: the router's queue bound, as the queue-bound sweep of `npm run eval` sets it.
 const seeded = {
   ...scenario,
   seed: values.seed === undefined ? scenario.seed : positiveIntFlag("seed", values.seed, 1),
+  router: {
+    ...scenario.router,
+    maxQueuedRequests:
+      values.queue === undefined
+        ? scenario.router.maxQueuedRequests
+        : positiveIntFlag("queue", values.queue, scenario.router.maxQueuedRequests),
+  },
 };
 const policyText = values.policy ?? DEFAULT_POLICY_ID;
 const policy = EVAL_POLICIES.find((p) => p.id === policyText) ?? parseVariantSpec(policyText);

@@ -20,7 +20,8 @@
  * scenario's completion curve by when requests first arrived, default and variant side by side, in bins of 5 s or
  * the given seconds: which requests a change serves sooner or later, src/sim/arrival-bins.ts; beside them the
  * schedule of the clairvoyant curve bound, src/sim/curve-bound.ts, which shows whom a schedule near every
- * horizon's best serves when).
+ * horizon's best serves when), --sweep (also the queue-bound sweep's points, as `npm run eval` runs them: issue 15 asks
+ * for the targets across the sweep; the other policies' figures are docs/evaluation.json's, as for the scenarios).
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -32,13 +33,14 @@ import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet } from "../src/sim/curve-bound";
 import { evaluatePolicy, evaluateScenario, type PolicyResult, type ScenarioResult } from "../src/sim/evaluation";
 import { headerClientShares } from "../src/sim/header-clients";
-import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
+import { HELD_OUT_SEED_OFFSET, metCounts } from "../src/sim/held-out";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
+import type { SweepPoint } from "../src/sim/report-markdown";
 import { E2E_TWINS, twinTargets } from "../src/sim/report-twin-targets";
 import type { Scenario } from "../src/sim/scenario";
 import { runSimulation } from "../src/sim/simulation";
-import { checkTargets, withDefault } from "../src/sim/targets";
+import { checkTargets, type TargetCheck, withDefault } from "../src/sim/targets";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
 import { generateWorkload } from "../src/sim/workload";
@@ -47,13 +49,14 @@ import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 const { values, positionals } = commandLine(
-  "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]]",
+  "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]] [--sweep]",
   {
     options: {
       held: { type: "boolean" },
       seeds: { type: "string" },
       only: { type: "string" },
       bins: { type: "string" },
+      sweep: { type: "boolean" },
     },
     allowPositionals: true,
   },
@@ -71,7 +74,9 @@ if (values.seeds !== undefined && !values.held)
 const heldSeeds = positiveIntFlag("seeds", values.seeds, 3);
 const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
   scenarios: ScenarioResult[];
+  sweeps: SweepPoint[];
 };
+if (values.sweep && values.held) throw new Error("--sweep: the tuning seeds only (docs/evaluation.json's sweep)");
 
 /** The same figures, to the last digit: the simulator is deterministic, so any difference is a change of code. */
 const sameFigures = (a: PolicyResult, b: PolicyResult) =>
@@ -204,4 +209,65 @@ if (values.bins) {
       `| ${span} | ${bin.requests} | ${curve(bin.servedWithinS)} | ${curve(mine?.servedWithinS)} | ${curve(best?.servedWithinS)} |`,
     );
   }
+}
+
+// --sweep: the queue-bound sweep's points (docs/evaluation.md, "Queue bounds as operators set them"), the default's
+// targets beside the variant's. The other policies' figures are the recorded ones, so the default is run again first.
+if (values.sweep) {
+  const points = evaluation.sweeps.filter((p) => !only || only.includes(p.scenario));
+  const asResult = (point: SweepPoint, mine?: PolicyResult): ScenarioResult =>
+    ({
+      name: `${point.scenario} @ queue ${point.maxQueuedRequests}`,
+      defaultPolicy: DEFAULT_POLICY_ID,
+      oracle: point.oracle,
+      policies: point.policies.map((p) =>
+        p.id === DEFAULT_POLICY_ID && mine
+          ? { ...mine, id: DEFAULT_POLICY_ID }
+          : {
+              ...p,
+              metrics: {
+                servedFraction: p.servedFraction,
+                attemptsPerOffered: p.attemptsPerOffered,
+                servedWithinS: p.servedWithinS,
+              },
+            },
+      ),
+    }) as unknown as ScenarioResult;
+  console.log("\nThe queue-bound sweep (the default's figures in brackets)\n");
+  console.log(
+    "| scenario | queue | worst curve gap | served - best other | attempts - static 30 s | curve / served / oracle / attempts targets |",
+  );
+  console.log("| --- | --- | --- | --- | --- | --- |");
+  const checks: { before: TargetCheck; after: TargetCheck }[] = [];
+  for (const point of points) {
+    const file = scenarios.find((s) => s.name === point.scenario);
+    if (!file) continue;
+    const scenario = { ...file, router: { ...file.router, maxQueuedRequests: point.maxQueuedRequests } };
+    const capacity = measureCapacity(scenario);
+    const seedsRun = Array.from({ length: evaluation.scenarios[0]?.seeds.length ?? 3 }, (_, i) => file.seed + i);
+    const again = evaluatePolicy(scenario, seedsRun, capacity, base);
+    const recorded = point.policies.find((p) => p.id === DEFAULT_POLICY_ID) as unknown as PolicyResult;
+    if (!sameFigures(again, recorded))
+      throw new Error(
+        `docs/evaluation.json's sweep does not match the code (${point.scenario} @ ${point.maxQueuedRequests}): run npm run eval`,
+      );
+    const before = checkTargets(asResult(point));
+    const after = checkTargets(asResult(point, evaluatePolicy(scenario, seedsRun, capacity, spec)));
+    checks.push({ before, after });
+    const met = (c: TargetCheck) =>
+      ["curve", "served", "oracle", "attempts"]
+        .map((k) => (c.met[k as keyof TargetCheck["met"]] ? "met" : "missed"))
+        .join(" / ");
+    console.log(
+      `| ${point.scenario} | ${point.maxQueuedRequests} | ${pts(after.worstCurveGap.gap)} at ${after.worstCurveGap.horizonS} s (${pts(before.worstCurveGap.gap)}) | ${pts(after.servedGap)} (${pts(before.servedGap)}) | ${after.attemptsVsStatic30.toFixed(3)} (${before.attemptsVsStatic30.toFixed(3)}) | ${met(after)} (${met(before)}) |`,
+    );
+  }
+  const sum = (key: "before" | "after") => checks.reduce((a, c) => a + c[key].worstCurveGap.gap, 0);
+  const counts = (key: "before" | "after") => {
+    const m = metCounts(checks.map((c) => c[key]));
+    return `${m.curve} / ${m.served} / ${m.oracle} / ${m.attempts} of ${checks.length}`;
+  };
+  console.log(
+    `\nSweep: summed worst curve gaps ${pts(sum("after"))} pts (default ${pts(sum("before"))}); targets met ${counts("after")} (default ${counts("before")})`,
+  );
 }

@@ -6,7 +6,14 @@ import { headerClientShares } from "./header-clients";
 import type { HeldOutScenario } from "./held-out";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "./metrics";
 import { pct } from "./report-format";
-import { type E2eOpenAiRun, headlineTable, issueTable, type SweepPoint, sweepTable } from "./report-markdown";
+import {
+  type E2eOpenAiRun,
+  headlineTable,
+  issueTable,
+  type SweepPoint,
+  sweepTable,
+  sweepTargetsLine,
+} from "./report-markdown";
 import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargets, twinTargetsTable } from "./report-twin-targets";
 import type { TargetCheck } from "./targets";
 import { type VariantSummary, variantsAhead } from "./variants";
@@ -198,6 +205,7 @@ export function renderPolicyDoc(input: {
     issue: demo ? issueTable(demo) : "(demo-burst-3x was not run)",
     hints: hintTable(input.results, input.defaultPolicy),
     sweep: sweepTable(input.sweeps, input.defaultPolicy),
+    sweepTargets: sweepTargetsLine(input.sweeps, input.defaultPolicy),
     defaults: defaultsList(),
     heldOutVariants: heldOutVariantsNote(input.variants, input.heldOutVariants ?? []),
     aheadVariantsTwin: aheadVariantsInTwin(

@@ -871,7 +871,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(words[json.targets.filter((t) => !t.met.oracle).length]).toBe(oracleMisses);
     expect(words[json.targets.filter((t) => !t.met.attempts).length]).toBe(attemptsMisses);
     const heldQuoted = readme.match(
-      /\(on seeds no tuning looked at, also there: the curve in (\d+), the oracle in (\w+), attempts in (\w+), and the final served share in (\w+)\)/,
+      /\(on seeds no tuning looked at, also there: the curve in (\d+), the oracle in (\w+), attempts in (\w+), and the final served share in (\w+)[;)]/,
     );
     expect(heldQuoted).not.toBeNull();
     const [, heldCurve, heldOracle, heldAttempts, heldServed] = heldQuoted as RegExpMatchArray;
@@ -880,6 +880,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(words[held.filter((t) => !t.met.oracle).length]).toBe(heldOracle);
     expect(words[held.filter((t) => !t.met.attempts).length]).toBe(heldAttempts);
     expect(words[held.filter((t) => !t.met.served).length]).toBe(heldServed);
+    const sweepQuoted = readme.match(
+      /across the queue-bound sweep, the final served share at (\d+) of its (\d+) points, all in `(\w[\w-]*)`, where static 30 s serves up to (\d+\.\d) points more/,
+    );
+    expect(sweepQuoted).not.toBeNull();
+    const sweepShort = json.sweeps.filter((s) => !s.targets.met.served);
+    expect([sweepShort.length, json.sweeps.length]).toEqual([Number(sweepQuoted?.[1]), Number(sweepQuoted?.[2])]);
+    expect(new Set(sweepShort.map((s) => s.scenario))).toEqual(new Set([sweepQuoted?.[3]]));
+    const servedOf = (s: SweepPoint, id: string) => s.policies.find((p) => p.id === id)?.servedFraction ?? 0;
+    const static30Ahead = sweepShort.map((s) => 100 * (servedOf(s, "static-30") - servedOf(s, DEFAULT_POLICY_ID)));
+    expect(Math.max(...static30Ahead).toFixed(1)).toBe(sweepQuoted?.[4]);
+    // static 30 s is the best other policy at each of those points (the sentence names it alone).
+    for (const s of sweepShort)
+      expect(Math.max(...s.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => p.servedFraction))).toBe(
+        servedOf(s, "static-30"),
+      );
     const idleQuoted = readme.match(
       /it leaves the most capacity idle while refused clients sleep in (\d+) of (\d+) scenarios/,
     );
