@@ -41,7 +41,7 @@ import {
   type E2eRunOrder,
   sharedNowMs,
 } from "./e2e-protocol";
-import { arrivalSchedule, dealArrivals, E2E_PHASES } from "./e2e-schedule";
+import { arrivalSchedule, dealArrivals, E2E_PHASES, E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = commandLine(
@@ -123,7 +123,7 @@ async function runOnce(
   clients: ChildProcess[],
   proxy: ChildProcess,
   proxyBase: string,
-): Promise<{ outcomes: E2eOutcome[]; attempts: E2eAttemptCounts; sendLagsMs: number[] }> {
+): Promise<{ outcomes: E2eOutcome[]; attempts: E2eAttemptCounts; sendLagsMs: number[]; saturatedAnswers: number }> {
   const arrivals = arrivalSchedule({ seed, phases: E2E_PHASES, capacityRps, headerlessShare: HEADERLESS_SHARE });
   const hands = dealArrivals(arrivals, clients.length);
   const keyPrefix = `${policyId}-s${seed}-`;
@@ -179,7 +179,14 @@ async function runOnce(
   );
   const counts: E2eAttemptCounts =
     report.type === "attempts" ? report : { total: 0, byStatus: {}, requestsByAttempts: {} };
-  return { outcomes: all, attempts: counts, sendLagsMs };
+  // Answers inside the saturated window (first sent at its scheduled instant, answered latencyS later).
+  const [fromS, toS] = E2E_SATURATED_WINDOW_S;
+  const saturatedAnswers = arrivals.filter((a) => {
+    const o = outcomes.get(`${keyPrefix}${a.index}`);
+    const atS = o?.ok ? a.atS + o.latencyS : Number.NaN;
+    return atS >= fromS && atS < toS;
+  }).length;
+  return { outcomes: all, attempts: counts, sendLagsMs, saturatedAnswers };
 }
 
 /**
@@ -258,6 +265,7 @@ try {
     let before = await routerCountsOf(workerBase, `e2e-${id}`);
     const ledger = before.promises && { made: 0, kept: 0, broken: 0, noShow: 0 };
     const refusalsByReason: Record<string, number> = {};
+    let saturatedAnswers = 0;
     for (const seed of SEEDS) {
       const run = await runOnce(id, seed, runId++, clients, proxy, proxyBase);
       const after = await routerCountsOf(workerBase, `e2e-${id}`);
@@ -277,6 +285,7 @@ try {
         servedWithinS: own.servedWithinS,
         attemptsPerOffered: own.attemptsPerOffered,
       });
+      saturatedAnswers += run.saturatedAnswers;
       outcomes.push(...run.outcomes);
       sendLagsMs.push(...run.sendLagsMs);
       attempts.total += run.attempts.total;
@@ -292,6 +301,7 @@ try {
       perSeed,
       ledger,
       refusalsByReason,
+      saturatedRps: saturatedAnswers / ((E2E_SATURATED_WINDOW_S[1] - E2E_SATURATED_WINDOW_S[0]) * SEEDS.length),
     };
     results.push(result);
     console.log(JSON.stringify(result));

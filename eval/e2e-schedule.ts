@@ -21,6 +21,17 @@ export const E2E_PHASES: readonly E2ePhase[] = [
   { durationS: 20, load: 0.5 },
 ];
 
+/**
+ * Seconds of the end-to-end schedule during which the fleet is saturated whatever the policy: from 2 s into the 3x
+ * burst (the queue has filled) to 2 s after it (the queue it left still drains). Answers in it measure the fleet's pace.
+ *
+ * @example
+ * ```ts
+ * const [fromS, toS] = E2E_SATURATED_WINDOW_S; // [12, 22]
+ * ```
+ */
+export const E2E_SATURATED_WINDOW_S: readonly [number, number] = [12, 22];
+
 /** One scheduled request: when it starts (seconds after the run's start) and whether its SDK headers are stripped. */
 export interface E2eArrival {
   /** Its position in the schedule (0, 1, ...): with the policy and seed, it names the request. */

@@ -1,5 +1,6 @@
 import type { Scenario } from "../src/sim/scenario";
-import { E2E_PHASES, type E2ePhase } from "./e2e-schedule";
+import { generateWorkload, type WorkloadRequest } from "../src/sim/workload";
+import { E2E_PHASES, type E2eArrival, type E2ePhase } from "./e2e-schedule";
 
 /** The quiet spell before an end-to-end run: a trickle, as after a warm-up or a run's tail. */
 export const QUIET_LEAD_IN: E2ePhase = { durationS: 40, load: 0.02 };
@@ -47,4 +48,52 @@ export function e2eChainedTwin(demo: Scenario, bursts: number, quietS: number): 
     ...E2E_PHASES,
   ]).flat();
   return { ...demo, phases, burstPhase: 1 };
+}
+
+/** Seconds of one end-to-end run's schedule (its phases). */
+const E2E_RUN_S = E2E_PHASES.reduce((sum, p) => sum + p.durationS, 0);
+
+/**
+ * A twin's workload that replays end-to-end runs' own arrivals: `schedules[i]` (`arrivalSchedule` of the run's seed
+ * i, the instants its clients sent their first attempts) starting `startsS[i]` seconds into the twin, and, outside
+ * those runs, the twin's own arrivals (its quiet spells' trickle). Every request the size the runs ask for. The
+ * schedule's header-less coin is not replayed: the twin draws its clients' styles from its own mix, in the same
+ * shares (70% openai-node, 30% without the SDK's headers).
+ *
+ * Why: the twins drew their arrivals from demo-burst-3x's seeds, which the end-to-end runs do not use, and were
+ * further from those runs than from each other; replayed, the runs' own arrivals bring the twin to the real figures
+ * (docs/benchmarks.md, "The twin replays the run's arrivals").
+ *
+ * @example
+ * ```ts
+ * const schedule = arrivalSchedule({ seed: 2026, phases: E2E_PHASES, capacityRps: 17, headerlessShare: 0.3 });
+ * const [cold] = e2eTwinScenarios(demo);
+ * replayWorkload(cold.scenario, 17, [schedule], [0], { promptTokens: 16, outputTokens: 32 }).length; // schedule.length
+ * ```
+ */
+export function replayWorkload(
+  scenario: Scenario,
+  capacityRps: number,
+  schedules: readonly (readonly E2eArrival[])[],
+  startsS: readonly number[],
+  sizes: { promptTokens: number; outputTokens: number },
+): WorkloadRequest[] {
+  if (schedules.length !== startsS.length) throw new Error("replayWorkload: one start per schedule");
+  const inRun = (ms: number) => startsS.some((s) => ms >= s * 1000 && ms < (s + E2E_RUN_S) * 1000);
+  const own = generateWorkload(scenario, capacityRps).filter((r) => !inRun(r.arrivalMs));
+  const replayed = schedules.flatMap((schedule, i) =>
+    schedule.map((a) => ({
+      id: 0,
+      arrivalMs: ((startsS[i] as number) + a.atS) * 1000,
+      promptTokens: sizes.promptTokens,
+      outputTokens: sizes.outputTokens,
+      maxTokens: sizes.outputTokens,
+    })),
+  );
+  return [...own, ...replayed].sort((a, b) => a.arrivalMs - b.arrivalMs).map((r, id) => ({ ...r, id }));
+}
+
+/** Where each run of {@link e2eChainedTwin} starts, seconds into it. */
+export function chainedRunStartsS(bursts: number, quietS: number): number[] {
+  return Array.from({ length: bursts }, (_, i) => i * (E2E_RUN_S + quietS));
 }

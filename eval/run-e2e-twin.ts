@@ -13,18 +13,28 @@
  *
  * Flags: --seeds <n> (default 6: the scenario's seed and the next ones).
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { measureCapacity } from "../src/sim/capacity";
-import { evaluatePolicy } from "../src/sim/evaluation";
+import { evaluatePolicy, type PolicyResult } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
+import type { E2eOpenAiRun } from "../src/sim/report-markdown";
+import type { Scenario } from "../src/sim/scenario";
+import { runSimulation } from "../src/sim/simulation";
+import { type CurveFigures, twinFit } from "../src/sim/twin-fit";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
-import { e2eChainedTwin, e2eTwinScenarios } from "./e2e-twin-scenarios";
+import { arrivalSchedule, E2E_PHASES, E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
+import { chainedRunStartsS, e2eChainedTwin, e2eTwinScenarios, replayWorkload } from "./e2e-twin-scenarios";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+/** The end-to-end run whose seeds the replaying twins replay, and the full runs every twin is compared with. */
+const REPLAY_RUN_FILE = "docs/evaluation-e2e-openai.json";
+const REAL_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"];
+/** The end-to-end run's request sizes (eval/e2e-openai.ts). */
+const E2E_SIZES = { promptTokens: 16, outputTokens: 32 };
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 6);
 
@@ -106,6 +116,96 @@ const chained = {
   attemptsPerOffered: chainedRun.attemptsPerOffered,
   ledger: chainedRun.metrics.ledger,
 };
+// The same twins replaying the end-to-end runs' own arrivals (their seeds' schedules, which the twins above do not
+// draw: they use demo-burst-3x's seeds), the end-to-end policies only, and the default on one router through the six
+// runs as their router lives them. How far each twin is from the real runs says which arrivals a twin should use
+// (docs/benchmarks.md, "The twin replays the run's arrivals").
+const read = (file: string) => JSON.parse(readFileSync(join(root, file), "utf8")) as E2eOpenAiRun;
+const replayRun = read(REPLAY_RUN_FILE);
+if (!replayRun.seeds) throw new Error(`${REPLAY_RUN_FILE} records no seeds`);
+const schedules = replayRun.seeds.map((seed) =>
+  arrivalSchedule({
+    seed,
+    phases: E2E_PHASES,
+    capacityRps: replayRun.capacityRps,
+    headerlessShare: replayRun.headerlessShare,
+  }),
+);
+const e2ePolicies = policies.slice(0, E2E_POLICY_IDS.length);
+const figuresOf = (policy: PolicySpec, r: PolicyResult) => ({
+  id: policy.id,
+  servedFraction: r.servedFraction,
+  servedWithinS: r.servedWithinS,
+  attemptsPerOffered: r.attemptsPerOffered,
+  refusals: r.metrics.refusals,
+  ...(r.metrics.ledger ? { ledger: r.metrics.ledger } : {}),
+});
+const replayed = twins.map((t) => {
+  // The quiet lead-in before the run's phases (after-quiet), where the twin's own trickle arrives.
+  const leadS = t.scenario.phases
+    .slice(0, t.scenario.phases.length - E2E_PHASES.length)
+    .reduce((sum, p) => sum + p.durationS, 0);
+  const simSeeds = schedules.map((_, i) => demo.seed + i);
+  const workloads = schedules.map((schedule, i) =>
+    replayWorkload({ ...t.scenario, seed: simSeeds[i] as number }, capacityRps, [schedule], [leadS], E2E_SIZES),
+  );
+  return {
+    id: t.id,
+    policies: e2ePolicies.map((policy) =>
+      figuresOf(policy, evaluatePolicy(t.scenario, simSeeds, capacityRps, policy, workloads)),
+    ),
+  };
+});
+const chain = e2eChainedTwin(demo, schedules.length, CHAIN.quietS);
+const chainRun = evaluatePolicy(chain, [demo.seed], capacityRps, e2ePolicies[0] as PolicySpec, [
+  replayWorkload(
+    { ...chain, seed: demo.seed },
+    capacityRps,
+    schedules,
+    chainedRunStartsS(schedules.length, CHAIN.quietS),
+    E2E_SIZES,
+  ),
+]);
+// The fleet's pace: answers per second while the burst saturates the fleet (the schedule's E2E_SATURATED_WINDOW_S),
+// the replayed cold twin's default, beside what the end-to-end run measured the same way (`saturatedRps`).
+const [fromS, toS] = E2E_SATURATED_WINDOW_S;
+const coldTwin = twins[0]?.scenario as Scenario;
+const saturatedAnswers = schedules.reduce((sum, schedule, i) => {
+  const seeded = { ...coldTwin, seed: demo.seed + i };
+  const trace = runSimulation(
+    seeded,
+    e2ePolicies[0] as PolicySpec,
+    replayWorkload(seeded, capacityRps, [schedule], [0], E2E_SIZES),
+  );
+  const inWindow = (ms: number | undefined) => ms !== undefined && ms >= fromS * 1000 && ms < toS * 1000;
+  return sum + trace.requests.filter((r) => inWindow(r.completedAtMs)).length;
+}, 0);
+const realRuns = REAL_RUN_FILES.map(read);
+const fitOf = (twin: { id: string; policies: CurveFigures[] }, arrivals: "own" | "replayed") => ({
+  twin: twin.id,
+  arrivals,
+  ...twinFit(
+    twin.policies.filter((p) => E2E_POLICY_IDS.includes(p.id)),
+    realRuns,
+  ),
+});
+const replay = {
+  runFile: REPLAY_RUN_FILE,
+  runSeeds: replayRun.seeds,
+  realRuns: REAL_RUN_FILES,
+  twins: replayed,
+  chained: {
+    ...CHAIN,
+    bursts: schedules.length,
+    policy: E2E_POLICY_IDS[0],
+    servedWithinS: chainRun.servedWithinS,
+    refusalsPerBurst: chainRun.metrics.refusals / schedules.length,
+    attemptsPerOffered: chainRun.attemptsPerOffered,
+    ledger: chainRun.metrics.ledger,
+  },
+  fit: [...results.map((t) => fitOf(t, "own")), ...replayed.map((t) => fitOf(t, "replayed"))],
+  saturated: { windowS: E2E_SATURATED_WINDOW_S, twinRps: saturatedAnswers / ((toS - fromS) * schedules.length) },
+};
 const out = {
   generatedBy: "npm run eval:e2e-twin",
   seeds,
@@ -113,6 +213,7 @@ const out = {
   horizonsS: COMPLETION_HORIZONS_S,
   twins: results,
   chained,
+  replay,
 };
 writeFileSync(join(root, "docs/e2e-twin.json"), `${JSON.stringify(out, null, 1)}\n`);
 const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
@@ -127,4 +228,8 @@ for (const t of results) {
     );
   }
 }
+for (const f of replay.fit)
+  console.log(
+    `${f.twin}, ${f.arrivals} arrivals: ${f.curveAbsErrPts.toFixed(1)} points from the real runs (summed over the policies at 5 to 60 s; bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
+  );
 console.log("\nwrote docs/e2e-twin.json");

@@ -57,6 +57,11 @@ export interface E2eOpenAiPolicy {
   ledger?: PromiseOutcomes | null;
   /** The router's refusals by reason over the policy's seeds, from `/spillway/overview` (runs before it was recorded lack it). */
   refusalsByReason?: Record<string, number>;
+  /**
+   * Answers per second while the burst keeps the fleet saturated (`E2E_SATURATED_WINDOW_S` of the schedule), over the
+   * policy's seeds: the fleet's real pace, beside the simulator's capacity (runs before it was recorded lack it).
+   */
+  saturatedRps?: number;
 }
 
 /** One seed's figures for one policy in `npm run eval:e2e`'s run: what the targets read, for that seed alone. */

@@ -16,6 +16,7 @@ import {
 } from "./report-markdown";
 import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargets, twinTargetsTable } from "./report-twin-targets";
 import type { TargetCheck } from "./targets";
+import type { TwinFit } from "./twin-fit";
 import { type VariantSummary, variantsAhead } from "./variants";
 
 /**
@@ -516,18 +517,43 @@ export interface E2eTwinRun {
     attemptsPerOffered: number;
     ledger?: LedgerMetrics;
   };
-  twins: {
-    id: string;
-    policies: {
-      id: string;
-      servedFraction: number;
+  twins: E2eTwinFigures[];
+  /**
+   * The twins again replaying the end-to-end runs' own arrivals (`runFile`'s seeds), the end-to-end policies only,
+   * with the default on one router through those runs, how far every twin is from the real runs, and the replayed
+   * cold twin's answers per second in the saturated window; runs before it was recorded lack it.
+   */
+  replay?: {
+    runFile: string;
+    runSeeds: readonly number[];
+    realRuns: readonly string[];
+    twins: E2eTwinFigures[];
+    chained: {
+      bursts: number;
+      quietS: number;
+      policy: string;
       servedWithinS: Record<string, number>;
+      refusalsPerBurst: number;
       attemptsPerOffered: number;
-      /** Refused attempts (every reason; runs before it was recorded lack it). */
-      refusals?: number;
-      /** `booked_capacity` and its variants: the ledger's promises (`RunMetrics.ledger`). */
       ledger?: LedgerMetrics;
-    }[];
+    };
+    fit: (TwinFit & { twin: string; arrivals: "own" | "replayed" })[];
+    saturated: { windowS: readonly [number, number]; twinRps: number };
+  };
+}
+
+/** One twin's figures per policy in `docs/e2e-twin.json`. */
+export interface E2eTwinFigures {
+  id: string;
+  policies: {
+    id: string;
+    servedFraction: number;
+    servedWithinS: Record<string, number>;
+    attemptsPerOffered: number;
+    /** Refused attempts (every reason; runs before it was recorded lack it). */
+    refusals?: number;
+    /** `booked_capacity` and its variants: the ledger's promises (`RunMetrics.ledger`). */
+    ledger?: LedgerMetrics;
   }[];
 }
 

@@ -1,12 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { E2E_SATURATED_WINDOW_S } from "../../../eval/e2e-schedule";
+import type { PromiseOutcomes } from "../../../src/core/capacity-booking";
 import { parseConfig } from "../../../src/edge/config";
 import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
 import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/sim/held-out";
-import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
+import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
 import {
   type E2eOpenAiPolicy,
@@ -452,6 +454,118 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `it closes ${closedBroken}% of the gap in broken promises, ${closedRefusals}% in refusals and ${closedAttempts}% in attempts.`,
     );
+  });
+
+  it("backs docs/benchmarks.md's replayed twin: the runs' own arrivals bring the twin to the real figures", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    const replay = twin.replay;
+    if (!replay) throw new Error("docs/e2e-twin.json has no replay");
+    expect(replay.runSeeds).toEqual(runOf(replay.runFile).seeds);
+    expect(replay.realRuns).toEqual([...RUNS_11_AND_12]);
+    const fitOf = (id: string, arrivals: "own" | "replayed") => {
+      const f = replay.fit.find((x) => x.twin === id && x.arrivals === arrivals);
+      if (!f) throw new Error(`no fit for ${id}, ${arrivals}`);
+      return f;
+    };
+    const [ownCold, ownQuiet] = [fitOf("cold", "own"), fitOf("after-quiet", "own")];
+    expect(flat).toContain(
+      `${ownCold.curveAbsErrPts.toFixed(1)} points more from a cold router and ${ownQuiet.curveAbsErrPts.toFixed(1)} after a quiet spell, with ${(-ownCold.attemptsBias).toFixed(3)} and ${(-ownQuiet.attemptsBias).toFixed(3)} attempts per offered request fewer`,
+    );
+    // "served more at every horizon, for every policy": the own-arrival twins' distance is all bias.
+    expect(ownCold.curveBiasPts).toBeCloseTo(ownCold.curveAbsErrPts, 9);
+    expect(ownQuiet.curveBiasPts).toBeCloseTo(ownQuiet.curveAbsErrPts, 9);
+    const [cold, quiet] = [fitOf("cold", "replayed"), fitOf("after-quiet", "replayed")];
+    const signed = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
+    expect(flat).toContain(
+      `they are ${cold.curveAbsErrPts.toFixed(1)} points from the real runs from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signed(cold.attemptsBias).replace("+", "")} and ${signed(quiet.attemptsBias)} attempts per offered request.`,
+    );
+    expect(cold.curveAbsErrPts).toBeLessThan(ownCold.curveAbsErrPts / 3);
+    expect(quiet.curveAbsErrPts).toBeLessThan(ownQuiet.curveAbsErrPts / 2);
+    // The tables are the replayed twins'.
+    for (const t of replay.twins) expectBenchmarkRows(bench, t);
+    // The pace: alone, and in the run that recorded its saturated answers, beside the replayed twin's.
+    const alone = JSON.parse(read("docs/e2e-pace.json")) as { measuredRps: number; simulatedRps: number };
+    expect(flat).toContain(
+      `answers ${alone.measuredRps.toFixed(2)} requests per second against the simulator's ${alone.simulatedRps.toFixed(2)} for the same fleet`,
+    );
+    const paceRun = runOf("docs/evaluation-e2e-openai-pace.json");
+    expectBenchmarkRows(bench, paceRun);
+    const saturated = defaultOf(paceRun)?.saturatedRps ?? Number.NaN;
+    expect(flat).toContain(
+      `the answers came at ${saturated.toFixed(2)} per second, where the twin replaying the same arrivals answers ${replay.saturated.twinRps.toFixed(2)}`,
+    );
+    expect(replay.saturated.windowS).toEqual([...E2E_SATURATED_WINDOW_S]);
+    const worst = RUNS_11_AND_12.map((path) => (100 * worstAgainstRun(paceRun, path).gap).toFixed(1));
+    expect(flat).toContain(`its worst gap is ${worst[0]} and ${worst[1]} points, at 15 s.`);
+    // Static 30 s replayed from a cold router against the real runs' mean.
+    const [run11, run12] = RUNS_11_AND_12.map((path) => runOf(path));
+    const s30 = (r: { policies: readonly E2eOpenAiPolicy[] | E2eTwinRun["twins"][number]["policies"] }) =>
+      r.policies.find((p) => p.id === "static-30") as E2eOpenAiPolicy;
+    const replayed = s30(replay.twins.find((t) => t.id === "cold") as E2eTwinRun["twins"][number]);
+    const largest = Math.max(
+      ...["5", "15", "30", "60"].map((h) =>
+        Math.abs(
+          (replayed.servedWithinS[h] ?? 0) -
+            ((s30(run11 as E2eOpenAiRun).servedWithinS[h] ?? 0) + (s30(run12 as E2eOpenAiRun).servedWithinS[h] ?? 0)) /
+              2,
+        ),
+      ),
+    );
+    const attempts = Math.abs(
+      replayed.attemptsPerOffered -
+        (s30(run11 as E2eOpenAiRun).attemptsPerOffered + s30(run12 as E2eOpenAiRun).attemptsPerOffered) / 2,
+    );
+    expect(flat).toContain(
+      `is within ${(100 * largest).toFixed(1)} points at every horizon and ${attempts.toFixed(3)} attempts per offered request of the real runs' mean`,
+    );
+    // The ledger's promises, replayed, beside the two default-only runs that counted them.
+    const brokenShare = (l: { kept: number; broken: number; noShow: number }) =>
+      ((100 * l.broken) / (l.kept + l.broken + l.noShow)).toFixed(1);
+    const def = (id: string) => replay.twins.find((t) => t.id === id)?.policies.find((p) => p.id === DEFAULT_POLICY_ID);
+    const [c, q] = [def("cold"), def("after-quiet")];
+    if (!c?.ledger || !q?.ledger || c.refusals === undefined || q.refusals === undefined)
+      throw new Error("the replayed twins recorded no ledger");
+    const seeds = replay.runSeeds.length;
+    expect(flat).toContain(
+      `the default breaks ${brokenShare(c.ledger)}% of its promises from a cold router and ${brokenShare(q.ledger)}% after a quiet spell, and refuses ${(c.refusals / seeds).toFixed(1)} and ${(q.refusals / seeds).toFixed(1)} attempts a seed; on one router through the six runs (60 s of quiet between them), ${brokenShare(replay.chained.ledger as LedgerMetrics)}%, ${replay.chained.refusalsPerBurst.toFixed(1)} and ${replay.chained.attemptsPerOffered.toFixed(3)} attempts per offered request.`,
+    );
+    const counted = ["docs/evaluation-e2e-openai-ledger.json", "docs/evaluation-e2e-openai-pace.json"].map((path) => {
+      const d = defaultOf(runOf(path)) as E2eOpenAiPolicy;
+      const refused = Object.values(d.refusalsByReason ?? {}).reduce((a, b) => a + b, 0);
+      return {
+        broken: brokenShare(d.ledger as PromiseOutcomes),
+        refused: (refused / seeds).toFixed(1),
+        attempts: d.attemptsPerOffered.toFixed(3),
+      };
+    });
+    expect(flat).toContain(
+      `The real router broke ${counted[0]?.broken}% and ${counted[1]?.broken}% in the two default-only runs that counted them, and refused ${counted[0]?.refused} and ${counted[1]?.refused} attempts a seed, with ${counted[0]?.attempts} and ${counted[1]?.attempts} attempts per offered request: within what the replayed twins span.`,
+    );
+    // "within what the replayed twins span": the real counts between the lowest and highest of the three twins.
+    const twinsBroken = [c.ledger, q.ledger, replay.chained.ledger as LedgerMetrics].map((l) => Number(brokenShare(l)));
+    const twinsRefused = [c.refusals / seeds, q.refusals / seeds, replay.chained.refusalsPerBurst];
+    for (const r of counted) {
+      expect(Number(r.broken)).toBeGreaterThanOrEqual(Math.min(...twinsBroken));
+      expect(Number(r.broken)).toBeLessThanOrEqual(Math.max(...twinsBroken));
+      expect(Number(r.refused)).toBeGreaterThanOrEqual(Math.min(...twinsRefused));
+      expect(Number(r.refused)).toBeLessThanOrEqual(Math.max(...twinsRefused));
+    }
+    // The targets in the replayed twins, and the real runs' worst gaps.
+    const twinWorst = replay.twins.map((t) => {
+      const check = checkE2eTargets(
+        t.policies.map((p) => ({ ...p, requests: 1 })),
+        DEFAULT_POLICY_ID,
+      );
+      expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+      return check?.worst;
+    });
+    const runWorst = RUNS_11_AND_12.map((path) => checkE2eTargets(runOf(path).policies, DEFAULT_POLICY_ID)?.worst);
+    expect(flat).toContain(
+      `replayed, the default meets every target in both twins, with its worst gap at ${twinWorst[0]?.horizonS} s (${(100 * (twinWorst[0]?.gap ?? 0)).toFixed(1)} points from a cold router, ${(100 * (twinWorst[1]?.gap ?? 0)).toFixed(1)} after a quiet spell) where the real runs put it at ${(100 * (runWorst[0]?.gap ?? 0)).toFixed(1)} (at ${runWorst[0]?.horizonS} s) and ${(100 * (runWorst[1]?.gap ?? 0)).toFixed(1)} (at ${runWorst[1]?.horizonS} s).`,
+    );
+    expect(twinWorst[1]?.horizonS).toBe(twinWorst[0]?.horizonS);
   });
 
   it("backs docs/benchmarks.md's promise kept when placed, end to end: every target met against runs 11 and 12", () => {
