@@ -1,6 +1,6 @@
 import type { Scenario } from "../src/sim/scenario";
 import { generateWorkload, type WorkloadRequest } from "../src/sim/workload";
-import { E2E_PHASES, type E2eArrival, type E2ePhase } from "./e2e-schedule";
+import { arrivalSchedule, E2E_PHASES, type E2eArrival, type E2ePhase } from "./e2e-schedule";
 
 /** The quiet spell before an end-to-end run: a trickle, as after a warm-up or a run's tail. */
 export const QUIET_LEAD_IN: E2ePhase = { durationS: 40, load: 0.02 };
@@ -96,4 +96,48 @@ export function replayWorkload(
 /** Where each run of {@link e2eChainedTwin} starts, seconds into it. */
 export function chainedRunStartsS(bursts: number, quietS: number): number[] {
   return Array.from({ length: bursts }, (_, i) => i * (E2E_RUN_S + quietS));
+}
+
+/** What a replaying twin needs of an end-to-end run (its JSON): its arrival seeds and how it drew them. */
+export interface E2eRunArrivals {
+  seeds?: readonly number[];
+  capacityRps: number;
+  headerlessShare: number;
+}
+
+/** The end-to-end run's request sizes (eval/e2e-openai.ts). */
+export const E2E_REQUEST_SIZES = { promptTokens: 16, outputTokens: 32 } as const;
+
+/**
+ * The twins of {@link e2eTwinScenarios}, each replaying an end-to-end run's own arrivals: one simulated seed per seed
+ * of the run (demo-burst-3x's seed and the next ones draw the clients and the quiet spell's trickle), its workload
+ * that seed's schedule after the twin's lead-in. The end-to-end targets' twin: `npm run eval:e2e-twin` records it
+ * (`replay` in docs/e2e-twin.json) and `npm run eval:variant` checks a variant on it.
+ *
+ * @example
+ * ```ts
+ * const run = JSON.parse(readFileSync("docs/evaluation-e2e-openai.json", "utf8"));
+ * for (const t of e2eReplayTwins(readScenario("demo-burst-3x"), run, 17))
+ *   evaluatePolicy(t.scenario, t.seeds, 17, policy, t.workloads);
+ * ```
+ */
+export function e2eReplayTwins(
+  demo: Scenario,
+  run: E2eRunArrivals,
+  capacityRps: number,
+): { id: string; description: string; scenario: Scenario; seeds: number[]; workloads: WorkloadRequest[][] }[] {
+  if (!run.seeds || run.seeds.length === 0) throw new Error("e2eReplayTwins: the run records no seeds");
+  const schedules = run.seeds.map((seed) =>
+    arrivalSchedule({ seed, phases: E2E_PHASES, capacityRps: run.capacityRps, headerlessShare: run.headerlessShare }),
+  );
+  return e2eTwinScenarios(demo).map((t) => {
+    const leadS = t.scenario.phases
+      .slice(0, t.scenario.phases.length - E2E_PHASES.length)
+      .reduce((sum, p) => sum + p.durationS, 0);
+    const seeds = schedules.map((_, i) => demo.seed + i);
+    const workloads = schedules.map((schedule, i) =>
+      replayWorkload({ ...t.scenario, seed: seeds[i] as number }, capacityRps, [schedule], [leadS], E2E_REQUEST_SIZES),
+    );
+    return { ...t, seeds, workloads };
+  });
 }

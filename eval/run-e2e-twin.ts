@@ -26,15 +26,21 @@ import { runSimulation } from "../src/sim/simulation";
 import { type CurveFigures, twinFit } from "../src/sim/twin-fit";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
 import { arrivalSchedule, E2E_PHASES, E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
-import { chainedRunStartsS, e2eChainedTwin, e2eTwinScenarios, replayWorkload } from "./e2e-twin-scenarios";
+import {
+  chainedRunStartsS,
+  E2E_REQUEST_SIZES,
+  e2eChainedTwin,
+  e2eReplayTwins,
+  e2eTwinScenarios,
+  replayWorkload,
+} from "./e2e-twin-scenarios";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 /** The end-to-end run whose seeds the replaying twins replay, and the full runs every twin is compared with. */
 const REPLAY_RUN_FILE = "docs/evaluation-e2e-openai.json";
 const REAL_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"];
-/** The end-to-end run's request sizes (eval/e2e-openai.ts). */
-const E2E_SIZES = { promptTokens: 16, outputTokens: 32 };
+
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 6);
 
@@ -140,22 +146,14 @@ const figuresOf = (policy: PolicySpec, r: PolicyResult) => ({
   refusals: r.metrics.refusals,
   ...(r.metrics.ledger ? { ledger: r.metrics.ledger } : {}),
 });
-const replayed = twins.map((t) => {
-  // The quiet lead-in before the run's phases (after-quiet), where the twin's own trickle arrives.
-  const leadS = t.scenario.phases
-    .slice(0, t.scenario.phases.length - E2E_PHASES.length)
-    .reduce((sum, p) => sum + p.durationS, 0);
-  const simSeeds = schedules.map((_, i) => demo.seed + i);
-  const workloads = schedules.map((schedule, i) =>
-    replayWorkload({ ...t.scenario, seed: simSeeds[i] as number }, capacityRps, [schedule], [leadS], E2E_SIZES),
-  );
-  return {
-    id: t.id,
-    policies: e2ePolicies.map((policy) =>
-      figuresOf(policy, evaluatePolicy(t.scenario, simSeeds, capacityRps, policy, workloads)),
-    ),
-  };
-});
+// Every policy of the twins above, the variants too: the replaying twins are the end-to-end targets' twin.
+const replayTwins = e2eReplayTwins(demo, replayRun, capacityRps);
+const replayed = replayTwins.map((t) => ({
+  id: t.id,
+  policies: policies.map((policy) =>
+    figuresOf(policy, evaluatePolicy(t.scenario, t.seeds, capacityRps, policy, t.workloads)),
+  ),
+}));
 const chain = e2eChainedTwin(demo, schedules.length, CHAIN.quietS);
 const chainRun = evaluatePolicy(chain, [demo.seed], capacityRps, e2ePolicies[0] as PolicySpec, [
   replayWorkload(
@@ -163,7 +161,7 @@ const chainRun = evaluatePolicy(chain, [demo.seed], capacityRps, e2ePolicies[0] 
     capacityRps,
     schedules,
     chainedRunStartsS(schedules.length, CHAIN.quietS),
-    E2E_SIZES,
+    E2E_REQUEST_SIZES,
   ),
 ]);
 // The fleet's pace: answers per second while the burst saturates the fleet (the schedule's E2E_SATURATED_WINDOW_S),
@@ -175,7 +173,7 @@ const saturatedAnswers = schedules.reduce((sum, schedule, i) => {
   const trace = runSimulation(
     seeded,
     e2ePolicies[0] as PolicySpec,
-    replayWorkload(seeded, capacityRps, [schedule], [0], E2E_SIZES),
+    replayWorkload(seeded, capacityRps, [schedule], [0], E2E_REQUEST_SIZES),
   );
   const inWindow = (ms: number | undefined) => ms !== undefined && ms >= fromS * 1000 && ms < toS * 1000;
   return sum + trace.requests.filter((r) => inWindow(r.completedAtMs)).length;

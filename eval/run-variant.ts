@@ -9,7 +9,7 @@
  * the curve does not count: a change that serves requests later within their horizons shows it there) and the share
  * of the ledger's promises that ended broken (docs/evaluation.md, "The ledger's promises"); the summed
  * worst curve gaps and mean waits and the targets met; and the end-to-end targets in the simulator's twins of the
- * end-to-end run (as `npm run eval:e2e-twin` checks them). The other policies' results are
+ * end-to-end run, replaying its arrivals (as `npm run eval:e2e-twin` checks them). The other policies' results are
  * docs/evaluation.json's (the tuning seeds), so that file must match the code: the default is run again first, and
  * the command stops if its figures differ (run `npm run eval`). With --held every policy is run on the held-out
  * seeds instead (about three times longer). Writes nothing: a figure worth quoting goes through a variant in
@@ -44,7 +44,7 @@ import { checkTargets, type TargetCheck, withDefault } from "../src/sim/targets"
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
 import { generateWorkload } from "../src/sim/workload";
-import { e2eTwinScenarios } from "./e2e-twin-scenarios";
+import { type E2eRunArrivals, e2eReplayTwins } from "./e2e-twin-scenarios";
 import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
@@ -142,10 +142,11 @@ for (const s of summaries) {
   );
 }
 
-// The end-to-end targets in the twins of the end-to-end run: the reference policies, the default and the variant.
+// The end-to-end targets in the twins of the end-to-end run, replaying its own arrivals (run 11's seeds, as
+// `npm run eval:e2e-twin` records them): the reference policies, the default and the variant.
 const demo = readScenario("demo-burst-3x");
 const capacityRps = measureCapacity(demo);
-const seeds = Array.from({ length: 6 }, (_, i) => demo.seed + i);
+const e2eRun = JSON.parse(readFileSync(join(root, "docs/evaluation-e2e-openai.json"), "utf8")) as E2eRunArrivals;
 const twinPolicies = [
   ...["static-30", "router_queue_drain_rate", "retry_schedule"].map(
     (id) => EVAL_POLICIES.find((p) => p.id === id) as PolicySpec,
@@ -154,10 +155,10 @@ const twinPolicies = [
   spec,
 ];
 const twin = {
-  twins: e2eTwinScenarios(demo).map((t) => ({
+  twins: e2eReplayTwins(demo, e2eRun, capacityRps).map((t) => ({
     id: t.id,
     policies: twinPolicies.map((policy) => ({
-      ...evaluatePolicy(t.scenario, seeds, capacityRps, policy),
+      ...evaluatePolicy(t.scenario, t.seeds, capacityRps, policy, t.workloads),
       id: policy.id,
     })),
   })),

@@ -14,7 +14,14 @@ import {
   sweepTable,
   sweepTargetsLine,
 } from "./report-markdown";
-import { E2E_TWINS, type E2eTwinId, meetsTwinTargets, twinTargets, twinTargetsTable } from "./report-twin-targets";
+import {
+  E2E_TWINS,
+  type E2eTwinId,
+  meetsTwinTargets,
+  targetTwins,
+  twinTargets,
+  twinTargetsTable,
+} from "./report-twin-targets";
 import type { TargetCheck } from "./targets";
 import type { TwinFit } from "./twin-fit";
 import { type VariantSummary, variantsAhead } from "./variants";
@@ -99,7 +106,7 @@ export function aheadVariantsInTwin(
   if (!twin) return "(not run: npm run eval:e2e-twin)";
   const { both } = variantsAhead(variants, heldOut);
   const inTwin = both.filter((id) =>
-    twin.twins.every((t) => t.policies.some((p) => p.id === `${defaultPolicy}:${id}`)),
+    targetTwins(twin).every((t) => t.policies.some((p) => p.id === `${defaultPolicy}:${id}`)),
   );
   const missing = both.filter((id) => !inTwin.includes(id));
   const meeting = [defaultPolicy, ...inTwin.map((id) => `${defaultPolicy}:${id}`)].filter((id) =>
@@ -565,7 +572,7 @@ function twinAgainstDefault(
   horizonsS: readonly number[] = [30],
   twinId: E2eTwinId = "after-quiet",
 ): string {
-  const run = twin?.twins.find((t) => t.id === twinId);
+  const run = twin ? targetTwins(twin).find((t) => t.id === twinId) : undefined;
   const [own, def] = [run?.policies.find((p) => p.id === id), run?.policies.find((p) => p.id === defaultPolicy)];
   if (!own || !def) return "(not run: npm run eval:e2e-twin)";
   const within = (p: typeof own) => horizonsS.map((h) => pct(p.servedWithinS[h])).join(" / ");

@@ -12,6 +12,20 @@ export const E2E_TWINS = [
 export type E2eTwinId = (typeof E2E_TWINS)[number]["id"];
 
 /**
+ * The twins the end-to-end targets are checked on: those replaying the end-to-end runs' own arrivals (`replay`), which
+ * are nearest the real runs (docs/benchmarks.md, "The twin replays the run's arrivals"); a file written before them
+ * has only the twins that draw their own.
+ *
+ * @example
+ * ```ts
+ * targetTwins(JSON.parse(readFileSync("docs/e2e-twin.json", "utf8"))).map((t) => t.id); // ["cold", "after-quiet"]
+ * ```
+ */
+export function targetTwins(twin: E2eTwinRun): E2eTwinRun["twins"] {
+  return twin.replay?.twins ?? twin.twins;
+}
+
+/**
  * Issue 15's end-to-end targets checked on one twin for `policyId` in the default's place (the twin's reference
  * policies unchanged); `undefined` when the twin lacks the policy.
  *
@@ -26,7 +40,7 @@ export function twinTargets(
   policyId: string,
   defaultPolicy: string,
 ): E2eTargetCheck | undefined {
-  const run = twin.twins.find((t) => t.id === twinId);
+  const run = targetTwins(twin).find((t) => t.id === twinId);
   const own = run?.policies.find((p) => p.id === policyId);
   if (!run || !own) return undefined;
   const others = run.policies.filter((p) => p.id !== defaultPolicy && p.id !== policyId);

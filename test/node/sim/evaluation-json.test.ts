@@ -20,7 +20,7 @@ import {
   type SweepPoint,
 } from "../../../src/sim/report-markdown";
 import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
-import { meetsTwinTargets, twinTargets } from "../../../src/sim/report-twin-targets";
+import { E2E_TWINS, meetsTwinTargets, targetTwins, twinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary, variantsAhead } from "../../../src/sim/variants";
 
@@ -483,8 +483,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(cold.curveAbsErrPts).toBeLessThan(ownCold.curveAbsErrPts / 3);
     expect(quiet.curveAbsErrPts).toBeLessThan(ownQuiet.curveAbsErrPts / 2);
-    // The tables are the replayed twins'.
-    for (const t of replay.twins) expectBenchmarkRows(bench, t);
+    // The tables are the replayed twins' (the end-to-end policies; the variants are there for the targets' checks).
+    const e2eIds = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
+    for (const t of replay.twins)
+      expectBenchmarkRows(bench, { policies: t.policies.filter((p) => e2eIds.includes(p.id)) });
     // The pace: alone, and in the run that recorded its saturated answers, beside the replayed twin's.
     const alone = JSON.parse(read("docs/e2e-pace.json")) as { measuredRps: number; simulatedRps: number };
     expect(flat).toContain(
@@ -563,7 +565,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     });
     const runWorst = RUNS_11_AND_12.map((path) => checkE2eTargets(runOf(path).policies, DEFAULT_POLICY_ID)?.worst);
     expect(flat).toContain(
-      `replayed, the default meets every target in both twins, with its worst gap at ${twinWorst[0]?.horizonS} s (${(100 * (twinWorst[0]?.gap ?? 0)).toFixed(1)} points from a cold router, ${(100 * (twinWorst[1]?.gap ?? 0)).toFixed(1)} after a quiet spell) where the real runs put it at ${(100 * (runWorst[0]?.gap ?? 0)).toFixed(1)} (at ${runWorst[0]?.horizonS} s) and ${(100 * (runWorst[1]?.gap ?? 0)).toFixed(1)} (at ${runWorst[1]?.horizonS} s).`,
+      `Replayed, the default meets every target in both twins, with its worst gap at ${twinWorst[0]?.horizonS} s (${(100 * (twinWorst[0]?.gap ?? 0)).toFixed(1)} points from a cold router, ${(100 * (twinWorst[1]?.gap ?? 0)).toFixed(1)} after a quiet spell) where the real runs put it at ${(100 * (runWorst[0]?.gap ?? 0)).toFixed(1)} (at ${runWorst[0]?.horizonS} s) and ${(100 * (runWorst[1]?.gap ?? 0)).toFixed(1)} (at ${runWorst[1]?.horizonS} s).`,
     );
     expect(twinWorst[1]?.horizonS).toBe(twinWorst[0]?.horizonS);
   });
@@ -1085,7 +1087,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
-  it("backs docs/retry-policy.md's bullet on the last free slot kept: burst-10x at 5 s, ahead on both sets, twin met", () => {
+  it("backs docs/retry-policy.md's bullet on the last free slot kept: burst-10x at 5 s, ahead on both sets, twin missed", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
     const burst = json.targets.find((t) => t.scenario === "burst-10x") as TargetCheck;
     expect(burst.worstCurveGap).toMatchObject({ horizonS: 5, bestOther: "none" });
@@ -1100,8 +1102,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const gap = (v: VariantSummary | undefined, name: string) => v?.perScenario[name]?.worstCurveGap.gapPts ?? 0;
     const moved = Object.keys(def?.perScenario ?? {}).filter((name) => Math.abs(gap(own, name) - gap(def, name)) >= 1);
     expect(moved).toEqual(["burst-10x"]);
+    // The twin, replaying the end-to-end runs' arrivals, misses its curve target as the real run missed attempts.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
-    expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)).toBe(true);
+    expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)).toBe(false);
+    for (const { id: twinId } of E2E_TWINS)
+      expect(twinTargets(twin, twinId, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.curve, twinId).toBe(false);
+    expect(twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.attempts).toBe(false);
   });
 
   it("backs docs/retry-policy.md's horizon-packing bullet: ahead on the curve on both sets, longer waits on both", () => {
@@ -1166,16 +1172,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of aheadOnBoth)
       expect(
-        twin.twins.every((t) => t.policies.some((p) => p.id === `${DEFAULT_POLICY_ID}:${id}`)),
+        targetTwins(twin).every((t) => t.policies.some((p) => p.id === `${DEFAULT_POLICY_ID}:${id}`)),
         id,
       ).toBe(true);
     const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
-    expect([...meeting].sort()).toEqual(["best-effort-no-age", "demoted-headroom-1", "horizon-pack"]);
+    expect([...meeting].sort()).toEqual(["best-effort-no-age", "horizon-pack"]);
+    expect(aheadOnBoth).toContain("demoted-headroom-1");
     // The last free slot kept: "by 2.8 points on the tuning seeds" (its own bullet says more).
     const headroomLead =
       (tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `\`demoted-headroom-1\` meets every end-to-end target in the twin and is ahead on both sets, by ${headroomLead.toFixed(1)} points on the tuning seeds`,
+      `\`demoted-headroom-1\` is ahead on both sets, by ${headroomLead.toFixed(1)} points on the tuning seeds, and misses the twin's curve target (after a quiet spell its attempts target too)`,
     );
     // Horizon packing: "by 1.8 points on the tuning seeds" (its own bullet says why it is not the default).
     const packLead = (tunedById.get("horizon-pack")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
