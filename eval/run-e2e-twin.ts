@@ -9,9 +9,15 @@
  *
  * Why: the ledger's baseline and burst fade read the router's recent history, and an end-to-end run starts with
  * little of it. The twin says how much of the gap between the simulator and the end-to-end figures that explains.
- * Writes docs/e2e-twin.json, which docs/benchmarks.md quotes (tested).
  *
- * Flags: --seeds <n> (default 6: the scenario's seed and the next ones).
+ * Then the same twins again replaying the end-to-end runs' own arrivals (run 11's seeds' schedules, `replay`): the
+ * twins above draw theirs from demo-burst-3x's seeds, and were far from the real runs for every policy alike; the
+ * replaying ones are near them, and are the twins the end-to-end targets are checked on (`eval:variant`,
+ * docs/retry-policy.md). With them: how far each twin is from runs 11 and 12, the default on one router through the
+ * six runs, and the cold twin's answers per second while the burst saturates the fleet, which the end-to-end run
+ * measures too (`saturatedRps`). Writes docs/e2e-twin.json, which docs/benchmarks.md quotes (tested).
+ *
+ * Flags: --seeds <n> (default 6: the scenario's seed and the next ones; the replaying twins use the run's seeds).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -87,23 +93,21 @@ const policies: PolicySpec[] = [
 // The capacity of the stack, as the end-to-end runs scale their load (the same fleet and sizes).
 const capacityRps = measureCapacity(demo);
 const seeds = Array.from({ length: seedCount }, (_, i) => demo.seed + i);
+/** What a twin records of a policy: its curve and attempts, its refused attempts and booked_capacity's promises. */
+const figuresOf = (policy: PolicySpec, r: PolicyResult) => ({
+  id: policy.id,
+  servedFraction: r.servedFraction,
+  servedWithinS: r.servedWithinS,
+  attemptsPerOffered: r.attemptsPerOffered,
+  // The end-to-end run reads the real router's counts of both from /spillway/overview.
+  refusals: r.metrics.refusals,
+  ...(r.metrics.ledger ? { ledger: r.metrics.ledger } : {}),
+});
 const results = twins.map((t) => ({
   id: t.id,
   description: t.description,
   phases: t.scenario.phases,
-  policies: policies.map((policy) => {
-    const r = evaluatePolicy(t.scenario, seeds, capacityRps, policy);
-    return {
-      id: policy.id,
-      servedFraction: r.servedFraction,
-      servedWithinS: r.servedWithinS,
-      attemptsPerOffered: r.attemptsPerOffered,
-      // Refused attempts, and booked_capacity's promises (the end-to-end run reads the real router's counts of both
-      // from /spillway/overview).
-      refusals: r.metrics.refusals,
-      ...(r.metrics.ledger ? { ledger: r.metrics.ledger } : {}),
-    };
-  }),
+  policies: policies.map((policy) => figuresOf(policy, evaluatePolicy(t.scenario, seeds, capacityRps, policy))),
 }));
 // The default as the end-to-end run's router lives it: six bursts on one router (one per seed), 60 s of quiet
 // between them (a seed's tail and the pause). Its promises and refusals beside the real router's
@@ -123,7 +127,7 @@ const chained = {
   ledger: chainedRun.metrics.ledger,
 };
 // The same twins replaying the end-to-end runs' own arrivals (their seeds' schedules, which the twins above do not
-// draw: they use demo-burst-3x's seeds), the end-to-end policies only, and the default on one router through the six
+// draw: they use demo-burst-3x's seeds), every policy and variant, and the default on one router through the six
 // runs as their router lives them. How far each twin is from the real runs says which arrivals a twin should use
 // (docs/benchmarks.md, "The twin replays the run's arrivals").
 const read = (file: string) => JSON.parse(readFileSync(join(root, file), "utf8")) as E2eOpenAiRun;
@@ -138,14 +142,6 @@ const schedules = replayRun.seeds.map((seed) =>
   }),
 );
 const e2ePolicies = policies.slice(0, E2E_POLICY_IDS.length);
-const figuresOf = (policy: PolicySpec, r: PolicyResult) => ({
-  id: policy.id,
-  servedFraction: r.servedFraction,
-  servedWithinS: r.servedWithinS,
-  attemptsPerOffered: r.attemptsPerOffered,
-  refusals: r.metrics.refusals,
-  ...(r.metrics.ledger ? { ledger: r.metrics.ledger } : {}),
-});
 // Every policy of the twins above, the variants too: the replaying twins are the end-to-end targets' twin.
 const replayTwins = e2eReplayTwins(demo, replayRun, capacityRps);
 const replayed = replayTwins.map((t) => ({
