@@ -105,6 +105,24 @@ export interface E2eRunArrivals {
   headerlessShare: number;
 }
 
+/** The end-to-end run whose arrivals the replaying twins replay (run 11, `npm run eval:e2e`). */
+export const E2E_REPLAY_RUN_FILE = "docs/evaluation-e2e-openai.json";
+
+/**
+ * An end-to-end run's arrival schedules, one per seed, as its clients sent them (`arrivalSchedule`).
+ *
+ * @example
+ * ```ts
+ * runSchedules({ seeds: [2026, 2027], capacityRps: 17, headerlessShare: 0.3 }).length; // 2
+ * ```
+ */
+export function runSchedules(run: E2eRunArrivals): E2eArrival[][] {
+  if (!run.seeds || run.seeds.length === 0) throw new Error("the end-to-end run records no seeds");
+  return run.seeds.map((seed) =>
+    arrivalSchedule({ seed, phases: E2E_PHASES, capacityRps: run.capacityRps, headerlessShare: run.headerlessShare }),
+  );
+}
+
 /** The end-to-end run's request sizes (eval/e2e-openai.ts). */
 export const E2E_REQUEST_SIZES = { promptTokens: 16, outputTokens: 32 } as const;
 
@@ -126,10 +144,7 @@ export function e2eReplayTwins(
   run: E2eRunArrivals,
   capacityRps: number,
 ): { id: string; description: string; scenario: Scenario; seeds: number[]; workloads: WorkloadRequest[][] }[] {
-  if (!run.seeds || run.seeds.length === 0) throw new Error("e2eReplayTwins: the run records no seeds");
-  const schedules = run.seeds.map((seed) =>
-    arrivalSchedule({ seed, phases: E2E_PHASES, capacityRps: run.capacityRps, headerlessShare: run.headerlessShare }),
-  );
+  const schedules = runSchedules(run);
   return e2eTwinScenarios(demo).map((t) => {
     const leadS = t.scenario.phases
       .slice(0, t.scenario.phases.length - E2E_PHASES.length)

@@ -27,24 +27,24 @@ import { evaluatePolicy, type PolicyResult } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import type { E2eOpenAiRun } from "../src/sim/report-markdown";
-import type { Scenario } from "../src/sim/scenario";
 import { runSimulation } from "../src/sim/simulation";
 import { type CurveFigures, twinFit } from "../src/sim/twin-fit";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
-import { arrivalSchedule, E2E_PHASES, E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
+import { E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
 import {
   chainedRunStartsS,
+  E2E_REPLAY_RUN_FILE,
   E2E_REQUEST_SIZES,
   e2eChainedTwin,
   e2eReplayTwins,
   e2eTwinScenarios,
   replayWorkload,
+  runSchedules,
 } from "./e2e-twin-scenarios";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
-/** The end-to-end run whose seeds the replaying twins replay, and the full runs every twin is compared with. */
-const REPLAY_RUN_FILE = "docs/evaluation-e2e-openai.json";
+/** The full end-to-end runs every twin is compared with. */
 const REAL_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"];
 
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
@@ -131,16 +131,8 @@ const chained = {
 // runs as their router lives them. How far each twin is from the real runs says which arrivals a twin should use
 // (docs/benchmarks.md, "The twin replays the run's arrivals").
 const read = (file: string) => JSON.parse(readFileSync(join(root, file), "utf8")) as E2eOpenAiRun;
-const replayRun = read(REPLAY_RUN_FILE);
-if (!replayRun.seeds) throw new Error(`${REPLAY_RUN_FILE} records no seeds`);
-const schedules = replayRun.seeds.map((seed) =>
-  arrivalSchedule({
-    seed,
-    phases: E2E_PHASES,
-    capacityRps: replayRun.capacityRps,
-    headerlessShare: replayRun.headerlessShare,
-  }),
-);
+const replayRun = read(E2E_REPLAY_RUN_FILE);
+const schedules = runSchedules(replayRun);
 const e2ePolicies = policies.slice(0, E2E_POLICY_IDS.length);
 // Every policy of the twins above, the variants too: the replaying twins are the end-to-end targets' twin.
 const replayTwins = e2eReplayTwins(demo, replayRun, capacityRps);
@@ -163,13 +155,12 @@ const chainRun = evaluatePolicy(chain, [demo.seed], capacityRps, e2ePolicies[0] 
 // The fleet's pace: answers per second while the burst saturates the fleet (the schedule's E2E_SATURATED_WINDOW_S),
 // the replayed cold twin's default, beside what the end-to-end run measured the same way (`saturatedRps`).
 const [fromS, toS] = E2E_SATURATED_WINDOW_S;
-const coldTwin = twins[0]?.scenario as Scenario;
-const saturatedAnswers = schedules.reduce((sum, schedule, i) => {
-  const seeded = { ...coldTwin, seed: demo.seed + i };
+const coldReplay = replayTwins[0] as (typeof replayTwins)[number];
+const saturatedAnswers = coldReplay.seeds.reduce((sum, seed, i) => {
   const trace = runSimulation(
-    seeded,
+    { ...coldReplay.scenario, seed },
     e2ePolicies[0] as PolicySpec,
-    replayWorkload(seeded, capacityRps, [schedule], [0], E2E_REQUEST_SIZES),
+    coldReplay.workloads[i] ?? [],
   );
   const inWindow = (ms: number | undefined) => ms !== undefined && ms >= fromS * 1000 && ms < toS * 1000;
   return sum + trace.requests.filter((r) => inWindow(r.completedAtMs)).length;
@@ -184,7 +175,7 @@ const fitOf = (twin: { id: string; policies: CurveFigures[] }, arrivals: "own" |
   ),
 });
 const replay = {
-  runFile: REPLAY_RUN_FILE,
+  runFile: E2E_REPLAY_RUN_FILE,
   runSeeds: replayRun.seeds,
   realRuns: REAL_RUN_FILES,
   twins: replayed,

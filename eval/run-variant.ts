@@ -44,7 +44,7 @@ import { checkTargets, type TargetCheck, withDefault } from "../src/sim/targets"
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
 import { generateWorkload } from "../src/sim/workload";
-import { type E2eRunArrivals, e2eReplayTwins } from "./e2e-twin-scenarios";
+import { E2E_REPLAY_RUN_FILE, type E2eRunArrivals, e2eReplayTwins } from "./e2e-twin-scenarios";
 import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
@@ -146,7 +146,7 @@ for (const s of summaries) {
 // `npm run eval:e2e-twin` records them): the reference policies, the default and the variant.
 const demo = readScenario("demo-burst-3x");
 const capacityRps = measureCapacity(demo);
-const e2eRun = JSON.parse(readFileSync(join(root, "docs/evaluation-e2e-openai.json"), "utf8")) as E2eRunArrivals;
+const e2eRun = JSON.parse(readFileSync(join(root, E2E_REPLAY_RUN_FILE), "utf8")) as E2eRunArrivals;
 const twinPolicies = [
   ...["static-30", "router_queue_drain_rate", "retry_schedule"].map(
     (id) => EVAL_POLICIES.find((p) => p.id === id) as PolicySpec,

@@ -33,7 +33,7 @@ import {
   type TuningCandidate,
   type TuningScore,
 } from "../src/sim/tune-search";
-import { type E2eRunArrivals, e2eReplayTwins } from "./e2e-twin-scenarios";
+import { E2E_REPLAY_RUN_FILE, type E2eRunArrivals, e2eReplayTwins } from "./e2e-twin-scenarios";
 import { readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
@@ -109,7 +109,7 @@ function figures(checks: readonly TargetCheck[], p50: number | null): CandidateS
 // `npm run eval:e2e-twin` and `npm run eval:variant` check them.
 const demo = scenarios.find((s) => s.name === "demo-burst-3x") as Scenario;
 const twinCapacity = measureCapacity(demo);
-const e2eRun = JSON.parse(readFileSync(join(root, "docs/evaluation-e2e-openai.json"), "utf8")) as E2eRunArrivals;
+const e2eRun = JSON.parse(readFileSync(join(root, E2E_REPLAY_RUN_FILE), "utf8")) as E2eRunArrivals;
 const twins = e2eReplayTwins(demo, e2eRun, twinCapacity);
 function twinFigures(candidate: TuningCandidate): TwinFigures {
   return twins.map((t) => {
