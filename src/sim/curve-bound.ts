@@ -23,6 +23,16 @@ export interface BoundJob {
    * costlier than the one before (checked). Absent: one way, `minCompletionS` for one start.
    */
   ways?: readonly BoundWay[];
+  /**
+   * The latest start on its first attempt (its arrival at the router plus the queue's timeout): a start up to it
+   * may come from the queue, without a retry. Read only when its set bounds the queue or the attempts.
+   */
+  queueEndS?: number;
+  /**
+   * Whether the client certainly makes another attempt when it is not served from the queue on its first one (it
+   * has a retry left, and time for it before the run ends). Read only when its set bounds the attempts.
+   */
+  retries?: boolean;
 }
 
 /** One way to serve a request: how soon after starting it can be done, and what it takes of the start budget. */
@@ -74,6 +84,10 @@ interface Group {
   within: number[][];
   /** Per way, what a start costs of the start budget. */
   work: number[];
+  /** The last bin a start from the queue on its first attempt may take (first - 1: none, or no queue model). */
+  queueEnd: number;
+  /** 1 when its client makes another attempt if not served from the queue (the attempts row), else 0. */
+  retries: number;
   /** Its columns: one per bin from `first` to `last` and way that serves within some horizon. */
   columns: Array<{ t: number; way: number; col: number }>;
 }
@@ -99,6 +113,16 @@ export interface BoundOptions {
 export interface BoundSet {
   instances: readonly BoundInstance[];
   target: CompletionCurve;
+  /**
+   * The queue's bound (all shards'): at no moment do more requests wait on their first attempt, to be started from
+   * the queue, than this, in each instance. A start from the queue must come by the job's `queueEndS`.
+   */
+  queueBound?: number;
+  /**
+   * Attempts per offered request at most: every request not started from the queue on its first attempt (served
+   * on a retry, or never) and whose client `retries` counts one attempt more.
+   */
+  attemptsAtMost?: number;
 }
 
 /** What a joint bound found: one margin for every set, and each set's curve. */
@@ -134,7 +158,9 @@ export interface ReleaseRow {
  * there: no retry timing, no attempt count), it completes in its least possible time, the fleet starts
  * requests at its measured rate with a budget of `burstStarts` it may spend at once (a token bucket: more
  * than a free fleet can start), in one-second bins where a request counts as starting at its bin's start
- * (or at its release, in its first bin), and starts may be split (fractional).
+ * (or at its release, in its first bin), and starts may be split (fractional). A set with `queueBound` or
+ * `attemptsAtMost` (src/sim/queue-bound.ts) takes two of those relaxations back: a start on a first attempt must
+ * come from a bounded queue by its `queueEndS`, and every other request costs its client an attempt.
  *
  * @example
  * ```ts
@@ -193,6 +219,12 @@ export function jointCurveBound(
   const offered = sets.map((set) => set.instances.reduce((n, inst) => n + inst.jobs.length, 0));
   // Per set, its groups by key: requests with the same window and horizons are one column per bin.
   const groupsBySet = sets.map(() => new Map<string, Group>());
+  // The queue model (`queueBound`, `attemptsAtMost`): starts from the queue on a first attempt are columns of their own.
+  const queueModel = sets.map((set) => set.queueBound !== undefined || set.attemptsAtMost !== undefined);
+  if (queueModel.some(Boolean) && sharedBins > 0)
+    throw new Error("curve bound: the queue model is not tied across twins");
+  // Per set, the requests that no schedule serves within a horizon and whose clients retry (the attempts row).
+  const unservedRetries = sets.map(() => 0);
   // Every request by its release bin, served in time or not (a request no schedule can serve has no group).
   const releasesBySet = sets.map(() => new Map<number, ReleaseRow>());
   instances.forEach(({ inst, set, k }, bucket) => {
@@ -219,13 +251,35 @@ export function jointCurveBound(
       );
       const latest = Math.max(...within.map((w) => w[w.length - 1] as number));
       const last = Math.min(Math.floor(job.deadlineS / binS), latest, endBin);
-      if (last < first) continue;
+      const retriesCount = sets[set]?.attemptsAtMost !== undefined;
+      if (queueModel[set] && ways.length > 1) throw new Error("curve bound: the queue model takes one way per job");
+      if (last < first) {
+        // Never served within a horizon: refused or shed at least once, one attempt more if its client retries.
+        if (retriesCount && job.retries) unservedRetries[set] = (unservedRetries[set] as number) + 1;
+        continue;
+      }
       const clipped = within.map((w) => w.map((b) => Math.min(last, Math.max(first - 1, b))));
       const work = ways.map((way) => way.work);
-      const key = `${k}:${first}:${last}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}`;
+      const queueEnd =
+        queueModel[set] && job.queueEndS !== undefined ? Math.min(last, Math.floor(job.queueEndS / binS)) : first - 1;
+      const retries = retriesCount && job.retries ? 1 : 0;
+      const key = `${k}:${first}:${last}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}:${queueEnd}:${retries}`;
       const group = groups.get(key);
       if (group) group.count += 1;
-      else groups.set(key, { set, instance: k, bucket, count: 1, first, last, within: clipped, work, columns: [] });
+      else
+        groups.set(key, {
+          set,
+          instance: k,
+          bucket,
+          count: 1,
+          first,
+          last,
+          within: clipped,
+          work,
+          columns: [],
+          queueEnd,
+          retries,
+        });
     }
   });
   if (sharedBins > 0 && sets.length > 2) throw new Error("joint curve bound: only two sets can be tied");
@@ -271,6 +325,15 @@ export function jointCurveBound(
     linkEntry.set(twin, { row0: rows, sign: -1 });
     rows += (Math.min(g.last, sharedBins - 1) - g.first + 1) * g.work.length;
   }
+  // The queue model's rows: per instance of a set with a queue bound, one per bin (requests waiting on their first
+  // attempt at its end <= the bound); per set with an attempts bound, one (-starts from the queue <= what is left).
+  const occupancyRow0 = instances.map(({ set }, bucket) => {
+    if (sets[set]?.queueBound === undefined) return -1;
+    const row = rows;
+    rows += bins[bucket] as number;
+    return row;
+  });
+  const attemptsRow = sets.map((set) => (set.attemptsAtMost === undefined ? -1 : rows++));
 
   const starts: number[] = [0];
   const indices: number[] = [];
@@ -316,6 +379,17 @@ export function jointCurveBound(
         g.columns.push({ t, way, col: colCost.length });
         soonerCost[colCost.length] = counted / (offered[g.set] || 1);
         push(0, g.count, 0, entries);
+        if (t > g.queueEnd) return;
+        // The same start from the queue on the first attempt: it waits there through the bins before it, and saves
+        // its client's retry.
+        const queued: [number, number][] = [...entries];
+        const occupancy = occupancyRow0[g.bucket] as number;
+        if (occupancy >= 0) for (let w = g.first; w < t; w++) queued.push([occupancy + w, 1]);
+        const attempts = attemptsRow[g.set] as number;
+        if (attempts >= 0 && g.retries > 0) queued.push([attempts, -1]);
+        g.columns.push({ t, way, col: colCost.length });
+        soonerCost[colCost.length] = counted / (offered[g.set] || 1);
+        push(0, g.count, 0, queued);
       });
     }
   });
@@ -364,10 +438,26 @@ export function jointCurveBound(
       rowLower.push(0);
       rowUpper.push(highs.infinity);
     }
-  for (let r = linkRow0; r < rows; r++) {
+  const linkRowEnd = occupancyRow0.find((r) => r >= 0) ?? attemptsRow.find((r) => r >= 0) ?? rows;
+  for (let r = linkRow0; r < linkRowEnd; r++) {
     rowLower.push(0);
     rowUpper.push(0);
   }
+  instances.forEach(({ set }, bucket) => {
+    if ((occupancyRow0[bucket] as number) < 0) return;
+    for (let t = 0; t < (bins[bucket] as number); t++) {
+      rowLower.push(-highs.infinity);
+      rowUpper.push(sets[set]?.queueBound as number);
+    }
+  });
+  sets.forEach((set, si) => {
+    if (set.attemptsAtMost === undefined) return;
+    // Attempts = offered + one per request not started from the queue whose client retries; at most the bound.
+    const retrying = groupList.filter((g) => g.set === si).reduce((n, g) => n + g.retries * g.count, 0);
+    const offeredHere = offered[si] as number;
+    rowLower.push(-highs.infinity);
+    rowUpper.push((set.attemptsAtMost - 1) * offeredHere - retrying - (unservedRetries[si] as number));
+  });
 
   const columns = colCost.length;
   const solve = (cost: readonly number[], lower: readonly number[]) =>
