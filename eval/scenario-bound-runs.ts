@@ -1,0 +1,55 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { commandLine } from "../scripts/command-line";
+import type { ScenarioResult } from "../src/sim/evaluation";
+
+const root = resolve(import.meta.dirname, "..");
+/** The evaluation every bound report takes its scenarios, seeds and targets from. */
+export const EVALUATION_PATH = "docs/evaluation.json";
+
+/**
+ * The loop of a per-scenario bound report (`npm run eval:batch-bound`, `npm run eval:queue-bound`): every scenario of
+ * docs/evaluation.json in order, each computed by `compute` - or, with `--scenario <name>` (repeatable), only
+ * those, the others kept from the committed report at `reportFile` - with a line of progress per scenario.
+ *
+ * @example
+ * ```ts
+ * const scenarios = await boundEachScenario("npm run eval:queue-bound", "docs/queue-bound.json", (result) => ({
+ *   name: result.name,
+ *   margin: curveBound(highs, ...).margin,
+ * }), (row) => `margin ${row.margin}`);
+ * ```
+ */
+export async function boundEachScenario<T extends { name: string }>(
+  command: string,
+  reportFile: string,
+  compute: (result: ScenarioResult) => T | Promise<T>,
+  progress: (row: T) => string,
+): Promise<T[]> {
+  const { values } = commandLine(`${command} -- [--scenario <name>]...`, {
+    options: { scenario: { type: "string", multiple: true } },
+  });
+  const evaluation = JSON.parse(readFileSync(join(root, EVALUATION_PATH), "utf8")) as { scenarios: ScenarioResult[] };
+  const only = values.scenario ?? [];
+  for (const name of only)
+    if (!evaluation.scenarios.some((r) => r.name === name))
+      throw new Error(`${command}: no scenario "${name}" in ${EVALUATION_PATH}`);
+  const reportPath = join(root, reportFile);
+  const previous: T[] =
+    only.length > 0 && existsSync(reportPath)
+      ? (JSON.parse(readFileSync(reportPath, "utf8")) as { scenarios: T[] }).scenarios
+      : [];
+  const rows: T[] = [];
+  for (const result of evaluation.scenarios) {
+    if (only.length > 0 && !only.includes(result.name)) {
+      const kept = previous.find((p) => p.name === result.name);
+      if (kept) rows.push(kept);
+      continue;
+    }
+    const started = performance.now();
+    const row = await compute(result);
+    rows.push(row);
+    console.log(`${result.name}: ${progress(row)}, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+  return rows;
+}
