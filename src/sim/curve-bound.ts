@@ -32,7 +32,7 @@ export interface BoundJob {
    * Whether the client certainly makes another attempt when it is not served from the queue on its first one (it
    * has a retry left, and time for it before the run ends). Read only when its set bounds the attempts.
    */
-  retries?: boolean;
+  certainRetry?: boolean;
 }
 
 /** One way to serve a request: how soon after starting it can be done, and what it takes of the start budget. */
@@ -87,7 +87,7 @@ interface Group {
   /** The last bin a start from the queue on its first attempt may take (first - 1: none, or no queue model). */
   queueEnd: number;
   /** 1 when its client makes another attempt if not served from the queue (the attempts row), else 0. */
-  retries: number;
+  retry: number;
   /** Its columns: one per bin from `first` to `last` and way that serves within some horizon. */
   columns: Array<{ t: number; way: number; col: number }>;
 }
@@ -120,7 +120,7 @@ export interface BoundSet {
   queueBound?: number;
   /**
    * Attempts per offered request at most: every request not started from the queue on its first attempt (served
-   * on a retry, or never) and whose client `retries` counts one attempt more.
+   * on a retry, or never) whose client makes a `certainRetry` counts one attempt more.
    */
   attemptsAtMost?: number;
 }
@@ -223,6 +223,7 @@ export function jointCurveBound(
   const queueModel = sets.map((set) => set.queueBound !== undefined || set.attemptsAtMost !== undefined);
   if (queueModel.some(Boolean) && sharedBins > 0)
     throw new Error("curve bound: the queue model is not tied across twins");
+  const countsAttempts = sets.map((set) => set.attemptsAtMost !== undefined);
   // Per set, the requests that no schedule serves within a horizon and whose clients retry (the attempts row).
   const unservedRetries = sets.map(() => 0);
   // Every request by its release bin, served in time or not (a request no schedule can serve has no group).
@@ -251,19 +252,18 @@ export function jointCurveBound(
       );
       const latest = Math.max(...within.map((w) => w[w.length - 1] as number));
       const last = Math.min(Math.floor(job.deadlineS / binS), latest, endBin);
-      const retriesCount = sets[set]?.attemptsAtMost !== undefined;
       if (queueModel[set] && ways.length > 1) throw new Error("curve bound: the queue model takes one way per job");
+      const retry = countsAttempts[set] && job.certainRetry ? 1 : 0;
       if (last < first) {
         // Never served within a horizon: refused or shed at least once, one attempt more if its client retries.
-        if (retriesCount && job.retries) unservedRetries[set] = (unservedRetries[set] as number) + 1;
+        unservedRetries[set] = (unservedRetries[set] as number) + retry;
         continue;
       }
       const clipped = within.map((w) => w.map((b) => Math.min(last, Math.max(first - 1, b))));
       const work = ways.map((way) => way.work);
       const queueEnd =
         queueModel[set] && job.queueEndS !== undefined ? Math.min(last, Math.floor(job.queueEndS / binS)) : first - 1;
-      const retries = retriesCount && job.retries ? 1 : 0;
-      const key = `${k}:${first}:${last}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}:${queueEnd}:${retries}`;
+      const key = `${k}:${first}:${last}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}:${queueEnd}:${retry}`;
       const group = groups.get(key);
       if (group) group.count += 1;
       else
@@ -278,7 +278,7 @@ export function jointCurveBound(
           work,
           columns: [],
           queueEnd,
-          retries,
+          retry,
         });
     }
   });
@@ -327,6 +327,7 @@ export function jointCurveBound(
   }
   // The queue model's rows: per instance of a set with a queue bound, one per bin (requests waiting on their first
   // attempt at its end <= the bound); per set with an attempts bound, one (-starts from the queue <= what is left).
+  const queueRow0 = rows;
   const occupancyRow0 = instances.map(({ set }, bucket) => {
     if (sets[set]?.queueBound === undefined) return -1;
     const row = rows;
@@ -386,7 +387,7 @@ export function jointCurveBound(
         const occupancy = occupancyRow0[g.bucket] as number;
         if (occupancy >= 0) for (let w = g.first; w < t; w++) queued.push([occupancy + w, 1]);
         const attempts = attemptsRow[g.set] as number;
-        if (attempts >= 0 && g.retries > 0) queued.push([attempts, -1]);
+        if (attempts >= 0 && g.retry > 0) queued.push([attempts, -1]);
         g.columns.push({ t, way, col: colCost.length });
         soonerCost[colCost.length] = counted / (offered[g.set] || 1);
         push(0, g.count, 0, queued);
@@ -438,8 +439,7 @@ export function jointCurveBound(
       rowLower.push(0);
       rowUpper.push(highs.infinity);
     }
-  const linkRowEnd = occupancyRow0.find((r) => r >= 0) ?? attemptsRow.find((r) => r >= 0) ?? rows;
-  for (let r = linkRow0; r < linkRowEnd; r++) {
+  for (let r = linkRow0; r < queueRow0; r++) {
     rowLower.push(0);
     rowUpper.push(0);
   }
@@ -453,7 +453,7 @@ export function jointCurveBound(
   sets.forEach((set, si) => {
     if (set.attemptsAtMost === undefined) return;
     // Attempts = offered + one per request not started from the queue whose client retries; at most the bound.
-    const retrying = groupList.filter((g) => g.set === si).reduce((n, g) => n + g.retries * g.count, 0);
+    const retrying = groupList.filter((g) => g.set === si).reduce((n, g) => n + g.retry * g.count, 0);
     const offeredHere = offered[si] as number;
     rowLower.push(-highs.infinity);
     rowUpper.push((set.attemptsAtMost - 1) * offeredHere - retrying - (unservedRetries[si] as number));

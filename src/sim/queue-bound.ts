@@ -35,7 +35,7 @@ export function queueBoundInstance(
       const client = drawClient(scenario.clients, randomStream(scenario.seed, "client-kind", request.id));
       const retries = client.profile.maxRetries ?? scenario.client.maxRetries;
       const queueEndS = job.releaseS + timeoutS;
-      return { ...job, queueEndS, retries: retries > 0 && queueEndS + ORACLE_MAX_HINT_S + 5 <= base.endS };
+      return { ...job, queueEndS, certainRetry: retries > 0 && queueEndS + ORACLE_MAX_HINT_S + 5 <= base.endS };
     }),
   };
 }

@@ -25,7 +25,7 @@ describe("the queue-aware curve bound (queueBound, attemptsAtMost)", () => {
       deadlineS: 100,
       minCompletionS: 0.5,
       queueEndS: 100,
-      retries: true,
+      certainRetry: true,
       ...over,
     }));
   const fleet = { startRateAt: () => 1, burstStarts: 1, endS: 200 };
@@ -48,7 +48,7 @@ describe("the queue-aware curve bound (queueBound, attemptsAtMost)", () => {
   });
 
   it("counts no attempt for a client that does not retry", () => {
-    expect(margin(2, 1, { retries: false })).toBeCloseTo(0, 6);
+    expect(margin(2, 1, { certainRetry: false })).toBeCloseTo(0, 6);
   });
 
   it("relaxes the simulator: every policy's own curve and attempts fit under it", () => {
@@ -57,7 +57,7 @@ describe("the queue-aware curve bound (queueBound, attemptsAtMost)", () => {
     const capacity = measureCapacity(scenario);
     const workload = generateWorkload(scenario, capacity);
     const inst = queueBoundInstance(scenario, workload, capacity);
-    expect(inst.jobs.filter((j) => j.retries).length).toBeGreaterThan(workload.length / 2);
+    expect(inst.jobs.filter((j) => j.certainRetry).length).toBeGreaterThan(workload.length / 2);
     for (const policy of EVAL_POLICIES) {
       const metrics = computeMetrics(runSimulation(scenario, policy, workload));
       const set = {
