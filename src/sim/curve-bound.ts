@@ -88,8 +88,10 @@ interface Group {
   queueEnd: number;
   /** 1 when its client makes another attempt if not served from the queue (the attempts row), else 0. */
   retry: number;
-  /** Its columns: one per bin from `first` to `last` and way that serves within some horizon. */
-  columns: Array<{ t: number; way: number; col: number }>;
+  /** Its jobs' indices in their instance's `jobs`. */
+  members: number[];
+  /** Its columns: one per bin from `first` to `last` and way that serves within some horizon (and per start kind). */
+  columns: Array<{ t: number; way: number; col: number; fromQueue?: boolean }>;
 }
 
 /** How a bound picks among the schedules that reach its margin. */
@@ -107,6 +109,8 @@ export interface BoundOptions {
    * serves within 5 s): a margin below the curve target's with it says the two targets cannot both be met.
    */
   medianWithin?: { horizonS: number; share: number };
+  /** Also return the schedule request by request (`JointCurveBoundResult.plans`), its fractional starts rounded. */
+  plans?: boolean;
 }
 
 /** One scenario's part of a {@link jointCurveBound}: its seeds' instances and the curve it is held to. */
@@ -137,6 +141,21 @@ export interface JointCurveBoundResult {
    */
   byRelease: ReleaseRow[][];
   size: { columns: number; rows: number };
+  /**
+   * With `BoundOptions.plans`: per set, per instance, per job (by its index in the instance's `jobs`), when the
+   * schedule starts it and whether from the queue on its first attempt; `undefined` for a job it does not serve
+   * within a horizon. A group of like jobs' fractional starts are handed out in order of start, each job taking
+   * the start where the running sum of the group's starts passes it (rounded), so the counts stay within one.
+   */
+  plans?: Array<Array<Array<PlannedStart | undefined>>>;
+}
+
+/** When a bound's schedule starts one request (see `JointCurveBoundResult.plans`). */
+export interface PlannedStart {
+  /** The start: its bin's beginning, or the request's release within its first bin. */
+  startS: number;
+  /** Started from the queue on its first attempt (the queue model), not after a retry. */
+  fromQueue: boolean;
 }
 
 /** The requests released in one bin of a bound's schedule, and how many of them it starts within each horizon. */
@@ -231,7 +250,7 @@ export function jointCurveBound(
   instances.forEach(({ inst, set, k }, bucket) => {
     const endBin = (bins[bucket] as number) - 1;
     const groups = groupsBySet[set] as Map<string, Group>;
-    for (const job of inst.jobs) {
+    inst.jobs.forEach((job, jobIndex) => {
       const first = Math.floor(job.releaseS / binS);
       const releases = releasesBySet[set] as Map<number, ReleaseRow>;
       const row = releases.get(first) ?? { releaseS: first * binS, requests: 0, servedWithin: horizons.map(() => 0) };
@@ -257,7 +276,7 @@ export function jointCurveBound(
       if (last < first) {
         // Never served within a horizon: refused or shed at least once, one attempt more if its client retries.
         unservedRetries[set] = (unservedRetries[set] as number) + retry;
-        continue;
+        return;
       }
       const clipped = within.map((w) => w.map((b) => Math.min(last, Math.max(first - 1, b))));
       const work = ways.map((way) => way.work);
@@ -265,8 +284,10 @@ export function jointCurveBound(
         queueModel[set] && job.queueEndS !== undefined ? Math.min(last, Math.floor(job.queueEndS / binS)) : first - 1;
       const key = `${k}:${first}:${last}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}:${queueEnd}:${retry}`;
       const group = groups.get(key);
-      if (group) group.count += 1;
-      else
+      if (group) {
+        group.count += 1;
+        group.members.push(jobIndex);
+      } else
         groups.set(key, {
           set,
           instance: k,
@@ -279,8 +300,9 @@ export function jointCurveBound(
           columns: [],
           queueEnd,
           retry,
+          members: [jobIndex],
         });
-    }
+    });
   });
   if (sharedBins > 0 && sets.length > 2) throw new Error("joint curve bound: only two sets can be tied");
   // The groups released before the sets part: the same in every set, their starts before then tied together.
@@ -388,7 +410,7 @@ export function jointCurveBound(
         if (occupancy >= 0) for (let w = g.first; w < t; w++) queued.push([occupancy + w, 1]);
         const attempts = attemptsRow[g.set] as number;
         if (attempts >= 0 && g.retry > 0) queued.push([attempts, -1]);
-        g.columns.push({ t, way, col: colCost.length });
+        g.columns.push({ t, way, col: colCost.length, fromQueue: true });
         soonerCost[colCost.length] = counted / (offered[g.set] || 1);
         push(0, g.count, 0, queued);
       });
@@ -515,7 +537,8 @@ export function jointCurveBound(
     ),
   );
   const byRelease = releasesBySet.map((releases) => [...releases.values()].sort((a, b) => a.releaseS - b.releaseS));
-  return { margin: x[marginCol] as number, curves, byRelease, size: { columns, rows } };
+  const result = { margin: x[marginCol] as number, curves, byRelease, size: { columns, rows } };
+  return options.plans ? { ...result, plans: planOf(x, groupList, instances, sets.length, binS) } : result;
 }
 
 /**
@@ -629,4 +652,33 @@ export function seedInstances<I extends BoundInstance>(
     const seeded = { ...scenario, seed };
     return instanceOf(seeded, generateWorkload(seeded, result.capacityRps), result.capacityRps);
   });
+}
+
+/** The schedule `x` request by request: each group's starts handed out in order of start (see `plans`). */
+function planOf(
+  x: ArrayLike<number>,
+  groups: readonly Group[],
+  instances: ReadonlyArray<{ inst: BoundInstance; set: number; k: number }>,
+  setCount: number,
+  binS: number,
+): Array<Array<Array<PlannedStart | undefined>>> {
+  const plans: Array<Array<Array<PlannedStart | undefined>>> = Array.from({ length: setCount }, () => []);
+  for (const { inst, set, k } of instances)
+    (plans[set] as Array<Array<PlannedStart | undefined>>)[k] = inst.jobs.map(() => undefined);
+  for (const g of groups) {
+    const jobs = instances.find((i) => i.set === g.set && i.k === g.instance)?.inst.jobs as readonly BoundJob[];
+    const plan = plans[g.set]?.[g.instance] as Array<PlannedStart | undefined>;
+    const started = g.columns.filter((c) => (x[c.col] as number) > 1e-9).sort((a, b) => a.t - b.t);
+    let sum = 0;
+    let handed = 0;
+    for (const c of started) {
+      sum += x[c.col] as number;
+      for (const upTo = Math.min(g.members.length, Math.round(sum)); handed < upTo; handed++) {
+        const index = g.members[handed] as number;
+        const startS = Math.max((jobs[index] as BoundJob).releaseS, c.t * binS);
+        plan[index] = { startS, fromQueue: c.fromQueue === true };
+      }
+    }
+  }
+  return plans;
 }

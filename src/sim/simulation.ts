@@ -57,6 +57,21 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
  * ```
  */
 
+/** What the simulation asks of a router shard: a `RouterDriver`'s calls, or a stand-in's (`runSimulation`'s `routersFor`). */
+export interface SimRouterPort {
+  acquire(ticket: string, options: SubmitOptions, respond: (result: AcquireResult) => void): void;
+  release(ticket: string, replicaFailed?: boolean): void;
+  restart(): void;
+}
+
+/** What a stand-in router is given: the run's clock, its replicas and their slots, and the replicas lost so far. */
+export interface SimRouterSetting {
+  loop: EventLoop;
+  replicas: readonly string[];
+  maxOngoing: number;
+  lost: ReadonlySet<string>;
+}
+
 /** The router shard a request's fingerprint picks (the Worker hashes the fingerprint the same way). */
 function shardOf(requestId: number, shards: number): number {
   return shards <= 1 ? 0 : (hashInts([requestId, 0x5eed]) >>> 0) % shards;
@@ -80,7 +95,9 @@ function submitOptionsFor(client: SimClient, requestId: number, retriesSoFar: nu
  *
  * Timing of an attempt: the client sends at t; the router sees it at t + roundTrip / 2 + workerToRouter; a
  * refusal reaches the client workerToRouter + roundTrip / 2 later, and the client sleeps its delay from then.
- * Every attempt of a request goes to the shard its fingerprint picks.
+ * Every attempt of a request goes to the shard its fingerprint picks. With `routersFor`, its routers stand in for
+ * the RouterCore shards (a router that follows a bound's schedule: src/sim/plan-replay.ts); `policy` then only
+ * names the run.
  *
  * @example
  * ```ts
@@ -88,7 +105,12 @@ function submitOptionsFor(client: SimClient, requestId: number, retriesSoFar: nu
  * const trace = runSimulation(scenario, EVAL_POLICIES[4], workload);
  * ```
  */
-export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: readonly WorkloadRequest[]): RunTrace {
+export function runSimulation(
+  scenario: Scenario,
+  policy: PolicySpec,
+  workload: readonly WorkloadRequest[],
+  routersFor?: (setting: SimRouterSetting) => SimRouterPort[],
+): RunTrace {
   const loop = new EventLoop();
   const fleet = buildFleet(scenario, loop);
   const replicaNames = [...fleet.keys()];
@@ -106,15 +128,19 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
   const fleetView = {
     queueLength: (replica: string) => (lost.has(replica) ? undefined : fleet.get(replica)?.queueLength),
   };
-  const routers = Array.from({ length: scenario.router.shards }, (_, i) =>
-    createSimRouter(
-      loop,
-      { options, random: randomStream(scenario.seed, "router", i), accuracy: trackerFactory },
-      fleetView,
-      { probeMs: scenario.network.probeMs },
-    ),
-  );
   const maxOngoing = scenario.fleet.maxOngoingRequests;
+  const drivers = routersFor
+    ? undefined
+    : Array.from({ length: scenario.router.shards }, (_, i) =>
+        createSimRouter(
+          loop,
+          { options, random: randomStream(scenario.seed, "router", i), accuracy: trackerFactory },
+          fleetView,
+          { probeMs: scenario.network.probeMs },
+        ),
+      );
+  const routers: SimRouterPort[] =
+    drivers ?? (routersFor as NonNullable<typeof routersFor>)({ loop, replicas: replicaNames, maxOngoing, lost });
   const meter = new IdleMeter(() => loop.now(), replicaNames.length * maxOngoing);
   for (const replica of fleet.values()) {
     replica.onLoadChange = (delta) => {
@@ -252,7 +278,7 @@ export function runSimulation(scenario: Scenario, policy: PolicySpec, workload: 
   }
   const trafficS = trafficDurationS(scenario);
   const spanS = trafficS + scenario.tailS;
-  const ledger = sampleLedgers(loop, routers, spanS);
+  const ledger = drivers ? sampleLedgers(loop, drivers, spanS) : undefined;
   loop.run(spanS * 1000);
   meter.tick();
   const aliveSlots = (replicaNames.length - lost.size) * maxOngoing;

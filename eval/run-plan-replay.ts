@@ -1,0 +1,108 @@
+/**
+ * `npm run eval:plan-replay`: can a router that knows the bound's schedule follow it? For a few scenarios of
+ * docs/evaluation.json, the queue-aware bound's schedule (src/sim/queue-bound.ts), request by request, replayed in
+ * the simulator by a router that knows it in advance (src/sim/plan-replay.ts), as the bound plans it and with a
+ * planning margin. Writes docs/plan-replay.json and docs/plan-replay.md (about 8 minutes here).
+ *
+ * Flags: --scenario <name> (repeatable; default demo-burst-3x, burst-3x and waves), --margin-s <s> and --depth <n>
+ * (the planning margin's setting; default 1.75 s and 4 starts).
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import loadHighs from "highs";
+import { commandLine } from "../scripts/command-line";
+import { type BoundSet, jointCurveBound } from "../src/sim/curve-bound";
+import { poolTraces, type ScenarioResult } from "../src/sim/evaluation";
+import { computeMetrics } from "../src/sim/metrics";
+import {
+  PlannedRouter,
+  type PlanReplayReport,
+  type PlanReplayRow,
+  type ReplaySetting,
+  renderPlanReplay,
+} from "../src/sim/plan-replay";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
+import { queueBoundSet } from "../src/sim/queue-bound";
+import { runSimulation } from "../src/sim/simulation";
+import { generateWorkload } from "../src/sim/workload";
+import { EVALUATION_PATH } from "./scenario-bound-runs";
+import { readScenario } from "./scenario-files";
+
+const root = resolve(import.meta.dirname, "..");
+const { values } = commandLine("npm run eval:plan-replay -- [--scenario <name>]... [--margin-s <s>] [--depth <n>]", {
+  options: {
+    scenario: { type: "string", multiple: true },
+    "margin-s": { type: "string" },
+    depth: { type: "string" },
+  },
+});
+const number = (flag: string, text: string | undefined, fallback: number) => {
+  const value = text === undefined ? fallback : Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`--${flag}: a number at least 0, not ${text}`);
+  return value;
+};
+const settings: ReplaySetting[] = [
+  { name: "as bounded", marginS: 0 },
+  {
+    name: "planning margin",
+    marginS: number("margin-s", values["margin-s"], 1.75),
+    depth: Math.max(1, Math.round(number("depth", values.depth, 4))),
+  },
+];
+const evaluation = JSON.parse(readFileSync(join(root, EVALUATION_PATH), "utf8")) as { scenarios: ScenarioResult[] };
+const names = values.scenario ?? ["demo-burst-3x", "burst-3x", "waves"];
+const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as (typeof EVAL_POLICIES)[number];
+const highs = await loadHighs();
+const rows: PlanReplayRow[] = [];
+for (const name of names) {
+  const result = evaluation.scenarios.find((r) => r.name === name);
+  if (!result) throw new Error(`eval:plan-replay: no scenario "${name}" in ${EVALUATION_PATH}`);
+  const scenario = readScenario(name);
+  const staticThirty = result.policies.find((p) => p.id === "static-30")?.attemptsPerOffered;
+  const own = result.policies.find((p) => p.id === result.defaultPolicy);
+  if (staticThirty === undefined || !own) throw new Error(`eval:plan-replay: ${name} lacks static-30 or the default`);
+  const workloads = result.seeds.map((seed) => generateWorkload({ ...scenario, seed }, result.capacityRps));
+  const bounded = queueBoundSet(scenario, result, staticThirty);
+  for (const setting of settings) {
+    const started = performance.now();
+    const set: BoundSet = {
+      ...bounded,
+      instances: bounded.instances.map((inst) => ({
+        ...inst,
+        ...(setting.depth !== undefined ? { burstStarts: setting.depth } : {}),
+        jobs: inst.jobs.map((job) => ({ ...job, minCompletionS: job.minCompletionS + setting.marginS })),
+      })),
+    };
+    const bound = jointCurveBound(highs, [set], 0, 1, { preferSooner: true, plans: true });
+    const traces = result.seeds.map((seed, k) => {
+      const workload = workloads[k] as (typeof workloads)[number];
+      const planned = bound.plans?.[0]?.[k] ?? [];
+      const plan = new Map(workload.flatMap((request, i) => (planned[i] ? [[request.id, planned[i]] as const] : [])));
+      return runSimulation({ ...scenario, seed }, policy, workload, (setting) => [
+        new PlannedRouter(setting, plan, scenario.router.queueTimeoutS),
+      ]);
+    });
+    const replayed = computeMetrics(poolTraces(traces));
+    rows.push({
+      scenario: name,
+      setting,
+      target: set.target,
+      planMargin: bound.margin,
+      planCurve: bound.curves[0] ?? {},
+      replayed: {
+        curve: replayed.servedWithinS,
+        attemptsPerOffered: replayed.attemptsPerOffered,
+        servedFraction: replayed.servedFraction,
+      },
+      defaultCurve: own.servedWithinS,
+      defaultAttempts: own.attemptsPerOffered,
+      staticThirtyAttempts: staticThirty,
+    });
+    console.log(`${name}, ${setting.name}: ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+}
+
+const report: PlanReplayReport = { generatedBy: "npm run eval:plan-replay", from: EVALUATION_PATH, rows };
+writeFileSync(join(root, "docs/plan-replay.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(root, "docs/plan-replay.md"), renderPlanReplay(report));
+console.log("wrote docs/plan-replay.json and docs/plan-replay.md");
