@@ -17,6 +17,9 @@ import { createSimulatedEngine } from "./simulated-engine";
 import type { TimingModel } from "./timing-model";
 import { tokenizer as cl100k } from "./tokenizer";
 
+/** How long `close()` lets a response already on its way out finish before it cuts the connection. */
+const CLOSE_GRACE_MS = 2000;
+
 export type { Engine } from "./engine";
 export type { EngineCore, GenerationRequest, GenerationSink, LoadReport } from "./generation";
 export type { EngineOptions, EngineOptionsInput } from "./options";
@@ -151,8 +154,19 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
       await core.close();
       await llama?.close();
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        const http = server as { closeIdleConnections?: () => void; closeAllConnections?: () => void };
+        // A response the handler has returned may still be on its way out (the shutdown gate counts it done once
+        // its body has been read, before the last bytes are written): cutting every connection at once lost
+        // such answers on a busy machine. Idle connections close now; busy ones get CLOSE_GRACE_MS to finish.
+        const cut = setTimeout(() => http.closeAllConnections?.(), CLOSE_GRACE_MS);
+        // A kept-alive connection whose response ends after close() is not closed by it: close it once idle.
+        const idle = setInterval(() => http.closeIdleConnections?.(), 50);
+        server.close(() => {
+          clearTimeout(cut);
+          clearInterval(idle);
+          resolve();
+        });
+        http.closeIdleConnections?.();
       });
     },
   };

@@ -111,6 +111,37 @@ describe("clean shutdown (shutdown gate)", () => {
     }
   });
 
+  it("close() lets a response already on its way out finish (it cut every connection at once, and lost it)", async () => {
+    const encoder = new TextEncoder();
+    let finish = () => {};
+    const server = await startEngineServer({
+      port: 0,
+      speed: 4,
+      log: () => {},
+      // A response whose body ends only after close() has begun, as one the gate counted done while its last bytes
+      // were still being written.
+      wrapFetch: (handler) => (request, env) => {
+        if (new URL(request.url).pathname !== "/slow") return handler(request, env);
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(encoder.encode("first "));
+            finish = () => {
+              controller.enqueue(encoder.encode("last"));
+              controller.close();
+            };
+          },
+        });
+        return new Response(body, { status: 200 });
+      },
+    });
+    const response = await fetch(`${server.url}/slow`);
+    const text = response.text();
+    const closed = server.close();
+    setTimeout(() => finish(), 300);
+    expect(await text).toBe("first last");
+    await closed;
+  });
+
   it("gives up after the grace period and reports what is left", async () => {
     const gate = createShutdownGate();
     const server = await startEngineServer({ port: 0, speed: 1, wrapFetch: gate.wrap, log: () => {} });
