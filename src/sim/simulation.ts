@@ -46,18 +46,14 @@ export function routerOptionsForRun(scenario: Scenario, policy: PolicySpec, repl
 }
 
 /**
- * Runs one scenario under one policy in virtual time and returns its trace: the real RouterCore (one per
- * shard, driven as the Durable Object drives it), the real scheduler in every replica with the engine's
- * timing model, SDK-like clients, and the given arrivals. Deterministic: same inputs, same trace.
+ * What the simulation asks of a router shard: a `RouterDriver`'s calls, or a stand-in's (`runSimulation`'s
+ * `routersFor`).
  *
  * @example
  * ```ts
- * const workload = generateWorkload(scenario, measureCapacity(scenario));
- * const trace = runSimulation(scenario, EVAL_POLICIES[4], workload);
+ * runSimulation(scenario, policy, workload, (setting) => [new PlannedRouter(setting, plan, 30)]);
  * ```
  */
-
-/** What the simulation asks of a router shard: a `RouterDriver`'s calls, or a stand-in's (`runSimulation`'s `routersFor`). */
 export interface SimRouterPort {
   acquire(ticket: string, options: SubmitOptions, respond: (result: AcquireResult) => void): void;
   release(ticket: string, replicaFailed?: boolean): void;
