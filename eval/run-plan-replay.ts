@@ -7,12 +7,12 @@
  * Flags: --scenario <name> (repeatable; default demo-burst-3x, burst-3x and waves), --margin-s <s> and --depth <n>
  * (the planning margin's setting; default 1.75 s and 4 starts).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
 import { commandLine } from "../scripts/command-line";
 import { type BoundSet, jointCurveBound } from "../src/sim/curve-bound";
-import { poolTraces, type ScenarioResult } from "../src/sim/evaluation";
+import { poolTraces } from "../src/sim/evaluation";
 import { computeMetrics } from "../src/sim/metrics";
 import {
   PlannedRouter,
@@ -25,7 +25,7 @@ import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { queueBoundSet } from "../src/sim/queue-bound";
 import { runSimulation } from "../src/sim/simulation";
 import { generateWorkload } from "../src/sim/workload";
-import { EVALUATION_PATH } from "./scenario-bound-runs";
+import { EVALUATION_PATH, readEvaluation } from "./scenario-bound-runs";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
@@ -49,7 +49,7 @@ const settings: ReplaySetting[] = [
     depth: Math.max(1, Math.round(number("depth", values.depth, 4))),
   },
 ];
-const evaluation = JSON.parse(readFileSync(join(root, EVALUATION_PATH), "utf8")) as { scenarios: ScenarioResult[] };
+const evaluation = readEvaluation();
 const names = values.scenario ?? ["demo-burst-3x", "burst-3x", "waves"];
 const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as (typeof EVAL_POLICIES)[number];
 const highs = await loadHighs();

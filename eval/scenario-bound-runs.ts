@@ -8,6 +8,18 @@ const root = resolve(import.meta.dirname, "..");
 export const EVALUATION_PATH = "docs/evaluation.json";
 
 /**
+ * docs/evaluation.json, as the bound reports read it.
+ *
+ * @example
+ * ```ts
+ * readEvaluation().scenarios.find((r) => r.name === "burst-3x")?.seeds; // [1, 2, 3]
+ * ```
+ */
+export function readEvaluation(): { scenarios: ScenarioResult[] } {
+  return JSON.parse(readFileSync(join(root, EVALUATION_PATH), "utf8")) as { scenarios: ScenarioResult[] };
+}
+
+/**
  * The loop of a per-scenario bound report (`npm run eval:batch-bound`, `npm run eval:queue-bound`): every scenario of
  * docs/evaluation.json in order, each computed by `compute` - or, with `--scenario <name>` (repeatable), only
  * those, the others kept from the committed report at `reportFile` - with a line of progress per scenario.
@@ -29,7 +41,7 @@ export async function boundEachScenario<T extends { name: string }>(
   const { values } = commandLine(`${command} -- [--scenario <name>]...`, {
     options: { scenario: { type: "string", multiple: true } },
   });
-  const evaluation = JSON.parse(readFileSync(join(root, EVALUATION_PATH), "utf8")) as { scenarios: ScenarioResult[] };
+  const evaluation = readEvaluation();
   const only = values.scenario ?? [];
   for (const name of only)
     if (!evaluation.scenarios.some((r) => r.name === name))

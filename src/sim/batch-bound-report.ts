@@ -1,5 +1,6 @@
 import type { CompletionCurve } from "./metrics";
 import { marginPts as pts } from "./report-format";
+import { TARGET_TOLERANCE } from "./targets";
 
 /** One scenario as `npm run eval:batch-bound` records it in docs/batch-bound.json. */
 export interface BatchBoundScenario {
@@ -30,9 +31,6 @@ export interface BatchBoundReport {
   scenarios: BatchBoundScenario[];
 }
 
-/** The share of the curve target's tolerance: "within 2 points" is a margin of at least -0.02. */
-const CURVE_TOLERANCE = 0.02;
-
 /**
  * docs/batch-bound.md from its JSON: every figure in it is read from the report, so the two cannot disagree
  * (a test renders the committed JSON and compares).
@@ -50,7 +48,7 @@ export function renderBatchBound(report: BatchBoundReport): string {
     (r) =>
       `| ${r.name} | ${pts(r.aloneMargin)} | ${pts(r.batchMargin)} | ${pts(tighter(r))} | ${pts(r.defaultWorstGap)} | ${r.fullBatchRps.toFixed(2)} / ${r.measuredRps.toFixed(2)} | ${r.batchSizes.join(", ")} | ${r.size.columns} x ${r.size.rows} |`,
   );
-  const reachable = s.filter((r) => tighter(r) >= -CURVE_TOLERANCE);
+  const reachable = s.filter((r) => tighter(r) >= -TARGET_TOLERANCE.curve);
   const costs = s.map((r) => r.aloneMargin - r.batchMargin);
   const costly = s.filter((r) => r.aloneMargin - r.batchMargin >= 0.001);
   const higher = s.filter((r) => r.batchMargin - r.aloneMargin >= 0.001);
@@ -61,7 +59,7 @@ export function renderBatchBound(report: BatchBoundReport): string {
     reachable.length === s.length
       ? "So batching is not what keeps a policy from the curve target either: with foresight, one schedule is within the target's 2 points of the best other policy at every horizon in every scenario even when a request served beside others is slower. With the twins (`docs/online-bound.md`), which find that not knowing when an overload ends costs the bound nothing, what is left of the default's gap lies in what both bounds still relax (a refused client may start at any moment of its window, with no retry to time and no place in the queue to hold; fractional starts) and in the default's own choices."
       : `So batching alone puts the curve target out of reach in ${s.length - reachable.length} of ${s.length} scenarios (${s
-          .filter((r) => tighter(r) < -CURVE_TOLERANCE)
+          .filter((r) => tighter(r) < -TARGET_TOLERANCE.curve)
           .map((r) => `\`${r.name}\` ${pts(tighter(r))}`)
           .join(
             ", ",
@@ -73,7 +71,7 @@ export function renderBatchBound(report: BatchBoundReport): string {
     "",
     "The clairvoyant curve bound (`src/sim/curve-bound.ts`, `docs/evaluation.md`) lets every request finish as soon as it would alone on the fastest replica while the fleet starts requests at its measured rate, which it reaches only with full batches. It cannot see that serving a backlog at full rate slows what arrives behind it, which `docs/retry-policy.md` names as the price of serving a burst at all (`burst-10x` at 5 s). `src/sim/batch-bound.ts` removes that relaxation: each request may be served in any batch size the fleet allows, slower in a bigger batch (its steps take longer) and cheaper (it shares each step's fixed cost), both derived from the simulator's step-time model as lower bounds on any batches it could meet; the fleet's budget is its replica time (replicas' speeds per second, fewer after a loss) with a depth of what its slots hold at a full batch. Everything else is as in the clairvoyant bound: foresight, any start within the client's window, fractional starts.",
     "",
-    `Margins in points of the offered requests (the lowest over every horizon; the target asks for at least ${pts(-CURVE_TOLERANCE)}):`,
+    `Margins in points of the offered requests (the lowest over every horizon; the target asks for at least ${pts(-TARGET_TOLERANCE.curve)}):`,
     "",
     "| scenario | bound, served alone | bound, batch-aware | the tighter of the two | default's worst curve gap | full-batch rate in the bound / measured (req/s) | batch sizes | program (columns x rows) |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -666,7 +666,7 @@ function planOf(
   for (const { inst, set, k } of instances)
     (plans[set] as Array<Array<PlannedStart | undefined>>)[k] = inst.jobs.map(() => undefined);
   for (const g of groups) {
-    const jobs = instances.find((i) => i.set === g.set && i.k === g.instance)?.inst.jobs as readonly BoundJob[];
+    const jobs = (instances[g.bucket] as { inst: BoundInstance }).inst.jobs;
     const plan = plans[g.set]?.[g.instance] as Array<PlannedStart | undefined>;
     const started = g.columns.filter((c) => (x[c.col] as number) > 1e-9).sort((a, b) => a.t - b.t);
     let sum = 0;

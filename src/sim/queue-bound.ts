@@ -6,7 +6,7 @@ import { ORACLE_MAX_HINT_S } from "./oracle";
 import { randomStream } from "./random-streams";
 import { marginPts as pts } from "./report-format";
 import type { Scenario } from "./scenario";
-import { bestOtherCurve } from "./targets";
+import { bestOtherCurve, TARGET_TOLERANCE } from "./targets";
 import type { WorkloadRequest } from "./workload";
 
 /**
@@ -89,9 +89,6 @@ export interface QueueBoundReport {
   scenarios: QueueBoundScenario[];
 }
 
-/** "Within 2 points": a margin of at least -0.02. */
-const CURVE_TOLERANCE = 0.02;
-
 /**
  * docs/queue-bound.md from its JSON: every figure in it is read from the report (a test renders the committed
  * JSON and compares).
@@ -107,7 +104,7 @@ export function renderQueueBound(report: QueueBoundReport): string {
     (r) =>
       `| ${r.name} | ${r.queueBound} / ${r.queueTimeoutS} s | ${r.attemptsAtMost.toFixed(3)} | ${pts(r.aloneMargin)} | ${pts(r.margin)} | ${pts(r.aloneMargin - r.margin)} | ${pts(r.defaultWorstGap)} | ${r.size.columns} x ${r.size.rows} |`,
   );
-  const reachable = s.filter((r) => r.margin >= -CURVE_TOLERANCE);
+  const reachable = s.filter((r) => r.margin >= -TARGET_TOLERANCE.curve);
   const costly = s.filter((r) => r.aloneMargin - r.margin >= 0.001);
   const worst = s.reduce((a, b) => (a.aloneMargin - a.margin >= b.aloneMargin - b.margin ? a : b));
   const lowest = s.reduce((a, b) => (a.margin <= b.margin ? a : b));
@@ -115,7 +112,7 @@ export function renderQueueBound(report: QueueBoundReport): string {
     reachable.length === s.length
       ? `So neither the queue's bound nor the attempts target keeps a policy from the curve target: with foresight, one schedule that never holds more first attempts in the queue than it allows, never starts one from there past the queue's timeout, and makes no more attempts per offered request than static 30 s is within 2 points of the best other policy at every horizon in every scenario (lowest: \`${lowest.name}\`, ${pts(lowest.margin)}). The default's gaps (${pts(Math.min(...s.map((r) => r.defaultWorstGap)))} to ${pts(Math.max(...s.map((r) => r.defaultWorstGap)))}) are not a limit these targets set together.`
       : `So the queue's bound and the attempts target together put the curve target out of reach in ${s.length - reachable.length} of ${s.length} scenarios (${s
-          .filter((r) => r.margin < -CURVE_TOLERANCE)
+          .filter((r) => r.margin < -TARGET_TOLERANCE.curve)
           .map((r) => `\`${r.name}\` ${pts(r.margin)}`)
           .join(
             ", ",
@@ -127,7 +124,7 @@ export function renderQueueBound(report: QueueBoundReport): string {
     "",
     "The clairvoyant curve bound (`src/sim/curve-bound.ts`, `docs/evaluation.md`) lets a request start at any moment of its client's window, as if it waited wherever it needed to, and counts no attempts. A real router holds at most its queue's bound of requests at once, sheds one that waited past the queue's timeout, and every request it does not serve from the queue on its first attempt costs its client another attempt, which issue 15's attempts target caps at static 30 s's. The queue-aware bound (`BoundSet.queueBound` and `attemptsAtMost`, built by `queueBoundSet` in `src/sim/queue-bound.ts`) adds both: a start from the queue on a first attempt comes by the request's arrival plus the queue's timeout, the requests waiting there for such a start are at most the queue's bound (all shards') at the end of every second, and every request not started from the queue whose client retries (a retry left, and time for it before the run ends) counts one attempt more, all of it at most static 30 s's attempts per offered request. It stays a relaxation in the requests' favour (it counts only first attempts in the queue, and one retry where a client may need two), so what it cannot reach, nothing can.",
     "",
-    `Margins in points of the offered requests (the lowest over every horizon; the target asks for at least ${pts(-CURVE_TOLERANCE)}):`,
+    `Margins in points of the offered requests (the lowest over every horizon; the target asks for at least ${pts(-TARGET_TOLERANCE.curve)}):`,
     "",
     "| scenario | queue bound / timeout | attempts per offered at most (static 30 s) | bound without the queue | queue-aware bound | what the queue and attempts cost | default's worst curve gap | program (columns x rows) |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",
