@@ -89,6 +89,19 @@ export interface FairQueueOptions {
    * long enough that only its 15 s horizon is left, unless that one's deadline comes first.
    */
   freshOrder?: "arrival" | "next_horizon";
+  /**
+   * While entries that yield wait beside interactive ones, this share of the dispatches goes to the batch class (the
+   * first that yields, in `yieldOrder`) instead of strictly last; a credit counter, so deterministic. 0 or absent:
+   * entries that yield go only when nothing else waits.
+   */
+  yieldShare?: number;
+  /**
+   * While a tenant has two or more entries waiting that do not yield, this share of its dispatches goes to its newest
+   * entry that can still start within its 5 s completion horizon (`yieldServiceS` before it) instead of its oldest
+   * (adaptive LIFO in part: a standing queue's newest arrival is served while it can still be served soon); a credit
+   * counter, so deterministic. 0 or absent: arrival order.
+   */
+  newestShare?: number;
 }
 
 /**
@@ -187,6 +200,14 @@ export class FairQueue {
   private readonly horizonServiceMs: number | undefined;
   /** `freshOrder` `next_horizon`: the same for the entries that do not yield; undefined in arrival order. */
   private readonly freshServiceMs: number | undefined;
+  private readonly yieldShare: number;
+  /** `yieldShare`'s credit: grows by the share at each dispatch while both kinds wait; at 1 the batch class goes. */
+  private yieldCredit = 0;
+  private readonly newestShare: number;
+  /** `newestShare`'s credit: grows by the share at each dispatch from a tenant with two or more waiting; at 1 the newest goes. */
+  private newestCredit = 0;
+  /** `newestShare`: the latest a newest entry may start after its arrival and still be answered within 5 s, ms. */
+  private readonly newestStartByMs: number;
   /** Every waiting entry in arrival order (for expiry, which sheds the oldest first). */
   private readonly byArrival = new Map<string, FairEntry & { seq: number }>();
   private readonly classes: Record<PriorityClass, ClassQueue> = {
@@ -216,6 +237,10 @@ export class FairQueue {
       options.yieldOrder === "next_horizon" ? 1000 * (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S) : undefined;
     this.freshServiceMs =
       options.freshOrder === "next_horizon" ? 1000 * (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S) : undefined;
+    this.yieldShare = options.yieldShare ?? 0;
+    this.newestShare = options.newestShare ?? 0;
+    this.newestStartByMs =
+      1000 * ((COMPLETION_HORIZONS_FOR_ORDER[0] as number) - (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S));
   }
 
   get size(): number {
@@ -305,19 +330,18 @@ export class FairQueue {
     if (eligible) return this.nextEligible(eligible)?.entry;
     // `next_horizon` orders by deadlines that time alone passes: no dispatch is remembered from an earlier instant.
     if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
-    if (this.freshServiceMs !== undefined) this.next = undefined;
-    this.next ??= this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch);
+    if (this.freshServiceMs !== undefined || this.newestShare > 0) this.next = undefined;
+    this.next ??= this.nextInClasses();
     return this.next?.entry;
   }
 
   /** Takes the next request in fair order (with `eligible`: as `peek(eligible)` names it) and advances its class's virtual time. */
   dispatch(eligible?: (tenant: string) => boolean): FairEntry | undefined {
     if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
-    if (this.freshServiceMs !== undefined) this.next = undefined;
-    const next = eligible
-      ? this.nextEligible(eligible)
-      : (this.next ?? this.nextIn(this.classes.interactive) ?? this.nextIn(this.classes.batch));
+    if (this.freshServiceMs !== undefined || this.newestShare > 0) this.next = undefined;
+    const next = eligible ? this.nextEligible(eligible) : (this.next ?? this.nextInClasses());
     if (!next) return undefined;
+    this.spendCredits(next);
     next.classQueue.virtualTime = next.start;
     next.tenant.finishTag = next.start + 1 / next.tenant.weight;
     if (this.ordering === "least_attained") {
@@ -386,6 +410,27 @@ export class FairQueue {
   private serviceOf(tenant: TenantQueue, now: number): number {
     if (tenant.service === 0) return 0;
     return tenant.service * Math.exp(-Math.max(0, now - tenant.serviceAtMs) / this.tauMs);
+  }
+
+  /** `yieldShare` and `newestShare`: each dispatch earns its share of a turn, and a turn taken costs a whole one. */
+  private spendCredits(next: Next): void {
+    if (this.yieldShare > 0 && this.yielding > 0 && this.classes.interactive.size > 0) {
+      this.yieldCredit += this.yieldShare;
+      if (next.classQueue === this.classes.batch) this.yieldCredit -= 1;
+    }
+    if (this.newestShare > 0 && next.tenant.entries.size - next.tenant.yielding > 1) {
+      // A turn the newest could not take (it was too late for its 5 s) is kept, but not banked: no run of newest
+      // turns after a spell of late arrivals.
+      const taken = next.entry !== headOf(next.tenant);
+      this.newestCredit = Math.min(this.newestCredit, 1) + this.newestShare - (taken ? 1 : 0);
+    }
+  }
+
+  /** The next dispatch: interactive first, unless it is the batch class's turn (`yieldShare`). */
+  private nextInClasses(): Next | undefined {
+    const { interactive, batch } = this.classes;
+    if (this.yielding > 0 && this.yieldCredit >= 1 - 1e-9) return this.nextIn(batch) ?? this.nextIn(interactive);
+    return this.nextIn(interactive) ?? this.nextIn(batch);
   }
 
   /** The next dispatch among the `eligible` tenants of the highest class waiting. */
@@ -489,6 +534,10 @@ export class FairQueue {
   }
 
   private headOf(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
+    if (this.newestCredit >= 1 - 1e-9 && tenant.entries.size - tenant.yielding > 1) {
+      const newest = this.newestInTime(tenant);
+      if (newest) return newest;
+    }
     const freshMs = this.freshServiceMs;
     if (freshMs !== undefined && tenant.entries.size > tenant.yielding) {
       // Earliest next-horizon deadline first among the entries that do not yield (ties: the older); O(n).
@@ -510,6 +559,17 @@ export class FairQueue {
       const [byA, byB] = [nextHorizonDeadline(a, nowMs, serviceMs), nextHorizonDeadline(b, nowMs, serviceMs)];
       return byA < byB || (byA === byB && yieldRank(a) > yieldRank(b));
     });
+  }
+
+  /**
+   * `newestShare`: a tenant's newest entry that does not yield, when it is not its oldest and can still start within
+   * its 5 s horizon; O(n) in the tenant's entries (a Map iterates from its oldest), only on the newest's turns.
+   */
+  private newestInTime(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
+    let newest: (FairEntry & { seq: number }) | undefined;
+    for (const e of tenant.entries.values()) if (!e.yields) newest = e;
+    if (!newest || newest === headOf(tenant)) return undefined;
+    return newest.enqueuedAtMs + this.newestStartByMs >= this.clock.now() ? newest : undefined;
   }
 
   /**

@@ -140,6 +140,18 @@ export interface BookingAdmission {
    * first, and a queued request goes first again as its own deadline comes. `undefined`: `arrival`.
    */
   freshOrder?: "arrival" | "next_horizon";
+  /**
+   * While demoted requests wait beside others, this share of the dispatches goes to the demoted (`FairQueue`'s
+   * `yieldShare`) instead of none until nothing else waits. `undefined` or 0: off (measured, not kept: variant
+   * `demoted-share-quarter`).
+   */
+  demotedShare?: number;
+  /**
+   * Of the dispatches among requests that are not demoted, this share goes to the newest that can still be answered
+   * within 5 s of its arrival (`FairQueue`'s `newestShare`, adaptive LIFO in part). `undefined` or 0: off (measured,
+   * not kept: variant `fresh-newest-half`).
+   */
+  freshNewestShare?: number;
 }
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
@@ -384,6 +396,8 @@ export class RouterCore {
       yieldOrder: options.booking?.demotedOrder ?? "newest_first",
       ...(options.booking?.demotedServiceS !== undefined ? { yieldServiceS: options.booking.demotedServiceS } : {}),
       ...(options.booking?.freshOrder !== undefined ? { freshOrder: options.booking.freshOrder } : {}),
+      ...(options.booking?.demotedShare !== undefined ? { yieldShare: options.booking.demotedShare } : {}),
+      ...(options.booking?.freshNewestShare !== undefined ? { newestShare: options.booking.freshNewestShare } : {}),
     });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());

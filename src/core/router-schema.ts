@@ -66,6 +66,18 @@ const bookingSchema = z.strictObject({
   demotedServiceS: z.number().gt(0).max(600).nullable().default(null),
   /** Requests not demoted among themselves: `arrival` (FIFO; the default) or `next_horizon` (earliest next completion horizon). */
   freshOrder: z.enum(["arrival", "next_horizon"]).default(DEFAULT_BOOKING_ADMISSION.freshOrder ?? "arrival"),
+  /** While demoted requests wait beside others, this share of the dispatches goes to the demoted. 0: they go last. */
+  demotedShare: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(DEFAULT_BOOKING_ADMISSION.demotedShare ?? 0),
+  /** Of the other requests' dispatches, this share goes to the newest that can still be answered within 5 s. 0: off. */
+  freshNewestShare: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(DEFAULT_BOOKING_ADMISSION.freshNewestShare ?? 0),
   /** Demoted requests are placed only while more than this many slots of the fleet are free (trunk reservation). 0: off. */
   demotedHeadroomSlots: z
     .int()
@@ -157,6 +169,8 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       demotedServiceS: settings.booking.demotedServiceS ?? undefined,
       demotedHeadroomSlots: settings.booking.demotedHeadroomSlots || undefined,
       freshOrder: settings.booking.freshOrder,
+      demotedShare: settings.booking.demotedShare || undefined,
+      freshNewestShare: settings.booking.freshNewestShare || undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

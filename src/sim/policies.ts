@@ -21,6 +21,8 @@ export interface PolicySpec {
     demotedServiceS?: number | null;
     demotedHeadroomSlots?: number;
     freshOrder?: "arrival" | "next_horizon";
+    demotedShare?: number;
+    freshNewestShare?: number;
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

@@ -11,6 +11,7 @@ import { STATIC_POLICY_IDS } from "./policies";
 import { arrivalsSection } from "./report-arrivals";
 import { e2eRepeatSection, e2eTargetsLine } from "./report-e2e-repeat";
 import { num, pct, pts, yes } from "./report-format";
+import { pairwiseSection } from "./report-pairwise";
 import { compareOrderings, type MeasureOrdering, ORDERING_TIES } from "./run-ordering";
 import { TARGET_TOLERANCE, type TargetCheck } from "./targets";
 
@@ -559,6 +560,7 @@ export function renderReport(input: {
     `**Clients without SDK headers** (target: within 5 points of SDK clients on served share, default policy; in brackets openai-python alone, whose 60 s horizon header-less clients share, where openai-node's is 120 s): ${headerClientsLine(headerClients)}.\n`,
   );
   out.push(meanWaitSection(input.results, input.defaultPolicy), "");
+  out.push(pairwiseSection(input.results, input.defaultPolicy), "");
   const ledger = ledgerSection(input.results, input.defaultPolicy);
   if (ledger) out.push(ledger, "");
   if (input.heldOut) out.push(heldOutSection(input.heldOut, input.checks), "");

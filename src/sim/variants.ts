@@ -155,6 +155,16 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { horizonPackS: 120 } },
   ),
   variant(
+    "fresh-newest-half",
+    "half of the first attempts' dispatches go to the newest that can still be answered within 5 s (adaptive LIFO in part)",
+    { booking: { freshNewestShare: 0.5 } },
+  ),
+  variant(
+    "demoted-share-quarter",
+    "a quarter of the dispatches go to the demoted while others wait too, not none until nothing else waits",
+    { booking: { demotedShare: 0.25 } },
+  ),
+  variant(
     "kept-when-queued",
     "a claimed promise counts as kept once its retry is queued, not once it is placed (the default until 2026-12-03)",
     { ledger: { keptWhenQueued: true } },

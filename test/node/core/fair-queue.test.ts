@@ -276,3 +276,106 @@ describe("FairQueue's next_horizon order of entries that yield", () => {
     expect(drain(q)).toEqual(["c", "b", "a"]);
   });
 });
+
+describe("FairQueue's shares: the demoted's turn (yieldShare) and the newest's (newestShare)", () => {
+  const fresh = (ticket: string, enqueuedAtMs: number): FairEntry => ({
+    ticket,
+    tenant: "t",
+    weight: 1,
+    priority: "interactive",
+    enqueuedAtMs,
+  });
+  const demoted = (ticket: string, firstRefusedAtMs: number, enqueuedAtMs: number): FairEntry => ({
+    ...fresh(ticket, enqueuedAtMs),
+    yields: true,
+    firstRefusedAtMs,
+  });
+
+  it("yieldShare 0.5: every second dispatch goes to the demoted while both wait, in their own order", () => {
+    const now = { t: 10_000 };
+    const q = new FairQueue({ ordering: "least_attained", clock: { now: () => now.t }, yieldShare: 0.5 });
+    for (let i = 0; i < 4; i++) q.offer(fresh(`f${i}`, 9_000 + i), 100);
+    // newest_first among the demoted (the constructor's default): the most recently first refused goes first.
+    for (let i = 0; i < 3; i++) q.offer(demoted(`d${i}`, 1_000 * i, 9_500 + i), 100, 200);
+    expect(drain(q)).toEqual(["f0", "f1", "d2", "f2", "d1", "f3", "d0"]);
+  });
+
+  it("yieldShare absent: the demoted go only when nothing else waits", () => {
+    const q = new FairQueue({ ordering: "least_attained", clock: { now: () => 10_000 } });
+    q.offer(fresh("f0", 9_000), 100);
+    q.offer(demoted("d0", 0, 9_100), 100, 200);
+    q.offer(fresh("f1", 9_200), 100);
+    expect(drain(q)).toEqual(["f0", "f1", "d0"]);
+  });
+
+  it("newestShare: a turn goes to the newest that can still start within its 5 s horizon, else to the oldest", () => {
+    // yieldServiceS 4 (the default): a request can still be answered within 5 s if it starts within 1 s of arriving.
+    const queueAt = (t: number) => {
+      const q = new FairQueue({ ordering: "least_attained", clock: { now: () => t }, newestShare: 1 });
+      for (const [ticket, at] of [
+        ["a", 2_000],
+        ["b", 3_000],
+        ["c", 9_200],
+        ["d", 9_500],
+      ] as const)
+        q.offer(fresh(ticket, at), 100);
+      return q;
+    };
+    // The first dispatch earns the newest its turn: then d, then c (start by 10.2 s), then b.
+    expect(drain(queueAt(10_000))).toEqual(["a", "d", "c", "b"]);
+    // At 10.3 s c is past its start-by: its turn goes to the oldest, b, and c waits in arrival order.
+    expect(drain(queueAt(10_300))).toEqual(["a", "d", "b", "c"]);
+    // newestShare 0.5: every second turn.
+    const half = new FairQueue({ ordering: "least_attained", clock: { now: () => 10_000 }, newestShare: 0.5 });
+    for (const [ticket, at] of [
+      ["a", 2_000],
+      ["b", 3_000],
+      ["c", 9_200],
+      ["d", 9_500],
+    ] as const)
+      half.offer(fresh(ticket, at), 100);
+    expect(drain(half)).toEqual(["a", "b", "d", "c"]);
+  });
+
+  it("newestShare never reorders a tenant's single waiting entry nor other tenants' turns", () => {
+    const q = new FairQueue({ ordering: "start_time", clock: { now: () => 0 }, newestShare: 1 });
+    for (const [ticket, tenant] of [
+      ["a1", "a"],
+      ["b1", "b"],
+      ["a2", "a"],
+      ["a3", "a"],
+    ] as const)
+      q.offer({ ...fresh(ticket, 0), tenant }, 100);
+    // a1 earns the newest a turn; b alternates with a as fair queuing says; a's turn then goes to its newest, a3;
+    // a2, alone, is simply next.
+    expect(drain(q)).toEqual(["a1", "b1", "a3", "a2"]);
+  });
+});
+
+describe("FairQueue's newestShare after a spell of late arrivals", () => {
+  it("keeps one turn, not a run of them: the newest goes once, then arrival order resumes its share", () => {
+    const now = { t: 0 };
+    const q = new FairQueue({ ordering: "least_attained", clock: { now: () => now.t }, newestShare: 0.5 });
+    const offer = (ticket: string, at: number) =>
+      q.offer({ ticket, tenant: "t", weight: 1, priority: "interactive", enqueuedAtMs: at }, 100);
+    // Eight entries long past their 5 s start-by; six dispatches, each a turn of the newest lost to lateness.
+    for (let i = 0; i < 8; i++) offer(`old${i}`, i);
+    now.t = 60_000;
+    expect([1, 2, 3, 4, 5, 6].map(() => q.dispatch()?.ticket)).toEqual([
+      "old0",
+      "old1",
+      "old2",
+      "old3",
+      "old4",
+      "old5",
+    ]);
+    // Three arrivals in time: one newest turn kept (not three), then every second dispatch as before.
+    for (const [ticket, at] of [
+      ["n1", 59_900],
+      ["n2", 59_950],
+      ["n3", 59_990],
+    ] as const)
+      offer(ticket, at);
+    expect(drain(q)).toEqual(["n3", "old6", "n2", "old7", "n1"]);
+  });
+});

@@ -37,6 +37,8 @@ describe("the router's settings schema (one source of router defaults)", () => {
       freshOrder: "next_horizon" as const,
       demotedHeadroomSlots: 2,
       lastChanceAfterRefusals: 2,
+      demotedShare: 0.25,
+      freshNewestShare: 0.5,
     };
     const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
     expect(options.booking).toMatchObject(booking);

@@ -46,6 +46,8 @@ describe("parseConfig, field by field", () => {
             demotedHeadroomSlots: 0,
             demotedServiceS: null,
             freshOrder: "arrival",
+            demotedShare: 0,
+            freshNewestShare: 0,
           },
           tenantHeadroomSlots: 1,
           estimator: {

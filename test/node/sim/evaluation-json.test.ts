@@ -19,6 +19,7 @@ import {
   renderReport,
   type SweepPoint,
 } from "../../../src/sim/report-markdown";
+import { pairwiseSection } from "../../../src/sim/report-pairwise";
 import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
 import { E2E_TWINS, meetsTwinTargets, targetTwins, twinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
@@ -1146,8 +1147,45 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/retry-policy.md's bullet on shares of the turns: 5 s bought by the newest, 60-120 s by the demoted", () => {
+    /** Per scenario, the variant's share served within `h` less the default's (tuning seeds). */
+    const moved = (id: string, h: number) => {
+      const { def, own } = besideDefault(id);
+      return Object.keys(def?.perScenario ?? {}).map(
+        (name) =>
+          (own?.perScenario[name]?.servedWithinS?.[String(h)] ?? 0) -
+          (def?.perScenario[name]?.servedWithinS?.[String(h)] ?? 0),
+      );
+    };
+    const more = (id: string, h: number) => moved(id, h).filter((d) => d >= 0.005).length;
+    const less = (id: string, h: number) => moved(id, h).filter((d) => d <= -0.005).length;
+    const half = json.scenarios.length / 2;
+    // The newest's share: more within 5 s in most scenarios and less in none; less within 15 to 60 s in some.
+    expect(more("fresh-newest-half", 5)).toBeGreaterThan(half);
+    expect(less("fresh-newest-half", 5)).toBe(0);
+    expect([15, 30, 60].every((h) => less("fresh-newest-half", h) > 0)).toBe(true);
+    // The demoted's share: more within 60 and 120 s in some, less within 5 to 30 s in most (at 5 s in nearly all).
+    expect(more("demoted-share-quarter", 60)).toBeGreaterThan(0);
+    expect(more("demoted-share-quarter", 120)).toBeGreaterThan(0);
+    expect(less("demoted-share-quarter", 5)).toBeGreaterThan(half);
+    expect(less("demoted-share-quarter", 15)).toBeGreaterThan(half);
+    // Neither is ahead of the default on the summed worst gaps on both seed sets.
+    for (const id of ["fresh-newest-half", "demoted-share-quarter"]) {
+      const { def, own, heldDef, heldOwn } = besideDefault(id);
+      const ahead =
+        (own?.worstCurveGapSumPts ?? Number.NEGATIVE_INFINITY) > (def?.worstCurveGapSumPts ?? 0) &&
+        (heldOwn?.worstCurveGapSumPts ?? Number.NEGATIVE_INFINITY) > (heldDef?.worstCurveGapSumPts ?? 0);
+      expect(ahead, id).toBe(false);
+    }
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain("Neither is ahead on both seed sets.");
+  });
+
   it("docs/evaluation.md's mean-wait section is the one evaluation.json's figures give", () => {
     expect(read("docs/evaluation.md")).toContain(meanWaitSection(json.scenarios, DEFAULT_POLICY_ID));
+  });
+
+  it("docs/evaluation.md's paragraph on each policy alone is the one evaluation.json's figures give", () => {
+    expect(read("docs/evaluation.md")).toContain(pairwiseSection(json.scenarios, DEFAULT_POLICY_ID));
   });
 
   it("backs docs/retry-policy.md's account of the variants ahead of the default on both seed sets", () => {
