@@ -7,6 +7,11 @@ function entry(ticket: string, tenant: string, priority: PriorityClass = "intera
   return { ticket, tenant, weight, priority, enqueuedAtMs: clock++ };
 }
 
+/** One interactive request of the tenant "t", queued at `enqueuedAtMs`. */
+function queuedAt(ticket: string, enqueuedAtMs: number): FairEntry {
+  return { ticket, tenant: "t", weight: 1, priority: "interactive", enqueuedAtMs };
+}
+
 function drain(q: FairQueue): string[] {
   const out: string[] = [];
   for (let e = q.dispatch(); e; e = q.dispatch()) out.push(e.ticket);
@@ -188,13 +193,6 @@ describe("FairQueue", () => {
 describe("FairQueue's freshOrder: entries that do not yield by their next completion horizon", () => {
   // Arrivals at 0, 3 and 9.5 s, all waiting at t = 10 s, 4 s allowed from start to answer. a (0 s) missed its 5 s
   // start-by (1 s): its next is 15 s, by 11 s; b (3 s) by 14 s; c (9.5 s) can still make 5 s, by 10.5 s.
-  const entry = (ticket: string, enqueuedAtMs: number): FairEntry => ({
-    ticket,
-    tenant: "t",
-    weight: 1,
-    priority: "interactive",
-    enqueuedAtMs,
-  });
   const queue = (now: { t: number }, freshOrder?: "arrival" | "next_horizon") => {
     const q = new FairQueue({
       ordering: "start_time",
@@ -202,7 +200,7 @@ describe("FairQueue's freshOrder: entries that do not yield by their next comple
       yieldServiceS: 4,
       ...(freshOrder ? { freshOrder } : {}),
     });
-    for (const e of [entry("a", 0), entry("b", 3_000), entry("c", 9_500)]) q.offer(e, 10);
+    for (const e of [queuedAt("a", 0), queuedAt("b", 3_000), queuedAt("c", 9_500)]) q.offer(e, 10);
     return q;
   };
 
@@ -278,13 +276,7 @@ describe("FairQueue's next_horizon order of entries that yield", () => {
 });
 
 describe("FairQueue's shares: the demoted's turn (yieldShare) and the newest's (newestShare)", () => {
-  const fresh = (ticket: string, enqueuedAtMs: number): FairEntry => ({
-    ticket,
-    tenant: "t",
-    weight: 1,
-    priority: "interactive",
-    enqueuedAtMs,
-  });
+  const fresh = queuedAt;
   const demoted = (ticket: string, firstRefusedAtMs: number, enqueuedAtMs: number): FairEntry => ({
     ...fresh(ticket, enqueuedAtMs),
     yields: true,
@@ -356,8 +348,7 @@ describe("FairQueue's newestShare after a spell of late arrivals", () => {
   it("keeps one turn, not a run of them: the newest goes once, then arrival order resumes its share", () => {
     const now = { t: 0 };
     const q = new FairQueue({ ordering: "least_attained", clock: { now: () => now.t }, newestShare: 0.5 });
-    const offer = (ticket: string, at: number) =>
-      q.offer({ ticket, tenant: "t", weight: 1, priority: "interactive", enqueuedAtMs: at }, 100);
+    const offer = (ticket: string, at: number) => q.offer(queuedAt(ticket, at), 100);
     // Eight entries long past their 5 s start-by; six dispatches, each a turn of the newest lost to lateness.
     for (let i = 0; i < 8; i++) offer(`old${i}`, i);
     now.t = 60_000;
