@@ -19,7 +19,7 @@ import {
   renderReport,
   type SweepPoint,
 } from "../../../src/sim/report-markdown";
-import { pairwiseSection } from "../../../src/sim/report-pairwise";
+import { pairwiseRows, pairwiseSection } from "../../../src/sim/report-pairwise";
 import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
 import { E2E_TWINS, meetsTwinTargets, targetTwins, twinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
@@ -1028,6 +1028,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       s.policies.every((p) => waitOf(s, DEFAULT_POLICY_ID) <= p.metrics.meanWaitS),
     );
     expect([shortestIn.length, json.scenarios.length]).toEqual([Number(waitQuoted?.[1]), Number(waitQuoted?.[2])]);
+    const aloneQuoted = readme.match(
+      /held to each constant alone, its curve is within 2 points of static 30 s at every horizon in (\d+) of (\d+) scenarios, of static 5 s in (\d+) and of static 1 s in (\d+)/,
+    );
+    expect(aloneQuoted).not.toBeNull();
+    const alone = new Map(pairwiseRows(json.scenarios, DEFAULT_POLICY_ID).map((r) => [r.policy, r.curveWithin]));
+    expect([alone.get("static-30"), json.scenarios.length, alone.get("static-5"), alone.get("static-1")]).toEqual(
+      (aloneQuoted as RegExpMatchArray).slice(1, 5).map(Number),
+    );
     const summed = (id: string) => json.scenarios.reduce((sum, s) => sum + waitOf(s, id), 0);
     for (const p of json.scenarios[0]?.policies ?? [])
       expect(summed(DEFAULT_POLICY_ID)).toBeLessThanOrEqual(summed(p.id));
