@@ -102,6 +102,12 @@ export interface FairQueueOptions {
    * counter, so deterministic. 0 or absent: arrival order.
    */
   newestShare?: number;
+  /**
+   * When `newestShare` applies: while this returns true (the router passes "while the queue stands", which makes
+   * `newestShare` 1 Facebook's adaptive LIFO: first in, first out while a queue is transient, newest first once it
+   * stands). Absent: always.
+   */
+  newestWhile?: () => boolean;
 }
 
 /**
@@ -206,6 +212,7 @@ export class FairQueue {
   private readonly newestShare: number;
   /** `newestShare`'s credit: grows by the share at each dispatch from a tenant with two or more waiting; at 1 the newest goes. */
   private newestCredit = 0;
+  private readonly newestWhile: () => boolean;
   /** `newestShare`: the latest a newest entry may start after its arrival and still be answered within 5 s, ms. */
   private readonly newestStartByMs: number;
   /** Every waiting entry in arrival order (for expiry, which sheds the oldest first). */
@@ -239,6 +246,7 @@ export class FairQueue {
       options.freshOrder === "next_horizon" ? 1000 * (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S) : undefined;
     this.yieldShare = options.yieldShare ?? 0;
     this.newestShare = options.newestShare ?? 0;
+    this.newestWhile = options.newestWhile ?? (() => true);
     this.newestStartByMs =
       1000 * ((COMPLETION_HORIZONS_FOR_ORDER[0] as number) - (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S));
   }
@@ -418,7 +426,7 @@ export class FairQueue {
       this.yieldCredit += this.yieldShare;
       if (next.classQueue === this.classes.batch) this.yieldCredit -= 1;
     }
-    if (this.newestShare > 0 && next.tenant.entries.size - next.tenant.yielding > 1) {
+    if (this.newestShare > 0 && next.tenant.entries.size - next.tenant.yielding > 1 && this.newestWhile()) {
       // A turn the newest could not take (it was too late for its 5 s) is kept, but not banked: no run of newest
       // turns after a spell of late arrivals.
       const taken = next.entry !== headOf(next.tenant);
@@ -534,7 +542,7 @@ export class FairQueue {
   }
 
   private headOf(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
-    if (this.newestCredit >= 1 - 1e-9 && tenant.entries.size - tenant.yielding > 1) {
+    if (this.newestCredit >= 1 - 1e-9 && tenant.entries.size - tenant.yielding > 1 && this.newestWhile()) {
       const newest = this.newestInTime(tenant);
       if (newest) return newest;
     }

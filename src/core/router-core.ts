@@ -148,10 +148,17 @@ export interface BookingAdmission {
   demotedShare?: number;
   /**
    * Of the dispatches among requests that are not demoted, this share goes to the newest that can still be answered
-   * within 5 s of its arrival (`FairQueue`'s `newestShare`, adaptive LIFO in part). `undefined` or 0: off (measured,
-   * not kept: variant `fresh-newest-half`).
+   * within 5 s of its arrival (`FairQueue`'s `newestShare`), when `freshNewestWhen` says. `undefined` or 0: off.
+   * The default, 1 while the queue stands, is adaptive LIFO: a standing queue's newest arrival is served while it
+   * can still be served soon, and the ones already late wait (the sustained overload's p50 time to success).
    */
   freshNewestShare?: number;
+  /**
+   * When `freshNewestShare` applies: `standing` (the default: only while the queue stands above the delay target,
+   * see `standingIntervalS`; a burst's transient queue stays first in, first out) or `always` (measured, not kept:
+   * variant `fresh-newest-half`). `undefined`: `always`.
+   */
+  freshNewestWhen?: "always" | "standing";
 }
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
@@ -167,6 +174,8 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   drainingOfferedShare: 1,
   demoteAfterS: 3,
   demotedOrder: "next_horizon",
+  freshNewestShare: 1,
+  freshNewestWhen: "standing",
 };
 
 /** Why a request was refused. */
@@ -398,6 +407,7 @@ export class RouterCore {
       ...(options.booking?.freshOrder !== undefined ? { freshOrder: options.booking.freshOrder } : {}),
       ...(options.booking?.demotedShare !== undefined ? { yieldShare: options.booking.demotedShare } : {}),
       ...(options.booking?.freshNewestShare !== undefined ? { newestShare: options.booking.freshNewestShare } : {}),
+      ...(options.booking?.freshNewestWhen === "standing" ? { newestWhile: () => this.standing } : {}),
     });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());

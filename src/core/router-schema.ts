@@ -72,12 +72,14 @@ const bookingSchema = z.strictObject({
     .min(0)
     .max(1)
     .default(DEFAULT_BOOKING_ADMISSION.demotedShare ?? 0),
-  /** Of the other requests' dispatches, this share goes to the newest that can still be answered within 5 s. 0: off. */
+  /** Of the other requests' dispatches, this share goes to the newest that can still be answered within 5 s (1, while the queue stands: adaptive LIFO). 0: off. */
   freshNewestShare: z
     .number()
     .min(0)
     .max(1)
     .default(DEFAULT_BOOKING_ADMISSION.freshNewestShare ?? 0),
+  /** When `freshNewestShare` applies: `standing` (only while the queue stands above the delay target; the default) or `always`. */
+  freshNewestWhen: z.enum(["always", "standing"]).default(DEFAULT_BOOKING_ADMISSION.freshNewestWhen ?? "always"),
   /** Demoted requests are placed only while more than this many slots of the fleet are free (trunk reservation). 0: off. */
   demotedHeadroomSlots: z
     .int()
@@ -171,6 +173,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       freshOrder: settings.booking.freshOrder,
       demotedShare: settings.booking.demotedShare || undefined,
       freshNewestShare: settings.booking.freshNewestShare || undefined,
+      freshNewestWhen: settings.booking.freshNewestWhen,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

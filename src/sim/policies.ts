@@ -23,6 +23,7 @@ export interface PolicySpec {
     freshOrder?: "arrival" | "next_horizon";
     demotedShare?: number;
     freshNewestShare?: number;
+    freshNewestWhen?: "always" | "standing";
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

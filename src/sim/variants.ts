@@ -102,12 +102,18 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant(
     "before-median-floor",
     "the lowest overload floor, a 5 s burst fade and adaptive LIFO among the demoted (the default until the second change of 2026-12-02, with today's best effort)",
-    { ledger: { overloadFloorQuantile: 0, burstFadeS: 5 }, booking: { demotedOrder: "newest_first" } },
+    {
+      ledger: { overloadFloorQuantile: 0, burstFadeS: 5 },
+      booking: { demotedOrder: "newest_first", freshNewestShare: 0 },
+    },
   ),
   variant(
     "before-queue-refill",
     "neither queue refill nor the overload floor, a 5 s burst fade, adaptive LIFO among the demoted (the default until the first change of 2026-12-02, with today's best effort)",
-    { ledger: { queueRefill: false, overloadFloorS: 0, burstFadeS: 5 }, booking: { demotedOrder: "newest_first" } },
+    {
+      ledger: { queueRefill: false, overloadFloorS: 0, burstFadeS: 5 },
+      booking: { demotedOrder: "newest_first", freshNewestShare: 0 },
+    },
   ),
   variant(
     "best-effort-second-half",
@@ -155,9 +161,14 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { horizonPackS: 120 } },
   ),
   variant(
+    "fifo-while-standing",
+    "first attempts in arrival order while the queue stands too, not newest first (the default until the ninth session of 2026-12-03)",
+    { booking: { freshNewestShare: 0 } },
+  ),
+  variant(
     "fresh-newest-half",
-    "half of the first attempts' dispatches go to the newest that can still be answered within 5 s (adaptive LIFO in part)",
-    { booking: { freshNewestShare: 0.5 } },
+    "half of the first attempts' dispatches go to the newest that can still be answered within 5 s, standing queue or not",
+    { booking: { freshNewestShare: 0.5, freshNewestWhen: "always" } },
   ),
   variant(
     "demoted-share-quarter",
@@ -183,7 +194,7 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "previous-default",
     "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate, no queue refill or floor (an earlier default)",
     {
-      booking: { demotedOrder: "arrival", standingIntervalS: 20, drainingOfferedShare: null },
+      booking: { demotedOrder: "arrival", standingIntervalS: 20, drainingOfferedShare: null, freshNewestShare: 0 },
       ledger: { burstAlpha: 0.1, queueRefill: false, overloadFloorS: 0, burstFadeS: 5 },
     },
   ),

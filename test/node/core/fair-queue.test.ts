@@ -370,3 +370,27 @@ describe("FairQueue's newestShare after a spell of late arrivals", () => {
     expect(drain(q)).toEqual(["n3", "old6", "n2", "old7", "n1"]);
   });
 });
+
+describe("FairQueue's newestWhile: the newest's share only while the router says (its queue stands)", () => {
+  it("first in, first out while it says no; newest first while it says yes (adaptive LIFO)", () => {
+    const state = { standing: false };
+    const q = new FairQueue({
+      ordering: "least_attained",
+      clock: { now: () => 10_000 },
+      newestShare: 1,
+      newestWhile: () => state.standing,
+    });
+    for (const [ticket, at] of [
+      ["a", 9_100],
+      ["b", 9_200],
+      ["c", 9_300],
+      ["d", 9_400],
+    ] as const)
+      q.offer(queuedAt(ticket, at), 100);
+    expect([q.dispatch()?.ticket, q.dispatch()?.ticket]).toEqual(["a", "b"]);
+    state.standing = true;
+    // No credit was earned while it said no: one dispatch earns the newest its turn, then every one is the newest's.
+    q.offer(queuedAt("e", 9_500), 100);
+    expect(drain(q)).toEqual(["c", "e", "d"]);
+  });
+});

@@ -26,6 +26,8 @@ describe("the router's settings schema (one source of router defaults)", () => {
         demoteAfterS: 3,
         demotedOrder: "next_horizon",
         freshOrder: "arrival",
+        freshNewestShare: 1,
+        freshNewestWhen: "standing",
       },
       tenantHeadroomSlots: 1,
     });
@@ -39,6 +41,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
       lastChanceAfterRefusals: 2,
       demotedShare: 0.25,
       freshNewestShare: 0.5,
+      freshNewestWhen: "always" as const,
     };
     const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
     expect(options.booking).toMatchObject(booking);

@@ -47,7 +47,8 @@ describe("parseConfig, field by field", () => {
             demotedServiceS: null,
             freshOrder: "arrival",
             demotedShare: 0,
-            freshNewestShare: 0,
+            freshNewestShare: 1,
+            freshNewestWhen: "standing",
           },
           tenantHeadroomSlots: 1,
           estimator: {

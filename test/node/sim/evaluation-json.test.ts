@@ -141,12 +141,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       if (fewerAttempts) expect(v.met.attempts, id).toBeLessThan(def.summary.met.attempts);
       return v;
     };
-    // Shorter delay targets: more of the sustained overload served, sooner; larger summed worst gaps.
+    // Shorter delay targets: more of the sustained overload served, not sooner (the default's adaptive LIFO);
+    // larger summed worst gaps.
     expect(doc).toContain(
-      "Each shorter target (0.5, 0.6 and 0.7 s) serves more of the sustained overload, sooner, and leaves larger summed worst curve gaps than the default's 1 s; without a target the sustained overload's p50 is three times the 5 s wanted.",
+      "Each shorter target (0.5, 0.6 and 0.7 s) serves more of the sustained overload and leaves larger summed worst curve gaps than the default's 1 s; since adaptive LIFO (below) none serves it sooner: the default's p50 is the shortest of the four. Without a target the sustained overload's p50 is three times the 5 s wanted.",
     );
     for (const id of ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s"]) {
-      expect(variant(id).p50, id).toBeLessThan(def.p50);
+      expect(variant(id).p50, id).toBeGreaterThan(def.p50);
       expect(variant(id).sustainedServed, id).toBeGreaterThan(def.sustainedServed);
       costsCurve(id, false);
     }
@@ -1155,6 +1156,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/retry-policy.md's adaptive LIFO bullet: a shorter sustained p50 on both seed sets, within 5 s", () => {
+    const { def, own, heldDef, heldOwn } = besideDefault("fifo-while-standing");
+    const p50 = (v: VariantSummary | undefined) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
+    expect(p50(def)).toBeLessThan(p50(own));
+    expect(p50(heldDef)).toBeLessThan(p50(heldOwn));
+    // The issue's target (at most 5 s), on both seed sets; arrival order missed it on the held-out seeds.
+    expect(Math.max(p50(def), p50(heldDef))).toBeLessThanOrEqual(5);
+    expect(p50(heldOwn)).toBeGreaterThan(5);
+    // A burst's queue never stands: the default's figures in the bursts are arrival order's.
+    for (const name of ["burst-3x", "demo-burst-3x", "burst-3x-legacy-clients"])
+      expect(def?.perScenario[name]?.servedWithinS, name).toEqual(own?.perScenario[name]?.servedWithinS);
+  });
+
   it("backs docs/retry-policy.md's bullet on shares of the turns: 5 s bought by the newest, 60-120 s by the demoted", () => {
     /** Per scenario, the variant's share served within `h` less the default's (tuning seeds). */
     const moved = (id: string, h: number) => {
@@ -1168,9 +1182,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const more = (id: string, h: number) => moved(id, h).filter((d) => d >= 0.005).length;
     const less = (id: string, h: number) => moved(id, h).filter((d) => d <= -0.005).length;
     const half = json.scenarios.length / 2;
-    // The newest's share: more within 5 s in most scenarios and less in none; less within 15 to 60 s in some.
+    // The newest's share: more within 5 s in most scenarios (less only where the default takes the newest at every
+    // turn, its queue standing); less within 15 to 60 s in some.
     expect(more("fresh-newest-half", 5)).toBeGreaterThan(half);
-    expect(less("fresh-newest-half", 5)).toBe(0);
+    expect(less("fresh-newest-half", 5)).toBeLessThanOrEqual(1);
     expect([15, 30, 60].every((h) => less("fresh-newest-half", h) > 0)).toBe(true);
     // The demoted's share: more within 60 and 120 s in some, less within 5 to 30 s in most (at 5 s in nearly all).
     expect(more("demoted-share-quarter", 60)).toBeGreaterThan(0);
