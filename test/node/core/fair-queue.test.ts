@@ -302,15 +302,10 @@ describe("FairQueue's shares: the demoted's turn (yieldShare) and the newest's (
 
   it("newestShare: a turn goes to the newest that can still start within its 5 s horizon, else to the oldest", () => {
     // yieldServiceS 4 (the default): a request can still be answered within 5 s if it starts within 1 s of arriving.
-    const queueAt = (t: number) => {
-      const q = new FairQueue({ ordering: "least_attained", clock: { now: () => t }, newestShare: 1 });
-      for (const [ticket, at] of [
-        ["a", 2_000],
-        ["b", 3_000],
-        ["c", 9_200],
-        ["d", 9_500],
-      ] as const)
-        q.offer(fresh(ticket, at), 100);
+    const queueAt = (t: number, newestShare = 1) => {
+      const q = new FairQueue({ ordering: "least_attained", clock: { now: () => t }, newestShare });
+      const arrivals = { a: 2_000, b: 3_000, c: 9_200, d: 9_500 };
+      for (const [ticket, at] of Object.entries(arrivals)) q.offer(fresh(ticket, at), 100);
       return q;
     };
     // The first dispatch earns the newest its turn: then d, then c (start by 10.2 s), then b.
@@ -318,15 +313,7 @@ describe("FairQueue's shares: the demoted's turn (yieldShare) and the newest's (
     // At 10.3 s c is past its start-by: its turn goes to the oldest, b, and c waits in arrival order.
     expect(drain(queueAt(10_300))).toEqual(["a", "d", "b", "c"]);
     // newestShare 0.5: every second turn.
-    const half = new FairQueue({ ordering: "least_attained", clock: { now: () => 10_000 }, newestShare: 0.5 });
-    for (const [ticket, at] of [
-      ["a", 2_000],
-      ["b", 3_000],
-      ["c", 9_200],
-      ["d", 9_500],
-    ] as const)
-      half.offer(fresh(ticket, at), 100);
-    expect(drain(half)).toEqual(["a", "b", "d", "c"]);
+    expect(drain(queueAt(10_000, 0.5))).toEqual(["a", "b", "d", "c"]);
   });
 
   it("newestShare never reorders a tenant's single waiting entry nor other tenants' turns", () => {
