@@ -338,7 +338,12 @@ export class FairQueue {
     if (eligible) return this.nextEligible(eligible)?.entry;
     // `next_horizon` orders by deadlines that time alone passes: no dispatch is remembered from an earlier instant.
     if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
-    if (this.freshServiceMs !== undefined || this.newestShare > 0) this.next = undefined;
+    if (this.freshServiceMs !== undefined) this.next = undefined;
+    // While the newest takes turns, the answer holds for this instant only: not cached for a later one.
+    if (this.newestTurns()) {
+      this.next = undefined;
+      return this.nextInClasses()?.entry;
+    }
     this.next ??= this.nextInClasses();
     return this.next?.entry;
   }
@@ -346,7 +351,7 @@ export class FairQueue {
   /** Takes the next request in fair order (with `eligible`: as `peek(eligible)` names it) and advances its class's virtual time. */
   dispatch(eligible?: (tenant: string) => boolean): FairEntry | undefined {
     if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
-    if (this.freshServiceMs !== undefined || this.newestShare > 0) this.next = undefined;
+    if (this.freshServiceMs !== undefined || this.newestTurns()) this.next = undefined;
     const next = eligible ? this.nextEligible(eligible) : (this.next ?? this.nextInClasses());
     if (!next) return undefined;
     this.spendCredits(next);
@@ -420,13 +425,22 @@ export class FairQueue {
     return tenant.service * Math.exp(-Math.max(0, now - tenant.serviceAtMs) / this.tauMs);
   }
 
+  /**
+   * Whether the newest may take turns now (`newestShare` on and `newestWhile` saying so): its deadlines pass with
+   * time alone, so no dispatch is remembered from an earlier instant then. Off (the router's queue not standing),
+   * the cached next dispatch stays right until the queue changes.
+   */
+  private newestTurns(): boolean {
+    return this.newestShare > 0 && this.newestWhile();
+  }
+
   /** `yieldShare` and `newestShare`: each dispatch earns its share of a turn, and a turn taken costs a whole one. */
   private spendCredits(next: Next): void {
     if (this.yieldShare > 0 && this.yielding > 0 && this.classes.interactive.size > 0) {
       this.yieldCredit += this.yieldShare;
       if (next.classQueue === this.classes.batch) this.yieldCredit -= 1;
     }
-    if (this.newestShare > 0 && next.tenant.entries.size - next.tenant.yielding > 1 && this.newestWhile()) {
+    if (this.newestTurns() && next.tenant.entries.size - next.tenant.yielding > 1) {
       // A turn the newest could not take (it was too late for its 5 s) is kept, but not banked: no run of newest
       // turns after a spell of late arrivals.
       const taken = next.entry !== headOf(next.tenant);
@@ -542,7 +556,7 @@ export class FairQueue {
   }
 
   private headOf(tenant: TenantQueue): (FairEntry & { seq: number }) | undefined {
-    if (this.newestCredit >= 1 - 1e-9 && tenant.entries.size - tenant.yielding > 1 && this.newestWhile()) {
+    if (this.newestCredit >= 1 - 1e-9 && tenant.entries.size - tenant.yielding > 1 && this.newestTurns()) {
       const newest = this.newestInTime(tenant);
       if (newest) return newest;
     }

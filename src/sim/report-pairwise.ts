@@ -1,8 +1,8 @@
-import type { PolicyResult, ScenarioResult } from "./evaluation";
+import type { ScenarioResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import { STATIC_POLICY_IDS } from "./policies";
 import { pts } from "./report-format";
-import { TARGET_TOLERANCE } from "./targets";
+import { curveOf, TARGET_TOLERANCE } from "./targets";
 
 /**
  * The default against one other policy alone, over every scenario: how many scenarios it is within the curve
@@ -18,8 +18,6 @@ export interface PairwiseRow {
   /** The default's curve minus the policy's at the worst scenario and horizon (a share; negative: behind). */
   worst: { gap: number; scenario: string; horizonS: number };
 }
-
-const curveOf = (p: PolicyResult, h: number) => p.metrics.servedWithinS[String(h)] ?? 0;
 
 /**
  * One row per other policy (in the results' order): the curve target asks for the best of all other policies at

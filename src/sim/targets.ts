@@ -19,7 +19,15 @@ export interface TargetCheck {
 /** The tolerances of the targets (fractions): curve within 2 points, served within 1, oracle within 5. */
 export const TARGET_TOLERANCE = { curve: 0.02, served: 0.01, oracle: 0.05 } as const;
 
-const curveOf = (p: PolicyResult, h: number) => p.metrics.servedWithinS[String(h)] ?? 0;
+/**
+ * A policy's completion curve at one horizon: the share of offered requests served within `h` seconds.
+ *
+ * @example
+ * ```ts
+ * curveOf(policy, 30); // 0.85
+ * ```
+ */
+export const curveOf = (p: PolicyResult, h: number): number => p.metrics.servedWithinS[String(h)] ?? 0;
 
 /**
  * The best of the policies other than the default at each horizon (each horizon's best may be a different
