@@ -78,6 +78,8 @@ const TWIN_VARIANT_IDS = [
   "clairvoyant-forecast",
   "newest-first-order",
   "demoted-headroom-1",
+  "demoted-headroom-2",
+  "demoted-headroom-4",
   "horizon-pack",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {

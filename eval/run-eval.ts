@@ -2,7 +2,9 @@
  * `npm run eval`: runs every scenario of eval/scenarios under every policy in the virtual-time simulator, then
  * the queue-bound sweep, and writes docs/evaluation.md, docs/evaluation.json, docs/retry-policy.md and
  * docs/figures/*.svg (the end-to-end figures, if `npm run eval:e2e` wrote docs/evaluation-e2e.json, are
- * included beside them). Every figure in the two documents comes from the results written to the JSON.
+ * included beside them). Every figure in the two documents comes from the results written to the JSON, except
+ * docs/retry-policy.md's figures of ten held-out seeds, read from docs/held-out-seeds.json (`npm run
+ * eval:held-seeds`) while that file's default matches this run's.
  *
  * Flags: --seeds <n> (default 3), --only <scenario,...> (a subset; the report then holds only those),
  * --no-sweep (skip the queue-bound sweep), --no-variants (skip the default policy's variants, src/sim/variants.ts),
@@ -20,8 +22,10 @@ import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet, scenarioCurveBound } from "../src/sim/curve-bound";
 import { evaluatePolicy, evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET, type HeldOutRun, heldOutScenario } from "../src/sim/held-out";
+import type { HeldSeedsRun } from "../src/sim/held-seeds";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
+import { staleScenarios } from "../src/sim/report-held-seeds";
 import {
   type E2eOpenAiRun,
   type E2eResult,
@@ -307,6 +311,13 @@ writeFileSync(
     figures,
   }),
 );
+// Ten held-out seeds per scenario (`npm run eval:held-seeds`): quoted only while written by the same default.
+const heldSeedsRun = readJsonIfAny<HeldSeedsRun>(join(docs, "held-out-seeds.json"));
+const staleHeldSeeds = heldSeedsRun ? staleScenarios(heldSeedsRun, results, DEFAULT_POLICY_ID) : [];
+if (staleHeldSeeds.length > 0)
+  console.warn(
+    `docs/held-out-seeds.json is stale (the default's curve differs in ${staleHeldSeeds.join(", ")}): run npm run eval:held-seeds, then npm run eval -- --render-only`,
+  );
 writeFileSync(
   join(docs, "retry-policy.md"),
   renderPolicyDoc({
@@ -332,6 +343,7 @@ writeFileSync(
       before: readJsonIfAny(join(docs, "evaluation-e2e-openai-run10.json")),
       after: e2eOpenAi,
     },
+    heldSeeds: staleHeldSeeds.length === 0 ? heldSeedsRun : undefined,
   }),
 );
 console.log(

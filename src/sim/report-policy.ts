@@ -4,8 +4,10 @@ import { type BookingAdmission, DEFAULT_BOOKING_ADMISSION, DRAINING_WINDOW_S } f
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { headerClientShares } from "./header-clients";
 import type { HeldOutScenario } from "./held-out";
+import type { HeldSeedsRun } from "./held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "./metrics";
 import { pct } from "./report-format";
+import { heldSeedsFills } from "./report-held-seeds";
 import {
   type E2eOpenAiRun,
   headlineTable,
@@ -175,7 +177,8 @@ export function defaultsList(): string {
  * `{{heldOutHeaderlessSustainedGap}}`), and the queue refill
  * bullets' `{{noQueueRefillRow}}`, `{{noOverloadFloorRow}}`, `{{beforeQueueRefillRow}}`, `{{twinQueueRefillAlone}}`,
  * `{{medianOverloadFloorRow}}`, `{{twinMedianOverloadFloor}}`, `{{e2eQueueRefillAb}}` and `{{e2eMedianFloorAb}}` (from
- * docs/e2e-twin.json and the default-only end-to-end runs); an unknown one is an error (template and code must
+ * docs/e2e-twin.json and the default-only end-to-end runs), and the `{{heldSeeds...}}` figures of ten held-out
+ * seeds (docs/held-out-seeds.json, src/sim/report-held-seeds.ts); an unknown one is an error (template and code must
  * agree).
  *
  * @example
@@ -202,6 +205,8 @@ export function renderPolicyDoc(input: {
   medianFloorAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
   /** Full end-to-end runs on the same seeds: the default until today (`before`) and today's (`after`). */
   fastFadeAb?: { before: E2eOpenAiRun | undefined; after: E2eOpenAiRun | undefined };
+  /** docs/held-out-seeds.json (`npm run eval:held-seeds`), when written and current. */
+  heldSeeds?: HeldSeedsRun | undefined;
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
   const targetsRow = (id: string) => variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], id);
@@ -256,6 +261,8 @@ export function renderPolicyDoc(input: {
     twinHorizonPackCold: inTwin("horizon-pack", [15, 30], "cold"),
     demotedHeadroomRow: targetsRow("demoted-headroom-1"),
     demotedHeadroomGapChanges: gapChanges(input.variants, "demoted-headroom-1"),
+    demotedHeadroomMoreSlots: moreSlotsKept(input.variants, input.twin, input.defaultPolicy),
+    ...heldSeedsFills(input.heldSeeds),
     twinDemotedHeadroom: inTwin("demoted-headroom-1", [15, 30]),
     twinDemotedHeadroomCold: inTwin("demoted-headroom-1", [15, 30], "cold"),
     twinNewestFirstOrder: inTwin("newest-first-order", [15, 30]),
@@ -614,6 +621,31 @@ function twinAgainstDefault(
   const within = (p: typeof own) => horizonsS.map((h) => pct(p.servedWithinS[h])).join(" / ");
   const when = E2E_TWINS.find((t) => t.id === twinId)?.label;
   return `${when} it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request against the default's ${def.attemptsPerOffered.toFixed(3)}, and serves ${within(own)} within ${horizonsS.join(" / ")} s against ${within(def)}`;
+}
+
+/**
+ * Two and four slots kept for fresh arrivals (rows `demoted-headroom-2` and `demoted-headroom-4`) beside one and
+ * none on the summed worst curve gaps (tuning seeds), and whether each meets the twin's curve target after a quiet
+ * spell.
+ */
+function moreSlotsKept(
+  variants: readonly VariantSummary[],
+  twin: E2eTwinRun | undefined,
+  defaultPolicy: string,
+): string {
+  const sum = (id: string) => variants.find((v) => v.id === id)?.worstCurveGapSumPts.toFixed(1);
+  const [two, four, one, none] = [
+    sum("demoted-headroom-2"),
+    sum("demoted-headroom-4"),
+    sum("demoted-headroom-1"),
+    sum("default"),
+  ];
+  if (!two || !four || !one || !none) return "(not run)";
+  const curve = (id: string) => {
+    const met = twin ? twinTargets(twin, "after-quiet", `${defaultPolicy}:${id}`, defaultPolicy)?.met.curve : undefined;
+    return met === undefined ? "(not in the twin: npm run eval:e2e-twin)" : met ? "meets" : "misses";
+  };
+  return `summed worst curve gaps of ${two} (two, row \`demoted-headroom-2\`) and ${four} points (four, row \`demoted-headroom-4\`) against ${one} (one) and the default's ${none}; in the end-to-end run's twin after a quiet spell it ${curve("demoted-headroom-2")} the curve target with two slots and ${curve("demoted-headroom-4")} it with four`;
 }
 
 /** How far a policy in the default's place is behind the best reference policy in a twin, at its worst horizon. */

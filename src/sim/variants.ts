@@ -150,6 +150,12 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "a demoted request is placed only while more than one slot of the fleet is free: the last is kept for fresh arrivals",
     { booking: { demotedHeadroomSlots: 1 } },
   ),
+  variant("demoted-headroom-2", "a demoted request is placed only while more than two slots of the fleet are free", {
+    booking: { demotedHeadroomSlots: 2 },
+  }),
+  variant("demoted-headroom-4", "a demoted request is placed only while more than four slots of the fleet are free", {
+    booking: { demotedHeadroomSlots: 4 },
+  }),
   variant(
     "fresh-next-horizon",
     "the requests not demoted served earliest deadline first on their next completion horizon from arrival, not in arrival order",

@@ -8,8 +8,10 @@ import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
 import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/sim/held-out";
+import { HELD_SEEDS_VARIANTS, type HeldSeedsRun } from "../../../src/sim/held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
+import { heldSeedsFills, staleScenarios } from "../../../src/sim/report-held-seeds";
 import {
   type E2eOpenAiPolicy,
   type E2eOpenAiRun,
@@ -1120,6 +1122,47 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.attempts).toBe(false);
   });
 
+  it("quotes ten held-out seeds from docs/held-out-seeds.json, written by today's default", () => {
+    const run = JSON.parse(read("docs/held-out-seeds.json")) as HeldSeedsRun;
+    // Written by the code that wrote docs/evaluation.json (else: npm run eval:held-seeds).
+    expect(staleScenarios(run, json.scenarios, DEFAULT_POLICY_ID)).toEqual([]);
+    expect(run.seedsPerScenario).toBe(10);
+    expect(run.summaries.map((s) => s.id)).toEqual(["default", ...HELD_SEEDS_VARIANTS]);
+    for (const { name, seeds } of run.scenarios) {
+      const own = json.scenarios.find((s) => s.name === name);
+      expect(seeds[0], name).toBe((own?.seeds[0] ?? Number.NaN) + HELD_OUT_SEED_OFFSET);
+    }
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    for (const [key, text] of Object.entries(heldSeedsFills(run))) {
+      expect(text, key).not.toContain("not run");
+      expect(doc, key).toContain(text.replace(/\s+/g, " "));
+    }
+  });
+
+  it("quotes the first burst-persistence version's end-to-end run beside run 7 from their files", () => {
+    const [first, run7] = [
+      "docs/evaluation-e2e-openai-burst-persistence.json",
+      "docs/evaluation-e2e-openai-run7.json",
+    ].map((path) => (JSON.parse(read(path)) as E2eOpenAiRun).policies.find((p) => p.id === DEFAULT_POLICY_ID)) as [
+      E2eOpenAiPolicy,
+      E2eOpenAiPolicy,
+    ];
+    const share = (x: number) => `${(100 * x).toFixed(1)}%`;
+    // Refused twice: the requests that made a third attempt.
+    const twice = (p: E2eOpenAiPolicy) => share((p.requestsByAttempts?.["3"] ?? Number.NaN) / p.requests);
+    const within = (p: E2eOpenAiPolicy, h: number) => share(p.servedWithinS[h] ?? Number.NaN);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `${first.attemptsPerOffered.toFixed(3)} attempts per offered request against ${run7.attemptsPerOffered.toFixed(3)}, and ${twice(first)} of requests refused twice against ${twice(run7)}, but ${within(first, 15)} served within 15 s against ${within(run7, 15)} and ${within(first, 30)} within 30 s against ${within(run7, 30)}.`,
+    );
+  });
+
+  it("fills docs/retry-policy.md's two and four slots kept from their variant rows", () => {
+    const sum = (id: string) => json.variants.find((v) => v.id === id)?.worstCurveGapSumPts.toFixed(1);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `Two or four slots kept: summed worst curve gaps of ${sum("demoted-headroom-2")} (two, row \`demoted-headroom-2\`) and ${sum("demoted-headroom-4")} points (four, row \`demoted-headroom-4\`) against ${sum("demoted-headroom-1")} (one) and the default's ${sum("default")}`,
+    );
+  });
+
   it("backs docs/retry-policy.md's horizon-packing bullet: ahead on the curve on both sets, longer waits on both", () => {
     const id = "horizon-pack";
     const { def, own, heldDef, heldOwn } = besideDefault(id);
@@ -1478,6 +1521,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         before: JSON.parse(read("docs/evaluation-e2e-openai-run10.json")),
         after: JSON.parse(read("docs/evaluation-e2e-openai.json")),
       },
+      heldSeeds: JSON.parse(read("docs/held-out-seeds.json")),
     });
     expect(read("docs/retry-policy.md")).toBe(policyDoc);
   });
