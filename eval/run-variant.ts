@@ -1,6 +1,6 @@
 /**
  * `npm run eval:variant -- <variant>`: one variant of the default policy against issue 15's targets, in about 15 s
- * instead of `npm run eval`'s eight minutes. `<variant>` is the id of one of the default's variants
+ * instead of `npm run eval`'s twenty minutes. `<variant>` is the id of one of the default's variants
  * (src/sim/variants.ts) or a JSON object of overrides, e.g. `'{"ledger":{"burstFadeS":5}}'` (the ledger's
  * tunables, `CapacityBookingOptions`, and the router's `booking` settings: src/sim/variant-spec.ts).
  *
