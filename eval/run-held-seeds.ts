@@ -2,7 +2,7 @@
  * `npm run eval:held-seeds`: the default and the variants docs/retry-policy.md compares it with at length
  * (`HELD_SEEDS_VARIANTS`, src/sim/held-seeds.ts), against every other policy, on ten held-out seeds per scenario
  * (three seeds cannot tell a difference of a point or two from the seeds' own noise). Writes
- * docs/held-out-seeds.json, which `npm run eval` reads to fill those figures into docs/retry-policy.md (about six
+ * docs/held-out-seeds.json, which `npm run eval` reads to fill those figures into docs/retry-policy.md (about seven
  * minutes). Run it again after a change to the default: a test fails while the file's record of the default on the
  * tuning seeds differs from docs/evaluation.json's.
  *
