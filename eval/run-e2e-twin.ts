@@ -76,6 +76,7 @@ const TWIN_VARIANT_IDS = [
   "best-effort-second-half",
   "best-effort-no-age",
   "clairvoyant-forecast",
+  "known-capacity",
   "newest-first-order",
   "demoted-headroom-1",
   "demoted-headroom-2",

@@ -41,7 +41,7 @@ const policy = EVAL_POLICIES.find((p) => p.id === policyText) ?? parseVariantSpe
 const binS = positiveIntFlag("bin", values.bin, 10);
 
 const capacityRps = measureCapacity(seeded);
-const run = runSimulation(seeded, policy, generateWorkload(seeded, capacityRps));
+const run = runSimulation(seeded, policy, generateWorkload(seeded, capacityRps), undefined, { capacityRps });
 const idle = run.idleWhileWaitingSlotS / (run.fleetSlots * run.spanS);
 console.log(`${name}, seed ${seeded.seed}, ${policy.label}: idle while waiting ${(100 * idle).toFixed(1)}%\n`);
 const rows = timelineOf(run, binS);

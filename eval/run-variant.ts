@@ -186,7 +186,9 @@ if (values.bins) {
   const traces = (policy: PolicySpec) =>
     result.seeds.map((seed) => {
       const seeded = { ...scenario, seed };
-      return runSimulation(seeded, policy, generateWorkload(seeded, result.capacityRps));
+      return runSimulation(seeded, policy, generateWorkload(seeded, result.capacityRps), undefined, {
+        capacityRps: result.capacityRps,
+      });
     });
   const [before, after] = [curveByArrival(traces(base), binS), curveByArrival(traces(spec), binS)];
   const { instances, target } = scenarioBoundSet(scenario, result);

@@ -66,6 +66,12 @@ export interface RouterOptions {
    */
   knownFreshRate?: (tS: number) => number;
   /**
+   * The simulator's knowledge of the fleet's capacity, as this router's share (requests per second at t seconds),
+   * handed to the ledger in place of the drain-rate EWMA it plans on (the variant `known-capacity`, which measures
+   * what that estimate's errors cost); never in the Worker's configuration.
+   */
+  knownDrainRate?: (tS: number) => number;
+  /**
    * Slots of the fleet a tenant at or above its weighted fair share may not take while another tenant below its
    * share is active (src/core/tenant-headroom.ts): its request waits in the queue instead. 0 or absent: none (every
    * placement is work-conserving). Only traffic of several tenants is affected.
@@ -814,6 +820,12 @@ export class RouterCore {
     return next;
   }
 
+  /** The signals the ledger plans on: with `knownDrainRate` (the simulator's), the drain rate it knows. */
+  private ledgerSignals(signals: LoadSignals, now: number): LoadSignals {
+    const known = this.options.knownDrainRate;
+    return known ? { ...signals, drainRate: known(now / 1000) } : signals;
+  }
+
   /** The signals a Retry-After policy reads, all from memory. */
   loadSignals(): LoadSignals {
     return {
@@ -930,7 +942,7 @@ export class RouterCore {
                   booked =
                     booking.heldHint(request.fingerprint, now, horizonS) ??
                     (signals.warm
-                      ? booking.hint(now, signals, horizonS, this.random, {
+                      ? booking.hint(now, this.ledgerSignals(signals, now), horizonS, this.random, {
                           first: this.neverRefused(request.fingerprint),
                           firstRefusedAtMs: this.refusals?.firstRefusedAtMs(request.fingerprint),
                         })

@@ -129,7 +129,11 @@ export function arrivalCurves(
       id: policy.id,
       label: policy.label,
       bins: curveByArrival(
-        result.seeds.map((seed, i) => runSimulation({ ...scenario, seed }, policy, workloads[i] ?? [])),
+        result.seeds.map((seed, i) =>
+          runSimulation({ ...scenario, seed }, policy, workloads[i] ?? [], undefined, {
+            capacityRps: result.capacityRps,
+          }),
+        ),
         binS,
       ),
     })),

@@ -144,7 +144,9 @@ export function evaluatePolicy(
   policy: PolicySpec,
   workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps)),
 ): PolicyResult {
-  const traces = seeds.map((seed, i) => runSimulation({ ...scenario, seed }, policy, workloads[i] ?? []));
+  const traces = seeds.map((seed, i) =>
+    runSimulation({ ...scenario, seed }, policy, workloads[i] ?? [], undefined, { capacityRps }),
+  );
   const metrics = computeMetrics(poolTraces(traces));
   return {
     id: policy.id,

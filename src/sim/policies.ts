@@ -32,6 +32,12 @@ export interface PolicySpec {
    * them: the variant `clairvoyant-forecast`, which measures what the forecast's errors cost. Simulator only.
    */
   clairvoyantForecast?: boolean;
+  /**
+   * `booked_capacity`'s ledger told the fleet's measured capacity (its share per shard, less after a replica loss)
+   * in place of its drain-rate EWMA: the variant `known-capacity`, which measures what that estimate's errors cost.
+   * Simulator only; a run needs the measured capacity (`runSimulation`'s `known`).
+   */
+  knownCapacity?: boolean;
 }
 
 /** The default policy's id: the config's default `retryAfterPolicy` (checked by test/node/sim/evaluation-json.test.ts). */

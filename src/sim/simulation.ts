@@ -10,6 +10,7 @@ import { type RetryHeaders, retryDelay } from "./client-model";
 import { EventLoop } from "./event-loop";
 import { buildFleet, promptIds } from "./fleet";
 import { IdleMeter } from "./idle-meter";
+import { knownDrainRate } from "./known-drain-rate";
 import { knownFreshRate } from "./known-fresh-rate";
 import type { PolicySpec } from "./policies";
 import { randomStream } from "./random-streams";
@@ -93,7 +94,8 @@ function submitOptionsFor(client: SimClient, requestId: number, retriesSoFar: nu
  * refusal reaches the client workerToRouter + roundTrip / 2 later, and the client sleeps its delay from then.
  * Every attempt of a request goes to the shard its fingerprint picks. With `routersFor`, its routers stand in for
  * the RouterCore shards (a router that follows a bound's schedule: src/sim/plan-replay.ts); `policy` then only
- * names the run.
+ * names the run. `known.capacityRps` is the scenario's measured capacity, which a policy with `knownCapacity` (a
+ * simulator-only variant) plans on; such a policy throws without it.
  *
  * @example
  * ```ts
@@ -106,14 +108,19 @@ export function runSimulation(
   policy: PolicySpec,
   workload: readonly WorkloadRequest[],
   routersFor?: (setting: SimRouterSetting) => SimRouterPort[],
+  known: { capacityRps?: number } = {},
 ): RunTrace {
   const loop = new EventLoop();
   const fleet = buildFleet(scenario, loop);
   const replicaNames = [...fleet.keys()];
   const planned = routerOptionsForRun(scenario, policy, replicaNames);
-  const options = policy.clairvoyantForecast
-    ? { ...planned, knownFreshRate: knownFreshRate(workload, scenario.router.shards) }
-    : planned;
+  if (policy.knownCapacity && known.capacityRps === undefined)
+    throw new Error(`${policy.id}: knownCapacity needs the scenario's measured capacity (known.capacityRps)`);
+  const options = {
+    ...planned,
+    ...(policy.clairvoyantForecast ? { knownFreshRate: knownFreshRate(workload, scenario.router.shards) } : {}),
+    ...(policy.knownCapacity ? { knownDrainRate: knownDrainRate(scenario, known.capacityRps as number) } : {}),
+  };
   const drainSamples: DrainSample[] = [];
   const trackerFactory = () =>
     new DrainAccuracyTracker(Number.MAX_SAFE_INTEGER, 0, (o) => {

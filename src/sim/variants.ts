@@ -1,3 +1,4 @@
+import { promisesEnded } from "../core/capacity-booking";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "./policies";
 import { checkTargets, withDefault } from "./targets";
@@ -14,7 +15,7 @@ const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec
 const variant = (
   id: string,
   change: string,
-  overrides: Pick<PolicySpec, "booking" | "ledger" | "clairvoyantForecast">,
+  overrides: Pick<PolicySpec, "booking" | "ledger" | "clairvoyantForecast" | "knownCapacity">,
 ): PolicyVariant => ({
   id,
   change,
@@ -197,6 +198,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { clairvoyantForecast: true },
   ),
   variant(
+    "known-capacity",
+    "the fleet's measured capacity (each shard's share, less after a replica loss) known in place of the drain-rate EWMA",
+    { knownCapacity: true },
+  ),
+  variant(
     "previous-default",
     "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate, no queue refill or floor (an earlier default)",
     {
@@ -233,6 +239,13 @@ export interface VariantSummary {
       /** The completion curve (absent from runs before it was recorded). */
       servedWithinS?: Record<string, number>;
       worstCurveGap: { horizonS: number; gapPts: number };
+      /**
+       * The share of the ledger's promises that ended broken (`PromiseOutcomes`): absent where none ended, and
+       * from runs before it was recorded.
+       */
+      promisesBrokenShare?: number;
+      /** The promises the ledger made (absent from runs before it was recorded, and without a ledger). */
+      promisesMade?: number;
     }
   >;
 }
@@ -263,6 +276,8 @@ export function summarizeVariant(
     for (const key of ["curve", "served", "oracle", "attempts"] as const) if (check.met[key]) met[key] += 1;
     worstCurveGapSumPts += Math.min(0, check.worstCurveGap.gap) * 100;
     meanWaitSumS += own.metrics.meanWaitS;
+    const ledger = own.metrics.ledger;
+    const ended = ledger ? promisesEnded(ledger) : 0;
     perScenario[result.name] = {
       servedFraction: own.metrics.servedFraction,
       attemptsPerOffered: own.metrics.attemptsPerOffered,
@@ -271,6 +286,8 @@ export function summarizeVariant(
       meanWaitS: own.metrics.meanWaitS,
       servedWithinS: own.metrics.servedWithinS,
       worstCurveGap: { horizonS: check.worstCurveGap.horizonS, gapPts: 100 * check.worstCurveGap.gap },
+      ...(ledger ? { promisesMade: ledger.made } : {}),
+      ...(ledger && ended > 0 ? { promisesBrokenShare: ledger.broken / ended } : {}),
     };
   });
   return { id: v.id, change: v.change, met, scenarios: results.length, worstCurveGapSumPts, meanWaitSumS, perScenario };
