@@ -379,44 +379,44 @@ type ScenarioFigures = VariantSummary["perScenario"][string];
 
 /**
  * The scenarios where a share (`share` of a scenario's figures: the final served share, the idle share) differs by
- * at least `minPts` points between the default and a variant (tuning seeds), the default's share first.
+ * at least `minPts` points between the default and a variant (tuning seeds), the default's share first, each shown
+ * by `label` (its percentage unless told).
  */
 function shareChanges(
   variants: readonly VariantSummary[],
   id: string,
   share: (figures: ScenarioFigures) => number | undefined,
   minPts = 1,
+  label: (figures: ScenarioFigures) => string = (f) => pct(share(f)),
 ): string {
   const [def, own] = [variants[0], variants.find((v) => v.id === id)];
   if (!def || !own) return "(not run)";
   const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
     const o = own.perScenario[name];
     const [a, b] = [share(d), o && share(o)];
-    return a !== undefined && b !== undefined && Math.abs(a - b) * 100 >= minPts
-      ? [`\`${name}\` ${pct(a)} against ${pct(b)}`]
+    return o && a !== undefined && b !== undefined && Math.abs(a - b) * 100 >= minPts
+      ? [`\`${name}\` ${label(d)} against ${label(o)}`]
       : [];
   });
   return rows.length === 0 ? "in no scenario" : rows.join(", ");
 }
 
 /**
- * The share of the ledger's promises that ended broken under a variant against the default's, in the scenarios
- * where it moves by `minPts` or more, with the promises each made: "`burst-3x` 13.7% (1200 made) against 0.0% (900
- * made)" (the default first).
+ * The share of the ledger's promises that ended broken under a variant against the default's (none ended counts
+ * as 0), in the scenarios where it moves by `minPts` or more, with the promises each made: "`burst-3x` 13.7% (1200
+ * made) against 0.0% (900 made)" (the default first).
  */
 function promiseChanges(variants: readonly VariantSummary[], id: string, minPts = 1): string {
-  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
-  if (!def || !own) return "(not run)";
-  const made = (f: ScenarioFigures) =>
-    f.promisesBrokenShare === undefined ? undefined : `${pct(f.promisesBrokenShare)} (${f.promisesMade ?? "?"} made)`;
-  const rows = Object.entries(def.perScenario).flatMap(([name, d]) => {
-    const o = own.perScenario[name];
-    const [a, b] = [d.promisesBrokenShare ?? 0, o?.promisesBrokenShare ?? 0];
-    return o && Math.abs(a - b) * 100 >= minPts
-      ? [`\`${name}\` ${made(d) ?? "none ended"} against ${made(o) ?? "none ended"}`]
-      : [];
-  });
-  return rows.length === 0 ? "in no scenario" : rows.join(", ");
+  return shareChanges(
+    variants,
+    id,
+    (f) => f.promisesBrokenShare ?? 0,
+    minPts,
+    (f) =>
+      f.promisesBrokenShare === undefined
+        ? "none ended"
+        : `${pct(f.promisesBrokenShare)} (${f.promisesMade ?? "?"} made)`,
+  );
 }
 
 /**
