@@ -2,7 +2,8 @@
  * `npm run eval:variant -- <variant>`: one variant of the default policy against issue 15's targets, in about 15 s
  * instead of `npm run eval`'s twenty minutes. `<variant>` is the id of one of the default's variants
  * (src/sim/variants.ts) or a JSON object of overrides, e.g. `'{"ledger":{"burstFadeS":5}}'` (the ledger's
- * tunables, `CapacityBookingOptions`, and the router's `booking` settings: src/sim/variant-spec.ts).
+ * tunables, `CapacityBookingOptions`, the router's `booking` settings, and the simulator's counterfactuals
+ * `"clairvoyantForecast": true` and `"knownCapacity": true`: src/sim/variant-spec.ts).
  *
  * It prints, beside the default's: each scenario's gaps to the best other policy at every horizon, served share,
  * attempts, oracle gap, how far header-less clients' served share is behind the SDK clients', the mean wait (what

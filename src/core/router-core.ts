@@ -93,7 +93,9 @@ export interface BookingAdmission {
   queueDelayTargetS: number | undefined;
   /**
    * The target applies once the queue has stood above it this long (CoDel's interval: a burst's transient queue
-   * is kept, a standing one is cut), until the queue empties.
+   * is kept, a standing one is cut), until nothing has been refused for as long - at least
+   * {@link DRAINING_WINDOW_S}, so that 0 (the target from the first moment the queue stands) does not let it go at
+   * the next arrival - or the queue drains by itself (`drainingOfferedShare`).
    */
   standingIntervalS: number;
   /** At most this share of the queue's limit is held for promised retries. */
@@ -577,16 +579,16 @@ export class RouterCore {
 
   /**
    * Whether the queue stands above the delay target: it has not been at or below the target's depth for
-   * `standingIntervalS`; it then stays standing until nothing has been refused for that long (CoDel leaves its
-   * dropping state when the delay falls; here the delay is held down by the target itself, so the overload's
-   * end is what is watched).
+   * `standingIntervalS`; it then stays standing until nothing has been refused for that long, at least
+   * `DRAINING_WINDOW_S` (CoDel leaves its dropping state when the delay falls; here the delay is held down by the
+   * target itself, so the overload's end is what is watched, and a moment without a refusal is not its end).
    */
   private updateStanding(now: number): boolean {
     const intervalMs = this.admission.standingIntervalS * 1000;
     const draining = this.isDraining(now);
     if (this.standing) {
       // Leave once the overload has passed: nothing refused for a whole interval, or the queue draining.
-      if (draining || now - this.refusedAtMs >= intervalMs) {
+      if (draining || now - this.refusedAtMs >= Math.max(intervalMs, DRAINING_WINDOW_S * 1000)) {
         this.standing = false;
         this.shortQueueAtMs = now;
       }

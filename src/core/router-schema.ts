@@ -33,7 +33,10 @@ const bookingSchema = z.strictObject({
     .max(3600)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.queueDelayTargetS ?? null),
-  /** The target applies once the queue has stood above it this long, until the queue empties (CoDel's interval). */
+  /**
+   * The target applies once the queue has stood above it this long (CoDel's interval), until nothing has been
+   * refused for as long (at least 5 s) or the queue drains by itself.
+   */
   standingIntervalS: z.number().min(0).max(3600).default(DEFAULT_BOOKING_ADMISSION.standingIntervalS),
   /** Share of the queue's limit that promised retries may hold. */
   maxHeldRoomShare: z.number().min(0).max(1).default(DEFAULT_BOOKING_ADMISSION.maxHeldRoomShare),

@@ -22,18 +22,26 @@ const ledgerSchema = z
 /** The admission block as the router's settings accept it (every field optional: the rest keep their defaults). */
 const bookingSchema = routerSettingsShape.booking.unwrap().partial();
 
-const overridesSchema = z.strictObject({ ledger: ledgerSchema.optional(), booking: bookingSchema.optional() });
+const overridesSchema = z.strictObject({
+  ledger: ledgerSchema.optional(),
+  booking: bookingSchema.optional(),
+  clairvoyantForecast: z.boolean().optional(),
+  knownCapacity: z.boolean().optional(),
+});
 
 /**
  * The default policy with some of its tunables changed, from a command line: either the id of one of the
  * default's variants (`src/sim/variants.ts`) or a JSON object `{ "ledger": {...}, "booking": {...} }` whose fields
- * are the ledger's tunables (`CapacityBookingOptions`) and the router's `booking` settings. Unknown fields and
- * values of the wrong type are refused with the field's name: a typo must not score the default under another name.
+ * are the ledger's tunables (`CapacityBookingOptions`) and the router's `booking` settings, and, for the simulator's
+ * counterfactuals, `"clairvoyantForecast": true` and `"knownCapacity": true` (`PolicySpec`): so that a change can be
+ * scored with the forecast's or the drain rate's errors taken away. Unknown fields and values of the wrong type are
+ * refused with the field's name: a typo must not score the default under another name.
  *
  * @example
  * ```ts
  * parseVariantSpec("two-step").ledger; // { twoStepHorizons: 2 }
  * parseVariantSpec('{"ledger":{"burstFadeS":5}}').id; // 'booked_capacity:{"ledger":{"burstFadeS":5}}'
+ * parseVariantSpec('{"knownCapacity":true,"ledger":{"horizonPackS":120}}').knownCapacity; // true
  * parseVariantSpec('{"ledger":{"burstFade":5}}'); // throws: unrecognized key "burstFade" at ledger
  * ```
  */
@@ -51,7 +59,10 @@ export function parseVariantSpec(text: string): PolicySpec {
   if (!parsed.success) throw new Error(`invalid overrides: ${z.prettifyError(parsed.error)}`);
   const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
   // Validated, the fields are taken as given: the schema's defaults would name every admission setting.
-  const { ledger, booking } = json as Pick<PolicySpec, "ledger" | "booking">;
+  const { ledger, booking, clairvoyantForecast, knownCapacity } = json as Pick<
+    PolicySpec,
+    "ledger" | "booking" | "clairvoyantForecast" | "knownCapacity"
+  >;
   const label = JSON.stringify(json);
   return {
     ...base,
@@ -59,5 +70,7 @@ export function parseVariantSpec(text: string): PolicySpec {
     label: `${DEFAULT_POLICY_ID} (${label})`,
     ...(ledger ? { ledger } : {}),
     ...(booking ? { booking } : {}),
+    ...(clairvoyantForecast ? { clairvoyantForecast } : {}),
+    ...(knownCapacity ? { knownCapacity } : {}),
   };
 }

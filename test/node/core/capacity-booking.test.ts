@@ -791,6 +791,27 @@ describe("RouterCore with booked_capacity", () => {
     expect(kept.depth).toBeGreaterThan(cut.depth);
   });
 
+  it("standingIntervalS 0: the queue-delay target binds as soon as the queue stands, and stays while refusals go on", () => {
+    // Two drains a second and ten arrivals a second for 30 s. Regression: the standing state was left as soon as
+    // nothing had been refused for 0 s - at the next arrival - so the target bound every other arrival at most and
+    // the queue grew to its bound as if there were no target.
+    const { core, tick, placeOne } = setup({
+      maxQueuedRequests: 100,
+      booking: { queueDelayTargetS: 1, standingIntervalS: 0, maxHeldRoomShare: 0 },
+    });
+    let n = 0;
+    let deepest = 0;
+    for (let i = 0; i < 60; i++) {
+      tick(500);
+      placeOne();
+      for (let k = 0; k < 5; k++) core.submit(`s${n}`, { fingerprint: `s${n++}` });
+      if (i >= 30) deepest = Math.max(deepest, core.queueDepth);
+    }
+    // From 15 s on (the queue built while the drain-rate estimate warmed up has drained by then), the queue holds a
+    // second of drain: two requests.
+    expect(deepest).toBeLessThanOrEqual(2);
+  });
+
   it("with a queue-delay target, a standing queue is cut to the target's depth", () => {
     const { core, tick, placeOne } = setup({
       maxQueuedRequests: 100,

@@ -32,6 +32,21 @@ describe("parseVariantSpec (npm run eval:variant)", () => {
     expect(run(parseVariantSpec("{}"))).toEqual(run(base));
   });
 
+  it("takes the simulator's counterfactuals too: the clairvoyant forecast and the known capacity", () => {
+    const spec = parseVariantSpec('{"clairvoyantForecast":true,"knownCapacity":true,"ledger":{"horizonPackS":120}}');
+    expect(spec).toMatchObject({ clairvoyantForecast: true, knownCapacity: true, ledger: { horizonPackS: 120 } });
+    // Spelled out, each runs the same simulation as the committed variant.
+    const scenario = smallBurst();
+    const run = (p: PolicySpec) => evaluatePolicy(scenario, [scenario.seed], 20, p).metrics;
+    const known = run(parseVariantSpec('{"knownCapacity":true}'));
+    expect(known).toEqual(run(parseVariantSpec("known-capacity")));
+    expect(known).not.toEqual(run(parseVariantSpec("{}"))); // the field is not dropped on the way
+    const clairvoyant = run(parseVariantSpec('{"clairvoyantForecast":true}'));
+    expect(clairvoyant).toEqual(run(parseVariantSpec("clairvoyant-forecast")));
+    expect(clairvoyant).not.toEqual(run(parseVariantSpec("{}")));
+    expect(() => parseVariantSpec('{"knownCapacity":"yes"}')).toThrow(/knownCapacity/);
+  });
+
   it("refuses unknown fields and values of the wrong type, naming the field", () => {
     expect(() => parseVariantSpec('{"ledger":{"burstFade":5}}')).toThrow(/burstFade[\s\S]*ledger/);
     expect(() => parseVariantSpec('{"ledger":{"queueRefill":1}}')).toThrow(/ledger\.queueRefill/);
