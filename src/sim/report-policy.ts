@@ -231,6 +231,9 @@ export function renderPolicyDoc(input: {
     heldOutHeaderlessSustainedGap: heldOutHeaderlessGapPts(input.heldOutScenarios ?? [], "sustained-1.3x"),
     idleWhileWaiting: idleWhileWaitingNote(input.results, input.defaultPolicy),
     ledgerRecord: ledgerRecordNote(input.results, input.defaultPolicy),
+    standingFromStartRow: targetsRow("standing-from-start"),
+    standingFromStartWithin5: horizonShift(input.variants, "standing-from-start", 5),
+    standingFromStartWithin30: horizonShift(input.variants, "standing-from-start", 30),
     bestEffortSecondHalfRow: targetsRow("best-effort-second-half"),
     bestEffortSecondHalfGapChanges: gapChanges(input.variants, "best-effort-second-half"),
     bestEffortNoAgeRow: targetsRow("best-effort-no-age"),
@@ -366,6 +369,30 @@ function gapChanges(variants: readonly VariantSummary[], id: string, minPts = 1)
   });
   const list = (xs: typeof rows) => (xs.length === 0 ? "none" : xs.map((r) => r.text).join(", "));
   return `worse by ${minPts} point or more in ${list(rows.filter((r) => r.delta < 0))}; better by as much in ${list(rows.filter((r) => r.delta > 0))}`;
+}
+
+/**
+ * How a variant moves the share served within one horizon against the default (tuning seeds), in points: "higher
+ * by a point or more in 11 of 12 scenarios (by up to 34.1 points, `waves`), lower by as much in 0".
+ */
+function horizonShift(variants: readonly VariantSummary[], id: string, horizonS: number): string {
+  const [def, own] = [variants[0], variants.find((v) => v.id === id)];
+  if (!def || !own) return "(not run)";
+  const shifts = Object.entries(def.perScenario).flatMap(([name, d]) => {
+    const [a, b] = [d.servedWithinS?.[String(horizonS)], own.perScenario[name]?.servedWithinS?.[String(horizonS)]];
+    return a === undefined || b === undefined ? [] : [{ name, pts: 100 * (b - a) }];
+  });
+  // The count, and the largest move among them.
+  const side = (xs: typeof shifts) => {
+    const most = xs.reduce<(typeof xs)[number] | undefined>(
+      (m, x) => (!m || Math.abs(x.pts) > Math.abs(m.pts) ? x : m),
+      undefined,
+    );
+    return most ? `${xs.length} (by up to ${Math.abs(most.pts).toFixed(1)} points, \`${most.name}\`)` : "0";
+  };
+  const [up, down] = [shifts.filter((x) => x.pts >= 1), shifts.filter((x) => x.pts <= -1)];
+  const upText = side(up).replace(/^(\d+)/, `$1 of ${shifts.length} scenarios`);
+  return `higher by a point or more in ${upText}, lower by as much in ${side(down)}`;
 }
 
 /** The default's final served share in one scenario beside a variant's (tuning seeds), e.g. "92.5% against 93.5%". */

@@ -43,6 +43,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("standing-20s", "queue-delay target after 20 s of standing queue", {
     booking: { standingIntervalS: 20 },
   }),
+  variant(
+    "standing-from-start",
+    "queue-delay target from the moment the queue stands above it (a standing interval of 0), not after 30 s",
+    { booking: { standingIntervalS: 0 } },
+  ),
   variant("delay-target-0.5s", "queue-delay target 0.5 s", { booking: { queueDelayTargetS: 0.5 } }),
   // Shorter targets serve more of the sustained overload, sooner, and widen the other scenarios' curve gaps.
   variant("delay-target-0.6s", "queue-delay target 0.6 s", { booking: { queueDelayTargetS: 0.6 } }),

@@ -1106,6 +1106,32 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:known-capacity`, DEFAULT_POLICY_ID)).toBe(false);
   });
 
+  it("backs docs/retry-policy.md's standing-from-start sentences: the 5 s horizon gained online, the 30 s one paid", () => {
+    const { def, own, heldDef, heldOwn } = besideDefault("standing-from-start");
+    if (!def || !own || !heldDef || !heldOwn)
+      throw new Error("docs/evaluation.json has no standing-from-start row: run npm run eval");
+    const names = Object.keys(def.perScenario);
+    const within = (v: VariantSummary, name: string, horizonS: number) =>
+      v.perScenario[name]?.servedWithinS?.[String(horizonS)] ?? Number.NaN;
+    // Scenarios where the row's share within a horizon is a point or more above (+1) or below (-1) the default's.
+    const moved = (horizonS: number, sign: 1 | -1) =>
+      names.filter((name) => sign * (within(own, name, horizonS) - within(def, name, horizonS)) >= 0.01);
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    // The fills count them as this test does.
+    const of = `of ${names.length} scenarios`;
+    expect(doc).toContain(`Its share served within 5 s is higher by a point or more in ${moved(5, 1).length} ${of}`);
+    expect(doc).toContain(`within 30 s, higher by a point or more in ${moved(30, 1).length} ${of}`);
+    expect(doc).toContain(`lower by as much in ${moved(30, -1).length} (by up to`);
+    // "So a short queue serves more requests within 5 s, in a burst too": higher at 5 s in most scenarios; "what it
+    // costs is the 30 s horizon": lower there in more scenarios than higher.
+    expect(doc).toContain("So a short queue serves more requests within 5 s, in a burst too, online");
+    expect(moved(5, 1).length).toBeGreaterThan(names.length / 2);
+    expect(moved(30, -1).length).toBeGreaterThan(moved(30, 1).length);
+    // Not kept: its summed worst curve gaps are larger on both seed sets.
+    expect(own.worstCurveGapSumPts).toBeLessThan(def.worstCurveGapSumPts);
+    expect(heldOwn.worstCurveGapSumPts).toBeLessThan(heldDef.worstCurveGapSumPts);
+  });
+
   it("backs docs/retry-policy.md's next-horizon bullet: adaptive LIFO behind by more than 2 points on both sets", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const id = "newest-first-order";
@@ -1340,6 +1366,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     const def = held.get("default") as VariantSummary;
     const costlier = ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s", "standing-10s", "standing-20s"]
+      .concat(["standing-from-start"])
       .concat(["demoted-fifo", "target-while-draining", "previous-default"])
       .concat(["no-demotion", "burst-persistence", "last-chance", "demote-after-30s", "newest-first-order"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
