@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS, refilledDrainS } from "../../../src/core/capacity-booking";
 import { clientHorizonS } from "../../../src/core/client-horizon";
 import { RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
-import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { type BookingAdmission, RouterCore, type RouterOptions } from "../../../src/core/router-core";
 import { parseConfig } from "../../../src/edge/config";
 import { routerOptions } from "../../support/router-options";
 
@@ -579,6 +579,23 @@ describe("RouterCore with booked_capacity", () => {
     return { core, tick: (ms: number) => (now += ms), placeOne, warm };
   }
 
+  /**
+   * Two drains a second and ten arrivals a second for 30 s, on a 100-deep queue with this admission: a queue that
+   * stands. `onSubmit` sees each arrival's outcome and the step (half a second each) it came in.
+   */
+  function standingOverload(
+    booking: BookingAdmission,
+    onSubmit: (core: RouterCore, step: number, kind: string) => void,
+  ) {
+    const { core, tick, placeOne } = setup({ maxQueuedRequests: 100, booking });
+    let n = 0;
+    for (let step = 0; step < 60; step++) {
+      tick(500);
+      placeOne();
+      for (let k = 0; k < 5; k++) onSubmit(core, step, core.submit(`s${n}`, { fingerprint: `s${n++}` }).kind);
+    }
+  }
+
   it("is the default policy", () => {
     expect(RETRY_AFTER_POLICIES).toContain("booked_capacity");
     const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
@@ -795,40 +812,23 @@ describe("RouterCore with booked_capacity", () => {
     // Two drains a second and ten arrivals a second for 30 s. Regression: the standing state was left as soon as
     // nothing had been refused for 0 s - at the next arrival - so the target bound every other arrival at most and
     // the queue grew to its bound as if there were no target.
-    const { core, tick, placeOne } = setup({
-      maxQueuedRequests: 100,
-      booking: { queueDelayTargetS: 1, standingIntervalS: 0, maxHeldRoomShare: 0 },
-    });
-    let n = 0;
     let deepest = 0;
-    for (let i = 0; i < 60; i++) {
-      tick(500);
-      placeOne();
-      for (let k = 0; k < 5; k++) core.submit(`s${n}`, { fingerprint: `s${n++}` });
-      if (i >= 30) deepest = Math.max(deepest, core.queueDepth);
-    }
+    standingOverload({ queueDelayTargetS: 1, standingIntervalS: 0, maxHeldRoomShare: 0 }, (core, step) => {
+      if (step >= 30) deepest = Math.max(deepest, core.queueDepth);
+    });
     // From 15 s on (the queue built while the drain-rate estimate warmed up has drained by then), the queue holds a
     // second of drain: two requests.
     expect(deepest).toBeLessThanOrEqual(2);
   });
 
   it("with a queue-delay target, a standing queue is cut to the target's depth", () => {
-    const { core, tick, placeOne } = setup({
-      maxQueuedRequests: 100,
-      booking: { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0.5 },
-    });
-    // Two drains a second and ten arrivals a second for 30 s: a queue that stands.
-    let n = 0;
     let refusedWithRoom = 0;
-    for (let i = 0; i < 60; i++) {
-      tick(500);
-      placeOne();
-      for (let k = 0; k < 5; k++) {
-        const r = core.submit(`s${n}`, { fingerprint: `s${n++}` });
-        if (r.kind === "rejected" && core.queueDepth < 100) refusedWithRoom += 1;
-      }
-    }
+    let depth = 0;
+    standingOverload({ queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0.5 }, (core, _step, kind) => {
+      if (kind === "rejected" && core.queueDepth < 100) refusedWithRoom += 1;
+      depth = core.queueDepth;
+    });
     expect(refusedWithRoom).toBeGreaterThan(0);
-    expect(core.queueDepth).toBeLessThan(100);
+    expect(depth).toBeLessThan(100);
   });
 });
