@@ -382,17 +382,16 @@ function horizonShift(variants: readonly VariantSummary[], id: string, horizonS:
     const [a, b] = [d.servedWithinS?.[String(horizonS)], own.perScenario[name]?.servedWithinS?.[String(horizonS)]];
     return a === undefined || b === undefined ? [] : [{ name, pts: 100 * (b - a) }];
   });
-  // The count, and the largest move among them.
-  const side = (xs: typeof shifts) => {
+  // The count, then the largest move among them.
+  const side = (xs: typeof shifts, count: string) => {
     const most = xs.reduce<(typeof xs)[number] | undefined>(
       (m, x) => (!m || Math.abs(x.pts) > Math.abs(m.pts) ? x : m),
       undefined,
     );
-    return most ? `${xs.length} (by up to ${Math.abs(most.pts).toFixed(1)} points, \`${most.name}\`)` : "0";
+    return most ? `${count} (by up to ${Math.abs(most.pts).toFixed(1)} points, \`${most.name}\`)` : count;
   };
   const [up, down] = [shifts.filter((x) => x.pts >= 1), shifts.filter((x) => x.pts <= -1)];
-  const upText = side(up).replace(/^(\d+)/, `$1 of ${shifts.length} scenarios`);
-  return `higher by a point or more in ${upText}, lower by as much in ${side(down)}`;
+  return `higher by a point or more in ${side(up, `${up.length} of ${shifts.length} scenarios`)}, lower by as much in ${side(down, String(down.length))}`;
 }
 
 /** The default's final served share in one scenario beside a variant's (tuning seeds), e.g. "92.5% against 93.5%". */
