@@ -58,19 +58,9 @@ export function parseVariantSpec(text: string): PolicySpec {
   const parsed = overridesSchema.safeParse(json);
   if (!parsed.success) throw new Error(`invalid overrides: ${z.prettifyError(parsed.error)}`);
   const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
-  // Validated, the fields are taken as given: the schema's defaults would name every admission setting.
-  const { ledger, booking, clairvoyantForecast, knownCapacity } = json as Pick<
-    PolicySpec,
-    "ledger" | "booking" | "clairvoyantForecast" | "knownCapacity"
-  >;
+  // Validated, the fields are taken as given (the strict schema admits only the four): the schema's defaults would
+  // name every admission setting.
+  const overrides = json as Pick<PolicySpec, "ledger" | "booking" | "clairvoyantForecast" | "knownCapacity">;
   const label = JSON.stringify(json);
-  return {
-    ...base,
-    id: `${DEFAULT_POLICY_ID}:${label}`,
-    label: `${DEFAULT_POLICY_ID} (${label})`,
-    ...(ledger ? { ledger } : {}),
-    ...(booking ? { booking } : {}),
-    ...(clairvoyantForecast ? { clairvoyantForecast } : {}),
-    ...(knownCapacity ? { knownCapacity } : {}),
-  };
+  return { ...base, ...overrides, id: `${DEFAULT_POLICY_ID}:${label}`, label: `${DEFAULT_POLICY_ID} (${label})` };
 }
