@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { measureCapacity } from "../src/sim/capacity";
 import { outcomesByClientStyle } from "../src/sim/client-outcomes";
+import { firstAttemptsByArrival } from "../src/sim/first-attempt-fates";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
 import { runSimulation } from "../src/sim/simulation";
 import { timelineOf } from "../src/sim/timeline";
@@ -72,4 +73,15 @@ const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
 for (const o of outcomesByClientStyle(run))
   console.log(
     `| ${o.style} | ${o.requests} | ${pct(o.served)} | ${pct(o.servedWithin60s)} | ${(100 * o.lostOfAll).toFixed(1)} | ${o.attemptsPerRequest.toFixed(3)} | ${o.timedOutPerRequest.toFixed(3)} |`,
+  );
+
+// By first arrival: what became of each bin's first attempts - refused (how far their hints sent them) or admitted
+// after waiting over 1 s for a slot - beside the share served within 5 s: why a bin misses the shortest horizon.
+console.log(
+  "\n| first arrived from (s) | requests | first attempt refused | their mean hint (s) | first attempt waited > 1 s for a slot | served within 5 s | lost | attempts per request |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const b of firstAttemptsByArrival(run, binS))
+  console.log(
+    `| ${b.fromS} | ${b.requests} | ${b.refused} | ${b.meanHintS === undefined ? "-" : b.meanHintS.toFixed(1)} | ${b.waitedLong} | ${b.servedWithin5s} | ${b.lost} | ${b.attemptsPerRequest.toFixed(2)} |`,
   );

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { firstAttemptsByArrival } from "../../../src/sim/first-attempt-fates";
+import { EVAL_POLICIES } from "../../../src/sim/policies";
+import { runSimulation } from "../../../src/sim/simulation";
+import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
+import { generateWorkload } from "../../../src/sim/workload";
+import { smallBurst } from "./small-scenario";
+
+const admitted = (atS: number, waitS: number): AttemptRecord => ({
+  atMs: atS * 1000,
+  outcome: "admitted",
+  answeredAtMs: (atS + waitS) * 1000,
+  hinted: false,
+});
+const refused = (atS: number, hintS?: number): AttemptRecord => ({
+  atMs: atS * 1000,
+  outcome: "rejected",
+  answeredAtMs: atS * 1000,
+  hinted: false,
+  ...(hintS === undefined ? {} : { hintMs: hintS * 1000 }),
+});
+const request = (id: number, arrivalS: number, attempts: AttemptRecord[], tookS?: number): RequestTrace => ({
+  id,
+  arrivalMs: arrivalS * 1000,
+  client: "openai_node",
+  roundTripMs: 0,
+  attempts,
+  result: tookS === undefined ? "gave_up" : "served",
+  ...(tookS === undefined ? {} : { completedAtMs: (arrivalS + tookS) * 1000 }),
+  outputTokens: 1,
+});
+
+describe("firstAttemptsByArrival", () => {
+  it("tells, per bin of first arrival, first attempts refused (and their mean hint) from those that waited long", () => {
+    const bins = firstAttemptsByArrival(
+      {
+        requests: [
+          request(1, 1, [admitted(1, 0.2)], 3),
+          request(2, 2, [admitted(2, 2.5)], 6),
+          request(3, 3, [refused(3, 10), admitted(13, 0)], 14),
+          request(4, 4, [refused(4, 20), refused(24, 30), refused(54)]),
+          request(5, 12, [refused(12)], undefined),
+        ],
+      },
+      10,
+    );
+    expect(bins).toEqual([
+      {
+        fromS: 0,
+        requests: 4,
+        refused: 2,
+        meanHintS: 15,
+        waitedLong: 1,
+        servedWithin5s: 1,
+        lost: 1,
+        attemptsPerRequest: 7 / 4,
+      },
+      {
+        fromS: 10,
+        requests: 1,
+        refused: 1,
+        meanHintS: undefined,
+        waitedLong: 0,
+        servedWithin5s: 0,
+        lost: 1,
+        attemptsPerRequest: 1,
+      },
+    ]);
+  });
+
+  it("accounts for every request of a simulated run once", () => {
+    const scenario = smallBurst();
+    const policy = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
+    if (!policy) throw new Error("no default policy");
+    const run = runSimulation(scenario, policy, generateWorkload(scenario, 20));
+    const bins = firstAttemptsByArrival(run, 3);
+    expect(bins.reduce((n, b) => n + b.requests, 0)).toBe(run.requests.length);
+    expect(bins.reduce((n, b) => n + b.lost, 0)).toBe(run.requests.filter((r) => r.result !== "served").length);
+    expect(bins.some((b) => b.refused > 0)).toBe(true);
+  });
+
+  it("refuses a bin that is not a positive number of seconds", () => {
+    expect(() => firstAttemptsByArrival({ requests: [] }, 0)).toThrow(/positive/);
+  });
+});
