@@ -4,21 +4,9 @@ import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
 import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
 import { generateWorkload } from "../../../src/sim/workload";
+import { admittedAt, refusedAt } from "./run-trace";
 import { smallBurst } from "./small-scenario";
 
-const admitted = (atS: number, waitS: number): AttemptRecord => ({
-  atMs: atS * 1000,
-  outcome: "admitted",
-  answeredAtMs: (atS + waitS) * 1000,
-  hinted: false,
-});
-const refused = (atS: number, hintS?: number): AttemptRecord => ({
-  atMs: atS * 1000,
-  outcome: "rejected",
-  answeredAtMs: atS * 1000,
-  hinted: false,
-  ...(hintS === undefined ? {} : { hintMs: hintS * 1000 }),
-});
 const request = (id: number, arrivalS: number, attempts: AttemptRecord[], tookS?: number): RequestTrace => ({
   id,
   arrivalMs: arrivalS * 1000,
@@ -35,11 +23,11 @@ describe("firstAttemptsByArrival", () => {
     const bins = firstAttemptsByArrival(
       {
         requests: [
-          request(1, 1, [admitted(1, 0.2)], 3),
-          request(2, 2, [admitted(2, 2.5)], 6),
-          request(3, 3, [refused(3, 10), admitted(13, 0)], 14),
-          request(4, 4, [refused(4, 20), refused(24, 30), refused(54)]),
-          request(5, 12, [refused(12)], undefined),
+          request(1, 1, [admittedAt(1, { waitS: 0.2 })], 3),
+          request(2, 2, [admittedAt(2, { waitS: 2.5 })], 6),
+          request(3, 3, [refusedAt(3, 10), admittedAt(13, { waitS: 0 })], 14),
+          request(4, 4, [refusedAt(4, 20), refusedAt(24, 30), refusedAt(54)]),
+          request(5, 12, [refusedAt(12)], undefined),
         ],
       },
       10,

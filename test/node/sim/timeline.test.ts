@@ -5,22 +5,9 @@ import { runSimulation } from "../../../src/sim/simulation";
 import { timelineOf } from "../../../src/sim/timeline";
 import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
 import { generateWorkload } from "../../../src/sim/workload";
-import { runTraceOf } from "./run-trace";
+import { admittedAt, refusedAt, runTraceOf } from "./run-trace";
 import { smallBurst } from "./small-scenario";
 
-const refused = (atS: number, hintS?: number): AttemptRecord => ({
-  atMs: atS * 1000,
-  outcome: "rejected",
-  answeredAtMs: atS * 1000,
-  hinted: false,
-  ...(hintS === undefined ? {} : { hintMs: hintS * 1000 }),
-});
-const admitted = (atS: number): AttemptRecord => ({
-  atMs: atS * 1000,
-  outcome: "admitted",
-  answeredAtMs: atS * 1000,
-  hinted: true,
-});
 const request = (arrivalS: number, attempts: AttemptRecord[], completedS?: number): RequestTrace => ({
   id: arrivalS,
   arrivalMs: arrivalS * 1000,
@@ -37,10 +24,10 @@ describe("timelineOf", () => {
   it("counts refusals and their hints, admissions and late completions in the bin where each happened", () => {
     const rows = timelineOf(
       trace([
-        request(1, [admitted(1)], 6), // served at once
-        request(2, [refused(2, 40), admitted(42)], 47), // back at its hint, served 45 s after its first attempt
-        request(3, [refused(3, 10), refused(13, 60), refused(73)]), // a best effort, then no hint: gave up
-        request(5, [refused(5, 20), admitted(140)], 150), // served 145 s after its first attempt
+        request(1, [admittedAt(1, { hinted: true })], 6), // served at once
+        request(2, [refusedAt(2, 40), admittedAt(42, { hinted: true })], 47), // back at its hint, served 45 s after its first attempt
+        request(3, [refusedAt(3, 10), refusedAt(13, 60), refusedAt(73)]), // a best effort, then no hint: gave up
+        request(5, [refusedAt(5, 20), admittedAt(140, { hinted: true })], 150), // served 145 s after its first attempt
       ]),
       50,
     );
@@ -61,7 +48,7 @@ describe("timelineOf", () => {
 
   it("gives the median slot wait and time on a replica of the first attempts admitted in each bin, and served", () => {
     const placedAt = (atS: number, placedS: number): AttemptRecord => ({
-      ...admitted(atS),
+      ...admittedAt(atS, { hinted: true }),
       answeredAtMs: placedS * 1000,
     });
     const rows = timelineOf(
@@ -69,7 +56,7 @@ describe("timelineOf", () => {
         request(1, [placedAt(1, 1)], 5), // no wait, 4 s on a replica
         request(2, [placedAt(2, 3)], 8), // 1 s, 5 s
         request(3, [placedAt(3, 6)], 9), // 3 s, 3 s
-        request(4, [refused(4, 10), admitted(14)], 18), // a retry: not a first attempt's figure
+        request(4, [refusedAt(4, 10), admittedAt(14, { hinted: true })], 18), // a retry: not a first attempt's figure
         request(5, [placedAt(5, 6)]), // placed but never served: left out
         request(12, [placedAt(12, 12.5)], 16), // the next bin: 0.5 s, 3.5 s
       ]),
@@ -108,7 +95,7 @@ describe("timelineOf", () => {
       trust,
     });
     const rows = timelineOf(
-      runTraceOf([request(1, [refused(1, 40), admitted(41)], 45)], {
+      runTraceOf([request(1, [refusedAt(1, 40), admittedAt(41, { hinted: true })], 45)], {
         spanS: 20,
         ledger: [sample(1, 3, 0, 0, 0, 1), sample(10, 1, 2, 1, 0, 0.5), sample(11, 0, 0, 1, 1, 0.3)],
       }),
