@@ -1,3 +1,4 @@
+import { COMPLETION_HORIZONS_S } from "./metrics";
 import type { RunTrace } from "./trace";
 
 /** How the first attempts of the requests that first arrived in one bin of time went. */
@@ -35,18 +36,23 @@ export interface FirstAttemptBin {
  */
 export function firstAttemptsByArrival(run: Pick<RunTrace, "requests">, binS: number, slowS = 1): FirstAttemptBin[] {
   if (!(binS > 0)) throw new Error(`the bin must be positive seconds, got ${binS}`);
-  const bins = new Map<number, FirstAttemptBin & { hintSumS: number; hinted: number; attempts: number }>();
+  // Per bin, sums: the mean hint and the attempts per request are derived from them at the end.
+  type Tally = Omit<FirstAttemptBin, "meanHintS" | "attemptsPerRequest"> & {
+    hintSumS: number;
+    hinted: number;
+    attempts: number;
+  };
+  const shortestMs = (COMPLETION_HORIZONS_S[0] as number) * 1000;
+  const bins = new Map<number, Tally>();
   for (const r of run.requests) {
     const fromS = Math.floor(r.arrivalMs / 1000 / binS) * binS;
     const bin = bins.get(fromS) ?? {
       fromS,
       requests: 0,
       refused: 0,
-      meanHintS: undefined,
       waitedLong: 0,
       servedWithin5s: 0,
       lost: 0,
-      attemptsPerRequest: 0,
       hintSumS: 0,
       hinted: 0,
       attempts: 0,
@@ -62,7 +68,7 @@ export function firstAttemptsByArrival(run: Pick<RunTrace, "requests">, binS: nu
       }
     } else if (first && first.answeredAtMs - first.atMs > slowS * 1000) bin.waitedLong += 1;
     if (r.result !== "served") bin.lost += 1;
-    else if (r.completedAtMs !== undefined && r.completedAtMs - r.arrivalMs <= 5000) bin.servedWithin5s += 1;
+    else if (r.completedAtMs !== undefined && r.completedAtMs - r.arrivalMs <= shortestMs) bin.servedWithin5s += 1;
     bins.set(fromS, bin);
   }
   return [...bins.values()]

@@ -1,12 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { binReleases, curveByArrival } from "../../../src/sim/arrival-bins";
 import { computeMetrics } from "../../../src/sim/metrics";
-import { EVAL_POLICIES } from "../../../src/sim/policies";
-import { runSimulation } from "../../../src/sim/simulation";
 import type { RequestTrace } from "../../../src/sim/trace";
-import { generateWorkload } from "../../../src/sim/workload";
 import { runTraceOf } from "./run-trace";
-import { smallBurst } from "./small-scenario";
+import { defaultRunOfSmallBurst } from "./small-scenario";
 
 const request = (id: number, arrivalS: number, tookS: number | undefined): RequestTrace => ({
   id,
@@ -36,10 +33,7 @@ describe("curveByArrival", () => {
   });
 
   it("adds up to the run's completion curve", () => {
-    const scenario = smallBurst();
-    const policy = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
-    if (!policy) throw new Error("no default policy");
-    const run = runSimulation(scenario, policy, generateWorkload(scenario, 20));
+    const run = defaultRunOfSmallBurst(20);
     const bins = curveByArrival([run], 3);
     const total = bins.reduce((n, b) => n + b.requests, 0);
     expect(total).toBe(run.requests.length);

@@ -1,11 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { firstAttemptsByArrival } from "../../../src/sim/first-attempt-fates";
-import { EVAL_POLICIES } from "../../../src/sim/policies";
-import { runSimulation } from "../../../src/sim/simulation";
 import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
-import { generateWorkload } from "../../../src/sim/workload";
 import { admittedAt, refusedAt } from "./run-trace";
-import { smallBurst } from "./small-scenario";
+import { defaultRunOfSmallBurst } from "./small-scenario";
 
 const request = (id: number, arrivalS: number, attempts: AttemptRecord[], tookS?: number): RequestTrace => ({
   id,
@@ -57,10 +54,7 @@ describe("firstAttemptsByArrival", () => {
   });
 
   it("accounts for every request of a simulated run once", () => {
-    const scenario = smallBurst();
-    const policy = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
-    if (!policy) throw new Error("no default policy");
-    const run = runSimulation(scenario, policy, generateWorkload(scenario, 20));
+    const run = defaultRunOfSmallBurst(20);
     const bins = firstAttemptsByArrival(run, 3);
     expect(bins.reduce((n, b) => n + b.requests, 0)).toBe(run.requests.length);
     expect(bins.reduce((n, b) => n + b.lost, 0)).toBe(run.requests.filter((r) => r.result !== "served").length);

@@ -1,4 +1,8 @@
+import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../../../src/sim/policies";
 import { type Scenario, scenarioSchema } from "../../../src/sim/scenario";
+import { runSimulation } from "../../../src/sim/simulation";
+import type { RunTrace } from "../../../src/sim/trace";
+import { generateWorkload } from "../../../src/sim/workload";
 
 /** A small burst on a two-replica fleet: a few hundred requests, well under a second to simulate. */
 export function smallBurst(over: Partial<Scenario> = {}): Scenario {
@@ -20,4 +24,12 @@ export function smallBurst(over: Partial<Scenario> = {}): Scenario {
     burstPhase: 1,
     ...over,
   });
+}
+
+/** The default policy's run of `smallBurst()`, its arrivals generated for a fleet of `capacityRps`. */
+export function defaultRunOfSmallBurst(capacityRps: number): RunTrace {
+  const scenario = smallBurst();
+  const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
+  if (!policy) throw new Error("no default policy");
+  return runSimulation(scenario, policy, generateWorkload(scenario, capacityRps));
 }

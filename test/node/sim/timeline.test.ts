@@ -6,7 +6,7 @@ import { timelineOf } from "../../../src/sim/timeline";
 import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
 import { generateWorkload } from "../../../src/sim/workload";
 import { admittedAt, refusedAt, runTraceOf } from "./run-trace";
-import { smallBurst } from "./small-scenario";
+import { defaultRunOfSmallBurst, smallBurst } from "./small-scenario";
 
 const request = (arrivalS: number, attempts: AttemptRecord[], completedS?: number): RequestTrace => ({
   id: arrivalS,
@@ -47,10 +47,7 @@ describe("timelineOf", () => {
   });
 
   it("gives the median slot wait and time on a replica of the first attempts admitted in each bin, and served", () => {
-    const placedAt = (atS: number, placedS: number): AttemptRecord => ({
-      ...admittedAt(atS, { hinted: true }),
-      answeredAtMs: placedS * 1000,
-    });
+    const placedAt = (atS: number, placedS: number) => admittedAt(atS, { waitS: placedS - atS, hinted: true });
     const rows = timelineOf(
       trace([
         request(1, [placedAt(1, 1)], 5), // no wait, 4 s on a replica
@@ -69,10 +66,7 @@ describe("timelineOf", () => {
   });
 
   it("in a simulated run, the bins add up to the run: every first attempt, refusal and completion once", () => {
-    const scenario = smallBurst();
-    const policy = EVAL_POLICIES.find((p) => p.id === "booked_capacity");
-    if (!policy) throw new Error("no default policy");
-    const run = runSimulation(scenario, policy, generateWorkload(scenario, 10));
+    const run = defaultRunOfSmallBurst(10);
     const rows = timelineOf(run, 7);
     const sum = (f: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + f(r), 0);
     expect(sum((r) => r.firstAttempts)).toBe(run.requests.length);
