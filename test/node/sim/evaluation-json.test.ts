@@ -11,6 +11,7 @@ import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/s
 import { HELD_SEEDS_VARIANTS, type HeldSeedsRun } from "../../../src/sim/held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
+import { envelopeSection } from "../../../src/sim/report-envelope";
 import { heldSeedsFills, staleScenarios } from "../../../src/sim/report-held-seeds";
 import {
   type E2eOpenAiPolicy,
@@ -1301,6 +1302,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("docs/evaluation.md's paragraph on each policy alone is the one evaluation.json's figures give", () => {
     expect(read("docs/evaluation.md")).toContain(pairwiseSection(json.scenarios, DEFAULT_POLICY_ID));
+  });
+
+  it("docs/evaluation.md's paragraph on every policy held to the curve target is the one evaluation.json's figures give", () => {
+    expect(read("docs/evaluation.md")).toContain(envelopeSection(json.scenarios, DEFAULT_POLICY_ID));
   });
 
   it("backs docs/retry-policy.md's account of the variants ahead of the default on both seed sets", () => {
