@@ -49,7 +49,9 @@ describe("every policy held to the curve target against the rest", () => {
     // Without the default, static-5 against static-30 alone: a: -0.16 at 120 s; b: -0.18 at 120 s.
     expect(section).toContain("| static-5 | 0 of 2 | 0 of 2 | -36.0 pts | -20.0 (b, 60 s) | 0 of 2 / -34.0 pts |");
     expect(section).toContain("| **booked_capacity** | 1 of 2 | 2 of 2 | -5.0 pts | -4.0 (a, 120 s) | - |");
-    expect(section).toContain("held to one another without it (last column), the other policies meet it in none of them");
+    expect(section).toContain(
+      "held to one another without it (last column), the other policies meet it in none of them",
+    );
     const behind = envelopeSection(results, "static-30");
     expect(behind).toContain("nearer than the default: booked_capacity (-5.0), static-5 (-36.0)");
     expect(behind).not.toContain("static-30 (");
