@@ -11,7 +11,7 @@ import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/s
 import { HELD_SEEDS_VARIANTS, type HeldSeedsRun } from "../../../src/sim/held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
-import { envelopeSection } from "../../../src/sim/report-envelope";
+import { envelopeRows, envelopeSection } from "../../../src/sim/report-envelope";
 import { heldSeedsFills, staleScenarios } from "../../../src/sim/report-held-seeds";
 import {
   type E2eOpenAiPolicy,
@@ -1039,6 +1039,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const alone = new Map(pairwiseRows(json.scenarios, DEFAULT_POLICY_ID).map((r) => [r.policy, r.curveWithin]));
     expect([alone.get("static-30"), json.scenarios.length, alone.get("static-5"), alone.get("static-1")]).toEqual(
       (aloneQuoted as RegExpMatchArray).slice(1, 5).map(Number),
+    );
+    const envelopeQuoted = readme.match(
+      /no other policy meets the curve target in any scenario either, and its own worst gaps are the smallest of all policies in (\d+) of (\d+)/,
+    );
+    expect(envelopeQuoted).not.toBeNull();
+    const envelope = envelopeRows(json.scenarios);
+    for (const row of envelope) if (row.policy !== DEFAULT_POLICY_ID) expect(row.curveWithin).toBe(0);
+    expect([envelope.find((r) => r.policy === DEFAULT_POLICY_ID)?.nearest, json.scenarios.length]).toEqual(
+      (envelopeQuoted as RegExpMatchArray).slice(1, 3).map(Number),
     );
     const summed = (id: string) => json.scenarios.reduce((sum, s) => sum + waitOf(s, id), 0);
     for (const p of json.scenarios[0]?.policies ?? [])
