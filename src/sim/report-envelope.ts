@@ -1,7 +1,15 @@
-import type { ScenarioResult } from "./evaluation";
+import type { PolicyResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import { pts } from "./report-format";
-import { curveOf, TARGET_TOLERANCE } from "./targets";
+import { TARGET_TOLERANCE } from "./targets";
+
+/** What the rows read of a scenario's (or a sweep point's) results: each policy's completion curve. */
+export interface CurveRun {
+  name: string;
+  policies: ReadonlyArray<Pick<PolicyResult, "id" | "servedWithinS">>;
+}
+
+const curveAt = (p: Pick<PolicyResult, "servedWithinS">, h: number) => p.servedWithinS[String(h)] ?? 0;
 
 /**
  * One policy held to the curve target as the default is: in each scenario, its completion curve against the best
@@ -25,13 +33,13 @@ export interface EnvelopeRow {
  * A policy's worst gap in one scenario: its curve less the best other policy's (but `leftOut`), at the horizon where
  * that is least.
  */
-function worstGap(result: ScenarioResult, policy: string, leftOut?: string): { gap: number; horizonS: number } {
+function worstGap(result: CurveRun, policy: string, leftOut?: string): { gap: number; horizonS: number } {
   const own = result.policies.find((p) => p.id === policy);
   const others = result.policies.filter((p) => p.id !== policy && p.id !== leftOut);
   let worst = { gap: Number.POSITIVE_INFINITY, horizonS: COMPLETION_HORIZONS_S[0] as number };
   if (!own || others.length === 0) return worst;
   for (const h of COMPLETION_HORIZONS_S) {
-    const gap = curveOf(own, h) - Math.max(...others.map((p) => curveOf(p, h)));
+    const gap = curveAt(own, h) - Math.max(...others.map((p) => curveAt(p, h)));
     if (gap < worst.gap) worst = { gap, horizonS: h };
   }
   return worst;
@@ -49,7 +57,7 @@ function worstGap(result: ScenarioResult, policy: string, leftOut?: string): { g
  * envelopeRows(results, "booked_capacity").map((r) => r.policy); // every policy but the default
  * ```
  */
-export function envelopeRows(results: readonly ScenarioResult[], leftOut?: string): EnvelopeRow[] {
+export function envelopeRows(results: readonly CurveRun[], leftOut?: string): EnvelopeRow[] {
   const ids = results[0]?.policies.map((p) => p.id).filter((id) => id !== leftOut) ?? [];
   const gaps = results.map((r) => new Map(ids.map((id) => [id, worstGap(r, id, leftOut)])));
   return ids.map((policy) => {
@@ -81,10 +89,14 @@ export function envelopeRows(results: readonly ScenarioResult[], leftOut?: strin
  *
  * @example
  * ```ts
- * envelopeSection(results, "booked_capacity"); // "**Every policy held to the curve target.** ...\n\n| policy | ... |"
+ * envelopeSection(results, "booked_capacity", json.sweeps); // "**Every policy held to the curve target.** ...\n\n| policy | ... |"
  * ```
  */
-export function envelopeSection(results: readonly ScenarioResult[], defaultPolicy: string): string {
+export function envelopeSection(
+  results: readonly CurveRun[],
+  defaultPolicy: string,
+  sweep: ReadonlyArray<{ scenario: string; maxQueuedRequests: number; policies: CurveRun["policies"] }> = [],
+): string {
   const rows = [...envelopeRows(results)].sort((a, b) => b.worstSum - a.worstSum);
   const amongBaselines = new Map(envelopeRows(results, defaultPolicy).map((r) => [r.policy, r]));
   const baselinesWithin = Math.max(0, ...[...amongBaselines.values()].map((r) => r.curveWithin));
@@ -109,8 +121,19 @@ export function envelopeSection(results: readonly ScenarioResult[], defaultPolic
     : nearer.length === 0
       ? ` ${mostWithin === 0 ? `No policy meets it in any of the ${scenarios} scenarios` : `No policy meets it in more than ${mostWithin} of ${scenarios} scenarios`}. The default's worst gaps are the smallest in ${def.nearest} of ${scenarios} and sum to ${pts(def.worstSum)} points; the next nearest policy's, ${nextOther?.policy ?? "-"}'s, to ${pts(nextOther?.worstSum ?? 0)}. Held to the rest, every evaluated policy, constant or computed, misses the target by more than the default does. Nor is it the default that puts the target out of the others' reach: held to one another without it (last column), the other policies meet it ${baselinesWithin === 0 ? "in none of them" : `in at most ${baselinesWithin} of ${scenarios} scenarios`}.`
       : ` ${mostWithin === 0 ? `No policy meets it in any of the ${scenarios} scenarios` : `No policy meets it in more than ${mostWithin} of ${scenarios} scenarios`}. The default's worst gaps sum to ${pts(def.worstSum)} points; nearer than the default: ${nearer.map((r) => `${r.policy} (${pts(r.worstSum)})`).join(", ")}.`;
+  const sweepRows = envelopeRows(
+    sweep.map((point) => ({ name: `${point.scenario}/${point.maxQueuedRequests}`, ...point })),
+  );
+  const sweepDefault = sweepRows.find((r) => r.policy === defaultPolicy);
+  const sweepOthersWithin = Math.max(
+    0,
+    ...sweepRows.filter((r) => r.policy !== defaultPolicy).map((r) => r.curveWithin),
+  );
+  const sweepLine = sweepDefault
+    ? ` Across the queue-bound sweep's ${sweepDefault.scenarios} points (below), the other policies meet it ${sweepOthersWithin === 0 ? "at none" : `at ${sweepOthersWithin} at most`}, the default at ${sweepDefault.curveWithin}, and the default's worst gap is the smallest at ${sweepDefault.nearest} of them.`
+    : "";
   return [
-    `**Every policy held to the curve target.** The curve target holds the default to the best of all other policies at each horizon. Held to the same target against the rest (the default among them), each policy's worst gaps over the ${scenarios} scenarios above (tuning seeds).${reading}\n`,
+    `**Every policy held to the curve target.** The curve target holds the default to the best of all other policies at each horizon. Held to the same target against the rest (the default among them), each policy's worst gaps over the ${scenarios} scenarios above (tuning seeds).${reading}${sweepLine}\n`,
     lines.join("\n"),
   ].join("\n");
 }

@@ -562,7 +562,7 @@ export function renderReport(input: {
   );
   out.push(meanWaitSection(input.results, input.defaultPolicy), "");
   out.push(pairwiseSection(input.results, input.defaultPolicy), "");
-  out.push(envelopeSection(input.results, input.defaultPolicy), "");
+  out.push(envelopeSection(input.results, input.defaultPolicy, input.sweeps), "");
   const ledger = ledgerSection(input.results, input.defaultPolicy);
   if (ledger) out.push(ledger, "");
   if (input.heldOut) out.push(heldOutSection(input.heldOut, input.checks), "");

@@ -1041,14 +1041,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       (aloneQuoted as RegExpMatchArray).slice(1, 5).map(Number),
     );
     const envelopeQuoted = readme.match(
-      /no other policy meets the curve target in any scenario either, and its own worst gaps are the smallest of all policies in (\d+) of (\d+)/,
+      /no other policy meets the curve target in any scenario either, and its own worst gaps are the smallest of all policies in (\d+) of (\d+) \(and at (\d+) of the queue-bound sweep's (\d+) points;/,
     );
     expect(envelopeQuoted).not.toBeNull();
     const envelope = envelopeRows(json.scenarios);
     for (const row of envelope) if (row.policy !== DEFAULT_POLICY_ID) expect(row.curveWithin).toBe(0);
-    expect([envelope.find((r) => r.policy === DEFAULT_POLICY_ID)?.nearest, json.scenarios.length]).toEqual(
-      (envelopeQuoted as RegExpMatchArray).slice(1, 3).map(Number),
+    const sweepEnvelope = envelopeRows(
+      json.sweeps.map((p) => ({ name: `${p.scenario}/${p.maxQueuedRequests}`, ...p })),
     );
+    expect([
+      envelope.find((r) => r.policy === DEFAULT_POLICY_ID)?.nearest,
+      json.scenarios.length,
+      sweepEnvelope.find((r) => r.policy === DEFAULT_POLICY_ID)?.nearest,
+      json.sweeps.length,
+    ]).toEqual((envelopeQuoted as RegExpMatchArray).slice(1, 5).map(Number));
     const summed = (id: string) => json.scenarios.reduce((sum, s) => sum + waitOf(s, id), 0);
     for (const p of json.scenarios[0]?.policies ?? [])
       expect(summed(DEFAULT_POLICY_ID)).toBeLessThanOrEqual(summed(p.id));
@@ -1314,7 +1320,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   });
 
   it("docs/evaluation.md's paragraph on every policy held to the curve target is the one evaluation.json's figures give", () => {
-    expect(read("docs/evaluation.md")).toContain(envelopeSection(json.scenarios, DEFAULT_POLICY_ID));
+    expect(read("docs/evaluation.md")).toContain(envelopeSection(json.scenarios, DEFAULT_POLICY_ID, json.sweeps));
   });
 
   it("backs docs/retry-policy.md's account of the variants ahead of the default on both seed sets", () => {

@@ -5,7 +5,7 @@ import { envelopeRows, envelopeSection } from "../../../src/sim/report-envelope"
 /** A policy's result with only what the rows read: its completion curve at 5, 15, 30, 60 and 120 s. */
 function policy(id: string, curve: number[]): PolicyResult {
   const servedWithinS = Object.fromEntries([5, 15, 30, 60, 120].map((h, i) => [String(h), curve[i] as number]));
-  return { id, metrics: { servedWithinS } } as unknown as PolicyResult;
+  return { id, servedWithinS } as unknown as PolicyResult;
 }
 
 const scenario = (name: string, policies: PolicyResult[]) => ({ name, policies }) as unknown as ScenarioResult;
@@ -55,5 +55,13 @@ describe("every policy held to the curve target against the rest", () => {
     const behind = envelopeSection(results, "static-30");
     expect(behind).toContain("nearer than the default: booked_capacity (-5.0), static-5 (-36.0)");
     expect(behind).not.toContain("static-30 (");
+  });
+
+  it("adds the queue-bound sweep's points: where the others meet the target, where the default does, where it is nearest", () => {
+    const sweep = results.map((r, i) => ({ scenario: r.name, maxQueuedRequests: 8 * (i + 1), policies: r.policies }));
+    expect(envelopeSection(results, "booked_capacity", sweep)).toContain(
+      "Across the queue-bound sweep's 2 points (below), the other policies meet it at none, the default at 1, and the default's worst gap is the smallest at 2 of them.",
+    );
+    expect(envelopeSection(results, "booked_capacity")).not.toContain("queue-bound sweep");
   });
 });
