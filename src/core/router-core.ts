@@ -19,7 +19,6 @@ import {
 import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
-import { RecentRate } from "./recent-rate";
 import { RefusalCounts } from "./refusal-counts";
 import {
   decideRetryAfter,
@@ -29,6 +28,7 @@ import {
   type Rung,
 } from "./retry-after";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS, RetrySchedule } from "./retry-schedule";
+import { StandingQueue } from "./standing-queue";
 import { type TenantCount, TenantCounters } from "./tenant-counters";
 import { TenantHeadroom } from "./tenant-headroom";
 
@@ -94,7 +94,7 @@ export interface BookingAdmission {
   /**
    * The target applies once the queue has stood above it this long (CoDel's interval: a burst's transient queue
    * is kept, a standing one is cut), until nothing has been refused for as long - at least
-   * {@link DRAINING_WINDOW_S}, so that 0 (the target from the first moment the queue stands) does not let it go at
+   * `DRAINING_WINDOW_S` (src/core/standing-queue.ts), so that 0 (the target from the first moment the queue stands) does not let it go at
    * the next arrival - or the queue drains by itself (`drainingOfferedShare`).
    */
   standingIntervalS: number;
@@ -102,7 +102,7 @@ export interface BookingAdmission {
   maxHeldRoomShare: number;
   /**
    * A queue the offered load no longer refills is draining, not standing: while the attempts offered over the last
-   * {@link DRAINING_WINDOW_S} seconds come to less than this share of the drain rate, the delay target is off (a
+   * `DRAINING_WINDOW_S` (src/core/standing-queue.ts) seconds come to less than this share of the drain rate, the delay target is off (a
    * burst's queue after the burst ends drains by itself; cutting it refuses the fresh arrivals that follow).
    * `undefined`: the target ignores the offered load.
    */
@@ -171,9 +171,6 @@ export interface BookingAdmission {
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
 const DEMOTED_HOLD_RECHECK_MS = 1000;
-
-/** Seconds of offered attempts that tell a draining queue from a standing one (see `drainingOfferedShare`). */
-export const DRAINING_WINDOW_S = 5;
 
 export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   queueDelayTargetS: 1,
@@ -388,12 +385,8 @@ export class RouterCore {
   private readonly booking: CapacityBooking | undefined;
   private readonly admission: BookingAdmission;
   private readonly hintedRetries = new HintedRetryTracker();
-  /** CoDel state: the queue has stood above the delay target since `shortQueueAtMs` + interval (see updateStanding). */
-  private standing = false;
-  private shortQueueAtMs: number;
-  /** Attempts offered to this router (every submit), for `drainingOfferedShare` (absent while that is off). */
-  private readonly offered: RecentRate | undefined;
-  private refusedAtMs = Number.NEGATIVE_INFINITY;
+  /** The queue-delay target's state (CoDel's standing queue), whenever `booked_capacity` is on (absent otherwise). */
+  private readonly standingQueue: StandingQueue | undefined;
   /**
    * Refusals per fingerprint and when each request was first refused, whenever `booked_capacity` is on (absent
    * otherwise): for demotion, `lastChanceAfterRefusals` and the ledger's probe (a request's first refusal).
@@ -415,7 +408,9 @@ export class RouterCore {
       ...(options.booking?.freshOrder !== undefined ? { freshOrder: options.booking.freshOrder } : {}),
       ...(options.booking?.demotedShare !== undefined ? { yieldShare: options.booking.demotedShare } : {}),
       ...(options.booking?.freshNewestShare !== undefined ? { newestShare: options.booking.freshNewestShare } : {}),
-      ...(options.booking?.freshNewestWhen === "standing" ? { newestWhile: () => this.standing } : {}),
+      ...(options.booking?.freshNewestWhen === "standing"
+        ? { newestWhile: () => this.standingQueue?.isStanding ?? false }
+        : {}),
     });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);
     this.estimator = new DrainRateEstimator(options.drainRate, clock.now());
@@ -430,9 +425,12 @@ export class RouterCore {
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
     // Counted for the ledger too: its probe is for a request's first refusal only.
     if (this.booking) this.refusals = new RefusalCounts();
-    if (this.booking && this.admission.drainingOfferedShare !== undefined)
-      this.offered = new RecentRate(DRAINING_WINDOW_S);
-    this.shortQueueAtMs = clock.now();
+    if (this.booking)
+      this.standingQueue = new StandingQueue(
+        this.admission,
+        () => (this.estimator.warm ? this.estimator.rate : undefined),
+        clock.now(),
+      );
     if ((options.tenantHeadroomSlots ?? 0) > 0)
       this.headroom = new TenantHeadroom(
         options.tenantHeadroomSlots as number,
@@ -522,7 +520,7 @@ export class RouterCore {
     // -1: unlimited (Ray's max_queued_requests = -1).
     const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
     let limit = bound;
-    this.offered?.add(now);
+    this.standingQueue?.offer(now);
     // A request on its probable last attempt is lost if refused, or pushed out, or timed out: it waits in line with
     // first attempts (not demoted), and the target, which trades a wait for a retry, does not apply to it (the
     // queue's bound still does).
@@ -533,7 +531,8 @@ export class RouterCore {
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
-      if (this.updateStanding(now) && !lastChance) limit = Math.min(limit, this.delayTargetDepth());
+      const standing = this.standingQueue?.update(now, this.queue.size) ?? false;
+      if (standing && !lastChance) limit = Math.min(limit, this.standingQueue?.targetDepth() ?? limit);
       if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
     }
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
@@ -548,7 +547,7 @@ export class RouterCore {
           )
         : this.queue.offer(entry, limit - held, bound);
     if (offered.kind === "refused") {
-      this.refusedAtMs = now;
+      this.standingQueue?.refused(now);
       // A refused promise lowers the ledger's trust; a refused best effort promised nothing.
       if (claim?.promised) booking?.kept(false);
       return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
@@ -561,7 +560,7 @@ export class RouterCore {
     const pushed = offered.displaced;
     if (!pushed) return { kind: "queued" };
     this.settlePromise(pushed.ticket, false);
-    this.refusedAtMs = now;
+    this.standingQueue?.refused(now);
     return { kind: "queued", displaced: { ticket: pushed.ticket, rejection: this.reject("queue_full", now, pushed) } };
   }
 
@@ -575,29 +574,6 @@ export class RouterCore {
   private settlePromise(ticket: string, placed: boolean): void {
     if (!this.promisedInQueue.delete(ticket)) return;
     if (placed || this.booking?.shedBreaksPromise) this.booking?.kept(placed);
-  }
-
-  /**
-   * Whether the queue stands above the delay target: it has not been at or below the target's depth for
-   * `standingIntervalS`; it then stays standing until nothing has been refused for that long, at least
-   * `DRAINING_WINDOW_S` (CoDel leaves its dropping state when the delay falls; here the delay is held down by the
-   * target itself, so the overload's end is what is watched, and a moment without a refusal is not its end).
-   */
-  private updateStanding(now: number): boolean {
-    const intervalMs = this.admission.standingIntervalS * 1000;
-    const draining = this.isDraining(now);
-    if (this.standing) {
-      // Leave once the overload has passed: nothing refused for a whole interval, or the queue draining.
-      if (draining || now - this.refusedAtMs >= Math.max(intervalMs, DRAINING_WINDOW_S * 1000)) {
-        this.standing = false;
-        this.shortQueueAtMs = now;
-      }
-    } else if (draining || this.queue.size <= this.delayTargetDepth()) {
-      this.shortQueueAtMs = now;
-    } else if (now - this.shortQueueAtMs >= intervalMs) {
-      this.standing = true;
-    }
-    return this.standing;
   }
 
   /** Whether the request's client was first refused more than `demoteAfterS` ago (never while that is off). */
@@ -616,22 +592,6 @@ export class RouterCore {
   private onLastChance(fingerprint: string | undefined): boolean {
     const after = this.admission.lastChanceAfterRefusals;
     return this.refusals !== undefined && after !== undefined && this.refusals.of(fingerprint) >= after;
-  }
-
-  /** Whether the attempts offered lately fall short of `drainingOfferedShare` of the drain rate. */
-  private isDraining(now: number): boolean {
-    const share = this.admission.drainingOfferedShare;
-    const rate = this.estimator.rate;
-    if (share === undefined || !this.estimator.warm || rate === undefined || !(rate > 0)) return false;
-    return this.offered !== undefined && this.offered.rate(now) < share * rate;
-  }
-
-  /** The queue depth the delay target allows: its seconds of drain at the current rate (no bound while cold). */
-  private delayTargetDepth(): number {
-    const target = this.admission.queueDelayTargetS;
-    const rate = this.estimator.rate;
-    if (target === undefined || !this.estimator.warm || rate === undefined || !(rate > 0)) return Infinity;
-    return Math.max(1, Math.ceil(target * rate));
   }
 
   /** Whether some replica's cached queue length is below its cap (a free slot, as far as the router knows). */
@@ -715,7 +675,7 @@ export class RouterCore {
     const { ticket, tenant, priority } = this.queue.dispatch(eligible) as NonNullable<
       ReturnType<FairQueue["dispatch"]>
     >;
-    if (this.booking) this.updateStanding(now);
+    this.standingQueue?.update(now, this.queue.size);
     this.streak = 0;
     this.cache.assign(replica);
     this.recordPlacement(ticket, replica, tenant, priority, now);

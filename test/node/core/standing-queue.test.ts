@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { DRAINING_WINDOW_S, StandingQueue } from "../../../src/core/standing-queue";
+
+describe("StandingQueue (the queue-delay target's standing state)", () => {
+  it("stands once the queue has stayed above the target for the interval, and not before", () => {
+    const queue = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 30 }, () => 10, 0);
+    expect(queue.targetDepth()).toBe(10);
+    expect(queue.update(1_000, 50)).toBe(false);
+    expect(queue.update(20_000, 10)).toBe(false); // back at the target's depth: the interval starts again
+    expect(queue.update(49_000, 50)).toBe(false);
+    expect(queue.update(50_000, 50)).toBe(true);
+    expect(queue.isStanding).toBe(true);
+  });
+
+  it("stays standing, whatever the depth, until nothing has been refused for the interval", () => {
+    const queue = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 30 }, () => 10, 0);
+    queue.update(30_000, 50);
+    queue.refused(40_000);
+    expect(queue.update(69_000, 0)).toBe(true);
+    expect(queue.update(70_000, 0)).toBe(false);
+  });
+
+  it("leaves after at least DRAINING_WINDOW_S without a refusal even with a shorter interval", () => {
+    const queue = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 0 }, () => 10, 0);
+    expect(queue.update(0, 50)).toBe(true);
+    queue.refused(1_000);
+    expect(queue.update(1_000 + DRAINING_WINDOW_S * 1000 - 1, 50)).toBe(true);
+    expect(queue.update(1_000 + DRAINING_WINDOW_S * 1000, 50)).toBe(false);
+  });
+
+  it("never stands while the attempts offered fall short of drainingOfferedShare of the drain rate", () => {
+    const queue = new StandingQueue(
+      { queueDelayTargetS: 1, standingIntervalS: 0, drainingOfferedShare: 1 },
+      () => 2,
+      0,
+    );
+    // Two attempts a second against a drain rate of 2: not draining, the deep queue stands.
+    for (let ms = 0; ms < 7_000; ms += 500) queue.offer(ms);
+    expect(queue.update(7_000, 50)).toBe(true);
+    // One a second from then on: the queue drains by itself, and the standing state ends at once.
+    for (let ms = 7_000; ms < 14_000; ms += 1_000) queue.offer(ms);
+    queue.refused(13_500);
+    expect(queue.update(14_000, 50)).toBe(false);
+  });
+
+  it("has no target depth while the drain rate is cold or the target is off", () => {
+    expect(new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 30 }, () => undefined, 0).targetDepth()).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+    const off = new StandingQueue({ standingIntervalS: 0 }, () => 10, 0);
+    expect(off.targetDepth()).toBe(Number.POSITIVE_INFINITY);
+    expect(off.update(0, 1_000)).toBe(false);
+  });
+
+  it("rounds the target up and keeps at least one waiting request", () => {
+    expect(new StandingQueue({ queueDelayTargetS: 0.25, standingIntervalS: 30 }, () => 10, 0).targetDepth()).toBe(3);
+    expect(new StandingQueue({ queueDelayTargetS: 0.01, standingIntervalS: 30 }, () => 10, 0).targetDepth()).toBe(1);
+  });
+});
