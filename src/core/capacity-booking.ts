@@ -218,6 +218,21 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
 };
 
 /**
+ * A hint set from outside the ledger, by the refusal's time and whether it is the request's first refusal: seconds
+ * (the hint is drawn within the second after them, within the client's horizon, and promises nothing), or
+ * `undefined` to leave the refusal to the ledger. Only the simulator sets one: `npm run eval:hint-search` asks how
+ * close to the curve target the best hints found for a scenario, knowing its arrivals, come with the default's
+ * admission.
+ *
+ * @example
+ * ```ts
+ * // Refusals in the first 10 s after t = 60 s told 30 s the first time, 5 s after that; the ledger answers the rest.
+ * const schedule: HintSchedule = (nowMs, first) => (nowMs >= 60_000 && nowMs < 70_000 ? (first ? 30 : 5) : undefined);
+ * ```
+ */
+export type HintSchedule = (nowMs: number, firstRefusal: boolean) => number | undefined;
+
+/**
  * How the promises of a ledger have ended, counted since it started: what an operator reads to see whether the
  * ledger keeps its word (`spillway_promises_total`). A promise is made when a refusal's hint books capacity; it ends
  * kept (its retry was placed on a replica: `CapacityBookingOptions.keptWhenQueued`), broken (its retry came back on
@@ -346,11 +361,14 @@ export class CapacityBooking {
    * @param knownFreshRate Fresh arrivals per second at time t (seconds, on the clock of `nowMs`), known in advance:
    *   it replaces the forecast of the seconds a hint looks at. Only the simulator knows them (variant
    *   `clairvoyant-forecast`, which asks how much of the default's gap is its forecast's error); absent in production.
+   * @param hintSchedule Hints set from outside for the refusals it covers (see {@link HintSchedule}); absent in
+   *   production.
    */
   constructor(
     private readonly options: CapacityBookingOptions,
     nowMs: number,
     private readonly knownFreshRate?: (tS: number) => number,
+    private readonly hintSchedule?: HintSchedule,
   ) {
     this.size = options.ledgerS + Math.ceil(options.lateS) + 2;
     this.buckets = new Float64Array(this.size);
@@ -529,6 +547,10 @@ export class CapacityBooking {
           this.options.ledgerS,
         )
       : signals.queueDepth / backlogDrainRate;
+    // A hint set from outside replaces the ledger's plan: nothing is booked (the overload's clock still runs above).
+    const scheduled = this.hintSchedule?.(nowMs, refusal.first ?? false);
+    if (scheduled !== undefined)
+      return { delayS: Math.max(1, Math.min(horizon, scheduled + random())), promised: false };
     const first = Math.ceil(nowS + Math.max(1, drainS));
     const last = Math.floor(nowS + horizon) - 1;
     const earliest = this.firstSecondWithRoom(first, last, capacityAt);

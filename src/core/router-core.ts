@@ -4,6 +4,7 @@ import {
   CapacityBooking,
   type CapacityBookingOptions,
   DEFAULT_CAPACITY_BOOKING_OPTIONS,
+  type HintSchedule,
   type PromiseOutcomes,
 } from "./capacity-booking";
 import { DEFAULT_HORIZON_S } from "./client-horizon";
@@ -65,6 +66,11 @@ export interface RouterOptions {
    * ledger in place of its forecast (`CapacityBooking`'s `knownFreshRate`); never in the Worker's configuration.
    */
   knownFreshRate?: (tS: number) => number;
+  /**
+   * The simulator's hints for the refusals it covers, in place of the ledger's (`CapacityBooking`'s `hintSchedule`,
+   * `npm run eval:hint-search`); never in the Worker's configuration.
+   */
+  hintSchedule?: HintSchedule;
   /**
    * The simulator's knowledge of the fleet's capacity, as this router's share (requests per second at t seconds),
    * handed to the ledger in place of the drain-rate EWMA it plans on (the variant `known-capacity`, which measures
@@ -421,6 +427,7 @@ export class RouterCore {
         { ...DEFAULT_CAPACITY_BOOKING_OPTIONS, ...options.bookingLedger },
         clock.now(),
         options.knownFreshRate,
+        options.hintSchedule,
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
     // Counted for the ledger too: its probe is for a request's first refusal only.

@@ -1,5 +1,6 @@
 import type { CapacityBookingOptions } from "../core/capacity-booking";
 import type { RetryAfterPolicyName } from "../core/retry-after";
+import type { HintScheduleTable } from "./hint-schedule";
 
 /** One Retry-After configuration compared in the evaluation. Every client meets every policy (the scenario's mix). */
 export interface PolicySpec {
@@ -38,6 +39,11 @@ export interface PolicySpec {
    * Simulator only; a run needs the measured capacity (`runSimulation`'s `known`).
    */
   knownCapacity?: boolean;
+  /**
+   * `booked_capacity` with the hints of this table in place of the ledger's where it covers a refusal (nothing
+   * booked for them): what `npm run eval:hint-search` searches. Simulator only.
+   */
+  hintSchedule?: HintScheduleTable;
 }
 
 /** The default policy's id: the config's default `retryAfterPolicy` (checked by test/node/sim/evaluation-json.test.ts). */

@@ -9,6 +9,7 @@ import { drawClient, type SimClient } from "./client-mix";
 import { type RetryHeaders, retryDelay } from "./client-model";
 import { EventLoop } from "./event-loop";
 import { buildFleet, promptIds } from "./fleet";
+import { hintScheduleOf } from "./hint-schedule";
 import { IdleMeter } from "./idle-meter";
 import { knownDrainRate } from "./known-drain-rate";
 import { knownFreshRate } from "./known-fresh-rate";
@@ -120,6 +121,7 @@ export function runSimulation(
     ...planned,
     ...(policy.clairvoyantForecast ? { knownFreshRate: knownFreshRate(workload, scenario.router.shards) } : {}),
     ...(policy.knownCapacity ? { knownDrainRate: knownDrainRate(scenario, known.capacityRps as number) } : {}),
+    ...(policy.hintSchedule ? { hintSchedule: hintScheduleOf(policy.hintSchedule) } : {}),
   };
   const drainSamples: DrainSample[] = [];
   const trackerFactory = () =>

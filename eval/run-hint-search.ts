@@ -1,0 +1,127 @@
+/**
+ * `npm run eval:hint-search`: can hint timing alone meet the curve target, with the default's admission? For the
+ * bursts of docs/evaluation.json, a coordinate search (src/sim/hint-search.ts) over a table of hints by the refusal's
+ * time (5 s buckets over the burst and the minute after it) and by whether it is the request's first refusal, in
+ * place of the ledger's hints there; every run is the default's router, queue and fleet. It searches on the tuning
+ * seeds, knowing their arrivals, then runs the table found and every policy again on held-out seeds. Writes
+ * docs/hint-search.json and docs/hint-search.md (about 40 minutes here; two processes with `--scenario` halve it).
+ *
+ * Flags: --scenario <name> (repeatable: only those, merged into the committed report), --sweeps <n> (default 2),
+ * --render-only (no search: docs/hint-search.md again from the committed JSON).
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { measureCapacity } from "../src/sim/capacity";
+import { evaluatePolicy, evaluateScenario } from "../src/sim/evaluation";
+import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
+import { type HintSearchSettings, scoreAgainst, searchHintSchedule } from "../src/sim/hint-search";
+import { type HintSearchReport, type HintSearchRow, renderHintSearch } from "../src/sim/hint-search-report";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
+import { bestOtherCurve } from "../src/sim/targets";
+import { generateWorkload } from "../src/sim/workload";
+import { EVALUATION_PATH, readEvaluation } from "./scenario-bound-runs";
+import { readScenario } from "./scenario-files";
+
+const COMMAND = "npm run eval:hint-search";
+const REPORT = "docs/hint-search.json";
+/** The hints a cell may take (seconds), beside the ledger's. */
+const VALUES = [1, 2, 3, 5, 7, 10, 15, 20, 30, 45, 60, 90, 120];
+/** The bursts searched and their windows: the burst and the minute after it, where the ledger's hints miss. */
+const WINDOWS: Record<string, { fromS: number; toS: number }> = {
+  "demo-burst-3x": { fromS: 60, toS: 100 },
+  "burst-3x": { fromS: 60, toS: 120 },
+  "burst-10x": { fromS: 60, toS: 120 },
+  "capacity-halves": { fromS: 60, toS: 120 },
+};
+
+const root = resolve(import.meta.dirname, "..");
+const { values } = commandLine(`${COMMAND} -- [--scenario <name>]... [--sweeps <n>] [--render-only]`, {
+  options: {
+    scenario: { type: "string", multiple: true },
+    sweeps: { type: "string" },
+    "render-only": { type: "boolean" },
+  },
+});
+const reportPath = join(root, REPORT);
+if (values["render-only"]) {
+  const committed = JSON.parse(readFileSync(reportPath, "utf8")) as HintSearchReport;
+  writeFileSync(join(root, "docs/hint-search.md"), renderHintSearch(committed));
+  console.log("wrote docs/hint-search.md");
+  process.exit(0);
+}
+const sweeps = positiveIntFlag("sweeps", values.sweeps, 2);
+const only = values.scenario ?? [];
+for (const name of only)
+  if (!(name in WINDOWS))
+    throw new Error(`${COMMAND}: no window for "${name}" (one of ${Object.keys(WINDOWS).join(", ")})`);
+const evaluation = readEvaluation();
+const defaultSpec = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
+if (!defaultSpec) throw new Error(`${COMMAND}: no default policy`);
+const previous: HintSearchRow[] =
+  only.length > 0 && existsSync(reportPath)
+    ? (JSON.parse(readFileSync(reportPath, "utf8")) as HintSearchReport).scenarios
+    : [];
+
+const rows: HintSearchRow[] = [];
+for (const [name, window] of Object.entries(WINDOWS)) {
+  if (only.length > 0 && !only.includes(name)) {
+    const kept = previous.find((p) => p.name === name);
+    if (kept) rows.push(kept);
+    continue;
+  }
+  const started = performance.now();
+  const result = evaluation.scenarios.find((r) => r.name === name);
+  if (!result) throw new Error(`${COMMAND}: no scenario "${name}" in ${EVALUATION_PATH}`);
+  const scenario = readScenario(name);
+  const capacityRps = measureCapacity(scenario);
+  const workloads = result.seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps));
+  const settings: HintSearchSettings = { ...window, bucketS: 5, sweeps, values: VALUES };
+  const envelope = bestOtherCurve(result);
+  const search = searchHintSchedule(
+    (table) => evaluatePolicy(scenario, result.seeds, capacityRps, { ...defaultSpec, hintSchedule: table }, workloads),
+    envelope,
+    settings,
+  );
+  // The same table on seeds the search never saw, against every other policy run on them too.
+  const held = { ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET };
+  const heldPolicies = [...EVAL_POLICIES, { ...defaultSpec, id: "hint-table", hintSchedule: search.table }];
+  const heldResult = evaluateScenario(held, heldPolicies, result.seeds.length);
+  const heldEnvelope = bestOtherCurve({
+    ...heldResult,
+    policies: heldResult.policies.filter((p) => p.id !== "hint-table"),
+  });
+  const heldScore = (id: string) => {
+    const policy = heldResult.policies.find((p) => p.id === id);
+    if (!policy) throw new Error(`${COMMAND}: no held-out run of ${id}`);
+    return scoreAgainst(policy, heldEnvelope);
+  };
+  const static30 = (r: { policies: { id: string; attemptsPerOffered: number }[] }) =>
+    r.policies.find((p) => p.id === "static-30")?.attemptsPerOffered ?? Number.NaN;
+  rows.push({
+    name,
+    seeds: result.seeds,
+    heldSeeds: heldResult.seeds,
+    settings,
+    runs: search.evaluated,
+    envelope,
+    start: search.start,
+    best: search.best,
+    table: search.table,
+    static30Attempts: static30(result),
+    held: {
+      envelope: heldEnvelope,
+      start: heldScore(DEFAULT_POLICY_ID),
+      table: heldScore("hint-table"),
+      static30Attempts: static30(heldResult),
+    },
+  });
+  console.log(
+    `${name}: worst gap ${(search.start.worstGap * 100).toFixed(1)} -> ${(search.best.worstGap * 100).toFixed(1)} points (${search.evaluated} runs), ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+}
+
+const report: HintSearchReport = { generatedBy: COMMAND, from: EVALUATION_PATH, scenarios: rows };
+writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(root, "docs/hint-search.md"), renderHintSearch(report));
+console.log("wrote docs/hint-search.json and docs/hint-search.md");
