@@ -2,9 +2,10 @@
  * `npm run eval:hint-search`: can hint timing alone meet the curve target, with the default's admission? For the
  * bursts of docs/evaluation.json, a coordinate search (src/sim/hint-search.ts) over a table of hints by the refusal's
  * time (5 s buckets over the burst and the minute after it) and by whether it is the request's first refusal, in
- * place of the ledger's hints there; every run is the default's router, queue and fleet. It searches on the tuning
+ * place of the ledger's hints there, keeping the served and attempts targets; every run is the default's router,
+ * queue and fleet. It searches on the tuning
  * seeds, knowing their arrivals, then runs the table found and every policy again on held-out seeds. Writes
- * docs/hint-search.json and docs/hint-search.md (about 40 minutes here; two processes with `--scenario` halve it).
+ * docs/hint-search.json and docs/hint-search.md (about 10 minutes here).
  *
  * Flags: --scenario <name> (repeatable: only those, merged into the committed report), --sweeps <n> (default 2),
  * --render-only (no search: docs/hint-search.md again from the committed JSON).
@@ -18,7 +19,7 @@ import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
 import { type HintSearchSettings, scoreAgainst, searchHintSchedule } from "../src/sim/hint-search";
 import { type HintSearchReport, type HintSearchRow, renderHintSearch } from "../src/sim/hint-search-report";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
-import { bestOtherCurve } from "../src/sim/targets";
+import { bestOtherCurve, TARGET_TOLERANCE } from "../src/sim/targets";
 import { generateWorkload } from "../src/sim/workload";
 import { EVALUATION_PATH, readEvaluation } from "./scenario-bound-runs";
 import { readScenario } from "./scenario-files";
@@ -76,7 +77,16 @@ for (const [name, window] of Object.entries(WINDOWS)) {
   const scenario = readScenario(name);
   const capacityRps = measureCapacity(scenario);
   const workloads = result.seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps));
-  const settings: HintSearchSettings = { ...window, bucketS: 5, sweeps, values: VALUES };
+  const others = result.policies.filter((p) => p.id !== DEFAULT_POLICY_ID);
+  const settings: HintSearchSettings = {
+    ...window,
+    bucketS: 5,
+    sweeps,
+    values: VALUES,
+    // The served and attempts targets, kept while the curve is searched.
+    servedAtLeast: Math.max(...others.map((p) => p.servedFraction)) - TARGET_TOLERANCE.served,
+    attemptsAtMost: others.find((p) => p.id === "static-30")?.attemptsPerOffered ?? Number.POSITIVE_INFINITY,
+  };
   const envelope = bestOtherCurve(result);
   const search = searchHintSchedule(
     (table) => evaluatePolicy(scenario, result.seeds, capacityRps, { ...defaultSpec, hintSchedule: table }, workloads),

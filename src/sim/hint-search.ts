@@ -28,6 +28,13 @@ export interface HintSearchSettings {
   sweeps: number;
   /** The hints (seconds) a cell may take, beside `null` (the ledger's). */
   values: readonly number[];
+  /**
+   * Issue 15's other targets, kept while the curve is searched: a table is kept only if its run serves at least this
+   * share (the best other policy's less a point) and makes at most these attempts per offered request (static 30 s's),
+   * or no worse than the ledger alone where the ledger already misses them. Absent: not checked.
+   */
+  servedAtLeast?: number;
+  attemptsAtMost?: number;
 }
 
 export interface HintSearchResult {
@@ -68,8 +75,8 @@ const objective = (s: HintSearchScore) => s.worstGap + s.gapSum / 10;
 
 /**
  * A coordinate search over a table of hints (`HintScheduleTable`): cell by cell, first refusals then later ones,
- * each cell tries every value and the ledger's hint and keeps the one whose run scores best against the envelope,
- * for `sweeps` passes. `evaluate` runs the scenario with a table (on the seeds it was measured on: the search knows
+ * each cell tries every value and the ledger's hint and keeps the one whose run scores best against the envelope
+ * while keeping the served and attempts limits of `settings`, for `sweeps` passes. `evaluate` runs the scenario with a table (on the seeds it was measured on: the search knows
  * their arrivals, so what it finds is what timing can do with foresight, on those seeds). A local search, not a
  * bound: a better table may exist.
  *
@@ -100,6 +107,10 @@ export function searchHintSchedule(
     return scoreAgainst(evaluate(table), envelope);
   };
   const start = run();
+  const servedFloor = Math.min(start.servedFraction, settings.servedAtLeast ?? Number.NEGATIVE_INFINITY);
+  const attemptsCeiling = Math.max(start.attemptsPerOffered, settings.attemptsAtMost ?? Number.POSITIVE_INFINITY);
+  const admissible = (s: HintSearchScore) =>
+    s.servedFraction >= servedFloor - 1e-12 && s.attemptsPerOffered <= attemptsCeiling + 1e-12;
   let best = start;
   for (let sweep = 0; sweep < settings.sweeps; sweep++) {
     for (const row of [table.first, table.later])
@@ -109,7 +120,7 @@ export function searchHintSchedule(
           if (value === kept) continue;
           row[cell] = value;
           const score = run();
-          if (objective(score) > objective(best) + 1e-12) {
+          if (admissible(score) && objective(score) > objective(best) + 1e-12) {
             best = score;
             kept = value;
           }

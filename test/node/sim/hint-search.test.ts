@@ -94,6 +94,27 @@ describe("searchHintSchedule", () => {
     expect(result.evaluated).toBe(1 + 4 * 2);
   });
 
+  it("keeps no table that breaks the served or attempts limits, however near the curve it comes", () => {
+    // 2 s for first refusals in the first bucket gains the most at 5 s, but gives up requests; 30 s gains less and
+    // keeps them; 1 s later gains a little and costs attempts.
+    const evaluate = (t: HintScheduleTable): HintRunFigures => {
+      const at5 = 0.5 + (t.first[0] === 2 ? 0.08 : t.first[0] === 30 ? 0.03 : 0) + (t.later[0] === 1 ? 0.01 : 0);
+      return {
+        servedWithinS: curveOf([at5, 0.8, 0.9, 0.95, 1]),
+        servedFraction: t.first[0] === 2 ? 0.9 : 0.99,
+        attemptsPerOffered: t.later[0] === 1 ? 1.4 : 1.2,
+      };
+    };
+    const settings = { fromS: 0, toS: 5, bucketS: 5, sweeps: 1, values: [1, 2, 30], servedAtLeast: 0.98 };
+    expect(searchHintSchedule(evaluate, envelope, settings).table).toMatchObject({ first: [30], later: [1] });
+    const kept = searchHintSchedule(evaluate, envelope, { ...settings, attemptsAtMost: 1.3 });
+    expect(kept.table).toMatchObject({ first: [30], later: [null] });
+    expect(kept.best.worstGap).toBeCloseTo(-0.07);
+    // Where the ledger alone already misses a limit, the limit is the ledger's own figure.
+    const strict = searchHintSchedule(evaluate, envelope, { ...settings, servedAtLeast: 1, attemptsAtMost: 1 });
+    expect(strict.table).toMatchObject({ first: [30], later: [null] });
+  });
+
   it("never ends worse than the ledger alone, on a real simulated scenario", () => {
     const scenario = smallBurst();
     const capacity = measureCapacity(scenario);
