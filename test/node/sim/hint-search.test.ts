@@ -10,10 +10,9 @@ import {
   searchHintSchedule,
 } from "../../../src/sim/hint-search";
 import { type HintSearchRow, renderHintSearch } from "../../../src/sim/hint-search-report";
-import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
 import { generateWorkload } from "../../../src/sim/workload";
-import { smallBurst } from "./small-scenario";
+import { defaultPolicySpec, smallBurst } from "./small-scenario";
 
 const curveOf = (values: number[]) =>
   Object.fromEntries([5, 15, 30, 60, 120].map((h, i) => [String(h), values[i] as number]));
@@ -42,8 +41,7 @@ describe("hint tables (HintScheduleTable) in place of the ledger's hints", () =>
     const scenario = smallBurst();
     const capacity = measureCapacity(scenario);
     const workload = generateWorkload(scenario, capacity);
-    const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
-    if (!policy) throw new Error("no default policy");
+    const policy = defaultPolicySpec();
     const table: HintScheduleTable = { fromS: 0, bucketS: 100, first: [7], later: [7] };
     const trace = runSimulation(scenario, { ...policy, hintSchedule: table }, workload);
     const hints = trace.requests.flatMap((r) => r.attempts.flatMap((a) => (a.hintMs === undefined ? [] : [a.hintMs])));
@@ -120,8 +118,7 @@ describe("searchHintSchedule", () => {
     const capacity = measureCapacity(scenario);
     const seeds = [scenario.seed];
     const workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacity));
-    const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
-    if (!policy) throw new Error("no default policy");
+    const policy = defaultPolicySpec();
     const evaluate = (table: HintScheduleTable) =>
       evaluatePolicy(scenario, seeds, capacity, { ...policy, hintSchedule: table }, workloads);
     const result = searchHintSchedule(evaluate, envelope, {

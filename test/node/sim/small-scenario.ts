@@ -1,4 +1,4 @@
-import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../../../src/sim/policies";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../../../src/sim/policies";
 import { type Scenario, scenarioSchema } from "../../../src/sim/scenario";
 import { runSimulation } from "../../../src/sim/simulation";
 import type { RunTrace } from "../../../src/sim/trace";
@@ -26,10 +26,15 @@ export function smallBurst(over: Partial<Scenario> = {}): Scenario {
   });
 }
 
+/** The default policy as the evaluation runs it. */
+export function defaultPolicySpec(): PolicySpec {
+  const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
+  if (!policy) throw new Error("no default policy");
+  return policy;
+}
+
 /** The default policy's run of `smallBurst()`, its arrivals generated for a fleet of `capacityRps`. */
 export function defaultRunOfSmallBurst(capacityRps: number): RunTrace {
   const scenario = smallBurst();
-  const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
-  if (!policy) throw new Error("no default policy");
-  return runSimulation(scenario, policy, generateWorkload(scenario, capacityRps));
+  return runSimulation(scenario, defaultPolicySpec(), generateWorkload(scenario, capacityRps));
 }
