@@ -99,17 +99,18 @@ export interface BookingAdmission {
   queueDelayTargetS: number | undefined;
   /**
    * The target applies once the queue has stood above it this long (CoDel's interval: a burst's transient queue
-   * is kept, a standing one is cut), until nothing has been refused for as long - at least
-   * `DRAINING_WINDOW_S` (src/core/standing-queue.ts), so that 0 (the target from the first moment the queue stands) does not let it go at
-   * the next arrival - or the queue drains by itself (`drainingOfferedShare`).
+   * is kept, a standing one is cut), until nothing has been refused for as long - at least `DRAINING_WINDOW_S`
+   * (src/core/standing-queue.ts), so that 0 (the target from the first moment the queue stands) does not let it go
+   * at the next arrival - or the queue drains by itself (`drainingOfferedShare`).
    */
   standingIntervalS: number;
   /** At most this share of the queue's limit is held for promised retries. */
   maxHeldRoomShare: number;
   /**
    * A queue the offered load no longer refills is draining, not standing: while the attempts offered over the last
-   * `DRAINING_WINDOW_S` (src/core/standing-queue.ts) seconds come to less than this share of the drain rate, the delay target is off (a
-   * burst's queue after the burst ends drains by itself; cutting it refuses the fresh arrivals that follow).
+   * `DRAINING_WINDOW_S` seconds (src/core/standing-queue.ts) come to less than this share of the drain rate, the
+   * delay target is off (a burst's queue after the burst ends drains by itself; cutting it refuses the fresh arrivals
+   * that follow).
    * `undefined`: the target ignores the offered load.
    */
   drainingOfferedShare?: number;
