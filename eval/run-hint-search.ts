@@ -3,9 +3,9 @@
  * bursts of docs/evaluation.json, a coordinate search (src/sim/hint-search.ts) over a table of hints by the refusal's
  * time (5 s buckets over the burst and the minute after it) and by whether it is the request's first refusal, in
  * place of the ledger's hints there, keeping the served and attempts targets; every run is the default's router,
- * queue and fleet. It searches on the tuning
- * seeds, knowing their arrivals, then runs the table found and every policy again on held-out seeds. Writes
- * docs/hint-search.json and docs/hint-search.md (about 10 minutes here).
+ * queue and fleet. The same search runs beside it with static 30 s's FIFO router. It searches on the tuning seeds,
+ * knowing their arrivals, then runs the tables found and every policy again on held-out seeds. Writes
+ * docs/hint-search.json and docs/hint-search.md (about 20 minutes here).
  *
  * Flags: --scenario <name> (repeatable: only those, merged into the committed report), --sweeps <n> (default 2),
  * --render-only (no search: docs/hint-search.md again from the committed JSON).
@@ -18,7 +18,7 @@ import { evaluatePolicy, evaluateScenario } from "../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
 import { type HintSearchSettings, scoreAgainst, searchHintSchedule } from "../src/sim/hint-search";
 import { type HintSearchReport, type HintSearchRow, renderHintSearch } from "../src/sim/hint-search-report";
-import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../src/sim/policies";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import { bestOtherCurve, TARGET_TOLERANCE } from "../src/sim/targets";
 import { generateWorkload } from "../src/sim/workload";
 import { EVALUATION_PATH, readEvaluation } from "./scenario-bound-runs";
@@ -58,7 +58,9 @@ for (const name of only)
     throw new Error(`${COMMAND}: no window for "${name}" (one of ${Object.keys(WINDOWS).join(", ")})`);
 const evaluation = readEvaluation();
 const defaultSpec = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
-if (!defaultSpec) throw new Error(`${COMMAND}: no default policy`);
+/** The other router searched: static 30 s's, a FIFO queue whose hint outside the table is the constant. */
+const fifoSpec = EVAL_POLICIES.find((p) => p.id === "static-30");
+if (!defaultSpec || !fifoSpec) throw new Error(`${COMMAND}: no default or static-30 policy`);
 const previous: HintSearchRow[] =
   only.length > 0 && existsSync(reportPath)
     ? (JSON.parse(readFileSync(reportPath, "utf8")) as HintSearchReport).scenarios
@@ -88,18 +90,25 @@ for (const [name, window] of Object.entries(WINDOWS)) {
     attemptsAtMost: others.find((p) => p.id === "static-30")?.attemptsPerOffered ?? Number.POSITIVE_INFINITY,
   };
   const envelope = bestOtherCurve(result);
-  const search = searchHintSchedule(
-    (table) => evaluatePolicy(scenario, result.seeds, capacityRps, { ...defaultSpec, hintSchedule: table }, workloads),
-    envelope,
-    settings,
-  );
+  const searchWith = (spec: PolicySpec) =>
+    searchHintSchedule(
+      (table) => evaluatePolicy(scenario, result.seeds, capacityRps, { ...spec, hintSchedule: table }, workloads),
+      envelope,
+      settings,
+    );
+  const search = searchWith(defaultSpec);
+  const fifo = searchWith(fifoSpec);
   // The same table on seeds the search never saw, against every other policy run on them too.
   const held = { ...scenario, seed: scenario.seed + HELD_OUT_SEED_OFFSET };
-  const heldPolicies = [...EVAL_POLICIES, { ...defaultSpec, id: "hint-table", hintSchedule: search.table }];
+  const heldPolicies = [
+    ...EVAL_POLICIES,
+    { ...defaultSpec, id: "hint-table", hintSchedule: search.table },
+    { ...fifoSpec, id: "fifo-hint-table", hintSchedule: fifo.table },
+  ];
   const heldResult = evaluateScenario(held, heldPolicies, result.seeds.length);
   const heldEnvelope = bestOtherCurve({
     ...heldResult,
-    policies: heldResult.policies.filter((p) => p.id !== "hint-table"),
+    policies: heldResult.policies.filter((p) => p.id !== "hint-table" && p.id !== "fifo-hint-table"),
   });
   const heldScore = (id: string) => {
     const policy = heldResult.policies.find((p) => p.id === id);
@@ -125,9 +134,17 @@ for (const [name, window] of Object.entries(WINDOWS)) {
       table: heldScore("hint-table"),
       static30Attempts: static30(heldResult),
     },
+    fifo: {
+      policy: fifoSpec.id,
+      runs: fifo.evaluated,
+      start: fifo.start,
+      best: fifo.best,
+      table: fifo.table,
+      held: { start: heldScore(fifoSpec.id), table: heldScore("fifo-hint-table") },
+    },
   });
   console.log(
-    `${name}: worst gap ${(search.start.worstGap * 100).toFixed(1)} -> ${(search.best.worstGap * 100).toFixed(1)} points (${search.evaluated} runs), ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    `${name}: worst gap ${(search.start.worstGap * 100).toFixed(1)} -> ${(search.best.worstGap * 100).toFixed(1)} points, FIFO ${(fifo.start.worstGap * 100).toFixed(1)} -> ${(fifo.best.worstGap * 100).toFixed(1)} (${search.evaluated + fifo.evaluated} runs), ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
 }
 

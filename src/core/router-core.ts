@@ -67,8 +67,9 @@ export interface RouterOptions {
    */
   knownFreshRate?: (tS: number) => number;
   /**
-   * The simulator's hints for the refusals it covers, in place of the ledger's (`CapacityBooking`'s `hintSchedule`,
-   * `npm run eval:hint-search`); never in the Worker's configuration.
+   * The simulator's hints for the refusals it covers, in place of the policy's: the ledger's for `booked_capacity`
+   * (`CapacityBooking`'s `hintSchedule`), the constant or the drain estimate for the others (`npm run
+   * eval:hint-search`); never in the Worker's configuration.
    */
   hintSchedule?: HintSchedule;
   /**
@@ -431,8 +432,8 @@ export class RouterCore {
         options.hintSchedule,
       );
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
-    // Counted for the ledger too: its probe is for a request's first refusal only.
-    if (this.booking) this.refusals = new RefusalCounts();
+    // Counted for the ledger too: its probe is for a request's first refusal only (so is a hint schedule's row).
+    if (this.booking || options.hintSchedule) this.refusals = new RefusalCounts();
     if (this.booking)
       this.standingQueue = new StandingQueue(
         this.admission,
@@ -878,6 +879,28 @@ export class RouterCore {
    * placed before this tenant's next one (its share of the drain, its own backlog: FairQueue.aheadOf); with a
    * single tenant that is the queue length, as before.
    */
+  /**
+   * The simulator's hint for a refusal its schedule covers, as the ledger would send it (within the second after the
+   * scheduled one, within the client's horizon), for a policy without a ledger; undefined elsewhere.
+   */
+  private scheduledDecision(
+    now: number,
+    request: Partial<Requester>,
+    signals: LoadSignals,
+    horizonS: number,
+  ): RetryAfterDecision | undefined {
+    const scheduled = this.options.hintSchedule?.(now, this.neverRefused(request.fingerprint));
+    if (scheduled === undefined) return undefined;
+    const { retryAfter } = this.options;
+    return decideRetryAfter(
+      signals,
+      { ...retryAfter, jitter: 0 },
+      this.random,
+      () => scheduled + this.random(),
+      horizonS,
+    );
+  }
+
   private reject(reason: RejectionReason, now: number, request: Partial<Requester> = {}): Rejection {
     const tenant = request.tenant !== undefined ? request : undefined;
     const horizonS = request.horizonS ?? DEFAULT_HORIZON_S;
@@ -921,7 +944,8 @@ export class RouterCore {
                 },
                 horizonS,
               )
-            : decideRetryAfter(signals, retryAfter, this.random);
+            : (this.scheduledDecision(now, request, signals, horizonS) ??
+              decideRetryAfter(signals, retryAfter, this.random));
     // The schedule records the promise actually sent (after jitter), so later hints plan around it.
     if (schedule && decision.rung === "computed") schedule.book(now, decision.jitteredS as number);
     if (booking && booked && decision.rung === "computed")

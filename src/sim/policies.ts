@@ -40,8 +40,8 @@ export interface PolicySpec {
    */
   knownCapacity?: boolean;
   /**
-   * `booked_capacity` with the hints of this table in place of the ledger's where it covers a refusal (nothing
-   * booked for them): what `npm run eval:hint-search` searches. Simulator only.
+   * The hints of this table in place of the policy's where it covers a refusal (the ledger's, nothing booked for
+   * them; or the constant or drain estimate of the others): what `npm run eval:hint-search` searches. Simulator only.
    */
   hintSchedule?: HintScheduleTable;
 }
