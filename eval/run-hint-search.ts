@@ -61,6 +61,9 @@ const defaultSpec = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
 /** The other router searched: static 30 s's, a FIFO queue whose hint outside the table is the constant. */
 const fifoSpec = EVAL_POLICIES.find((p) => p.id === "static-30");
 if (!defaultSpec || !fifoSpec) throw new Error(`${COMMAND}: no default or static-30 policy`);
+/** Static 30 s's attempts per offered request in a run: the attempts target's limit. */
+const static30 = (r: { policies: { id: string; attemptsPerOffered: number }[] }) =>
+  r.policies.find((p) => p.id === fifoSpec.id)?.attemptsPerOffered ?? Number.POSITIVE_INFINITY;
 const previous: HintSearchRow[] =
   only.length > 0 && existsSync(reportPath)
     ? (JSON.parse(readFileSync(reportPath, "utf8")) as HintSearchReport).scenarios
@@ -87,7 +90,7 @@ for (const [name, window] of Object.entries(WINDOWS)) {
     values: VALUES,
     // The served and attempts targets, kept while the curve is searched.
     servedAtLeast: Math.max(...others.map((p) => p.servedFraction)) - TARGET_TOLERANCE.served,
-    attemptsAtMost: others.find((p) => p.id === "static-30")?.attemptsPerOffered ?? Number.POSITIVE_INFINITY,
+    attemptsAtMost: static30(result),
   };
   const envelope = bestOtherCurve(result);
   const searchWith = (spec: PolicySpec) =>
@@ -115,8 +118,6 @@ for (const [name, window] of Object.entries(WINDOWS)) {
     if (!policy) throw new Error(`${COMMAND}: no held-out run of ${id}`);
     return scoreAgainst(policy, heldEnvelope);
   };
-  const static30 = (r: { policies: { id: string; attemptsPerOffered: number }[] }) =>
-    r.policies.find((p) => p.id === "static-30")?.attemptsPerOffered ?? Number.NaN;
   rows.push({
     name,
     seeds: result.seeds,
