@@ -21,7 +21,7 @@
  * Each policy's record holds its pooled figures and, under `perSeed`, each seed's own.
  */
 
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import OpenAI from "openai";
@@ -44,6 +44,16 @@ import {
 import { arrivalSchedule, dealArrivals, E2E_PHASES, E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
+/**
+ * The commit the run measured, with "-dirty" when the code it runs differed from it: the docs say which default a
+ * run is evidence for, since the default changes between runs. Read before the run starts, as the code it loads.
+ */
+function sourceCommit(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
+  const changed = git("status", "--porcelain", "--", "src", "eval", "scripts", "wrangler.toml", "package.json");
+  return `${git("rev-parse", "--short=12", "HEAD")}${changed === "" ? "" : "-dirty"}`;
+}
+const commit = sourceCommit();
 const { values } = commandLine(
   "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--log] [--out <path>]",
   {
@@ -316,6 +326,7 @@ writeFileSync(
     {
       // The command as run, flags included: a run with --policies or --out is not `npm run eval:e2e`.
       generatedBy: ["npx tsx eval/e2e-openai.ts", ...process.argv.slice(2)].join(" "),
+      commit,
       capacityRps,
       phases: E2E_PHASES,
       headerlessShare: HEADERLESS_SHARE,

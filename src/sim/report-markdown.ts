@@ -72,6 +72,8 @@ export type E2eSeedFigures = Omit<E2eFigures, "id"> & { seed: number };
 /** `npm run eval:e2e`'s run: real openai-node clients through a delaying proxy (eval/e2e-openai.ts). */
 export interface E2eOpenAiRun {
   generatedBy: string;
+  /** The commit whose code ran ("-dirty": with uncommitted changes); absent in runs made before it was recorded. */
+  commit?: string;
   capacityRps: number;
   phases: { durationS: number; load: number }[];
   headerlessShare: number;
@@ -82,6 +84,19 @@ export interface E2eOpenAiRun {
   /** The arrival seeds pooled per policy (absent: one seed). */
   seeds?: number[];
   policies: E2eOpenAiPolicy[];
+}
+
+/**
+ * What the end-to-end run was, in a paragraph: the stack, the clients, the load, the seeds and the code it ran.
+ *
+ * @example
+ * ```ts
+ * e2eOpenAiIntro(JSON.parse(readFileSync("docs/evaluation-e2e-openai.json", "utf8")));
+ * // "wrangler dev (the Worker and its router Durable Objects) in front of three engine servers ..."
+ * ```
+ */
+export function e2eOpenAiIntro(run: E2eOpenAiRun): string {
+  return `wrangler dev (the Worker and its router Durable Objects) in front of three engine servers (4 slots each, queue 16), real \`openai\` (openai-node) clients with their default two retries, one client per request${run.clientProcesses ? `, sent from ${run.clientProcesses} client processes (the proxy runs in a process of its own)` : ""}; a proxy delays every attempt by ${run.proxyDelayMs[0]}-${run.proxyDelayMs[1]} ms and strips the \`x-stainless-*\` headers of ${Math.round(run.headerlessShare * 100)}% of the requests. Load: ${run.phases.map((p) => `${p.load}x for ${p.durationS} s`).join(", ")} of ${run.capacityRps.toFixed(1)} req/s (the simulator's capacity of this fleet); the same seeded arrivals for every policy; a run is cut ${run.maxRunS} s after its first arrival. ${(run.seeds?.length ?? 1) > 1 ? `Each policy's figures pool ${run.seeds?.length} arrival seeds (${run.seeds?.join(", ")})` : "One run each (not seeded further)"}: timing on a shared machine varies.${run.commit ? ` The code run: commit \`${run.commit}\`.` : ""}\n`;
 }
 
 /** The openai-node end-to-end table. */
@@ -597,9 +612,7 @@ export function renderReport(input: {
   const run = input.e2eOpenAi;
   if (!run) out.push("Not run: `npm run eval:e2e` writes `docs/evaluation-e2e-openai.json`.\n");
   else {
-    out.push(
-      `wrangler dev (the Worker and its router Durable Objects) in front of three engine servers (4 slots each, queue 16), real \`openai\` (openai-node) clients with their default two retries, one client per request${run.clientProcesses ? `, sent from ${run.clientProcesses} client processes (the proxy runs in a process of its own)` : ""}; a proxy delays every attempt by ${run.proxyDelayMs[0]}-${run.proxyDelayMs[1]} ms and strips the \`x-stainless-*\` headers of ${Math.round(run.headerlessShare * 100)}% of the requests. Load: ${run.phases.map((p) => `${p.load}x for ${p.durationS} s`).join(", ")} of ${run.capacityRps.toFixed(1)} req/s (the simulator's capacity of this fleet); the same seeded arrivals for every policy; a run is cut ${run.maxRunS} s after its first arrival. ${(run.seeds?.length ?? 1) > 1 ? `Each policy's figures pool ${run.seeds?.length} arrival seeds (${run.seeds?.join(", ")})` : "One run each (not seeded further)"}: timing on a shared machine varies.\n`,
-    );
+    out.push(e2eOpenAiIntro(run));
     out.push(e2eOpenAiTable(run), "");
     const attempts = e2eAttemptsTable(run);
     if (attempts) out.push("What the attempts were answered with (counted by the proxy):\n", attempts, "");
