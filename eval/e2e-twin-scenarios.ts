@@ -105,8 +105,8 @@ export interface E2eRunArrivals {
   headerlessShare: number;
 }
 
-/** The end-to-end run whose arrivals the replaying twins replay (run 11, `npm run eval:e2e`). */
-export const E2E_REPLAY_RUN_FILE = "docs/evaluation-e2e-openai.json";
+/** The end-to-end run whose arrivals the replaying twins replay (run 11; runs 13 and 14 drew the same seeds). */
+export const E2E_REPLAY_RUN_FILE = "docs/evaluation-e2e-openai-run11.json";
 
 /**
  * An end-to-end run's arrival schedules, one per seed, as its clients sent them (`arrivalSchedule`).

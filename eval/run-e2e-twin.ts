@@ -45,7 +45,7 @@ import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 /** The full end-to-end runs every twin is compared with. */
-const REAL_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"];
+const REAL_RUN_FILES = ["docs/evaluation-e2e-openai-run11.json", "docs/evaluation-e2e-openai-run12.json"];
 
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 6);

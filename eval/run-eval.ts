@@ -273,8 +273,8 @@ function readJsonIfAny<T>(path: string): T | undefined {
 
 const e2e = readJsonIfAny<E2eResult[]>(join(docs, "evaluation-e2e.json")) ?? [];
 const e2eOpenAi = readJsonIfAny<E2eOpenAiRun>(join(docs, "evaluation-e2e-openai.json"));
-// The same run made again, each seed's figures recorded (eval/e2e-openai.ts --out): run 12, run 11's twin.
-const e2eAgainFile = "docs/evaluation-e2e-openai-run12.json";
+// The same run made again, each seed's figures recorded (eval/e2e-openai.ts --out): run 14, run 13's twin.
+const e2eAgainFile = "docs/evaluation-e2e-openai-run14.json";
 const e2eOpenAiAgain = readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
 const json = {
   generatedBy: "npm run eval",
@@ -341,7 +341,7 @@ writeFileSync(
     // Run 10 (the default until the median floor with a 2 s fade) against run 11 (with them), every policy.
     fastFadeAb: {
       before: readJsonIfAny(join(docs, "evaluation-e2e-openai-run10.json")),
-      after: e2eOpenAi,
+      after: readJsonIfAny(join(docs, "evaluation-e2e-openai-run11.json")),
     },
     heldSeeds: staleHeldSeeds.length === 0 ? heldSeedsRun : undefined,
   }),
