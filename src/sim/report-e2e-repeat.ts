@@ -36,6 +36,13 @@ export function seedsOf(run: E2eOpenAiRun): { seed: number; policies: E2eFigures
   }));
 }
 
+/** The commits the two runs ran, where they recorded them: ", with the code of commit `x`" (and the first run's, if another). */
+function codeOf(first: E2eOpenAiRun, again: E2eOpenAiRun): string {
+  if (!again.commit) return "";
+  const firstOwn = first.commit && first.commit !== again.commit ? ` (the run above: \`${first.commit}\`)` : "";
+  return `, with the code of commit \`${again.commit}\`${firstOwn}`;
+}
+
 /**
  * The end-to-end run made again (`again`, on the same seeds as `first`): both runs' figures side by side, the
  * targets on each and on both pooled, and - where `again` recorded them - each seed's own figures and targets.
@@ -53,7 +60,7 @@ export function e2eRepeatSection(
 ): string {
   const out: string[] = [];
   out.push(
-    `\`${again.generatedBy}\` (\`${againFile}\`) made the run above again: the same ${again.seeds?.length ?? 1} seeds, so the same arrivals, and each seed's figures recorded. Figures move from run to run with the timing of a shared machine, and from seed to seed with each seed's arrivals.\n`,
+    `\`${again.generatedBy}\` (\`${againFile}\`) made the run above again${codeOf(first, again)}: the same ${again.seeds?.length ?? 1} seeds, so the same arrivals, and each seed's figures recorded. Figures move from run to run with the timing of a shared machine, and from seed to seed with each seed's arrivals.\n`,
   );
   const pair = (a: number | undefined, b: number | undefined, f: (v: number) => string) =>
     `${a === undefined ? "n/a" : f(a)} / ${b === undefined ? "n/a" : f(b)}`;

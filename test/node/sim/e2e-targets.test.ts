@@ -115,5 +115,14 @@ describe("e2eRepeatSection", () => {
     expect(text).toContain(
       "Seed by seed the default's attempts per offered request run from 1.450 to 1.550 (at most 1.5 in 1 of 2 seeds) and its worst curve gap from -5.0 to +0.0 points (within 2 points in 1 of 2)",
     );
+    expect(text).toContain("made the run above again: the same 2 seeds");
+  });
+
+  it("names the code each run ran, where the runs recorded it", () => {
+    const withCommit = (r: E2eOpenAiRun, commit: string) => ({ ...r, commit });
+    const same = e2eRepeatSection(withCommit(first, "aaa"), withCommit(again, "aaa"), "booked_capacity", "f.json");
+    expect(same).toContain("made the run above again, with the code of commit `aaa`: the same 2 seeds");
+    const other = e2eRepeatSection(withCommit(first, "aaa"), withCommit(again, "bbb"), "booked_capacity", "f.json");
+    expect(other).toContain("with the code of commit `bbb` (the run above: `aaa`): the same 2 seeds");
   });
 });

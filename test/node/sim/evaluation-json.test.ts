@@ -726,6 +726,57 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's run 13: today's default beside every policy, the commit it ran, every target met", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const run13 = runOf(RUN_13);
+    expectBenchmarkRows(bench, run13);
+    expect(run13.seeds).toEqual(runOf(RUN_11).seeds);
+    expect(run13.generatedBy).toBe("npx tsx eval/e2e-openai.ts --seeds 6");
+    expect(run13.commit).toMatch(/^[0-9a-f]{12}$/);
+    expect(flat).toContain(`and records the commit it ran: \`${run13.commit}\`)`);
+    const d13 = defaultOf(run13);
+    const check = checkE2eTargets(run13.policies, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    const others = run13.policies.filter((p) => p.id !== DEFAULT_POLICY_ID);
+    const behind = (h: number) => Math.max(...others.map((p) => p.servedWithinS[h] ?? 0)) - (d13.servedWithinS[h] ?? 0);
+    for (const h of [5, 30, 60]) expect(behind(h), `${h} s`).toBeLessThan(0);
+    expect(check?.worst.horizonS).toBe(15);
+    expect(flat).toContain(
+      `Every end-to-end target is met: ${d13.served} of ${d13.requests} requests served (>= 99% wanted), at every horizon at least the best other policy minus 2 points (${(100 * behind(15)).toFixed(1)} below \`router_queue_drain_rate\` at 15 s, ahead of every other at 5, 30 and 60 s), and ${d13.attemptsPerOffered.toFixed(3)} attempts per offered request (1.5 wanted).`,
+    );
+    const at = (row: E2eOpenAiPolicy, h: number) => row.servedWithinS[h] ?? Number.NaN;
+    const s30 = run13.policies.find((p) => p.id === "static-30") as E2eOpenAiPolicy;
+    const ahead = [5, 15, 30, 60].map((h) => (100 * (at(d13, h) - at(s30, h))).toFixed(1));
+    for (const a of ahead) expect(Number(a)).toBeGreaterThan(0);
+    expect(flat).toContain(
+      `the default serves more within 5, 15, 30 and 60 s (by ${ahead.slice(0, 3).join(", ")} and ${ahead[3]} points) with ${(s30.attemptsPerOffered - d13.attemptsPerOffered).toFixed(3)} fewer attempts per offered request.`,
+    );
+    const moved = RUNS_11_AND_12.map((path) => {
+      const before = runOf(path);
+      const m = others.map((p) => {
+        const q = before.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
+        const curve = Math.max(...[5, 15, 30, 60].map((h) => Math.abs(at(p, h) - at(q, h))));
+        return { curve: 100 * curve, attempts: Math.abs(p.attemptsPerOffered - q.attemptsPerOffered) };
+      });
+      return `by up to ${Math.max(...m.map((x) => x.curve)).toFixed(1)} points and ${Math.max(...m.map((x) => x.attempts)).toFixed(3)}`;
+    });
+    expect(flat).toContain(
+      `The other policies, whose code did not change, moved from run 11 ${moved[0]} attempts, and from run 12 ${moved[1]}.`,
+    );
+    const attempts = (d13.perSeed ?? []).map((x) => x.attemptsPerOffered);
+    expect(flat).toContain(
+      `Seed by seed the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((a) => a <= 1.5).length} of ${attempts.length} seeds).`,
+    );
+    const ledger = d13.ledger;
+    if (!ledger) throw new Error("run 13 recorded no ledger");
+    const ended = ledger.kept + ledger.broken + ledger.noShow;
+    const share = (n: number) => `${((100 * n) / ended).toFixed(1)}%`;
+    expect(flat).toContain(
+      `Its router made ${ledger.made} promises: ${share(ledger.kept)} of those that ended were kept, ${share(ledger.broken)} broken and ${share(ledger.noShow)} no-shows.`,
+    );
+  });
+
   it("backs docs/benchmarks.md's run 9: its table is its JSON's, and its paragraph its figures", () => {
     const run = JSON.parse(read("docs/evaluation-e2e-openai-run9.json")) as E2eOpenAiRun;
     const bench = read("docs/benchmarks.md");
@@ -1615,6 +1666,8 @@ function attemptsSaved(def: VariantSummary, variant: VariantSummary): number[] {
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
 /** The headline end-to-end run made again (eval/run-eval.ts renders it as "The same run again, seed by seed"). */
 const E2E_AGAIN_FILE = "docs/evaluation-e2e-openai-run14.json";
+/** Run 13, the headline end-to-end run (`npx tsx eval/e2e-openai.ts --seeds 6`): today's default beside every policy. */
+const RUN_13 = "docs/evaluation-e2e-openai.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 const RUNS_11_AND_12 = [RUN_11, "docs/evaluation-e2e-openai-run12.json"] as const;
