@@ -273,11 +273,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.targets).toEqual(json.scenarios.map(checkTargets));
   });
 
-  it("backs the README's claim: end to end the default meets all three end-to-end targets, in run 11 and run 12", () => {
+  it("backs the README's claim: end to end today's default meets all three end-to-end targets, in runs 13 and 14", () => {
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
-      "it meets all three of issue 15's end-to-end targets: at least 99% served, within 2 points of the best of `router_queue_drain_rate`, `retry_schedule` and static 30 s at 5 to 60 s, at most 1.5 attempts per offered request",
+      "it meets all three of issue 15's end-to-end targets: at least 99% served, within 2 points of the best of `router_queue_drain_rate`, `retry_schedule` and static 30 s at 5 to 60 s, at most 1.5 attempts per offered request, in runs 13 and 14 of today's default beside the other policies",
     );
-    for (const path of ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run12.json"])
+    for (const path of [RUN_13, E2E_AGAIN_FILE])
       expect(checkE2eTargets(runOf(path).policies, DEFAULT_POLICY_ID)?.met, path).toEqual({
         served: true,
         curve: true,
@@ -774,6 +774,40 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const share = (n: number) => `${((100 * n) / ended).toFixed(1)}%`;
     expect(flat).toContain(
       `Its router made ${ledger.made} promises: ${share(ledger.kept)} of those that ended were kept, ${share(ledger.broken)} broken and ${share(ledger.noShow)} no-shows.`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 14: run 13's command again, its movement and its seed-by-seed spread", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run13, run14] = [runOf(RUN_13), runOf(E2E_AGAIN_FILE)];
+    expectBenchmarkRows(bench, run14);
+    expect(run14.seeds).toEqual(run13.seeds);
+    expect(run14.generatedBy).toBe(`npx tsx eval/e2e-openai.ts --seeds 6 --out ${E2E_AGAIN_FILE}`);
+    expect(flat).toContain(`\`${E2E_AGAIN_FILE}\`, commit \`${run14.commit}\``);
+    const check = checkE2eTargets(run14.policies, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    const d14 = defaultOf(run14);
+    expect(flat).toContain(
+      `Every end-to-end target is met again: ${d14.served} of ${d14.requests} requests served, a worst gap of ${(100 * (check?.worst.gap ?? Number.NaN)).toFixed(1)} points (at ${check?.worst.horizonS} s) and ${d14.attemptsPerOffered.toFixed(3)} attempts per offered request.`,
+    );
+    const move = (id: string) => {
+      const [a, b] = [run13, run14].map((r) => r.policies.find((p) => p.id === id) as E2eOpenAiPolicy) as [
+        E2eOpenAiPolicy,
+        E2eOpenAiPolicy,
+      ];
+      const curve = Math.max(
+        ...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))),
+      );
+      return { curve: 100 * curve, attempts: Math.abs(a.attemptsPerOffered - b.attemptsPerOffered) };
+    };
+    const others = run14.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => move(p.id));
+    expect(flat).toContain(
+      `From run 13 to run 14 the default's completion curve moved by at most ${move(DEFAULT_POLICY_ID).curve.toFixed(1)} points and its attempts per offered request from ${defaultOf(run13).attemptsPerOffered.toFixed(3)} to ${d14.attemptsPerOffered.toFixed(3)}; the other policies' curves by up to ${Math.max(...others.map((m) => m.curve)).toFixed(1)} points and their attempts by up to ${Math.max(...others.map((m) => m.attempts)).toFixed(3)}.`,
+    );
+    const attempts = (d14.perSeed ?? []).map((x) => x.attemptsPerOffered);
+    expect(flat).toContain(
+      `Seed by seed the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((a) => a <= 1.5).length} of ${attempts.length} seeds).`,
     );
   });
 
