@@ -78,6 +78,7 @@ const TWIN_VARIANT_IDS = [
   "clairvoyant-forecast",
   "known-capacity",
   "newest-first-order",
+  "sdk-room-5pct",
   "demoted-headroom-1",
   "demoted-headroom-2",
   "demoted-headroom-4",

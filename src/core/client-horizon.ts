@@ -35,3 +35,20 @@ export function clientHorizonS(identity: ClientIdentity): number {
   if (lang === "js") return JS_SDK_HORIZON_S;
   return DEFAULT_HORIZON_S;
 }
+
+/**
+ * Whether the client announced a Stainless-generated SDK (`x-stainless-lang`, any language): such a client honours
+ * Retry-After (within its horizon) and retries twice by default, so a refusal with a hint costs it a wait, not the
+ * request. The router may keep a little room from such clients for those that may not use a hint
+ * (`booking.sdkClientsLeaveShare`): the header takes room from a client, it never grants it, so a forged one gains
+ * nothing.
+ *
+ * @example
+ * ```ts
+ * announcesSdk({ lang: "js" }); // true
+ * announcesSdk({});             // false
+ * ```
+ */
+export function announcesSdk(identity: ClientIdentity): boolean {
+  return (identity.lang?.trim() ?? "") !== "";
+}

@@ -175,6 +175,14 @@ export interface BookingAdmission {
    * variant `fresh-newest-half`). `undefined`: `always`.
    */
   freshNewestWhen?: "always" | "standing";
+  /**
+   * Room kept for clients that may not use a hint: this share of the queue's limit (the delay target's depth while
+   * the queue stands) is closed to requests whose client announced an OpenAI SDK (`SubmitOptions.sdkClient`) and
+   * holds no promise. An SDK honours Retry-After, so refusing it with a booked hint costs it a wait; a client
+   * without SDK headers may retry on its own backoff or give up, so refusing it may lose the request. `undefined`
+   * or 0: off.
+   */
+  sdkClientsLeaveShare?: number;
 }
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
@@ -240,6 +248,8 @@ export interface SubmitOptions {
   fingerprint?: string;
   /** The longest hint this client honours (from its SDK headers, src/core/client-horizon.ts); default 60 s. */
   clientHorizonS?: number;
+  /** The client announced an OpenAI SDK (`x-stainless-lang`), which honours Retry-After (`sdkClientsLeaveShare`). */
+  sdkClient?: boolean;
   /**
    * Milliseconds this request already waited in a router that was reset before placing it (the Worker
    * re-acquires it once on the fresh router). It queues as if it had arrived that long ago: ahead of younger
@@ -543,6 +553,9 @@ export class RouterCore {
       const standing = this.standingQueue?.update(now, this.queue.size) ?? false;
       if (standing && !lastChance) limit = Math.min(limit, this.standingQueue?.targetDepth() ?? limit);
       if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
+      // An SDK client refused now is told when to come back and does; the room it leaves goes to clients that may not.
+      const leave = this.admission.sdkClientsLeaveShare ?? 0;
+      if (options.sdkClient && !claim?.promised && !lastChance && leave > 0) limit *= 1 - leave;
     }
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.

@@ -83,6 +83,8 @@ const bookingSchema = z.strictObject({
     .default(DEFAULT_BOOKING_ADMISSION.freshNewestShare ?? 0),
   /** When `freshNewestShare` applies: `standing` (only while the queue stands above the delay target; the default) or `always`. */
   freshNewestWhen: z.enum(["always", "standing"]).default(DEFAULT_BOOKING_ADMISSION.freshNewestWhen ?? "always"),
+  /** Share of the queue's limit closed to SDK clients without a promise, kept for clients that may not use a hint. 0: off. */
+  sdkClientsLeaveShare: z.number().min(0).max(0.9).default(0),
   /** Demoted requests are placed only while more than this many slots of the fleet are free (trunk reservation). 0: off. */
   demotedHeadroomSlots: z
     .int()
@@ -177,6 +179,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       demotedShare: settings.booking.demotedShare || undefined,
       freshNewestShare: settings.booking.freshNewestShare || undefined,
       freshNewestWhen: settings.booking.freshNewestWhen,
+      sdkClientsLeaveShare: settings.booking.sdkClientsLeaveShare || undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

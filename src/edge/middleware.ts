@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { clientHorizonS } from "../core/client-horizon";
+import { announcesSdk, clientHorizonS } from "../core/client-horizon";
 import { requestFingerprint, shardForFingerprint } from "../core/request-fingerprint";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
 import { quotaRefusalPoint, writeDecision } from "./analytics";
@@ -204,11 +204,13 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     const clientSignal = c.req.raw.signal;
     const submit = {
       fingerprint,
-      // The SDK headers only say how long a hint the client honours (openai-node: any; others: 60 s).
+      // The SDK headers only say how long a hint the client honours (openai-node: any; others: 60 s), and that it
+      // honours one at all (`booking.sdkClientsLeaveShare`).
       clientHorizonS: clientHorizonS({
         lang: c.req.header("x-stainless-lang"),
         packageVersion: c.req.header("x-stainless-package-version"),
       }),
+      sdkClient: announcesSdk({ lang: c.req.header("x-stainless-lang") }),
       // `x-stainless-retry-count` is a client's claim: only the legacy `retry_schedule` reads it.
       retry: isRetry(c.req.header("x-stainless-retry-count")),
       ...tenant,

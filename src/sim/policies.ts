@@ -25,6 +25,7 @@ export interface PolicySpec {
     demotedShare?: number;
     freshNewestShare?: number;
     freshNewestWhen?: "always" | "standing";
+    sdkClientsLeaveShare?: number;
   };
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;

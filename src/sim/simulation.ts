@@ -1,5 +1,5 @@
 import { PROMISE_OUTCOME_KEYS, type PromiseOutcomes } from "../core/capacity-booking";
-import { clientHorizonS } from "../core/client-horizon";
+import { announcesSdk, clientHorizonS } from "../core/client-horizon";
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
 import type { LedgerView, RouterOptions, SubmitOptions } from "../core/router-core";
 import type { AcquireResult, RouterDriver } from "../core/router-driver";
@@ -75,13 +75,15 @@ function shardOf(requestId: number, shards: number): number {
   return shards <= 1 ? 0 : (hashInts([requestId, 0x5eed]) >>> 0) % shards;
 }
 
-/** What the Worker tells the router about an attempt: the fingerprint and the SDK headers' horizon. */
+/** What the Worker tells the router about an attempt: the fingerprint, the SDK headers' horizon and whether it sent them. */
 function submitOptionsFor(client: SimClient, requestId: number, retriesSoFar: number): SubmitOptions {
   const { profile } = client;
+  const identity = profile.sendsSdkHeaders ? { lang: profile.lang } : {};
   return {
     retry: profile.sendsSdkHeaders && retriesSoFar > 0,
     fingerprint: `req-${requestId}`,
-    clientHorizonS: clientHorizonS(profile.sendsSdkHeaders ? { lang: profile.lang } : {}),
+    clientHorizonS: clientHorizonS(identity),
+    sdkClient: announcesSdk(identity),
   };
 }
 

@@ -198,6 +198,16 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { shedBreaksPromise: false } },
   ),
   variant(
+    "sdk-room-5pct",
+    "5% of the queue's limit closed to SDK clients without a promise, kept for clients without SDK headers",
+    { booking: { sdkClientsLeaveShare: 0.05 } },
+  ),
+  variant(
+    "sdk-room-10pct",
+    "10% of the queue's limit closed to SDK clients without a promise, kept for clients without SDK headers",
+    { booking: { sdkClientsLeaveShare: 0.1 } },
+  ),
+  variant(
     "clairvoyant-forecast",
     "the fresh arrivals of every coming second known in advance (the run's own, a 5 s mean) instead of forecast",
     { clairvoyantForecast: true },

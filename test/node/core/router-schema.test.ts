@@ -42,10 +42,13 @@ describe("the router's settings schema (one source of router defaults)", () => {
       demotedShare: 0.25,
       freshNewestShare: 0.5,
       freshNewestWhen: "always" as const,
+      sdkClientsLeaveShare: 0.05,
     };
     const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
     expect(options.booking).toMatchObject(booking);
     expect(() => routerSettingsSchema.parse({ booking: { freshOrder: "lifo" } })).toThrow();
+    // Closing the whole queue to SDK clients would refuse every one of them while a client without headers waits.
+    expect(() => routerSettingsSchema.parse({ booking: { sdkClientsLeaveShare: 0.95 } })).toThrow();
   });
 
   it("is what the edge's configuration applies to a deployment", () => {

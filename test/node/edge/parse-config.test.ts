@@ -49,6 +49,7 @@ describe("parseConfig, field by field", () => {
             demotedShare: 0,
             freshNewestShare: 1,
             freshNewestWhen: "standing",
+            sdkClientsLeaveShare: 0,
           },
           tenantHeadroomSlots: 1,
           estimator: {
