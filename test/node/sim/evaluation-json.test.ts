@@ -705,16 +705,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       curve: true,
       attempts: true,
     });
-    const move = (id: string) => {
-      const [a, b] = [run11, run12].map((r) => r.policies.find((p) => p.id === id) as E2eOpenAiPolicy) as [
-        E2eOpenAiPolicy,
-        E2eOpenAiPolicy,
-      ];
-      const curve = Math.max(
-        ...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))),
-      );
-      return { curve: 100 * curve, attempts: Math.abs(a.attemptsPerOffered - b.attemptsPerOffered) };
-    };
+    const move = (id: string) => movedBetween(run11, run12, id);
     const others = run12.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => move(p.id));
     const [d11, d12] = [defaultOf(run11), defaultOf(run12)];
     expect(flat).toContain(
@@ -791,16 +782,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `Every end-to-end target is met again: ${d14.served} of ${d14.requests} requests served, a worst gap of ${(100 * (check?.worst.gap ?? Number.NaN)).toFixed(1)} points (at ${check?.worst.horizonS} s) and ${d14.attemptsPerOffered.toFixed(3)} attempts per offered request.`,
     );
-    const move = (id: string) => {
-      const [a, b] = [run13, run14].map((r) => r.policies.find((p) => p.id === id) as E2eOpenAiPolicy) as [
-        E2eOpenAiPolicy,
-        E2eOpenAiPolicy,
-      ];
-      const curve = Math.max(
-        ...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))),
-      );
-      return { curve: 100 * curve, attempts: Math.abs(a.attemptsPerOffered - b.attemptsPerOffered) };
-    };
+    const move = (id: string) => movedBetween(run13, run14, id);
     const others = run14.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => move(p.id));
     expect(flat).toContain(
       `From run 13 to run 14 the default's completion curve moved by at most ${move(DEFAULT_POLICY_ID).curve.toFixed(1)} points and its attempts per offered request from ${defaultOf(run13).attemptsPerOffered.toFixed(3)} to ${d14.attemptsPerOffered.toFixed(3)}; the other policies' curves by up to ${Math.max(...others.map((m) => m.curve)).toFixed(1)} points and their attempts by up to ${Math.max(...others.map((m) => m.attempts)).toFixed(3)}.`,
@@ -1705,6 +1687,21 @@ const RUN_13 = "docs/evaluation-e2e-openai.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 const RUNS_11_AND_12 = [RUN_11, "docs/evaluation-e2e-openai-run12.json"] as const;
+
+/**
+ * How far one policy's figures moved from one end-to-end run to another: the largest change of its served share
+ * within 5, 15, 30 or 60 s (points) and the change of its attempts per offered request.
+ */
+function movedBetween(from: E2eOpenAiRun, to: E2eOpenAiRun, id: string): { curve: number; attempts: number } {
+  const [a, b] = [from, to].map((r) => r.policies.find((p) => p.id === id) as E2eOpenAiPolicy) as [
+    E2eOpenAiPolicy,
+    E2eOpenAiPolicy,
+  ];
+  const curve = Math.max(
+    ...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))),
+  );
+  return { curve: 100 * curve, attempts: Math.abs(a.attemptsPerOffered - b.attemptsPerOffered) };
+}
 
 /** The most any other policy's served share within 5, 15, 30 or 60 s moved between runs 11 and 12 (same code). */
 function otherPoliciesMovedBetweenRuns11And12(): number {
