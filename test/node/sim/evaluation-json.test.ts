@@ -793,6 +793,32 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's room for header-less clients end to end: every target met against runs 13 and 14", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const run = runOf("docs/evaluation-e2e-openai-sdk-room.json");
+    expectBenchmarkRows(bench, run);
+    expect(flat).toContain(`commit \`${run.commit}\`, nothing else running`);
+    const own = run.policies.find((p) => p.id === `${DEFAULT_POLICY_ID}:sdk-room-5pct`) as E2eOpenAiPolicy;
+    // In the default's place: the same check as the default-only runs.
+    const asDefault = { ...run, policies: [{ ...own, id: DEFAULT_POLICY_ID }] };
+    const worst = [RUN_13, E2E_AGAIN_FILE].map((path) => {
+      const w = worstAgainstRun(asDefault, path);
+      expect(w.horizonS).toBe(15);
+      return (100 * w.gap).toFixed(1);
+    });
+    const [d13, d14] = [defaultOf(runOf(RUN_13)), defaultOf(runOf(E2E_AGAIN_FILE))];
+    expect(flat).toContain(
+      `its worst gap is ${worst[0]} and ${worst[1]} points (at 15 s), and it makes ${own.attemptsPerOffered.toFixed(3)} attempts per offered request, where the default made ${d13.attemptsPerOffered.toFixed(3)} and ${d14.attemptsPerOffered.toFixed(3)} in those runs.`,
+    );
+    const [from13, from14] = [d13, d14].map((d) => curveChange(d, own, { bySize: true }).largestPts);
+    const defaultMoved = movedBetween(runOf(RUN_13), runOf(E2E_AGAIN_FILE), DEFAULT_POLICY_ID).curve.toFixed(1);
+    expect(flat).toContain(
+      `Its curve differs from the default's in them by at most ${from13} and ${from14} points, as much as the default's own curve moved between runs 13 and 14 with the same code (${defaultMoved} points).`,
+    );
+    expect(Math.max(Number(from13), Number(from14))).toBeLessThanOrEqual(Number(defaultMoved) + 0.1);
+  });
+
   it("backs docs/benchmarks.md's run 9: its table is its JSON's, and its paragraph its figures", () => {
     const run = JSON.parse(read("docs/evaluation-e2e-openai-run9.json")) as E2eOpenAiRun;
     const bench = read("docs/benchmarks.md");
