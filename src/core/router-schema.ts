@@ -84,7 +84,11 @@ const bookingSchema = z.strictObject({
   /** When `freshNewestShare` applies: `standing` (only while the queue stands above the delay target; the default) or `always`. */
   freshNewestWhen: z.enum(["always", "standing"]).default(DEFAULT_BOOKING_ADMISSION.freshNewestWhen ?? "always"),
   /** Share of the queue's limit closed to SDK clients without a promise, kept for clients that may not use a hint. 0: off. */
-  sdkClientsLeaveShare: z.number().min(0).max(0.9).default(0),
+  sdkClientsLeaveShare: z
+    .number()
+    .min(0)
+    .max(0.9)
+    .default(DEFAULT_BOOKING_ADMISSION.sdkClientsLeaveShare ?? 0),
   /** Demoted requests are placed only while more than this many slots of the fleet are free (trunk reservation). 0: off. */
   demotedHeadroomSlots: z
     .int()
