@@ -888,11 +888,6 @@ export class RouterCore {
   }
 
   /**
-   * A refusal and its Retry-After. With `tenant`, the queue depth the policies read is the requests that would be
-   * placed before this tenant's next one (its share of the drain, its own backlog: FairQueue.aheadOf); with a
-   * single tenant that is the queue length, as before.
-   */
-  /**
    * The simulator's hint for a refusal its schedule covers, as the ledger would send it (within the second after the
    * scheduled one, within the client's horizon), for a policy without a ledger; undefined elsewhere.
    */
@@ -914,6 +909,11 @@ export class RouterCore {
     );
   }
 
+  /**
+   * A refusal and its Retry-After. With `tenant`, the queue depth the policies read is the requests that would be
+   * placed before this tenant's next one (its share of the drain, its own backlog: FairQueue.aheadOf); with a
+   * single tenant that is the queue length, as before.
+   */
   private reject(reason: RejectionReason, now: number, request: Partial<Requester> = {}): Rejection {
     const tenant = request.tenant !== undefined ? request : undefined;
     const horizonS = request.horizonS ?? DEFAULT_HORIZON_S;

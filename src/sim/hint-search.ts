@@ -76,9 +76,9 @@ const objective = (s: HintSearchScore) => s.worstGap + s.gapSum / 10;
 /**
  * A coordinate search over a table of hints (`HintScheduleTable`): cell by cell, first refusals then later ones,
  * each cell tries every value and the ledger's hint and keeps the one whose run scores best against the envelope
- * while keeping the served and attempts limits of `settings`, for `sweeps` passes. `evaluate` runs the scenario with a table (on the seeds it was measured on: the search knows
- * their arrivals, so what it finds is what timing can do with foresight, on those seeds). A local search, not a
- * bound: a better table may exist.
+ * while keeping the served and attempts limits of `settings`, for `sweeps` passes. `evaluate` runs the scenario
+ * with a table (on the seeds it was measured on: the search knows their arrivals, so what it finds is what timing
+ * can do with foresight, on those seeds). A local search, not a bound: a better table may exist.
  *
  * @example
  * ```ts

@@ -705,16 +705,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       curve: true,
       attempts: true,
     });
-    const move = (id: string) => movedBetween(run11, run12, id);
-    const others = run12.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => move(p.id));
-    const [d11, d12] = [defaultOf(run11), defaultOf(run12)];
-    expect(flat).toContain(
-      `From run 11 to run 12 the default's completion curve moved by at most ${move(DEFAULT_POLICY_ID).curve.toFixed(1)} points and its attempts per offered request from ${d11.attemptsPerOffered.toFixed(3)} to ${d12.attemptsPerOffered.toFixed(3)}; the other policies' curves by up to ${Math.max(...others.map((m) => m.curve)).toFixed(1)} points and their attempts by up to ${Math.max(...others.map((m) => m.attempts)).toFixed(3)}.`,
-    );
-    const attempts = (d12.perSeed ?? []).map((x) => x.attemptsPerOffered);
-    expect(flat).toContain(
-      `Seed by seed the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((a) => a <= 1.5).length} of ${attempts.length} seeds).`,
-    );
+    for (const sentence of repeatSentences(run11, run12, "run 11", "run 12")) expect(flat).toContain(sentence);
   });
 
   it("backs docs/benchmarks.md's run 13: today's default beside every policy, the commit it ran, every target met", () => {
@@ -744,12 +735,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `the default serves more within 5, 15, 30 and 60 s (by ${ahead.slice(0, 3).join(", ")} and ${ahead[3]} points) with ${(s30.attemptsPerOffered - d13.attemptsPerOffered).toFixed(3)} fewer attempts per offered request.`,
     );
     const moved = RUNS_11_AND_12.map((path) => {
-      const before = runOf(path);
-      const m = others.map((p) => {
-        const q = before.policies.find((x) => x.id === p.id) as E2eOpenAiPolicy;
-        const curve = Math.max(...[5, 15, 30, 60].map((h) => Math.abs(at(p, h) - at(q, h))));
-        return { curve: 100 * curve, attempts: Math.abs(p.attemptsPerOffered - q.attemptsPerOffered) };
-      });
+      const m = others.map((p) => movedBetween(runOf(path), run13, p.id));
       return `by up to ${Math.max(...m.map((x) => x.curve)).toFixed(1)} points and ${Math.max(...m.map((x) => x.attempts)).toFixed(3)}`;
     });
     expect(flat).toContain(
@@ -782,15 +768,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `Every end-to-end target is met again: ${d14.served} of ${d14.requests} requests served, a worst gap of ${(100 * (check?.worst.gap ?? Number.NaN)).toFixed(1)} points (at ${check?.worst.horizonS} s) and ${d14.attemptsPerOffered.toFixed(3)} attempts per offered request.`,
     );
-    const move = (id: string) => movedBetween(run13, run14, id);
-    const others = run14.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => move(p.id));
-    expect(flat).toContain(
-      `From run 13 to run 14 the default's completion curve moved by at most ${move(DEFAULT_POLICY_ID).curve.toFixed(1)} points and its attempts per offered request from ${defaultOf(run13).attemptsPerOffered.toFixed(3)} to ${d14.attemptsPerOffered.toFixed(3)}; the other policies' curves by up to ${Math.max(...others.map((m) => m.curve)).toFixed(1)} points and their attempts by up to ${Math.max(...others.map((m) => m.attempts)).toFixed(3)}.`,
-    );
-    const attempts = (d14.perSeed ?? []).map((x) => x.attemptsPerOffered);
-    expect(flat).toContain(
-      `Seed by seed the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((a) => a <= 1.5).length} of ${attempts.length} seeds).`,
-    );
+    for (const sentence of repeatSentences(run13, run14, "run 13", "run 14")) expect(flat).toContain(sentence);
   });
 
   it("backs docs/benchmarks.md's room for header-less clients end to end: every target met against runs 13 and 14", () => {
@@ -1705,13 +1683,13 @@ function attemptsSaved(def: VariantSummary, variant: VariantSummary): number[] {
   );
 }
 
-/** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
 /** The headline end-to-end run made again (eval/run-eval.ts renders it as "The same run again, seed by seed"). */
 const E2E_AGAIN_FILE = "docs/evaluation-e2e-openai-run14.json";
 /** Run 13, the headline end-to-end run (`npx tsx eval/e2e-openai.ts --seeds 6`): today's default beside every policy. */
 const RUN_13 = "docs/evaluation-e2e-openai.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
+/** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
 const RUNS_11_AND_12 = [RUN_11, "docs/evaluation-e2e-openai-run12.json"] as const;
 
 /**
@@ -1727,6 +1705,20 @@ function movedBetween(from: E2eOpenAiRun, to: E2eOpenAiRun, id: string): { curve
     ...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))),
   );
   return { curve: 100 * curve, attempts: Math.abs(a.attemptsPerOffered - b.attemptsPerOffered) };
+}
+
+/**
+ * The two sentences docs/benchmarks.md gives a repeated end-to-end run (`to`, `from`'s command again): how far the
+ * default's and the other policies' figures moved between the two, and the default's attempts seed by seed in `to`.
+ */
+function repeatSentences(from: E2eOpenAiRun, to: E2eOpenAiRun, fromName: string, toName: string): [string, string] {
+  const others = to.policies.filter((p) => p.id !== DEFAULT_POLICY_ID).map((p) => movedBetween(from, to, p.id));
+  const [a, b] = [defaultOf(from), defaultOf(to)];
+  const attempts = (b.perSeed ?? []).map((x) => x.attemptsPerOffered);
+  return [
+    `From ${fromName} to ${toName} the default's completion curve moved by at most ${movedBetween(from, to, DEFAULT_POLICY_ID).curve.toFixed(1)} points and its attempts per offered request from ${a.attemptsPerOffered.toFixed(3)} to ${b.attemptsPerOffered.toFixed(3)}; the other policies' curves by up to ${Math.max(...others.map((m) => m.curve)).toFixed(1)} points and their attempts by up to ${Math.max(...others.map((m) => m.attempts)).toFixed(3)}.`,
+    `Seed by seed the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((x) => x <= 1.5).length} of ${attempts.length} seeds).`,
+  ];
 }
 
 /** The most any other policy's served share within 5, 15, 30 or 60 s moved between runs 11 and 12 (same code). */
