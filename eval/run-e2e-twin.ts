@@ -78,11 +78,13 @@ const TWIN_VARIANT_IDS = [
   "clairvoyant-forecast",
   "known-capacity",
   "newest-first-order",
-  "sdk-room-5pct",
+  "sdk-room-off",
   "demoted-headroom-1",
   "demoted-headroom-2",
   "demoted-headroom-4",
   "horizon-pack",
+  "no-delay-target",
+  "probe-every-overload",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

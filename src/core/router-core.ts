@@ -179,8 +179,8 @@ export interface BookingAdmission {
    * Room kept for clients that may not use a hint: this share of the queue's limit (the delay target's depth while
    * the queue stands) is closed to requests whose client announced an OpenAI SDK (`SubmitOptions.sdkClient`) and
    * holds no promise. An SDK honours Retry-After, so refusing it with a booked hint costs it a wait; a client
-   * without SDK headers may retry on its own backoff or give up, so refusing it may lose the request. `undefined`
-   * or 0: off.
+   * without SDK headers may retry on its own backoff or give up, so refusing it may lose the request. The default
+   * (`DEFAULT_BOOKING_ADMISSION`, since 2026-12-04) keeps 5%; `undefined` or 0: off (variant `sdk-room-off`).
    */
   sdkClientsLeaveShare?: number;
 }
@@ -197,6 +197,7 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   demotedOrder: "next_horizon",
   freshNewestShare: 1,
   freshNewestWhen: "standing",
+  sdkClientsLeaveShare: 0.05,
 };
 
 /** Why a request was refused. */

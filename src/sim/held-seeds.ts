@@ -1,10 +1,8 @@
 import { measureCapacity } from "./capacity";
 import { evaluatePolicy, evaluateScenario, type PolicyResult, type ScenarioResult } from "./evaluation";
-import { headerClientShares } from "./header-clients";
 import { HELD_OUT_SEED_OFFSET } from "./held-out";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "./policies";
 import type { Scenario } from "./scenario";
-import { withDefault } from "./targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, summarizeVariant, type VariantSummary } from "./variants";
 
 /**
@@ -15,17 +13,14 @@ export const HELD_SEEDS_VARIANTS = [
   "demoted-headroom-1",
   "horizon-pack",
   "fifo-while-standing",
-  "newest-first-order",
+  "sdk-room-off",
 ] as const;
 
 /** The held-out seeds per scenario that `npm run eval:held-seeds` runs unless told otherwise. */
 export const HELD_SEEDS_DEFAULT_COUNT = 10;
 
-/** One policy (the default or a variant) on the held-out seeds, with its header-less clients' gap per scenario. */
-export interface HeldSeedsSummary extends VariantSummary {
-  /** SDK clients' served share less header-less clients', points, per scenario (null: the mix has none). */
-  headerlessGapPts: Record<string, number | null>;
-}
+/** One policy (the default or a variant) on the held-out seeds (its header-less clients' gap in `perScenario`). */
+export type HeldSeedsSummary = VariantSummary;
 
 /** What `npm run eval:held-seeds` writes (docs/held-out-seeds.json). */
 export interface HeldSeedsRun {
@@ -41,12 +36,6 @@ export interface HeldSeedsRun {
   defaultOnTuningSeeds: Record<string, Record<string, number>>;
   /** The default first, then each of {@link HELD_SEEDS_VARIANTS}. */
   summaries: HeldSeedsSummary[];
-}
-
-/** SDK clients' served share less header-less clients', points, under `policy` (null: the mix has none). */
-function headerlessGap(result: ScenarioResult, own: PolicyResult): number | null {
-  const shares = headerClientShares(withDefault(result, own), DEFAULT_POLICY_ID);
-  return shares.headerless === undefined ? null : 100 * (shares.sdk - shares.headerless);
 }
 
 /**
@@ -96,20 +85,12 @@ export function heldSeedsRun(
       defaultSpec,
     ).servedWithinS;
   }
-  const withGaps = (summary: VariantSummary, mine: readonly PolicyResult[]): HeldSeedsSummary => ({
-    ...summary,
-    headerlessGapPts: Object.fromEntries(results.map((r, i) => [r.name, headerlessGap(r, mine[i] as PolicyResult)])),
-  });
-  const defaults = results.map((r) => r.policies.find((p) => p.id === DEFAULT_POLICY_ID) as PolicyResult);
   return {
     generatedBy: "npm run eval:held-seeds",
     seedOffset: HELD_OUT_SEED_OFFSET,
     seedsPerScenario: seedCount,
     scenarios: results.map((r) => ({ name: r.name, seeds: r.seeds })),
     defaultOnTuningSeeds,
-    summaries: [
-      withGaps(defaultSummary(results), defaults),
-      ...variants.map((v, i) => withGaps(summarizeVariant(v, results, own[i] ?? []), own[i] ?? [])),
-    ],
+    summaries: [defaultSummary(results), ...variants.map((v, i) => summarizeVariant(v, results, own[i] ?? []))],
   };
 }

@@ -1,5 +1,6 @@
 import { promisesEnded } from "../core/capacity-booking";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
+import { headerClientShares } from "./header-clients";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "./policies";
 import { checkTargets, withDefault } from "./targets";
 
@@ -198,9 +199,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { shedBreaksPromise: false } },
   ),
   variant(
-    "sdk-room-5pct",
-    "5% of the queue's limit closed to SDK clients without a promise, kept for clients without SDK headers",
-    { booking: { sdkClientsLeaveShare: 0.05 } },
+    "sdk-room-off",
+    "every place in the queue open to SDK clients, none kept for clients without SDK headers (the default until 2026-12-04)",
+    { booking: { sdkClientsLeaveShare: 0 } },
   ),
   variant(
     "sdk-room-10pct",
@@ -261,6 +262,11 @@ export interface VariantSummary {
       promisesBrokenShare?: number;
       /** The promises the ledger made (absent from runs before it was recorded, and without a ledger). */
       promisesMade?: number;
+      /**
+       * SDK clients' served share less header-less clients', points (null: the mix has none; absent from runs
+       * before it was recorded): issue 15 wants at most 5.
+       */
+      headerlessGapPts?: number | null;
     }
   >;
 }
@@ -293,6 +299,7 @@ export function summarizeVariant(
     meanWaitSumS += own.metrics.meanWaitS;
     const ledger = own.metrics.ledger;
     const ended = ledger ? promisesEnded(ledger) : 0;
+    const clients = headerClientShares({ ...result, policies: [own] }, own.id);
     perScenario[result.name] = {
       servedFraction: own.metrics.servedFraction,
       attemptsPerOffered: own.metrics.attemptsPerOffered,
@@ -303,6 +310,7 @@ export function summarizeVariant(
       worstCurveGap: { horizonS: check.worstCurveGap.horizonS, gapPts: 100 * check.worstCurveGap.gap },
       ...(ledger ? { promisesMade: ledger.made } : {}),
       ...(ledger && ended > 0 ? { promisesBrokenShare: ledger.broken / ended } : {}),
+      headerlessGapPts: clients.headerless === undefined ? null : 100 * (clients.sdk - clients.headerless),
     };
   });
   return { id: v.id, change: v.change, met, scenarios: results.length, worstCurveGapSumPts, meanWaitSumS, perScenario };

@@ -28,6 +28,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
         freshOrder: "arrival",
         freshNewestShare: 1,
         freshNewestWhen: "standing",
+        sdkClientsLeaveShare: 0.05,
       },
       tenantHeadroomSlots: 1,
     });

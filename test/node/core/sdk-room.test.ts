@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { announcesSdk } from "../../../src/core/client-horizon";
 import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import { routerOptionsFromSettings, routerSettingsSchema } from "../../../src/core/router-schema";
 import { routerOptions } from "../../support/router-options";
 
 /** `booked_capacity` on a 20-deep queue that nothing drains (no round is run), no delay target. */
@@ -31,6 +32,19 @@ describe("booking.sdkClientsLeaveShare", () => {
     // The last two places are left to clients without SDK headers, and then the bound refuses them too.
     expect(submitMany(core, "plain", 5, false)).toBe(2);
     expect(core.queueDepth).toBe(20);
+  });
+
+  it("keeps 5% by default: a deployment's 20-deep queue takes 19 SDK clients and leaves one place", () => {
+    const settings = routerSettingsSchema.parse({
+      maxOngoingRequests: 1,
+      maxQueuedRequests: 20,
+      backpressure: { retryAfterPolicy: "booked_capacity" },
+    });
+    const core = new RouterCore(routerOptionsFromSettings(["a"], settings), { now: () => 1_000 }, () => 0.5);
+    // One placed at once (not counted), then 19 queued: 20 x 0.95 = 19 places are open to SDK clients.
+    expect(submitMany(core, "sdk", 30, true)).toBe(19);
+    expect(core.queueDepth).toBe(19);
+    expect(submitMany(core, "plain", 5, false)).toBe(1);
   });
 
   it("changes nothing when off: SDK clients take every place", () => {

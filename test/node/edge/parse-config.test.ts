@@ -49,7 +49,7 @@ describe("parseConfig, field by field", () => {
             demotedShare: 0,
             freshNewestShare: 1,
             freshNewestWhen: "standing",
-            sdkClientsLeaveShare: 0,
+            sdkClientsLeaveShare: 0.05,
           },
           tenantHeadroomSlots: 1,
           estimator: {

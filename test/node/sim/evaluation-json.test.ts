@@ -7,6 +7,7 @@ import { parseConfig } from "../../../src/edge/config";
 import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
 import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
+import { headerClientShares, headerlessMet } from "../../../src/sim/header-clients";
 import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/sim/held-out";
 import { HELD_SEEDS_VARIANTS, type HeldSeedsRun } from "../../../src/sim/held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "../../../src/sim/metrics";
@@ -147,32 +148,38 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // Shorter delay targets: more of the sustained overload served, not sooner (the default's adaptive LIFO);
     // larger summed worst gaps.
     expect(doc).toContain(
-      "Each shorter target (0.5, 0.6 and 0.7 s) serves more of the sustained overload and leaves larger summed worst curve gaps than the default's 1 s; since adaptive LIFO (below) none serves it sooner: the default's p50 is the shortest of the four. Without a target the sustained overload's p50 is three times the 5 s wanted.",
+      "Each shorter target (0.5, 0.6 and 0.7 s) serves more of the sustained overload and leaves larger summed worst curve gaps than the default's 1 s; since adaptive LIFO (below) none serves it sooner: the default's p50 is the shortest of the four. Without a target the sustained overload's p50 is about three times the 5 s wanted.",
     );
     for (const id of ["delay-target-0.5s", "delay-target-0.6s", "delay-target-0.7s"]) {
       expect(variant(id).p50, id).toBeGreaterThan(def.p50);
       expect(variant(id).sustainedServed, id).toBeGreaterThan(def.sustainedServed);
       costsCurve(id, false);
     }
-    expect(variant("no-delay-target").p50).toBeGreaterThanOrEqual(15);
+    // "About three times": within a second of 15 s.
+    expect(Math.abs(variant("no-delay-target").p50 - 15)).toBeLessThan(1);
     // Shorter standing intervals: larger summed gaps, attempts met in fewer scenarios.
     expect(doc).toContain(
-      "Both shorter intervals leave larger summed worst curve gaps and meet the attempts target in fewer scenarios (on the held-out seeds, 20 s in as many).",
+      "Both shorter intervals leave larger summed worst curve gaps and meet the attempts target in fewer scenarios (on the held-out seeds too).",
     );
-    for (const id of ["standing-10s", "standing-20s"]) costsCurve(id, true);
+    const heldOut = (json.heldOut as HeldOutRun).variants;
+    const heldAttempts = (id: string) => heldOut.find((v) => v.id === id)?.met.attempts ?? Number.NaN;
+    for (const id of ["standing-10s", "standing-20s"]) {
+      costsCurve(id, true);
+      expect(heldAttempts(id), id).toBeLessThan(heldAttempts("default"));
+    }
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
-    // other policy's) and the oracle met in fewer scenarios.
+    // other policy's); the oracle met in as many scenarios.
     expect(doc).toContain(
-      "demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in fewer scenarios.",
+      "demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, though the oracle target is met in as many scenarios.",
     );
     const off = variant("no-demotion");
     expect(off.p50).toBeGreaterThan(5);
     expect(def.summary.worstCurveGapSumPts).toBeGreaterThan(off.summary.worstCurveGapSumPts / 2);
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
-    expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
+    expect(def.summary.met.oracle).toBe(off.summary.met.oracle);
     expect(doc).toContain(
-      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by about a point).",
+      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by about three points).",
     );
     costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
@@ -193,15 +200,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       heldById.get("default")?.met.attempts ?? 0,
     );
     // Last chance (not demoted): more served under sustained overload, with more attempts and a longer wait there;
-    // larger summed gaps; the attempts target in as many scenarios on both sets, the oracle in one more held out.
+    // larger summed gaps; the attempts target in as many scenarios on both sets, the oracle in one more tuned.
     expect(doc).toContain(
-      "Its row: more requests served under sustained overload, with more attempts per request and a longer wait there, and larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused). It meets the attempts target in as many scenarios as the default on both seed sets, and the oracle target in as many on the tuning seeds and in one more on the held-out ones.",
+      "Its row: more requests served under sustained overload, with more attempts per request and a longer wait there, and larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused). It meets the attempts target in as many scenarios as the default on both seed sets, and the oracle target in one more on the tuning seeds and in as many on the held-out ones.",
     );
     const lastChance = variant("last-chance");
     expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
     const sustainedAttempts = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.attemptsPerOffered ?? Number.NaN;
     expect(sustainedAttempts(lastChance.summary)).toBeGreaterThan(sustainedAttempts(def.summary));
-    expect(lastChance.summary.met.oracle).toBe(def.summary.met.oracle);
+    expect(lastChance.summary.met.oracle).toBe(def.summary.met.oracle + 1);
     costsCurve("last-chance", false);
     expect(lastChance.summary.met.attempts).toBe(def.summary.met.attempts);
     // README's row for the option: a longer wait under sustained overload too.
@@ -210,13 +217,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(lastChance.p50).toBeGreaterThan(def.p50);
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
-    expect(held.get("last-chance")?.met.oracle).toBe((held.get("default")?.met.oracle ?? 0) + 1);
+    expect(held.get("last-chance")?.met.oracle).toBe(held.get("default")?.met.oracle);
     expect(held.get("last-chance")?.met.attempts).toBe(held.get("default")?.met.attempts);
   });
 
   it("backs docs/retry-policy.md's account of two-step promises: within a point on both sets, nothing to choose it on", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row's summed worst curve gaps are within a point of the default's on both seed sets (smaller on the tuning seeds, larger on the held-out ones), and it meets the attempts target in one more scenario on the tuning seeds and one fewer on the held-out ones: nothing to choose it on.",
+      "Its row's summed worst curve gaps are within a point of the default's on both seed sets (smaller on the tuning seeds, larger on the held-out ones), and it meets the attempts target in as many scenarios on the tuning seeds and one fewer on the held-out ones, and the oracle target in one fewer on both: nothing to choose it on.",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
@@ -227,26 +234,25 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(lead(twoStep, def)).toBeLessThan(1);
     expect(lead(heldTwoStep, heldDef)).toBeLessThan(0);
     expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-1);
-    expect(twoStep?.met.attempts).toBe((def?.met.attempts ?? 0) + 1);
+    expect(twoStep?.met.attempts).toBe(def?.met.attempts);
     expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
+    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 1);
+    expect(heldTwoStep?.met.oracle).toBe((heldDef?.met.oracle ?? 0) - 1);
   });
 
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Against it the default has smaller summed worst curve gaps, and meets the oracle target in as many scenarios and the attempts target in more.",
+      "Against it the default has smaller summed worst curve gaps, and meets the oracle and the attempts targets in more scenarios.",
     );
     const def = json.variants[0] as VariantSummary;
     const previous = json.variants.find((v) => v.id === "previous-default") as VariantSummary;
     expect(def.worstCurveGapSumPts).toBeGreaterThan(previous.worstCurveGapSumPts);
-    expect(def.met.oracle).toBe(previous.met.oracle);
+    expect(def.met.oracle).toBeGreaterThan(previous.met.oracle);
     expect(def.met.attempts).toBeGreaterThan(previous.met.attempts);
   });
 
-  it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients but in one scenario", () => {
+  it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients, the widest gap quoted", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
-    expect(doc).toContain(
-      "Header-less clients are served within 5 points of the SDK clients pooled in every scenario but one.",
-    );
     const gaps = json.scenarios.map((s) => {
       const by = s.policies.find((p) => p.id === DEFAULT_POLICY_ID)?.metrics.byClient ?? {};
       const sdk = ["openai_node", "openai_python", "legacy_sdk"].filter((k) => by[k] !== undefined);
@@ -256,16 +262,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     });
     const measured = gaps.filter((g) => !Number.isNaN(g.gap));
     expect(measured.length).toBeGreaterThan(8);
-    // The one: the sustained overload on the tuning seeds, the widest gap, past 5 points there ...
-    expect(measured.filter((g) => g.gap >= 0.05).map((g) => g.name)).toEqual(["sustained-1.3x"]);
+    const met = measured.filter((g) => g.gap <= 0.05).length;
+    const where = met === measured.length ? "every scenario" : `${met} of ${measured.length} scenarios`;
     const widest = measured.reduce((a, b) => (b.gap > a.gap ? b : a));
-    expect(widest.name).toBe("sustained-1.3x");
-    // ... and within 5 points in every scenario of the held-out seeds, the sustained overload's figure quoted.
-    const held = (json.heldOut as HeldOutRun).scenarios.filter((s) => s.headerClients.headerless !== null);
-    for (const s of held) expect(s.headerClients.sdk - (s.headerClients.headerless ?? 0), s.name).toBeLessThan(0.05);
-    const heldSustained = held.find((s) => s.name === "sustained-1.3x")?.headerClients;
     expect(doc).toContain(
-      `the sustained overload (\`docs/evaluation.md\`, "Clients without SDK headers"): ${(100 * widest.gap).toFixed(1)} points on the tuning seeds, past the 5 the issue allows, and ${(100 * ((heldSustained?.sdk ?? 0) - (heldSustained?.headerless ?? 0))).toFixed(1)} on the held-out seeds.`,
+      `Header-less clients are served within 5 points of the SDK clients pooled in ${where} on the tuning seeds; the gap is widest in \`${widest.name}\`, ${(100 * widest.gap).toFixed(1)} points`,
+    );
+    // The sustained overload's gap on both seed sets (the held-out one from the held-out run's own record).
+    const sustained = measured.find((g) => g.name === "sustained-1.3x");
+    const heldSustained = (json.heldOut as HeldOutRun).scenarios.find(
+      (s) => s.name === "sustained-1.3x",
+    )?.headerClients;
+    expect(doc).toContain(
+      `In the sustained overload the gap is ${(100 * (sustained?.gap ?? Number.NaN)).toFixed(1)} points on the tuning seeds and ${(100 * ((heldSustained?.sdk ?? 0) - (heldSustained?.headerless ?? 0))).toFixed(1)} on the held-out seeds (below 0: ahead of the SDK clients).`,
     );
   });
 
@@ -1046,6 +1055,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/evaluation.md")).toContain("**Same ordering as the simulator?**");
   });
 
+  it("backs the README's claim on clients without SDK headers: within 5 points of SDK clients everywhere", () => {
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      "are served within 5 points of SDK clients in every scenario, on the tuning seeds and on the held-out ones",
+    );
+    const tuned = json.scenarios.map((s) => headerClientShares(s, DEFAULT_POLICY_ID));
+    const held = (json.heldOut as HeldOutRun).scenarios.map((s) => ({
+      name: s.name,
+      sdk: s.headerClients.sdk,
+      headerless: s.headerClients.headerless ?? undefined,
+      python: undefined,
+    }));
+    for (const shares of [...tuned, ...held]) expect(headerlessMet(shares), shares.name).not.toBe(false);
+    expect(tuned.filter((h) => h.headerless !== undefined).length).toBeGreaterThan(8);
+  });
+
   it("backs the README's account of where the default loses", () => {
     const readme = read("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
@@ -1246,10 +1270,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const { def, own, heldDef, heldOwn } = besideDefault(id);
     expect(own?.worstCurveGapSumPts).toBeGreaterThan(def?.worstCurveGapSumPts ?? 0);
     expect(heldOwn?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
-    // Its lead on the tuning seeds is burst-10x's: the one scenario whose worst gap moves by a point or more.
+    // Most of its lead on the tuning seeds is burst-10x's: the scenario whose worst gap moves most, by more than
+    // half the summed lead.
     const gap = (v: VariantSummary | undefined, name: string) => v?.perScenario[name]?.worstCurveGap.gapPts ?? 0;
-    const moved = Object.keys(def?.perScenario ?? {}).filter((name) => Math.abs(gap(own, name) - gap(def, name)) >= 1);
-    expect(moved).toEqual(["burst-10x"]);
+    const moves = Object.keys(def?.perScenario ?? {}).map((name) => ({ name, by: gap(own, name) - gap(def, name) }));
+    const most = moves.reduce((a, b) => (b.by > a.by ? b : a));
+    expect(most.name).toBe("burst-10x");
+    expect(most.by).toBeGreaterThan(((own?.worstCurveGapSumPts ?? 0) - (def?.worstCurveGapSumPts ?? 0)) / 2);
     // The twin, replaying the end-to-end runs' arrivals, misses its curve target as the real run missed attempts.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)).toBe(false);
@@ -1420,7 +1447,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
-    expect([...meeting].sort()).toEqual(["best-effort-no-age", "horizon-pack"]);
+    expect([...meeting].sort()).toEqual(["best-effort-no-age", "horizon-pack", "no-delay-target"]);
+    // No delay target: the twin's burst never stands long enough for it; the sustained overload's p50 is about
+    // three times the issue's 5 s on both seed sets.
+    const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
+    for (const set of [tunedById, held]) expect(p50(set.get("no-delay-target"))).toBeGreaterThan(14);
+    // Every other ahead-on-both variant misses a target in the twin, as the prose names them.
+    const named = ["no-burst-fade", "slow-burst-rate", "no-queue-refill", "no-overload-floor", "lowest-overload-floor"];
+    const missing = aheadOnBoth.filter((id) => !meeting.includes(id) && id !== "demoted-headroom-1");
+    expect([...missing].sort()).toEqual([...named, "floor-before-rise", "probe-every-overload"].sort());
     expect(aheadOnBoth).toContain("demoted-headroom-1");
     // The last free slot kept: "by 2.8 points on the tuning seeds" (its own bullet says more).
     const headroomLead =
@@ -1435,7 +1470,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     // The other: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
-    for (const id of meeting.filter((v) => v !== "demoted-headroom-1" && v !== "horizon-pack")) {
+    for (const id of meeting.filter((v) => !["demoted-headroom-1", "horizon-pack", "no-delay-target"].includes(v))) {
       const lead = Math.max(
         (tunedById.get(id)?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts,
         (held.get(id)?.worstCurveGapSumPts ?? 0) - def.held.worstCurveGapSumPts,
@@ -1444,9 +1479,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(lead, id).toBeLessThan(moves);
     }
     expect(tunedById.get("best-effort-no-age")?.met.served).toBeLessThan(def.tuned.met.served);
-    expect(held.get("best-effort-no-age")?.met.served).toBeLessThan(def.held.met.served);
+    expect(held.get("best-effort-no-age")?.met.served).toBe(def.held.met.served);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in fewer scenarios on both sets (its bullet below).",
+      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in one fewer scenario on the tuning seeds and as many on the held-out ones (its bullet below).",
     );
   });
 
@@ -1462,23 +1497,25 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       .concat(["no-demotion", "burst-persistence", "last-chance", "demote-after-30s", "newest-first-order"]);
     for (const id of costlier) expect(held.get(id)?.worstCurveGapSumPts, id).toBeLessThan(def.worstCurveGapSumPts);
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
-    for (const id of ["standing-10s", "target-while-draining", "two-step", "no-overload-floor"])
+    // (The overload floor's bullet quotes its row on both sets and claims nothing of attempts: since the room kept
+    // for clients without SDK headers, its row meets the attempts target in fewer scenarios on the tuning seeds only.)
+    for (const id of ["standing-10s", "standing-20s", "target-while-draining", "two-step"])
       expect(held.get(id)?.met.attempts, id).toBeLessThan(def.met.attempts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "meet the attempts target in fewer scenarios (on the held-out seeds, 20 s in as many).",
+      "meet the attempts target in fewer scenarios (on the held-out seeds too).",
     );
-    expect(held.get("standing-20s")?.met.attempts).toBe(def.met.attempts);
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
-    // Demoting after 30 s: "on the held-out seeds by about a point".
+    // Demoting after 30 s: "on the held-out seeds by about three points".
     const later = def.worstCurveGapSumPts - (held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0);
-    expect(later).toBeGreaterThan(0.5);
-    expect(later).toBeLessThan(1.5);
+    expect(later).toBeGreaterThan(2.5);
+    expect(later).toBeLessThan(3.5);
     for (const id of ["demoted-fifo", "demote-after-30s"])
       expect(held.get(id)?.met.curve, `${id} curve`).toBeLessThanOrEqual(def.met.curve);
     expect(held.get("demote-after-30s")?.met.served).toBeLessThanOrEqual(def.met.served);
-    // Arrival order among the demoted meets the served target in fewer scenarios, on both seed sets.
-    expect(held.get("demoted-fifo")?.met.served).toBeLessThan(def.met.served);
-    expect(json.variants.find((v) => v.id === "demoted-fifo")?.met.served).toBeLessThan(
+    // Arrival order among the demoted meets the served target in no more scenarios, on both seed sets (in fewer
+    // until the room kept for clients without SDK headers; in as many since).
+    expect(held.get("demoted-fifo")?.met.served).toBeLessThanOrEqual(def.met.served);
+    expect(json.variants.find((v) => v.id === "demoted-fifo")?.met.served).toBeLessThanOrEqual(
       json.variants.find((v) => v.id === "default")?.met.served ?? 0,
     );
     // Arrival order among the demoted: the attempts target met in more scenarios, on the held-out seeds too.
@@ -1496,15 +1533,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
       // Within what the default's own sum moves between the seed sets, on both; ahead on both only without a
-      // longer fade, ahead on one set and behind on the other with one ...
+      // longer fade, ahead on one set and behind on the other with the 5 s fade, behind on both with the age ...
       for (const m of [tuned, held]) expect(Math.abs(sum(m, id) - sum(m, "default")), id).toBeLessThan(moves);
       const ahead = [tuned, held].filter((m) => sum(m, id) > sum(m, "default")).length;
-      expect(ahead, id).toBe(id === "floor-before-rise" ? 2 : 1);
+      expect(ahead, id).toBe({ "floor-before-rise": 2, "floor-before-rise-fade-5s": 1 }[id] ?? 0);
       // ... and short of an end-to-end target in the twin, which the default meets.
       expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
     expect(doc).toContain(
-      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; the other two are ahead on one seed set and behind on the other, by as little. Each misses an end-to-end target in the twin that the default meets",
+      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` is ahead on one seed set and behind on the other, and `floor-before-rise-persistence` behind on both, by as little. Each misses an end-to-end target in the twin that the default meets",
     );
     // Which targets: the attempts after a quiet spell without the fade, 15 s from a cold router with it.
     expect(
