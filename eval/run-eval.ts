@@ -274,9 +274,9 @@ function readJsonIfAny<T>(path: string): T | undefined {
 const e2e = readJsonIfAny<E2eResult[]>(join(docs, "evaluation-e2e.json")) ?? [];
 const e2eOpenAi = readJsonIfAny<E2eOpenAiRun>(join(docs, "evaluation-e2e-openai.json"));
 // The headline run made again with the same code on the same seeds (eval/e2e-openai.ts --out), rendered beside it:
-// none yet for run 15 (runs 13 and 14, made again with the default before it, are in docs/benchmarks.md).
-const e2eAgainFile: string | null = null;
-const e2eOpenAiAgain = e2eAgainFile === null ? undefined : readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
+// run 16, run 15's twin (runs 13 and 14, the default before it, are in docs/benchmarks.md).
+const e2eAgainFile = "docs/evaluation-e2e-openai-run16.json";
+const e2eOpenAiAgain = readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
 const json = {
   generatedBy: "npm run eval",
   seedsPerScenario,
@@ -306,7 +306,7 @@ writeFileSync(
     analysis: readFileSync(join(root, "eval/analysis.md"), "utf8"),
     e2e,
     e2eOpenAi,
-    e2eOpenAiAgain: e2eOpenAiAgain && e2eAgainFile !== null ? { run: e2eOpenAiAgain, file: e2eAgainFile } : undefined,
+    e2eOpenAiAgain: e2eOpenAiAgain && { run: e2eOpenAiAgain, file: e2eAgainFile },
     heldOut,
     arrivals,
     figures,
