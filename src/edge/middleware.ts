@@ -202,15 +202,16 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       failed: (carried: CarriedSlots) => waitUntil(slots.putBack(router, carried, routerOf)),
     };
     const clientSignal = c.req.raw.signal;
+    // The SDK headers only say how long a hint the client honours (openai-node: any; others: 60 s), and that it
+    // honours one at all (`booking.sdkClientsLeaveShare`).
+    const identity = {
+      lang: c.req.header("x-stainless-lang"),
+      packageVersion: c.req.header("x-stainless-package-version"),
+    };
     const submit = {
       fingerprint,
-      // The SDK headers only say how long a hint the client honours (openai-node: any; others: 60 s), and that it
-      // honours one at all (`booking.sdkClientsLeaveShare`).
-      clientHorizonS: clientHorizonS({
-        lang: c.req.header("x-stainless-lang"),
-        packageVersion: c.req.header("x-stainless-package-version"),
-      }),
-      sdkClient: announcesSdk({ lang: c.req.header("x-stainless-lang") }),
+      clientHorizonS: clientHorizonS(identity),
+      sdkClient: announcesSdk(identity),
       // `x-stainless-retry-count` is a client's claim: only the legacy `retry_schedule` reads it.
       retry: isRetry(c.req.header("x-stainless-retry-count")),
       ...tenant,
