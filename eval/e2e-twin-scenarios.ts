@@ -105,7 +105,7 @@ export interface E2eRunArrivals {
   headerlessShare: number;
 }
 
-/** The end-to-end run whose arrivals the replaying twins replay (run 11; runs 13 and 14 drew the same seeds). */
+/** The end-to-end run whose arrivals the replaying twins replay (run 11; runs 13 to 16 drew the same seeds). */
 export const E2E_REPLAY_RUN_FILE = "docs/evaluation-e2e-openai-run11.json";
 
 /**

@@ -46,6 +46,11 @@ import { readScenario } from "./scenario-files";
 const root = resolve(import.meta.dirname, "..");
 /** The full end-to-end runs every twin is compared with. */
 const REAL_RUN_FILES = ["docs/evaluation-e2e-openai-run11.json", "docs/evaluation-e2e-openai-run12.json"];
+/**
+ * The end-to-end runs of today's default (runs 15 and 16: the same arrival seeds, and the Worker and router code the
+ * twin runs), against which the replayed twins are fitted again: runs 11 and 12 ran an earlier default.
+ */
+const LATEST_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run16.json"];
 
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 6);
@@ -172,12 +177,17 @@ const saturatedAnswers = coldReplay.seeds.reduce((sum, seed, i) => {
   return sum + trace.requests.filter((r) => inWindow(r.completedAtMs)).length;
 }, 0);
 const realRuns = REAL_RUN_FILES.map(read);
-const fitOf = (twin: { id: string; policies: CurveFigures[] }, arrivals: "own" | "replayed") => ({
+const latestRuns = LATEST_RUN_FILES.map(read);
+const fitOf = (
+  twin: { id: string; policies: CurveFigures[] },
+  arrivals: "own" | "replayed",
+  runs: readonly E2eOpenAiRun[] = realRuns,
+) => ({
   twin: twin.id,
   arrivals,
   ...twinFit(
     twin.policies.filter((p) => E2E_POLICY_IDS.includes(p.id)),
-    realRuns,
+    runs,
   ),
 });
 const replay = {
@@ -195,6 +205,13 @@ const replay = {
     ledger: chainRun.metrics.ledger,
   },
   fit: [...results.map((t) => fitOf(t, "own")), ...replayed.map((t) => fitOf(t, "replayed"))],
+  latestRuns: LATEST_RUN_FILES,
+  latestFit: replayed.map((t) => fitOf(t, "replayed", latestRuns)),
+  // The yardstick: how far the first of those runs is from the second, the same code on the same seeds.
+  latestRunsApart: twinFit(
+    (latestRuns[0] as E2eOpenAiRun).policies.filter((p) => E2E_POLICY_IDS.includes(p.id)),
+    latestRuns.slice(1),
+  ),
   saturated: { windowS: E2E_SATURATED_WINDOW_S, twinRps: saturatedAnswers / ((toS - fromS) * schedules.length) },
 };
 const out = {
@@ -219,8 +236,13 @@ for (const t of results) {
     );
   }
 }
-for (const f of replay.fit)
-  console.log(
-    `${f.twin}, ${f.arrivals} arrivals: ${f.curveAbsErrPts.toFixed(1)} points from the real runs (summed over the policies at 5 to 60 s; bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
-  );
+for (const [fits, runs] of [
+  [replay.fit, "runs 11 and 12"],
+  [replay.latestFit, "runs 15 and 16"],
+] as const)
+  for (const f of fits)
+    console.log(
+      `${f.twin}, ${f.arrivals} arrivals: ${f.curveAbsErrPts.toFixed(1)} points from ${runs} (summed over the policies at 5 to 60 s; bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
+    );
+console.log(`run 15 from run 16: ${replay.latestRunsApart.curveAbsErrPts.toFixed(1)} points`);
 console.log("\nwrote docs/e2e-twin.json");

@@ -698,6 +698,11 @@ export interface E2eTwinRun {
       ledger?: LedgerMetrics;
     };
     fit: (TwinFit & { twin: string; arrivals: "own" | "replayed" })[];
+    /** The replayed twins against the runs of today's default (`latestRuns`); files before it was recorded lack it. */
+    latestRuns?: readonly string[];
+    latestFit?: (TwinFit & { twin: string; arrivals: "replayed" })[];
+    /** The first of `latestRuns` fitted to the second: how far two real runs of the same code are apart. */
+    latestRunsApart?: TwinFit;
     saturated: { windowS: readonly [number, number]; twinRps: number };
   };
 }

@@ -27,6 +27,7 @@ import { pairwiseRows, pairwiseSection } from "../../../src/sim/report-pairwise"
 import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
 import { E2E_TWINS, meetsTwinTargets, targetTwins, twinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
+import type { TwinFit } from "../../../src/sim/twin-fit";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary, variantsAhead } from "../../../src/sim/variants";
 
 const root = resolve(import.meta.dirname, "../../..");
@@ -468,6 +469,37 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `it closes ${closedBroken}% of the gap in broken promises, ${closedRefusals}% in refusals and ${closedAttempts}% in attempts.`,
     );
+  });
+
+  it("backs docs/benchmarks.md's replayed twin against runs 15 and 16: today's code fitted to today's runs", () => {
+    const flat = read("docs/benchmarks.md").replace(/\s+/g, " ");
+    const replay = (JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun).replay;
+    if (!replay?.latestFit || !replay.latestRunsApart)
+      throw new Error("docs/e2e-twin.json has no fit to runs 15 and 16");
+    expect(replay.latestRuns).toEqual([RUN_15, RUN_16]);
+    const replayedFit = (fits: readonly (TwinFit & { twin: string; arrivals: string })[], id: string): TwinFit => {
+      const f = fits.find((x) => x.twin === id && x.arrivals === "replayed");
+      if (!f) throw new Error(`no replayed fit for ${id}`);
+      return f;
+    };
+    const latestFit = replay.latestFit;
+    const latest = (id: string) => replayedFit(latestFit, id);
+    const earlier = (id: string) => replayedFit(replay.fit, id);
+    const [cold, quiet] = [latest("cold"), latest("after-quiet")];
+    const apart = replay.latestRunsApart;
+    const signed = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
+    expect(flat).toContain(
+      `the replayed twins are ${cold.curveAbsErrPts.toFixed(1)} points from the mean of runs 15 and 16 from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signed(cold.attemptsBias)} and ${signed(quiet.attemptsBias)} attempts per offered request; run 15 is ${apart.curveAbsErrPts.toFixed(1)} points from run 16`,
+    );
+    // "From a cold router ... further from today's runs than from runs 11 and 12 (6.6 points), after a quiet spell nearer (13.4)".
+    expect(cold.curveAbsErrPts).toBeGreaterThan(earlier("cold").curveAbsErrPts);
+    expect(quiet.curveAbsErrPts).toBeLessThan(earlier("after-quiet").curveAbsErrPts);
+    expect(flat).toContain(
+      `further from today's runs than from runs 11 and 12 (${earlier("cold").curveAbsErrPts.toFixed(1)} points), after a quiet spell nearer (${earlier("after-quiet").curveAbsErrPts.toFixed(1)})`,
+    );
+    // "both times further from their mean than one real run is from the other, and after a quiet spell it still serves more".
+    expect(Math.min(cold.curveAbsErrPts, quiet.curveAbsErrPts)).toBeGreaterThan(apart.curveAbsErrPts);
+    expect(quiet.curveBiasPts).toBeGreaterThan(0);
   });
 
   it("backs docs/benchmarks.md's replayed twin: the runs' own arrivals bring the twin to the real figures", () => {
