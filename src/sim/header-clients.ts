@@ -54,3 +54,18 @@ export function headerlessMet(shares: HeaderClientShares): boolean | undefined {
   if (shares.headerless === undefined) return undefined;
   return shares.sdk - shares.headerless <= HEADERLESS_GAP_TARGET + 1e-12;
 }
+
+/**
+ * How many of `shares`' scenarios keep header-less clients within issue 15's 5 points of SDK clients, of those where
+ * header-less clients ran (the count both reports quote).
+ *
+ * @example
+ * ```ts
+ * const mix = (name: string, headerless: number | undefined) => ({ name, sdk: 0.9, headerless, python: undefined });
+ * headerlessWithin([mix("x", 0.88), mix("y", 0.8), mix("legacy", undefined)]); // { met: 1, of: 2 }
+ * ```
+ */
+export function headerlessWithin(shares: readonly HeaderClientShares[]): { met: number; of: number } {
+  const ran = shares.filter((h) => h.headerless !== undefined);
+  return { met: ran.filter((h) => headerlessMet(h) === true).length, of: ran.length };
+}

@@ -1,6 +1,18 @@
+import type { z } from "zod";
 import type { CapacityBookingOptions } from "../core/capacity-booking";
 import type { RetryAfterPolicyName } from "../core/retry-after";
+import type { routerSettingsShape } from "../core/router-schema";
 import type { HintScheduleTable } from "./hint-schedule";
+
+/**
+ * The admission block of a deployment's settings (`booking`), every field optional, as the schema takes it in.
+ *
+ * @example
+ * ```ts
+ * const booking: BookingSettings = { demoteAfterS: 10, demotedOrder: "arrival" };
+ * ```
+ */
+export type BookingSettings = NonNullable<z.input<typeof routerSettingsShape.booking>>;
 
 /** One Retry-After configuration compared in the evaluation. Every client meets every policy (the scenario's mix). */
 export interface PolicySpec {
@@ -10,23 +22,11 @@ export interface PolicySpec {
   retryAfterPolicy: RetryAfterPolicyName;
   /** The static value (the policy `static`, or the computed policies' fallback rung). */
   retryAfterS?: number;
-  /** `booked_capacity`'s admission block, when not the config's default (tuning runs). */
-  booking?: {
-    queueDelayTargetS?: number | null;
-    maxHeldRoomShare?: number;
-    standingIntervalS?: number;
-    drainingOfferedShare?: number | null;
-    lastChanceAfterRefusals?: number;
-    demoteAfterS?: number | null;
-    demotedOrder?: "newest_first" | "arrival" | "next_horizon";
-    demotedServiceS?: number | null;
-    demotedHeadroomSlots?: number;
-    freshOrder?: "arrival" | "next_horizon";
-    demotedShare?: number;
-    freshNewestShare?: number;
-    freshNewestWhen?: "always" | "standing";
-    sdkClientsLeaveShare?: number;
-  };
+  /**
+   * `booked_capacity`'s admission block, when not the config's default (tuning runs): a deployment's `booking`
+   * settings as its schema accepts them, so a new setting is a variant's as soon as the router has it.
+   */
+  booking?: BookingSettings;
   /** `booked_capacity`'s ledger tunables, when not the defaults (variants of the default). */
   ledger?: Partial<CapacityBookingOptions>;
   /**

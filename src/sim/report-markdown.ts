@@ -3,7 +3,7 @@ import type { ArrivalCurves } from "./arrival-bins";
 import type { ScenarioCurveBound } from "./curve-bound";
 import { checkE2eTargets, type E2eFigures } from "./e2e-targets";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
-import { type HeaderClientShares, headerClientShares, headerlessMet } from "./header-clients";
+import { type HeaderClientShares, headerClientShares, headerlessWithin } from "./header-clients";
 import { type HeldOutRun, metCounts } from "./held-out";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics, MEAN_WAIT_CAP_S } from "./metrics";
 import type { OracleResult } from "./oracle";
@@ -379,12 +379,13 @@ export function sweepTargetsLine(points: readonly SweepPoint[], defaultPolicy: s
  * ```
  */
 export function headerClientsLine(shares: readonly HeaderClientShares[]): string {
-  const withHeaderless = shares.filter((h) => h.headerless !== undefined);
-  const met = withHeaderless.filter((h) => headerlessMet(h)).length;
-  const each = withHeaderless.map(
-    (h) => `${h.name} ${pct(h.headerless)} vs ${pct(h.sdk)}${h.python === undefined ? "" : ` (${pct(h.python)})`}`,
-  );
-  return `${each.join("; ")}; within 5 points in ${met} of ${withHeaderless.length} scenarios`;
+  const each = shares
+    .filter((h) => h.headerless !== undefined)
+    .map(
+      (h) => `${h.name} ${pct(h.headerless)} vs ${pct(h.sdk)}${h.python === undefined ? "" : ` (${pct(h.python)})`}`,
+    );
+  const { met, of } = headerlessWithin(shares);
+  return `${each.join("; ")}; within 5 points in ${met} of ${of} scenarios`;
 }
 
 /** The end-to-end section's table. */

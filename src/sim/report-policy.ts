@@ -3,7 +3,7 @@ import { DEFAULT_YIELD_SERVICE_S, type YieldOrder } from "../core/fair-queue";
 import { type BookingAdmission, DEFAULT_BOOKING_ADMISSION } from "../core/router-core";
 import { DRAINING_WINDOW_S } from "../core/standing-queue";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
-import { headerClientShares, headerlessMet } from "./header-clients";
+import { headerClientShares, headerlessWithin } from "./header-clients";
 import type { HeldOutScenario } from "./held-out";
 import type { HeldSeedsRun } from "./held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "./metrics";
@@ -364,14 +364,14 @@ function headerlessGapPts(results: readonly ScenarioResult[], defaultPolicy: str
  * the scenario where they are furthest behind.
  */
 function headerlessWithinNote(results: readonly ScenarioResult[], defaultPolicy: string): string {
-  const shares = results
-    .map((r) => headerClientShares(r, defaultPolicy))
+  const all = results.map((r) => headerClientShares(r, defaultPolicy));
+  const gaps = all
     .filter((h) => h.headerless !== undefined)
-    .map((h) => ({ name: h.name, gap: 100 * (h.sdk - (h.headerless ?? h.sdk)), met: headerlessMet(h) === true }));
-  if (shares.length === 0) return "(not run)";
-  const met = shares.filter((h) => h.met).length;
-  const widest = shares.reduce((a, b) => (b.gap > a.gap ? b : a));
-  const where = met === shares.length ? "every scenario" : `${met} of ${shares.length} scenarios`;
+    .map((h) => ({ name: h.name, gap: 100 * (h.sdk - (h.headerless ?? h.sdk)) }));
+  if (gaps.length === 0) return "(not run)";
+  const { met, of } = headerlessWithin(all);
+  const widest = gaps.reduce((a, b) => (b.gap > a.gap ? b : a));
+  const where = met === of ? "every scenario" : `${met} of ${of} scenarios`;
   return `${where} on the tuning seeds; the gap is widest in \`${widest.name}\`, ${widest.gap.toFixed(1)} points`;
 }
 

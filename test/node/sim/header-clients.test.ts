@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { headerlessMet } from "../../../src/sim/header-clients";
+import { headerlessMet, headerlessWithin } from "../../../src/sim/header-clients";
 import { headerClientsLine } from "../../../src/sim/report-markdown";
 
 describe("header-less clients against SDK clients (issue 15: within 5 points)", () => {
@@ -17,5 +17,15 @@ describe("header-less clients against SDK clients (issue 15: within 5 points)", 
       { name: "legacy", sdk: 0.95, headerless: undefined, python: undefined },
     ]);
     expect(line).toBe("a 84.8% vs 90.2% (87.5%); b 88.0% vs 90.0%; within 5 points in 1 of 2 scenarios");
+  });
+
+  it("counts the scenarios within 5 points among those where header-less clients ran", () => {
+    const shares = [
+      { name: "a", sdk: 0.902, headerless: 0.848, python: 0.875 },
+      { name: "b", sdk: 0.9, headerless: 0.85, python: undefined },
+      { name: "legacy", sdk: 1, headerless: undefined, python: undefined },
+    ];
+    expect(headerlessWithin(shares)).toEqual({ met: 1, of: 2 });
+    expect(headerlessWithin([])).toEqual({ met: 0, of: 0 });
   });
 });
