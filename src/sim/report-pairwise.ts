@@ -83,9 +83,17 @@ export function pairwiseSection(results: readonly ScenarioResult[], defaultPolic
   const staticLine =
     beaten.length === statics.length
       ? "it stays within 2 points of every static Retry-After at every horizon, with no more attempts per offered request, in every scenario"
-      : `of the static Retry-Afters (${statics.map((r) => r.policy).join(", ")}), it stays within 2 points at every horizon, with no more attempts per offered request, in every scenario of ${beaten.length === 0 ? "none" : beaten.map((r) => r.policy).join(", ")}`;
+      : `of the static Retry-Afters (${statics.map((r) => r.policy).join(", ")}), it stays within 2 points ${beaten.length === 0 ? "of none" : `of ${beaten.map((r) => r.policy).join(", ")} only`} at every horizon, with no more attempts per offered request, in every scenario${furthestBehind(statics)}`;
   return [
     `**Against each policy alone.** The curve target holds the default to the best other policy at each horizon, a different one at each if need be. The mission asks a plainer question of the computed hint: does it beat each constant? Here the default (\`${defaultPolicy}\`) is held to each other policy alone, over the ${rows[0]?.scenarios ?? 0} scenarios above (tuning seeds): ${staticLine}.\n`,
     lines.join("\n"),
   ].join("\n");
+}
+
+/** Where the default falls furthest behind any of `rows`' policies: "; furthest behind static-5, -3.0 points (a, 30 s)". */
+function furthestBehind(rows: readonly PairwiseRow[]): string {
+  const behind = rows.filter((r) => r.worst.gap < 0);
+  if (behind.length === 0) return "";
+  const worst = behind.reduce((a, b) => (b.worst.gap < a.worst.gap ? b : a));
+  return `; furthest behind ${worst.policy}, ${pts(worst.worst.gap)} points (${worst.worst.scenario}, ${worst.worst.horizonS} s)`;
 }
