@@ -17,7 +17,8 @@
  *
  * Flags: --policies a,b (default: booked_capacity, router_queue_drain_rate, retry_schedule, static-30),
  * --clients N (client processes, default 4), --seeds K (K arrival seeds per policy, 2026, 2027, ..., pooled;
- * default 1), --log (rejection records and wrangler output to stdout), --out <path>.
+ * default 1), --first-seed S (the seeds start at S instead of 2026: arrivals no earlier run saw), --log
+ * (rejection records and wrangler output to stdout), --out <path>.
  * Each policy's record holds its pooled figures and, under `perSeed`, each seed's own.
  */
 
@@ -55,12 +56,13 @@ function sourceCommit(): string {
 }
 const commit = sourceCommit();
 const { values } = commandLine(
-  "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--log] [--out <path>]",
+  "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--first-seed <n>] [--log] [--out <path>]",
   {
     options: {
       policies: { type: "string" },
       clients: { type: "string" },
       seeds: { type: "string" },
+      "first-seed": { type: "string" },
       log: { type: "boolean" },
       out: { type: "string" },
     },
@@ -73,8 +75,12 @@ const policyIds = values.policies?.split(",") ?? [
   "static-30",
 ];
 const CLIENT_PROCESSES = positiveIntFlag("clients", values.clients, 4);
-/** Seeds 2026, 2027, ...: 2026 alone gives the arrivals of every run made before --seeds existed. */
-const SEEDS = Array.from({ length: positiveIntFlag("seeds", values.seeds, 1) }, (_, i) => 2026 + i);
+/**
+ * Seeds 2026, 2027, ...: 2026 alone gives the arrivals of every run made before --seeds existed. --first-seed moves
+ * them to arrivals no earlier run (nor the simulator's replaying twin) was tuned on.
+ */
+const FIRST_SEED = positiveIntFlag("first-seed", values["first-seed"], 2026);
+const SEEDS = Array.from({ length: positiveIntFlag("seeds", values.seeds, 1) }, (_, i) => FIRST_SEED + i);
 
 const REPLICAS = 3;
 const MAX_ONGOING = 4;
