@@ -19,7 +19,7 @@
  *
  * Flags: --seeds <n> (default 6: the scenario's seed and the next ones; the replaying twins use the run's seeds).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { measureCapacity } from "../src/sim/capacity";
@@ -51,6 +51,8 @@ const REAL_RUN_FILES = ["docs/evaluation-e2e-openai-run11.json", "docs/evaluatio
  * twin runs), against which the replayed twins are fitted again: runs 11 and 12 ran an earlier default.
  */
 const LATEST_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run16.json"];
+/** An end-to-end run on arrival seeds no earlier run used (`--first-seed`), when there is one. */
+const HELD_RUN_FILE = "docs/evaluation-e2e-openai-held.json";
 
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 6);
@@ -190,6 +192,17 @@ const fitOf = (
     runs,
   ),
 });
+// The replayed twins on the held-out run's arrivals, the end-to-end policies only, fitted to that run: how well the
+// twin predicts a run on arrivals no earlier run used.
+const heldRun = existsSync(join(root, HELD_RUN_FILE)) ? read(HELD_RUN_FILE) : undefined;
+const heldTwins = heldRun
+  ? e2eReplayTwins(demo, heldRun, capacityRps).map((t) => ({
+      id: t.id,
+      policies: e2ePolicies.map((policy) =>
+        figuresOf(policy, evaluatePolicy(t.scenario, t.seeds, capacityRps, policy, t.workloads)),
+      ),
+    }))
+  : undefined;
 const replay = {
   runFile: E2E_REPLAY_RUN_FILE,
   runSeeds: replayRun.seeds,
@@ -213,6 +226,15 @@ const replay = {
     latestRuns.slice(1),
   ),
   saturated: { windowS: E2E_SATURATED_WINDOW_S, twinRps: saturatedAnswers / ((toS - fromS) * schedules.length) },
+  held:
+    heldRun && heldTwins
+      ? {
+          runFile: HELD_RUN_FILE,
+          runSeeds: heldRun.seeds,
+          twins: heldTwins,
+          fit: heldTwins.map((t) => fitOf(t, "replayed", [heldRun])),
+        }
+      : undefined,
 };
 const out = {
   generatedBy: "npm run eval:e2e-twin",
@@ -245,4 +267,8 @@ for (const [fits, runs] of [
       `${f.twin}, ${f.arrivals} arrivals: ${f.curveAbsErrPts.toFixed(1)} points from ${runs} (summed over the policies at 5 to 60 s; bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
     );
 console.log(`run 15 from run 16: ${replay.latestRunsApart.curveAbsErrPts.toFixed(1)} points`);
+for (const f of replay.held?.fit ?? [])
+  console.log(
+    `${f.twin}, replaying ${HELD_RUN_FILE}: ${f.curveAbsErrPts.toFixed(1)} points from it (bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
+  );
 console.log("\nwrote docs/e2e-twin.json");

@@ -703,6 +703,16 @@ export interface E2eTwinRun {
     latestFit?: (TwinFit & { twin: string; arrivals: "replayed" })[];
     /** The first of `latestRuns` fitted to the second: how far two real runs of the same code are apart. */
     latestRunsApart?: TwinFit;
+    /**
+     * The replayed twins on the arrivals of an end-to-end run on seeds no earlier run used (`runFile`, made with
+     * `--first-seed`), the end-to-end policies only, and how far each is from that run; absent without such a run.
+     */
+    held?: {
+      runFile: string;
+      runSeeds: readonly number[];
+      twins: E2eTwinFigures[];
+      fit: (TwinFit & { twin: string; arrivals: "replayed" })[];
+    };
     saturated: { windowS: readonly [number, number]; twinRps: number };
   };
 }
