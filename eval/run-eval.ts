@@ -277,6 +277,9 @@ const e2eOpenAi = readJsonIfAny<E2eOpenAiRun>(join(docs, "evaluation-e2e-openai.
 // run 16, run 15's twin (runs 13 and 14, the default before it, are in docs/benchmarks.md).
 const e2eAgainFile = "docs/evaluation-e2e-openai-run16.json";
 const e2eOpenAiAgain = readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
+// Every policy on arrival seeds no earlier run used (eval/e2e-openai.ts --first-seed 3026), rendered after them.
+const e2eHeldFile = "docs/evaluation-e2e-openai-held.json";
+const e2eOpenAiHeld = readJsonIfAny<E2eOpenAiRun>(join(root, e2eHeldFile));
 const json = {
   generatedBy: "npm run eval",
   seedsPerScenario,
@@ -290,6 +293,7 @@ const json = {
   e2e,
   e2eOpenAi: e2eOpenAi ?? null,
   e2eOpenAiAgain: e2eOpenAiAgain ?? null,
+  e2eOpenAiHeld: e2eOpenAiHeld ?? null,
   heldOut: heldOut ?? null,
   arrivals: arrivals ?? null,
 };
@@ -307,6 +311,7 @@ writeFileSync(
     e2e,
     e2eOpenAi,
     e2eOpenAiAgain: e2eOpenAiAgain && { run: e2eOpenAiAgain, file: e2eAgainFile },
+    e2eOpenAiHeld: e2eOpenAiHeld && { run: e2eOpenAiHeld, file: e2eHeldFile },
     heldOut,
     arrivals,
     figures,

@@ -84,7 +84,54 @@ export function e2eRepeatSection(
       `Issue 15's end-to-end targets for the default on this run alone: ${e2eTargetsLine(alone, again.policies)}. Pooled over both runs (${requests} requests per policy): ${e2eTargetsLine(both, again.policies)}.\n`,
     );
   }
-  const seeds = seedsOf(again).filter((s) => s.policies.some((p) => p.id === defaultPolicy));
+  out.push(...seedBySeed(again, defaultPolicy));
+  return out.join("\n");
+}
+
+/**
+ * An end-to-end run on arrival seeds no earlier run used (`--first-seed`), beside the headline run: its figures, the
+ * targets on it alone and pooled with the headline run (twice the seeds), and each seed's own.
+ *
+ * @example
+ * ```ts
+ * e2eHeldSection(run15, held, "booked_capacity", "docs/evaluation-e2e-openai-held.json");
+ * ```
+ */
+export function e2eHeldSection(
+  headline: E2eOpenAiRun,
+  held: E2eOpenAiRun,
+  defaultPolicy: string,
+  heldFile: string,
+): string {
+  const out: string[] = [];
+  const seeds = held.seeds ?? [];
+  out.push(
+    `\`${held.generatedBy}\` (\`${heldFile}\`${held.commit ? `, commit \`${held.commit}\`` : ""}) ran every policy on ${seeds.length} other seeds (${seeds.join(", ")}), whose arrivals no earlier run, nor the simulator's twin that guards the variants, used.\n`,
+    `| policy | served | ${horizons.map((h) => `<= ${h} s`).join(" | ")} | attempts per offered |`,
+    `| --- | --- | ${horizons.map(() => "---").join(" | ")} | --- |`,
+    ...held.policies.map(
+      (p) =>
+        `| ${p.id} | ${pct(p.servedFraction)} | ${horizons.map((h) => pct(p.servedWithinS[String(h)])).join(" | ")} | ${num(p.attemptsPerOffered, 3)} |`,
+    ),
+    "",
+  );
+  const alone = checkE2eTargets(held.policies, defaultPolicy);
+  const pooled = poolE2eFigures([headline.policies, held.policies]);
+  const both = checkE2eTargets(pooled, defaultPolicy);
+  if (alone && both) {
+    const requests = pooled.find((p) => p.id === defaultPolicy)?.requests ?? 0;
+    out.push(
+      `Issue 15's end-to-end targets for the default on these seeds: ${e2eTargetsLine(alone, held.policies)}. Pooled with the headline run (${requests} requests per policy): ${e2eTargetsLine(both, held.policies)}.\n`,
+    );
+  }
+  out.push(...seedBySeed(held, defaultPolicy));
+  return out.join("\n");
+}
+
+/** The default seed by seed in `run`, with its targets against the other policies on the same seed; none without `perSeed`. */
+function seedBySeed(run: E2eOpenAiRun, defaultPolicy: string): string[] {
+  const out: string[] = [];
+  const seeds = seedsOf(run).filter((s) => s.policies.some((p) => p.id === defaultPolicy));
   const checks = seeds.flatMap((s) => {
     const check = checkE2eTargets(s.policies, defaultPolicy);
     const def = s.policies.find((p) => p.id === defaultPolicy);
@@ -108,5 +155,5 @@ export function e2eRepeatSection(
       `Seed by seed the default's attempts per offered request run from ${num(Math.min(...attempts), 3)} to ${num(Math.max(...attempts), 3)} (at most 1.5 in ${count("attempts")} of ${checks.length} seeds) and its worst curve gap from ${pts(Math.min(...gaps))} to ${pts(Math.max(...gaps))} points (within 2 points in ${count("curve")} of ${checks.length}); it serves at least 99% in ${count("served")} of ${checks.length}.\n`,
     );
   }
-  return out.join("\n");
+  return out;
 }

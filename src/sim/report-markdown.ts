@@ -9,7 +9,7 @@ import { COMPLETION_HORIZONS_S, type LedgerMetrics, MEAN_WAIT_CAP_S } from "./me
 import type { OracleResult } from "./oracle";
 import { STATIC_POLICY_IDS } from "./policies";
 import { arrivalsSection } from "./report-arrivals";
-import { e2eRepeatSection, e2eTargetsLine } from "./report-e2e-repeat";
+import { e2eHeldSection, e2eRepeatSection, e2eTargetsLine } from "./report-e2e-repeat";
 import { envelopeSection } from "./report-envelope";
 import { num, pct, pts, yes } from "./report-format";
 import { pairwiseSection } from "./report-pairwise";
@@ -548,6 +548,8 @@ export function renderReport(input: {
   e2eOpenAi?: E2eOpenAiRun | undefined;
   /** The same end-to-end run made again, and the file it is in. */
   e2eOpenAiAgain?: { run: E2eOpenAiRun; file: string } | undefined;
+  /** The end-to-end run on arrival seeds no earlier run used, and the file it is in. */
+  e2eOpenAiHeld?: { run: E2eOpenAiRun; file: string } | undefined;
   heldOut?: HeldOutRun | undefined;
   /** One scenario's requests by first arrival (src/sim/arrival-bins.ts); absent: no such section. */
   arrivals?: ArrivalCurves | undefined;
@@ -626,6 +628,12 @@ export function renderReport(input: {
       out.push(
         "### The same run again, seed by seed\n",
         e2eRepeatSection(run, again.run, input.defaultPolicy, again.file),
+      );
+    const held = input.e2eOpenAiHeld;
+    if (held)
+      out.push(
+        "### On arrival seeds no earlier run used\n",
+        e2eHeldSection(run, held.run, input.defaultPolicy, held.file),
       );
   }
   out.push("## Earlier end-to-end runs (wrangler dev + engine servers + bench client)\n");

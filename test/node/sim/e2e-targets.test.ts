@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkE2eTargets, type E2eFigures, poolE2eFigures } from "../../../src/sim/e2e-targets";
-import { e2eRepeatSection, seedsOf } from "../../../src/sim/report-e2e-repeat";
+import { e2eHeldSection, e2eRepeatSection, seedsOf } from "../../../src/sim/report-e2e-repeat";
 import type { E2eOpenAiPolicy, E2eOpenAiRun } from "../../../src/sim/report-markdown";
 import { e2ePolicy, e2eRun } from "../../support/e2e-run";
 
@@ -124,5 +124,24 @@ describe("e2eRepeatSection", () => {
     expect(same).toContain("made the run above again, with the code of commit `aaa`: the same 2 seeds");
     const other = e2eRepeatSection(withCommit(first, "aaa"), withCommit(again, "bbb"), "booked_capacity", "f.json");
     expect(other).toContain("with the code of commit `bbb` (the run above: `aaa`): the same 2 seeds");
+  });
+
+  it("prints a run on other seeds alone, its targets alone and pooled with the headline run, and seed by seed", () => {
+    const held = { ...again, seeds: [7, 8], generatedBy: "npx tsx eval/e2e-openai.ts --seeds 2 --first-seed 7" };
+    const withSeeds = {
+      ...held,
+      policies: held.policies.map((p) => ({
+        ...p,
+        perSeed: p.perSeed?.map((s, i) => ({ ...s, seed: [7, 8][i] as number })),
+      })),
+    };
+    const text = e2eHeldSection(first, withSeeds, "booked_capacity", "docs/held.json");
+    expect(text).toContain("(`docs/held.json`) ran every policy on 2 other seeds (7, 8)");
+    expect(text).toContain("| booked_capacity | 100.0% | 50.0% | 60.0% | 80.0% | 100.0% | 1.500 |");
+    expect(text).toContain("on these seeds: served >= 99%: met (100.0%)");
+    expect(text).toContain("Pooled with the headline run (400 requests per policy)");
+    expect(text).toContain("attempts per offered <= 1.5: **missed** (1.510)");
+    expect(text).toContain("| 8 | 100 | 100.0% | 50.0% | 55.0% |");
+    expect(text).toContain("(at most 1.5 in 1 of 2 seeds)");
   });
 });

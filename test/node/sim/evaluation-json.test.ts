@@ -55,6 +55,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   e2e: E2eResult[];
   e2eOpenAi: E2eOpenAiRun | null;
   e2eOpenAiAgain: E2eOpenAiRun | null;
+  e2eOpenAiHeld: E2eOpenAiRun | null;
   heldOut: HeldOutRun | null;
   arrivals: ArrivalCurves | null;
 };
@@ -1808,6 +1809,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       e2e: json.e2e,
       e2eOpenAi: json.e2eOpenAi ?? undefined,
       e2eOpenAiAgain: json.e2eOpenAiAgain ? { run: json.e2eOpenAiAgain, file: RUN_16 } : undefined,
+      e2eOpenAiHeld: json.e2eOpenAiHeld ? { run: json.e2eOpenAiHeld, file: RUN_HELD } : undefined,
       heldOut: json.heldOut ?? undefined,
       arrivals: json.arrivals ?? undefined,
       figures,
@@ -1817,6 +1819,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.e2eOpenAi).toEqual(JSON.parse(read(RUN_15)));
     // Its repeat is run 16 (runs 13 and 14 ran the default before it).
     expect(json.e2eOpenAiAgain).toEqual(JSON.parse(read(RUN_16)));
+    expect(json.e2eOpenAiHeld).toEqual(JSON.parse(read(RUN_HELD)));
     const policyDoc = renderPolicyDoc({
       template: read("eval/retry-policy.md"),
       results: json.scenarios,
