@@ -92,6 +92,7 @@ const TWIN_VARIANT_IDS = [
   "horizon-pack",
   "no-delay-target",
   "probe-every-overload",
+  "probe-beyond-30s",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -176,6 +176,15 @@ export interface CapacityBookingOptions {
   horizonPackS: number;
   /** Horizon packing: seconds from a promised retry's instant to its answer that a horizon allows for. */
   packServiceS: number;
+  /**
+   * A probe instead of a far promise: a request refused for the first time whose earliest second with room would
+   * answer it more than this many seconds after the refusal (`packServiceS` counted) is told to come back uniformly
+   * in [probeS / 2, probeS], promised nothing, instead of being booked there: it tries for the 30 s horizon that the
+   * booking would miss, and is booked on its next refusal. 0 (the default): off. Measured and not kept (variant
+   * `probe-beyond-30s`, docs/retry-policy.md): nearer the curve target at 30 and 60 s in `waves`, at the cost of
+   * more attempts than static 30 s in most scenarios and of requests whose last retry it spends.
+   */
+  probeBeyondS: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -215,6 +224,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   shedBreaksPromise: true,
   horizonPackS: 0,
   packServiceS: 5,
+  probeBeyondS: 0,
 };
 
 /**
@@ -556,6 +566,17 @@ export class CapacityBooking {
     const earliest = this.firstSecondWithRoom(first, last, capacityAt);
     const within =
       earliest === undefined ? undefined : this.packed(earliest, last, capacityAt, refusal.firstRefusedAtMs ?? nowMs);
+    // A far promise's request tries once for a nearer horizon first (probeBeyondS; off by default).
+    if (
+      within !== undefined &&
+      this.options.probeBeyondS > 0 &&
+      refusal.first &&
+      within + this.options.packServiceS - nowS > this.options.probeBeyondS
+    )
+      return {
+        delayS: Math.max(1, Math.min(horizon, this.options.probeS * (0.5 + 0.5 * random()))),
+        promised: false,
+      };
     if (within !== undefined) {
       const start = Math.max(within, nowS + 1);
       const end = Math.min(within + 1, nowS + horizon);

@@ -108,6 +108,14 @@ export interface FairQueueOptions {
    * stands). Absent: always.
    */
   newestWhile?: () => boolean;
+  /**
+   * Entries that yield go before the others while every waiting entry that does not has waited less than this, ms,
+   * and `yieldFirstWhile` says so: the entries that do not yield lend the wait they can spare to those that do.
+   * Absent: entries that yield go only when nothing else waits (or on `yieldShare`'s turns).
+   */
+  yieldFirstUnderMs?: number;
+  /** When `yieldFirstUnderMs` applies (the router passes "while the queue does not stand"). Absent: always. */
+  yieldFirstWhile?: () => boolean;
 }
 
 /**
@@ -213,6 +221,8 @@ export class FairQueue {
   /** `newestShare`'s credit: grows by the share at each dispatch from a tenant with two or more waiting; at 1 the newest goes. */
   private newestCredit = 0;
   private readonly newestWhile: () => boolean;
+  private readonly yieldFirstUnderMs: number | undefined;
+  private readonly yieldFirstWhile: () => boolean;
   /** `newestShare`: the latest a newest entry may start after its arrival and still be answered within 5 s, ms. */
   private readonly newestStartByMs: number;
   /** Every waiting entry in arrival order (for expiry, which sheds the oldest first). */
@@ -247,6 +257,8 @@ export class FairQueue {
     this.yieldShare = options.yieldShare ?? 0;
     this.newestShare = options.newestShare ?? 0;
     this.newestWhile = options.newestWhile ?? (() => true);
+    this.yieldFirstUnderMs = options.yieldFirstUnderMs;
+    this.yieldFirstWhile = options.yieldFirstWhile ?? (() => true);
     this.newestStartByMs =
       1000 * ((COMPLETION_HORIZONS_FOR_ORDER[0] as number) - (options.yieldServiceS ?? DEFAULT_YIELD_SERVICE_S));
   }
@@ -337,7 +349,8 @@ export class FairQueue {
   peek(eligible?: (tenant: string) => boolean): FairEntry | undefined {
     if (eligible) return this.nextEligible(eligible)?.entry;
     // `next_horizon` orders by deadlines that time alone passes: no dispatch is remembered from an earlier instant.
-    if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
+    if ((this.horizonServiceMs !== undefined || this.yieldFirstUnderMs !== undefined) && this.yielding > 0)
+      this.next = undefined;
     if (this.freshServiceMs !== undefined) this.next = undefined;
     // While the newest takes turns, the answer holds for this instant only: not cached for a later one.
     if (this.newestTurns()) {
@@ -350,7 +363,8 @@ export class FairQueue {
 
   /** Takes the next request in fair order (with `eligible`: as `peek(eligible)` names it) and advances its class's virtual time. */
   dispatch(eligible?: (tenant: string) => boolean): FairEntry | undefined {
-    if (this.horizonServiceMs !== undefined && this.yielding > 0) this.next = undefined;
+    if ((this.horizonServiceMs !== undefined || this.yieldFirstUnderMs !== undefined) && this.yielding > 0)
+      this.next = undefined;
     if (this.freshServiceMs !== undefined || this.newestTurns()) this.next = undefined;
     const next = eligible ? this.nextEligible(eligible) : (this.next ?? this.nextInClasses());
     if (!next) return undefined;
@@ -451,8 +465,20 @@ export class FairQueue {
   /** The next dispatch: interactive first, unless it is the batch class's turn (`yieldShare`). */
   private nextInClasses(): Next | undefined {
     const { interactive, batch } = this.classes;
-    if (this.yielding > 0 && this.yieldCredit >= 1 - 1e-9) return this.nextIn(batch) ?? this.nextIn(interactive);
+    if (this.yielding > 0 && (this.yieldCredit >= 1 - 1e-9 || this.othersCanWait()))
+      return this.nextIn(batch) ?? this.nextIn(interactive);
     return this.nextIn(interactive) ?? this.nextIn(batch);
+  }
+
+  /**
+   * `yieldFirstUnderMs`: whether every waiting entry that does not yield has waited less than it (and
+   * `yieldFirstWhile` says so). O(n) in the entries that yield ahead of the oldest that does not.
+   */
+  private othersCanWait(): boolean {
+    if (this.yieldFirstUnderMs === undefined || !this.yieldFirstWhile()) return false;
+    for (const e of this.byArrival.values())
+      if (!e.yields) return this.clock.now() - e.enqueuedAtMs < this.yieldFirstUnderMs;
+    return true;
   }
 
   /** The next dispatch among the `eligible` tenants of the highest class waiting. */

@@ -183,6 +183,14 @@ export interface BookingAdmission {
    * (`DEFAULT_BOOKING_ADMISSION`, since 2026-12-04) keeps 5%; `undefined` or 0: off (variant `sdk-room-off`).
    */
   sdkClientsLeaveShare?: number;
+  /**
+   * While the queue does not stand, demoted requests go before the others as long as every request waiting that is
+   * not demoted has waited less than this many seconds (`FairQueue`'s `yieldFirstUnderMs`): after a burst, the
+   * arrivals that follow it lend the wait they can spare to the burst's refused requests, as the clairvoyant bound's
+   * schedule does (`docs/evaluation.md`, "Which requests the default serves late"). `undefined`: off. Measured and
+   * not kept (variant `demoted-first-under-8s`, docs/retry-policy.md): the arrivals after a burst miss their 5 s.
+   */
+  demotedFirstUnderS?: number;
 }
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
@@ -429,6 +437,12 @@ export class RouterCore {
       ...(options.booking?.freshNewestShare !== undefined ? { newestShare: options.booking.freshNewestShare } : {}),
       ...(options.booking?.freshNewestWhen === "standing"
         ? { newestWhile: () => this.standingQueue?.isStanding ?? false }
+        : {}),
+      ...(options.booking?.demotedFirstUnderS !== undefined
+        ? {
+            yieldFirstUnderMs: 1000 * options.booking.demotedFirstUnderS,
+            yieldFirstWhile: () => !(this.standingQueue?.isStanding ?? false),
+          }
         : {}),
     });
     this.cache = new QueueLengthCache(options.maxOngoingRequests, undefined, options.unprobedReplicas);

@@ -83,6 +83,8 @@ const bookingSchema = z.strictObject({
     .default(DEFAULT_BOOKING_ADMISSION.freshNewestShare ?? 0),
   /** When `freshNewestShare` applies: `standing` (only while the queue stands above the delay target; the default) or `always`. */
   freshNewestWhen: z.enum(["always", "standing"]).default(DEFAULT_BOOKING_ADMISSION.freshNewestWhen ?? "always"),
+  /** While the queue does not stand, demoted requests go first as long as every other waiting request has waited less than this, seconds. Off: null. */
+  demotedFirstUnderS: z.number().gt(0).max(600).nullable().default(null),
   /** Share of the queue's limit closed to SDK clients without a promise, kept for clients that may not use a hint. 0: off. */
   sdkClientsLeaveShare: z
     .number()
@@ -184,6 +186,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       freshNewestShare: settings.booking.freshNewestShare || undefined,
       freshNewestWhen: settings.booking.freshNewestWhen,
       sdkClientsLeaveShare: settings.booking.sdkClientsLeaveShare || undefined,
+      demotedFirstUnderS: settings.booking.demotedFirstUnderS ?? undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

@@ -189,6 +189,16 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { booking: { demotedShare: 0.25 } },
   ),
   variant(
+    "demoted-first-under-8s",
+    "while the queue does not stand, the demoted go before first attempts as long as each of those has waited less than 8 s",
+    { booking: { demotedFirstUnderS: 8 } },
+  ),
+  variant(
+    "probe-beyond-30s",
+    "a first refusal whose earliest room would answer it more than 30 s later is sent back in 10 to 20 s (a probe), not booked there",
+    { ledger: { probeBeyondS: 30 } },
+  ),
+  variant(
     "kept-when-queued",
     "a claimed promise counts as kept once its retry is queued, not once it is placed (the default until 2026-12-03)",
     { ledger: { keptWhenQueued: true } },

@@ -449,6 +449,27 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(refuse({ probeS: 0, probeRecurS: Number.POSITIVE_INFINITY })).toBeGreaterThanOrEqual(30);
   });
 
+  it("probeBeyondS: a first refusal whose earliest room would answer it too late gets a probe, a later one the booking", () => {
+    const ledgerWith = (options: Partial<typeof opts>) => {
+      const ledger = new CapacityBooking({ ...opts, ...options }, 0);
+      for (let s = 0; s < 30; s++) for (let k = 0; k < 4; k++) ledger.onFresh(s * 1000 + 1);
+      return ledger;
+    };
+    // 4/s of a 10/s drain: the 240 queued ahead drain through the 6/s left, so the earliest room is ~40 s away.
+    const deep = { queueDepth: 240, drainRate: 10 };
+    const far = ledgerWith({}).hint(30_000, deep, 120, () => 0.5, { first: true });
+    expect(far?.promised).toBe(true);
+    expect(far?.delayS).toBeGreaterThan(30);
+    const probing = ledgerWith({ probeBeyondS: 30 });
+    const probe = probing.hint(30_000, deep, 120, () => 0.5, { first: true });
+    expect(probe).toEqual({ delayS: 15, promised: false }); // uniform in [probeS / 2, probeS] = [10, 20]
+    // Refused again, it is booked; and a booking that answers within the bound is made as before.
+    expect(probing.hint(45_000, deep, 120, () => 0.5, { first: false })?.promised).toBe(true);
+    const near = probing.hint(46_000, { queueDepth: 12, drainRate: 10 }, 120, () => 0.5, { first: true });
+    expect(near?.promised).toBe(true);
+    expect(near?.delayS).toBeLessThan(30);
+  });
+
   it("bestEffortMinEndS at or above the horizon: the horizon's second half whatever the age (the earlier rule)", () => {
     const ledger = new CapacityBooking({ ...opts, bestEffortMinEndS: 120 }, 0);
     for (let s = 0; s < 30; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);

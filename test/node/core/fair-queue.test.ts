@@ -300,6 +300,27 @@ describe("FairQueue's shares: the demoted's turn (yieldShare) and the newest's (
     expect(drain(q)).toEqual(["f0", "f1", "d0"]);
   });
 
+  it("yieldFirstUnderMs: the demoted go first while every other entry has waited less than it, when allowed", () => {
+    const queueAt = (t: number, allowed = true) => {
+      const q = new FairQueue({
+        ordering: "least_attained",
+        clock: { now: () => t },
+        yieldFirstUnderMs: 2_000,
+        yieldFirstWhile: () => allowed,
+      });
+      q.offer(fresh("f0", 9_000), 100);
+      q.offer(demoted("d0", 0, 9_100), 100, 200);
+      q.offer(fresh("f1", 9_600), 100);
+      return q;
+    };
+    // At 10 s the oldest other entry has waited 1 s: the demoted goes first.
+    expect(queueAt(10_000).dispatch()?.ticket).toBe("d0");
+    // At 11.5 s it has waited 2.5 s: f0 first; then the oldest, f1, has waited 1.9 s, and the demoted go before it.
+    expect(drain(queueAt(11_500))).toEqual(["f0", "d0", "f1"]);
+    // Not allowed now (the router: a standing queue): the demoted go last.
+    expect(drain(queueAt(10_000, false))).toEqual(["f0", "f1", "d0"]);
+  });
+
   it("newestShare: a turn goes to the newest that can still start within its 5 s horizon, else to the oldest", () => {
     // yieldServiceS 4 (the default): a request can still be answered within 5 s if it starts within 1 s of arriving.
     const queueAt = (t: number, newestShare = 1) => {

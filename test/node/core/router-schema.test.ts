@@ -44,6 +44,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
       freshNewestShare: 0.5,
       freshNewestWhen: "always" as const,
       sdkClientsLeaveShare: 0.05,
+      demotedFirstUnderS: 8,
     };
     const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
     expect(options.booking).toMatchObject(booking);

@@ -49,6 +49,7 @@ describe("parseConfig, field by field", () => {
             demotedShare: 0,
             freshNewestShare: 1,
             freshNewestWhen: "standing",
+            demotedFirstUnderS: null,
             sdkClientsLeaveShare: 0.05,
           },
           tenantHeadroomSlots: 1,

@@ -1597,7 +1597,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // Every other ahead-on-both variant misses a target in the twin, as the prose names them.
     const named = ["no-burst-fade", "slow-burst-rate", "no-queue-refill", "no-overload-floor", "lowest-overload-floor"];
     const missing = aheadOnBoth.filter((id) => !meeting.includes(id) && id !== "demoted-headroom-1");
-    expect([...missing].sort()).toEqual([...named, "floor-before-rise", "probe-every-overload"].sort());
+    expect([...missing].sort()).toEqual(
+      [...named, "floor-before-rise", "probe-every-overload", "probe-beyond-30s"].sort(),
+    );
+    // "so does `probe-beyond-30s`, which ... misses the attempts and served targets in the simulator too".
+    const probeBeyond = tunedById.get("probe-beyond-30s");
+    expect(probeBeyond?.met.attempts).toBeLessThan(def.tuned.met.attempts);
+    expect(probeBeyond?.met.served).toBeLessThan(def.tuned.met.served);
     expect(aheadOnBoth).toContain("demoted-headroom-1");
     // The last free slot kept: "by 2.8 points on the tuning seeds" (its own bullet says more).
     const headroomLead =
