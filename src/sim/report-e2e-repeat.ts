@@ -75,15 +75,7 @@ export function e2eRepeatSection(
     );
   }
   out.push("");
-  const alone = checkE2eTargets(again.policies, defaultPolicy);
-  const pooled = poolE2eFigures([first.policies, again.policies]);
-  const both = checkE2eTargets(pooled, defaultPolicy);
-  if (alone && both) {
-    const requests = pooled.find((p) => p.id === defaultPolicy)?.requests ?? 0;
-    out.push(
-      `Issue 15's end-to-end targets for the default on this run alone: ${e2eTargetsLine(alone, again.policies)}. Pooled over both runs (${requests} requests per policy): ${e2eTargetsLine(both, again.policies)}.\n`,
-    );
-  }
+  out.push(...targetsAloneAndPooled(first, again, defaultPolicy, ["on this run alone", "Pooled over both runs"]));
   out.push(...seedBySeed(again, defaultPolicy));
   return out.join("\n");
 }
@@ -115,17 +107,26 @@ export function e2eHeldSection(
     ),
     "",
   );
-  const alone = checkE2eTargets(held.policies, defaultPolicy);
-  const pooled = poolE2eFigures([headline.policies, held.policies]);
-  const both = checkE2eTargets(pooled, defaultPolicy);
-  if (alone && both) {
-    const requests = pooled.find((p) => p.id === defaultPolicy)?.requests ?? 0;
-    out.push(
-      `Issue 15's end-to-end targets for the default on these seeds: ${e2eTargetsLine(alone, held.policies)}. Pooled with the headline run (${requests} requests per policy): ${e2eTargetsLine(both, held.policies)}.\n`,
-    );
-  }
+  out.push(...targetsAloneAndPooled(headline, held, defaultPolicy, ["on these seeds", "Pooled with the headline run"]));
   out.push(...seedBySeed(held, defaultPolicy));
   return out.join("\n");
+}
+
+/** Issue 15's end-to-end targets on `run` alone and pooled with `other`, one line; none without the default or a reference. */
+function targetsAloneAndPooled(
+  other: E2eOpenAiRun,
+  run: E2eOpenAiRun,
+  defaultPolicy: string,
+  [aloneLabel, pooledLabel]: [string, string],
+): string[] {
+  const alone = checkE2eTargets(run.policies, defaultPolicy);
+  const pooled = poolE2eFigures([other.policies, run.policies]);
+  const both = checkE2eTargets(pooled, defaultPolicy);
+  if (!alone || !both) return [];
+  const requests = pooled.find((p) => p.id === defaultPolicy)?.requests ?? 0;
+  return [
+    `Issue 15's end-to-end targets for the default ${aloneLabel}: ${e2eTargetsLine(alone, run.policies)}. ${pooledLabel} (${requests} requests per policy): ${e2eTargetsLine(both, run.policies)}.\n`,
+  ];
 }
 
 /** The default seed by seed in `run`, with its targets against the other policies on the same seed; none without `perSeed`. */
