@@ -31,6 +31,12 @@ export interface SoakOptions {
   idleS: number;
   /** Upper bound on requests sent, whatever the rate. */
   maxRequests: number;
+  /**
+   * A request not answered within this many seconds is abandoned: counted lost (with its phase in `lostExample`),
+   * or, during the calibration, fails the soak - a hung request ends the soak with its reason instead of holding it
+   * until a test's own timeout. Default 120 (four times the router's queue timeout).
+   */
+  requestTimeoutS?: number;
   log?: (line: string) => void;
   /** Show wrangler's and workerd's own output (for diagnosis). */
   verbose?: boolean;
@@ -49,8 +55,10 @@ export interface SoakReport {
   refusedWithoutValidHint: number;
   /** Any other answer (5xx, 4xx other than 429/503). */
   otherStatus: Record<number, number>;
-  /** Requests that got no response at all (connection errors). Goal 0. */
+  /** Requests that got no response at all (connection errors, or none within `requestTimeoutS`). Goal 0. */
   lost: number;
+  /** The first lost request's error (a timeout names `requestTimeoutS`); absent when none was lost. */
+  lostExample?: string;
   rejectionLatencyMs: { p50: number; p99: number };
   servedLatencyMs: { p50: number; p99: number };
   after: {
@@ -171,8 +179,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       max_tokens: options.maxTokens,
       ignore_eos: true,
     });
+    const timeoutMs = 1000 * (options.requestTimeoutS ?? 120);
     const send = () =>
-      fetch(`${base}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      fetch(`${base}/v1/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
 
     // Capacity: a closed loop of exactly the fleet's slots, for a few seconds.
     const slots = options.replicas * options.maxOngoingRequests;
@@ -182,7 +196,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     await Promise.all(
       Array.from({ length: slots }, async () => {
         while (performance.now() < calibrateUntil) {
-          const res = await send();
+          const res = await send().catch((error: unknown) => {
+            throw new Error(`calibration: a request got no answer (${String(error)})`);
+          });
           await res.arrayBuffer();
           if (res.status === 200) calibrated += 1;
           else statuses.add(res.status);
@@ -244,8 +260,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         } else {
           report.otherStatus[res.status] = (report.otherStatus[res.status] ?? 0) + 1;
         }
-      } catch {
+      } catch (error) {
         report.lost += 1;
+        report.lostExample ??= `${(performance.now() - t0).toFixed(0)} ms after sending: ${String(error)}`;
       }
     };
     // Open loop at the offered rate, in 10 ms ticks, bounded by duration and request count.

@@ -14,11 +14,13 @@ describe("soak, short form", () => {
       durationS: 4,
       idleS: 2,
       maxRequests: 3_000,
+      // A request hung past this fails the test with its reason (lostExample) before the test's own timeout.
+      requestTimeoutS: 45,
     });
     expect(report.sent).toBeGreaterThan(0);
     expect(report.served).toBeGreaterThan(0);
     expect(report.refused).toBeGreaterThan(0);
-    expect(report.lost).toBe(0);
+    expect(report.lost, report.lostExample).toBe(0);
     expect(report.refusedWithoutValidHint, report.invalidHintExample).toBe(0);
     expect(report.otherStatus).toEqual({});
     expect(report.served + report.refused).toBe(report.sent);
