@@ -42,6 +42,22 @@ export function headerClientShares(result: ScenarioResult, policy: string): Head
 }
 
 /**
+ * How far header-less clients' served share is behind SDK clients', in points (below 0: ahead); `undefined` when the
+ * scenario has no header-less clients. Every report of issue 15's header-less gap reads it here.
+ *
+ * @example
+ * ```ts
+ * headerlessBehindPts({ sdk: 0.902, headerless: 0.848 }); // 5.4 (to rounding)
+ * ```
+ */
+export function headerlessBehindPts(shares: {
+  sdk: number;
+  headerless: number | null | undefined;
+}): number | undefined {
+  return shares.headerless == null ? undefined : 100 * (shares.sdk - shares.headerless);
+}
+
+/**
  * Whether header-less clients are within {@link HEADERLESS_GAP_TARGET} of SDK clients; `undefined` when the
  * scenario has no header-less clients.
  *

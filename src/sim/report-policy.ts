@@ -3,7 +3,7 @@ import { DEFAULT_YIELD_SERVICE_S, type YieldOrder } from "../core/fair-queue";
 import { type BookingAdmission, DEFAULT_BOOKING_ADMISSION } from "../core/router-core";
 import { DRAINING_WINDOW_S } from "../core/standing-queue";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
-import { headerClientShares, headerlessWithin } from "./header-clients";
+import { headerClientShares, headerlessBehindPts, headerlessWithin } from "./header-clients";
 import type { HeldOutScenario } from "./held-out";
 import type { HeldSeedsRun } from "./held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "./metrics";
@@ -359,9 +359,8 @@ export function renderPolicyDoc(input: {
 /** SDK clients' served share less header-less clients', in points, under the default in one scenario ("n/a" if not run). */
 function headerlessGapPts(results: readonly ScenarioResult[], defaultPolicy: string, scenario: string): string {
   const result = results.find((r) => r.name === scenario);
-  const shares = result && headerClientShares(result, defaultPolicy);
-  if (shares?.headerless === undefined) return "(not run)";
-  return (100 * (shares.sdk - shares.headerless)).toFixed(1);
+  const behind = result && headerlessBehindPts(headerClientShares(result, defaultPolicy));
+  return behind === undefined ? "(not run)" : behind.toFixed(1);
 }
 
 /**
@@ -370,9 +369,10 @@ function headerlessGapPts(results: readonly ScenarioResult[], defaultPolicy: str
  */
 function headerlessWithinNote(results: readonly ScenarioResult[], defaultPolicy: string): string {
   const all = results.map((r) => headerClientShares(r, defaultPolicy));
-  const gaps = all
-    .filter((h) => h.headerless !== undefined)
-    .map((h) => ({ name: h.name, gap: 100 * (h.sdk - (h.headerless ?? h.sdk)) }));
+  const gaps = all.flatMap((h) => {
+    const gap = headerlessBehindPts(h);
+    return gap === undefined ? [] : [{ name: h.name, gap }];
+  });
   if (gaps.length === 0) return "(not run)";
   const { met, of } = headerlessWithin(all);
   const widest = gaps.reduce((a, b) => (b.gap > a.gap ? b : a));
@@ -406,8 +406,8 @@ function headerlessAgainstVariant(
 /** The same on the held-out seeds ("(not run)" without them). */
 function heldOutHeaderlessGapPts(scenarios: readonly HeldOutScenario[], scenario: string): string {
   const shares = scenarios.find((s) => s.name === scenario)?.headerClients;
-  if (!shares || shares.headerless === null) return "(not run)";
-  return (100 * (shares.sdk - shares.headerless)).toFixed(1);
+  const behind = shares && headerlessBehindPts(shares);
+  return behind === undefined ? "(not run)" : behind.toFixed(1);
 }
 
 /**

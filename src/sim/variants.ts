@@ -1,6 +1,6 @@
 import { promisesEnded } from "../core/capacity-booking";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
-import { headerClientShares } from "./header-clients";
+import { headerClientShares, headerlessBehindPts } from "./header-clients";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "./policies";
 import { checkTargets, withDefault } from "./targets";
 
@@ -320,7 +320,7 @@ export function summarizeVariant(
       worstCurveGap: { horizonS: check.worstCurveGap.horizonS, gapPts: 100 * check.worstCurveGap.gap },
       ...(ledger ? { promisesMade: ledger.made } : {}),
       ...(ledger && ended > 0 ? { promisesBrokenShare: ledger.broken / ended } : {}),
-      headerlessGapPts: clients.headerless === undefined ? null : 100 * (clients.sdk - clients.headerless),
+      headerlessGapPts: headerlessBehindPts(clients) ?? null,
     };
   });
   return { id: v.id, change: v.change, met, scenarios: results.length, worstCurveGapSumPts, meanWaitSumS, perScenario };

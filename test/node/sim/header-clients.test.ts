@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { headerlessMet, headerlessWithin } from "../../../src/sim/header-clients";
+import { headerlessBehindPts, headerlessMet, headerlessWithin } from "../../../src/sim/header-clients";
 import { headerClientsLine } from "../../../src/sim/report-markdown";
 
 describe("header-less clients against SDK clients (issue 15: within 5 points)", () => {
@@ -27,5 +27,12 @@ describe("header-less clients against SDK clients (issue 15: within 5 points)", 
     ];
     expect(headerlessWithin(shares)).toEqual({ met: 1, of: 2 });
     expect(headerlessWithin([])).toEqual({ met: 0, of: 0 });
+  });
+
+  it("measures how far header-less clients are behind, in points, and nothing where none ran", () => {
+    expect(headerlessBehindPts({ sdk: 0.902, headerless: 0.848 })).toBeCloseTo(5.4, 9);
+    expect(headerlessBehindPts({ sdk: 0.9, headerless: 0.95 })).toBeCloseTo(-5, 9);
+    expect(headerlessBehindPts({ sdk: 0.9, headerless: undefined })).toBeUndefined();
+    expect(headerlessBehindPts({ sdk: 0.9, headerless: null })).toBeUndefined();
   });
 });
