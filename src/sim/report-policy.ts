@@ -7,7 +7,7 @@ import { headerClientShares, headerlessBehindPts, headerlessWithin } from "./hea
 import type { HeldOutScenario } from "./held-out";
 import type { HeldSeedsRun } from "./held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "./metrics";
-import { pct, pts } from "./report-format";
+import { pct } from "./report-format";
 import { heldSeedsFills } from "./report-held-seeds";
 import {
   type E2eOpenAiRun,
@@ -273,7 +273,6 @@ export function renderPolicyDoc(input: {
     demotedFirstCurve: horizonChanges(input.variants, "demoted-first-under-8s"),
     probeBeyondRow: targetsRow("probe-beyond-30s"),
     probeBeyondCurve: horizonChanges(input.variants, "probe-beyond-30s"),
-    thirtySecondsNote: thirtySecondsNote(input.variants),
     horizonPackRow: targetsRow("horizon-pack"),
     horizonPackGapChanges: gapChanges(input.variants, "horizon-pack"),
     horizonPackWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "horizon-pack"),
@@ -791,22 +790,4 @@ function e2eAb(before: E2eOpenAiRun | undefined, after: E2eOpenAiRun | undefined
   if (!b || !a) return "(not run)";
   const curve = (p: NonNullable<typeof a>) => [5, 15, 30, 60].map((h) => pct(p.servedWithinS[h])).join(" / ");
   return `served ${pct(a.servedFraction)} against ${pct(b.servedFraction)}, ${curve(a)} within 5 / 15 / 30 / 60 s against ${curve(b)}, and ${a.attemptsPerOffered.toFixed(3)} attempts per offered request against ${b.attemptsPerOffered.toFixed(3)}`;
-}
-
-/**
- * What the two tries at the 30 and 60 s horizons (`demoted-first-under-8s`, `probe-beyond-30s`) bought and paid, on
- * the tuning seeds: the scenarios where each serves more within 30 s than the default, what the first costs at 5 s,
- * and the targets the second gives up.
- */
-function thirtySecondsNote(variants: readonly VariantSummary[]): string {
-  const [def, first, probe] = [
-    variants[0],
-    ...["demoted-first-under-8s", "probe-beyond-30s"].map((id) => variants.find((v) => v.id === id)),
-  ];
-  if (!def || !first || !probe) return "";
-  const names = Object.keys(def.perScenario);
-  const at = (v: VariantSummary, name: string, h: number) => v.perScenario[name]?.servedWithinS?.[String(h)] ?? 0;
-  const moreAt = (v: VariantSummary, h: number) => names.filter((n) => at(v, n, h) > at(def, n, h) + 0.005).length;
-  const worst5 = names.reduce((a, b) => (at(first, b, 5) - at(def, b, 5) < at(first, a, 5) - at(def, a, 5) ? b : a));
-  return `The first serves more within 30 s than the default in ${moreAt(first, 30)} of ${names.length} scenarios and within 60 s in ${moreAt(first, 60)}, and makes the arrivals after an overload wait past their 5 s (${pts(at(first, worst5, 5) - at(def, worst5, 5))} points in \`${worst5}\`). The second serves more within 30 s in ${moreAt(probe, 30)} and brings the summed worst gaps to ${probe.worstCurveGapSumPts.toFixed(1)} points against ${def.worstCurveGapSumPts.toFixed(1)}, and pays for it in attempts and in requests served: it meets the attempts target in ${probe.met.attempts} scenarios (the default ${def.met.attempts}) and the served target in ${probe.met.served} (the default ${def.met.served}), since a probe spends one of the two retries an SDK client has. Sending the refused back sooner moves the 30 s horizon, and pays for it with the attempts and served targets.`;
 }

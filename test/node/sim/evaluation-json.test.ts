@@ -1604,6 +1604,28 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const probeBeyond = tunedById.get("probe-beyond-30s");
     expect(probeBeyond?.met.attempts).toBeLessThan(def.tuned.met.attempts);
     expect(probeBeyond?.met.served).toBeLessThan(def.tuned.met.served);
+    // Its bullet: "The first moves requests from the 5 s horizon to the 30 and 60 s ones ... The second serves more
+    // within 30 and 60 s, most in `waves`, and pays for it with the attempts and served targets".
+    const scenarios = Object.keys(def.tuned.perScenario);
+    const change = (id: string, name: string, h: number) =>
+      (tunedById.get(id)?.perScenario[name]?.servedWithinS?.[h] ?? Number.NaN) -
+      (def.tuned.perScenario[name]?.servedWithinS?.[h] ?? Number.NaN);
+    const gaining = (id: string, h: number) => scenarios.filter((n) => change(id, n, h) > 0.005);
+    const losing = (id: string, h: number) => scenarios.filter((n) => change(id, n, h) < -0.005);
+    expect(losing("demoted-first-under-8s", 5).length).toBeGreaterThan(scenarios.length / 2);
+    for (const h of [30, 60]) {
+      expect(gaining("demoted-first-under-8s", h).length, `${h} s`).toBeGreaterThan(
+        losing("demoted-first-under-8s", h).length,
+      );
+      expect(gaining("probe-beyond-30s", h).length, `${h} s`).toBeGreaterThan(losing("probe-beyond-30s", h).length);
+      const most = scenarios.reduce((a, b) =>
+        change("probe-beyond-30s", b, h) > change("probe-beyond-30s", a, h) ? b : a,
+      );
+      expect(most, `${h} s`).toBe("waves");
+    }
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "The first moves requests from the 5 s horizon to the 30 and 60 s ones: the arrivals after an overload wait past their 5 s. The second serves more within 30 and 60 s, most in `waves`, and pays for it with the attempts and served targets",
+    );
     expect(aheadOnBoth).toContain("demoted-headroom-1");
     // The last free slot kept: "by 2.8 points on the tuning seeds" (its own bullet says more).
     const headroomLead =
