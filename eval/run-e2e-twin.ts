@@ -150,12 +150,15 @@ const schedules = runSchedules(replayRun);
 const e2ePolicies = policies.slice(0, E2E_POLICY_IDS.length);
 // Every policy of the twins above, the variants too: the replaying twins are the end-to-end targets' twin.
 const replayTwins = e2eReplayTwins(demo, replayRun, capacityRps);
-const replayed = replayTwins.map((t) => ({
-  id: t.id,
-  policies: policies.map((policy) =>
-    figuresOf(policy, evaluatePolicy(t.scenario, t.seeds, capacityRps, policy, t.workloads)),
-  ),
-}));
+/** Each replaying twin run with `specs`, its figures per policy. */
+const runReplayTwins = (twinsToRun: typeof replayTwins, specs: readonly PolicySpec[]) =>
+  twinsToRun.map((t) => ({
+    id: t.id,
+    policies: specs.map((policy) =>
+      figuresOf(policy, evaluatePolicy(t.scenario, t.seeds, capacityRps, policy, t.workloads)),
+    ),
+  }));
+const replayed = runReplayTwins(replayTwins, policies);
 const chain = e2eChainedTwin(demo, schedules.length, CHAIN.quietS);
 const chainRun = evaluatePolicy(chain, [demo.seed], capacityRps, e2ePolicies[0] as PolicySpec, [
   replayWorkload(
@@ -196,14 +199,7 @@ const fitOf = (
 // The replayed twins on the held-out run's arrivals, the end-to-end policies only, fitted to that run: how well the
 // twin predicts a run on arrivals no earlier run used.
 const heldRun = existsSync(join(root, HELD_RUN_FILE)) ? read(HELD_RUN_FILE) : undefined;
-const heldTwins = heldRun
-  ? e2eReplayTwins(demo, heldRun, capacityRps).map((t) => ({
-      id: t.id,
-      policies: e2ePolicies.map((policy) =>
-        figuresOf(policy, evaluatePolicy(t.scenario, t.seeds, capacityRps, policy, t.workloads)),
-      ),
-    }))
-  : undefined;
+const heldTwins = heldRun ? runReplayTwins(e2eReplayTwins(demo, heldRun, capacityRps), e2ePolicies) : undefined;
 const replay = {
   runFile: E2E_REPLAY_RUN_FILE,
   runSeeds: replayRun.seeds,

@@ -566,6 +566,11 @@ export class CapacityBooking {
     const earliest = this.firstSecondWithRoom(first, last, capacityAt);
     const within =
       earliest === undefined ? undefined : this.packed(earliest, last, capacityAt, refusal.firstRefusedAtMs ?? nowMs);
+    // A probe: uniform in [probeS / 2, probeS], within the horizon, promising nothing.
+    const probe = (): BookedHint => ({
+      delayS: Math.max(1, Math.min(horizon, this.options.probeS * (0.5 + 0.5 * random()))),
+      promised: false,
+    });
     // A far promise's request tries once for a nearer horizon first (probeBeyondS; off by default).
     if (
       within !== undefined &&
@@ -573,10 +578,7 @@ export class CapacityBooking {
       refusal.first &&
       within + this.options.packServiceS - nowS > this.options.probeBeyondS
     )
-      return {
-        delayS: Math.max(1, Math.min(horizon, this.options.probeS * (0.5 + 0.5 * random()))),
-        promised: false,
-      };
+      return probe();
     if (within !== undefined) {
       const start = Math.max(within, nowS + 1);
       const end = Math.min(within + 1, nowS + horizon);
@@ -602,8 +604,7 @@ export class CapacityBooking {
     const recurring =
       probeRecurS === Number.POSITIVE_INFINITY ||
       this.overloadSinceMs - this.previousOverloadEndMs <= probeRecurS * 1000;
-    if (refusal.first && probeS > 0 && burstAgeS < probeYoungS && recurring)
-      return { delayS: Math.max(1, Math.min(horizon, probeS * (0.5 + 0.5 * random()))), promised: false };
+    if (refusal.first && probeS > 0 && burstAgeS < probeYoungS && recurring) return probe();
     const end = Math.min(horizon, Math.max(bestEffortMinEndS, bestEffortAgeFactor * burstAgeS));
     return { delayS: Math.max(1, end * (0.5 + 0.5 * random())), promised: false };
   }

@@ -348,9 +348,7 @@ export class FairQueue {
    */
   peek(eligible?: (tenant: string) => boolean): FairEntry | undefined {
     if (eligible) return this.nextEligible(eligible)?.entry;
-    // `next_horizon` orders by deadlines that time alone passes: no dispatch is remembered from an earlier instant.
-    if ((this.horizonServiceMs !== undefined || this.yieldFirstUnderMs !== undefined) && this.yielding > 0)
-      this.next = undefined;
+    if (this.yieldingMovesWithTime()) this.next = undefined;
     if (this.freshServiceMs !== undefined) this.next = undefined;
     // While the newest takes turns, the answer holds for this instant only: not cached for a later one.
     if (this.newestTurns()) {
@@ -363,8 +361,7 @@ export class FairQueue {
 
   /** Takes the next request in fair order (with `eligible`: as `peek(eligible)` names it) and advances its class's virtual time. */
   dispatch(eligible?: (tenant: string) => boolean): FairEntry | undefined {
-    if ((this.horizonServiceMs !== undefined || this.yieldFirstUnderMs !== undefined) && this.yielding > 0)
-      this.next = undefined;
+    if (this.yieldingMovesWithTime()) this.next = undefined;
     if (this.freshServiceMs !== undefined || this.newestTurns()) this.next = undefined;
     const next = eligible ? this.nextEligible(eligible) : (this.next ?? this.nextInClasses());
     if (!next) return undefined;
@@ -468,6 +465,14 @@ export class FairQueue {
     if (this.yielding > 0 && (this.yieldCredit >= 1 - 1e-9 || this.othersCanWait()))
       return this.nextIn(batch) ?? this.nextIn(interactive);
     return this.nextIn(interactive) ?? this.nextIn(batch);
+  }
+
+  /**
+   * Whether, with entries that yield waiting, the next dispatch can change with time alone (their `next_horizon`
+   * deadlines, or `yieldFirstUnderMs`'s waits): then no dispatch is remembered from an earlier instant.
+   */
+  private yieldingMovesWithTime(): boolean {
+    return this.yielding > 0 && (this.horizonServiceMs !== undefined || this.yieldFirstUnderMs !== undefined);
   }
 
   /**
