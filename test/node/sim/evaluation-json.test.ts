@@ -511,15 +511,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     if (!replay?.held || !replay.latestFit) throw new Error("docs/e2e-twin.json has no replay of the held-out run");
     expect(replay.held.runFile).toBe(RUN_HELD);
     expect(replay.held.runSeeds).toEqual(held.seeds);
-    const fitFor = (fits: readonly (TwinFit & { twin: string })[], id: string) => {
-      const f = fits.find((x) => x.twin === id);
-      if (!f) throw new Error(`no fit for ${id}`);
-      return f;
-    };
-    const [cold, quiet] = [fitFor(replay.held.fit, "cold"), fitFor(replay.held.fit, "after-quiet")];
-    const signed = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
+    const [cold, quiet] = [replayedFitOf(replay.held.fit, "cold"), replayedFitOf(replay.held.fit, "after-quiet")];
     expect(flat).toContain(
-      `are ${cold.curveAbsErrPts.toFixed(1)} points from this run from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signed(cold.attemptsBias)} and ${signed(quiet.attemptsBias)} attempts per offered request: about as far as they are from runs 15 and 16 on theirs (${fitFor(replay.latestFit, "cold").curveAbsErrPts.toFixed(1)} and ${fitFor(replay.latestFit, "after-quiet").curveAbsErrPts.toFixed(1)}).`,
+      `are ${cold.curveAbsErrPts.toFixed(1)} points from this run from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request: about as far as they are from runs 15 and 16 on theirs (${replayedFitOf(replay.latestFit, "cold").curveAbsErrPts.toFixed(1)} and ${replayedFitOf(replay.latestFit, "after-quiet").curveAbsErrPts.toFixed(1)}).`,
     );
     // "Unlike the real run, they put the default's worst gap just past the target ... by about a point."
     const twinChecks = replay.held.twins.map((t) =>
@@ -545,19 +539,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     if (!replay?.latestFit || !replay.latestRunsApart)
       throw new Error("docs/e2e-twin.json has no fit to runs 15 and 16");
     expect(replay.latestRuns).toEqual([RUN_15, RUN_16]);
-    const replayedFit = (fits: readonly (TwinFit & { twin: string; arrivals: string })[], id: string): TwinFit => {
-      const f = fits.find((x) => x.twin === id && x.arrivals === "replayed");
-      if (!f) throw new Error(`no replayed fit for ${id}`);
-      return f;
-    };
     const latestFit = replay.latestFit;
-    const latest = (id: string) => replayedFit(latestFit, id);
-    const earlier = (id: string) => replayedFit(replay.fit, id);
+    const latest = (id: string) => replayedFitOf(latestFit, id);
+    const earlier = (id: string) => replayedFitOf(replay.fit, id);
     const [cold, quiet] = [latest("cold"), latest("after-quiet")];
     const apart = replay.latestRunsApart;
-    const signed = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
     expect(flat).toContain(
-      `the replayed twins are ${cold.curveAbsErrPts.toFixed(1)} points from the mean of runs 15 and 16 from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signed(cold.attemptsBias)} and ${signed(quiet.attemptsBias)} attempts per offered request; run 15 is ${apart.curveAbsErrPts.toFixed(1)} points from run 16`,
+      `the replayed twins are ${cold.curveAbsErrPts.toFixed(1)} points from the mean of runs 15 and 16 from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request; run 15 is ${apart.curveAbsErrPts.toFixed(1)} points from run 16`,
     );
     // "From a cold router ... further from today's runs than from runs 11 and 12 (6.6 points), after a quiet spell nearer (13.4)".
     expect(cold.curveAbsErrPts).toBeGreaterThan(earlier("cold").curveAbsErrPts);
@@ -591,9 +579,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(ownCold.curveBiasPts).toBeCloseTo(ownCold.curveAbsErrPts, 9);
     expect(ownQuiet.curveBiasPts).toBeCloseTo(ownQuiet.curveAbsErrPts, 9);
     const [cold, quiet] = [fitOf("cold", "replayed"), fitOf("after-quiet", "replayed")];
-    const signed = (v: number) => `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
     expect(flat).toContain(
-      `they are ${cold.curveAbsErrPts.toFixed(1)} points from the real runs from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signed(cold.attemptsBias).replace("+", "")} and ${signed(quiet.attemptsBias)} attempts per offered request.`,
+      `they are ${cold.curveAbsErrPts.toFixed(1)} points from the real runs from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias).replace("+", "")} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request.`,
     );
     expect(cold.curveAbsErrPts).toBeLessThan(ownCold.curveAbsErrPts / 3);
     expect(quiet.curveAbsErrPts).toBeLessThan(ownQuiet.curveAbsErrPts / 2);
@@ -2003,4 +1990,16 @@ function expectBenchmarkRows(bench: string, run: { policies: readonly BenchmarkR
     const row = `| ${policy.id} | ${p(policy.servedFraction)} | ${p(w[5])} | ${p(w[15])} | ${p(w[30])} | ${p(w[60])} | ${policy.attemptsPerOffered.toFixed(3)} |`;
     expect(bench, policy.id).toContain(row);
   }
+}
+
+/** An attempts-per-offered difference as docs/benchmarks.md prints it: "+0.002", "-0.011". */
+function signedAttempts(v: number): string {
+  return `${v >= 0 ? "+" : ""}${v.toFixed(3)}`;
+}
+
+/** The fit of one replaying twin (`cold`, `after-quiet`) among `fits` (docs/e2e-twin.json). */
+function replayedFitOf(fits: readonly (TwinFit & { twin: string; arrivals: string })[], id: string): TwinFit {
+  const f = fits.find((x) => x.twin === id && x.arrivals === "replayed");
+  if (!f) throw new Error(`no replayed fit for ${id}`);
+  return f;
 }
