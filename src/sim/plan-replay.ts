@@ -129,7 +129,10 @@ function refusal(hintS: number): AcquireResult {
   };
 }
 
-/** How a replayed schedule was planned: the queue-aware bound as it is, or with a planning margin. */
+/**
+ * How a replayed schedule was planned: the queue-aware bound as it is, with a planning margin, or re-planned against
+ * its own replays.
+ */
 export interface ReplaySetting {
   /** A short name for the report. */
   name: string;
@@ -137,6 +140,41 @@ export interface ReplaySetting {
   marginS: number;
   /** The start budget's depth (starts the fleet may make at once); `undefined`: the fleet's slots, as the bound. */
   depth?: number;
+  /**
+   * Plans made in all, each after the first with every request's completion time as the replay of the one before
+   * showed it (`replannedCompletionS`); the row reports the last. `undefined`: one plan.
+   */
+  plans?: number;
+}
+
+/**
+ * Each request's completion time for the next plan of a re-planned schedule: for a request the last replay served,
+ * the time from its planned start to its client holding the answer as that replay showed it (the real fleet's
+ * batches, whole-second hints and late retries included), never below its least time; for the others, the time the
+ * last plan used. Not a bound any more: a request's time in the replay depends on the plan around it.
+ *
+ * @param leastS The bound's least completion times (alone on the fastest replica).
+ * @param previousS The times the last plan used.
+ * @param planned The last plan's starts (`undefined`: not served by it).
+ * @param completedAtS When the replay's client held each request's answer (`undefined`: never).
+ *
+ * @example
+ * ```ts
+ * replannedCompletionS([2, 2], [2, 2], [{ startS: 10, fromQueue: true }, undefined], [16.5, undefined]); // [6.5, 2]
+ * ```
+ */
+export function replannedCompletionS(
+  leastS: readonly number[],
+  previousS: readonly number[],
+  planned: readonly (PlannedStart | undefined)[],
+  completedAtS: readonly (number | undefined)[],
+): number[] {
+  return leastS.map((least, i) => {
+    const start = planned[i]?.startS;
+    const done = completedAtS[i];
+    if (start === undefined || done === undefined) return previousS[i] ?? least;
+    return Math.max(least, done - start);
+  });
 }
 
 /** One scenario's schedule under one setting, planned and replayed (`npm run eval:plan-replay`). */
@@ -150,6 +188,8 @@ export interface PlanReplayRow {
   planCurve: CompletionCurve;
   /** The schedule replayed in the simulator by `PlannedRouter`: its curve, attempts and final served share. */
   replayed: { curve: CompletionCurve; attemptsPerOffered: number; servedFraction: number };
+  /** Re-planned (`ReplaySetting.plans`): every plan's margin under its own model and its replay's curve, in order. */
+  passes?: Array<{ planMargin: number; replayedCurve: CompletionCurve }>;
   /** The default policy's curve and attempts (docs/evaluation.json). */
   defaultCurve: CompletionCurve;
   defaultAttempts: number;
@@ -162,6 +202,50 @@ export interface PlanReplayReport {
   generatedBy: string;
   from: string;
   rows: PlanReplayRow[];
+}
+
+/** Whether a row replays the queue-aware bound's own schedule: no margin, the bound's depth, one plan. */
+export function isAsBounded(row: PlanReplayRow): boolean {
+  return row.setting.marginS === 0 && row.setting.depth === undefined && row.setting.plans === undefined;
+}
+
+/** The gap of a curve to a target at one horizon. */
+const gapAt = (curve: CompletionCurve, target: CompletionCurve, h: number) =>
+  (curve[String(h)] ?? 0) - (target[String(h)] ?? 0);
+
+/** The re-planned rows' paragraph of docs/plan-replay.md (empty without such rows). */
+function replannedProse(report: PlanReplayReport): string[] {
+  const rows = report.rows.filter((r) => r.setting.plans !== undefined);
+  const first = rows[0];
+  if (!first) return [];
+  const tolerance = TARGET_TOLERANCE.curve;
+  const worst = rows.map((r) => {
+    const w = worstGap(r.replayed.curve, r.target);
+    return `${pts(w.gap)} (${w.horizonS} s) in \`${r.scenario}\``;
+  });
+  // The horizons where the default misses by more than the tolerance, and those of them the re-planned replay meets.
+  const missed = rows.flatMap((r) =>
+    COMPLETION_HORIZONS_S.filter((h) => gapAt(r.defaultCurve, r.target, h) < -tolerance).map((h) => ({ r, h })),
+  );
+  const reached = missed.filter(({ r, h }) => gapAt(r.replayed.curve, r.target, h) >= -tolerance);
+  const short = COMPLETION_HORIZONS_S[0];
+  const behindShort = rows.filter(
+    (r) => gapAt(r.replayed.curve, r.target, short) < gapAt(r.defaultCurve, r.target, short),
+  );
+  // Where the last plan itself, with the replayed completion times, falls short at the shortest horizon.
+  const unplannable = rows.filter((r) => gapAt(r.planCurve, r.target, short) < -tolerance);
+  const scenarios = [...new Set(report.rows.map((r) => r.scenario))];
+  const meets = (c: CompletionCurve, t: CompletionCurve) => worstGap(c, t).gap >= -tolerance;
+  const unmet = scenarios.filter(
+    (name) =>
+      !report.rows.some(
+        (r) => r.scenario === name && (meets(r.replayed.curve, r.target) || meets(r.defaultCurve, r.target)),
+      ),
+  );
+  return [
+    `Re-planned: ${first.setting.plans} plans in all, each after the first made with every request's completion time as the replay before it showed it (from its planned start to its client holding the answer, the fleet's batches, whole-second hints and late retries included; never below its least time), so that the plan meets the fleet it will be replayed on; the row reports the last plan, no longer a bound. Its replay's worst gap: ${worst.join(", ")}. At the ${missed.length} horizons where the default misses the target by more than 2 points in these scenarios, it is within them at ${reached.length}${reached.length > 0 ? ` (${reached.map(({ r, h }) => `\`${r.scenario}\` ${h} s`).join(", ")})` : ""}; at ${short} s it is further behind than the default in ${behindShort.length} of ${rows.length} scenarios${behindShort.length > 0 ? ` (${behindShort.map((r) => `\`${r.scenario}\` ${pts(gapAt(r.replayed.curve, r.target, short))} against ${pts(gapAt(r.defaultCurve, r.target, short))}`).join(", ")})` : ""}.${unplannable.length > 0 ? ` The last program itself, given those completion times, plans ${unplannable.map((r) => `${pct(r.planCurve[String(short)])} within ${short} s in \`${r.scenario}\` (the best other policy: ${pct(r.target[String(short)])})`).join(" and ")}: with the completion times its replays met, the shortest horizon is out of reach of the plan itself, not only of its replay.` : ""} ${unmet.length > 0 ? `In ${unmet.map((n) => `\`${n}\``).join(" and ")}, no schedule on this page - planned with foresight, replayed, re-planned, or the default's own - is within 2 points of the best other policy at every horizon at once.` : "Every scenario here has a schedule on this page within 2 points of the best other policy at every horizon."}`,
+    "",
+  ];
 }
 
 /** A curve's worst gap to a target over the completion horizons, and where. */
@@ -191,7 +275,7 @@ export function renderPlanReplay(report: PlanReplayReport): string {
     (r) =>
       `| ${r.scenario} | ${r.setting.name} | ${curve(r.target)} | ${curve(r.planCurve)} (${pts(r.planMargin)}) | ${curve(r.replayed.curve)} | ${gapText(r.replayed.curve, r.target)} | ${r.replayed.attemptsPerOffered.toFixed(3)} / ${r.staticThirtyAttempts.toFixed(3)} | ${curve(r.defaultCurve)} | ${gapText(r.defaultCurve, r.target)} |`,
   );
-  const bounded = report.rows.filter((r) => r.setting.marginS === 0 && r.setting.depth === undefined);
+  const bounded = report.rows.filter(isAsBounded);
   const below = bounded.filter(
     (r) => worstGap(r.replayed.curve, r.target).gap < worstGap(r.defaultCurve, r.target).gap,
   );
@@ -208,7 +292,7 @@ export function renderPlanReplay(report: PlanReplayReport): string {
     "",
     `Generated by \`${report.generatedBy}\` from the targets and seeds of \`${report.from}\`; the data is \`docs/plan-replay.json\`.`,
     "",
-    "The curve bounds (`docs/evaluation.md`, `docs/queue-bound.md`) find that one schedule could be within 2 points of the best other policy at every horizon in every scenario. They are relaxations: each request completes in its least time (alone on the fastest replica), the fleet starts requests from a budget as deep as its slots, starts are fractional. Here the queue-aware bound's schedule, request by request (`jointCurveBound` with `plans`, its fractional starts rounded), is handed to a router in the simulator that knows it in advance (`PlannedRouter`, `src/sim/plan-replay.ts`): a request waits in the queue for its planned start when that is within the queue's timeout, and is refused with the planned start as a whole-second hint when it is later; waiting requests are placed in the order of their planned starts. The fleet, its batches and the clients are the simulator's, as for every policy. A setting with a planning margin plans every request's completion that many seconds later than its least time and with a shallower start budget: the schedule then leaves room for the real fleet's batches and late retries, and is no longer a bound.",
+    "The curve bounds (`docs/evaluation.md`, `docs/queue-bound.md`) find that one schedule could be within 2 points of the best other policy at every horizon in every scenario. They are relaxations: each request completes in its least time (alone on the fastest replica), the fleet starts requests from a budget as deep as its slots, starts are fractional. Here the queue-aware bound's schedule, request by request (`jointCurveBound` with `plans`, its fractional starts rounded), is handed to a router in the simulator that knows it in advance (`PlannedRouter`, `src/sim/plan-replay.ts`): a request waits in the queue for its planned start when that is within the queue's timeout, and is refused with the planned start as a whole-second hint when it is later; waiting requests are placed in the order of their planned starts. The fleet, its batches and the clients are the simulator's, as for every policy. A setting with a planning margin plans every request's completion that many seconds later than its least time and with a shallower start budget: the schedule then leaves room for the real fleet's batches and late retries, and is no longer a bound. The re-planned setting plans again, several times, with the completion times its own replay showed (below).",
     "",
     "Completion curves (share of offered requests served within 5 / 15 / 30 / 60 / 120 s, 3 seeds pooled); the worst gap is to the best other policy at each horizon (the target asks for at least -2.0):",
     "",
@@ -218,5 +302,6 @@ export function renderPlanReplay(report: PlanReplayReport): string {
     "",
     `What it says: replayed, the bound's own schedule is further from the target than the default in ${below.length} of ${bounded.length} scenarios: it plans starts at the fleet's full rate and against the horizons' edges with each request's least service time, and the simulator's fleet, whose full batches serve each request more slowly, falls behind it, so that requests planned just inside a horizon finish just outside it. Replayed schedules meet the curve target in ${met.length} of ${report.rows.length} rows${met.length > 0 ? ` (${met.map((r) => `\`${r.scenario}\`, ${r.setting.name}, worst gap ${pts(worstGap(r.replayed.curve, r.target).gap)}, ${r.replayed.attemptsPerOffered.toFixed(3)} attempts per offered request against static 30 s's ${r.staticThirtyAttempts.toFixed(3)}`).join("; ")})` : ""}. At some horizon where the default misses the target by more than 2 points, the replayed schedule is within them in ${better.length} of ${report.rows.length} rows: what a planned schedule wins there is what a better policy could aim at, and what it loses elsewhere is what the bounds do not see.`,
     "",
+    ...replannedProse(report),
   ].join("\n");
 }

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { AcquireResult } from "../../../src/core/router-driver";
 import { type BoundJob, jointCurveBound } from "../../../src/sim/curve-bound";
 import { EventLoop } from "../../../src/sim/event-loop";
-import { PlannedRouter, worstGap } from "../../../src/sim/plan-replay";
+import { PlannedRouter, replannedCompletionS, worstGap } from "../../../src/sim/plan-replay";
 
 let highs: Awaited<ReturnType<typeof loadHighs>>;
 beforeAll(async () => {
@@ -108,5 +108,26 @@ describe("PlannedRouter", () => {
       gap: expect.closeTo(-0.1, 9),
       horizonS: 15,
     });
+  });
+});
+
+describe("replannedCompletionS (the re-planned setting's next completion times)", () => {
+  const planned = [
+    { startS: 10, fromQueue: true },
+    { startS: 20, fromQueue: false },
+    { startS: 30, fromQueue: false },
+    undefined,
+  ];
+
+  it("takes a served request's time from its planned start to its answer, as the replay showed it", () => {
+    // 1: served 6.5 s after its planned start; 2: never served (the last plan's time stays); 3: served early, before
+    // its planned start (a free slot took it), so never below its least time; 4: not in the plan.
+    expect(replannedCompletionS([2, 2, 2, 2], [3, 4, 5, 6], planned, [16.5, undefined, 29, 40])).toEqual([
+      6.5, 4, 2, 6,
+    ]);
+  });
+
+  it("falls back on the least time where no earlier plan gave one", () => {
+    expect(replannedCompletionS([2, 3], [], [undefined, undefined], [undefined, undefined])).toEqual([2, 3]);
   });
 });
