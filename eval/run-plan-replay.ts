@@ -3,7 +3,7 @@
  * docs/evaluation.json, the queue-aware bound's schedule (src/sim/queue-bound.ts), request by request, replayed in
  * the simulator by a router that knows it in advance (src/sim/plan-replay.ts), as the bound plans it, with a
  * planning margin, and re-planned against the completion times its own replays showed. Writes docs/plan-replay.json
- * and docs/plan-replay.md (about 15 minutes here).
+ * and docs/plan-replay.md (about 12 minutes here).
  *
  * Flags: --scenario <name> (repeatable; default demo-burst-3x, burst-3x and waves), --margin-s <s> and --depth <n>
  * (the planning margin's setting; default 1.75 s and 4 starts), --plans <n> (the re-planned setting's plans in all;
