@@ -93,18 +93,25 @@ interface Simulated {
   variants: VariantSummary[];
   heldOut: HeldOutRun | undefined;
   seedsPerScenario: number;
-  arrivals: ArrivalCurves | undefined;
+  arrivals: ArrivalCurves[] | undefined;
 }
 
-/** The scenario whose requests docs/evaluation.md shows by first arrival, and the bins' width (seconds). */
-const ARRIVALS = { scenario: "burst-3x", binS: 10 } as const;
+/** The scenarios whose requests docs/evaluation.md shows by first arrival, and the bins' width (seconds). */
+const ARRIVALS = [
+  { scenario: "burst-3x", binS: 10 },
+  { scenario: "waves", binS: 15 },
+] as const;
 
 /**
  * The default, the policies that are best at 15, 30 or 60 s in that scenario (where the default's gaps are), and
  * static 30 s, by first arrival; with the bound's schedule unless the run skips the bound.
  */
-function arrivalsOf(results: readonly ScenarioResult[], highs: Highs | undefined): ArrivalCurves | undefined {
-  const index = results.findIndex((r) => r.name === ARRIVALS.scenario);
+function arrivalsOf(
+  results: readonly ScenarioResult[],
+  highs: Highs | undefined,
+  shown: (typeof ARRIVALS)[number],
+): ArrivalCurves | undefined {
+  const index = results.findIndex((r) => r.name === shown.scenario);
   const result = results[index];
   const scenario = scenarios[index];
   if (!result || !scenario) return undefined;
@@ -114,11 +121,11 @@ function arrivalsOf(results: readonly ScenarioResult[], highs: Highs | undefined
   );
   const ids = [DEFAULT_POLICY_ID, ...new Set([...best, "static-30"])];
   const specs = ids.map((id) => EVAL_POLICIES.find((p) => p.id === id) as (typeof EVAL_POLICIES)[number]);
-  const curves = arrivalCurves(scenario, result, specs, ARRIVALS.binS);
+  const curves = arrivalCurves(scenario, result, specs, shown.binS);
   if (!highs) return curves;
   const { instances, target } = scenarioBoundSet(scenario, result);
   const bound = curveBound(highs, instances, target, 1, { preferSooner: true });
-  return { ...curves, bound: binReleases(bound.byRelease, ARRIVALS.binS) };
+  return { ...curves, bound: binReleases(bound.byRelease, shown.binS) };
 }
 
 async function simulate(): Promise<Simulated> {
@@ -130,7 +137,7 @@ async function simulate(): Promise<Simulated> {
   }
   const checks = results.map(checkTargets);
   const highs = values["no-bound"] ? undefined : await loadHighs();
-  const arrivals = arrivalsOf(results, highs);
+  const arrivals = ARRIVALS.flatMap((shown) => arrivalsOf(results, highs, shown) ?? []);
 
   if (highs) {
     results.forEach((r, i) => {
@@ -219,7 +226,8 @@ function previousRun(): Simulated {
     variants: prior.variants,
     heldOut: prior.heldOut ?? undefined,
     seedsPerScenario: prior.seedsPerScenario,
-    arrivals: prior.arrivals ?? undefined,
+    // One scenario's curves (an object) in files written before waves' were added, a list since.
+    arrivals: prior.arrivals == null ? undefined : [prior.arrivals].flat(),
   };
 }
 

@@ -100,6 +100,8 @@ export interface ArrivalCurves {
   bound?: ArrivalBin[];
   /** The scenario's burst (its `burstPhase`), seconds into the run; absent when it names none. */
   burst?: { fromS: number; toS: number };
+  /** The scenario's phases, seconds into the run, with their load (a multiple of capacity); absent in older runs. */
+  phases?: { fromS: number; toS: number; load: number }[];
 }
 
 /**
@@ -121,10 +123,16 @@ export function arrivalCurves(
   const workloads = result.seeds.map((seed) => generateWorkload({ ...scenario, seed }, result.capacityRps));
   const phase = scenario.burstPhase === undefined ? undefined : scenario.phases[scenario.burstPhase];
   const burstFromS = scenario.phases.slice(0, scenario.burstPhase).reduce((t, p) => t + p.durationS, 0);
+  let fromS = 0;
+  const phases = scenario.phases.map((p) => {
+    fromS += p.durationS;
+    return { fromS: fromS - p.durationS, toS: fromS, load: p.load };
+  });
   return {
     scenario: scenario.name,
     binS,
     ...(phase ? { burst: { fromS: burstFromS, toS: burstFromS + phase.durationS } } : {}),
+    phases,
     policies: policies.map((policy) => ({
       id: policy.id,
       label: policy.label,

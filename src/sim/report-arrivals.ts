@@ -56,14 +56,34 @@ export function arrivalsSection(curves: ArrivalCurves): string {
     const during = (bin: ArrivalBin) =>
       burst !== undefined && bin.fromS >= burst.fromS && bin.fromS + curves.binS <= burst.toS;
     const after = (bin: ArrivalBin) => burst !== undefined && bin.fromS >= burst.toS;
-    const where = (bin: ArrivalBin) => (during(bin) ? " (during the burst)" : after(bin) ? " (after the burst)" : "");
+    // Without a burst, the load of the phase the bin falls in (waves: "in a 2x phase", "in a 0.3x phase").
+    const phase = (bin: ArrivalBin) =>
+      curves.phases?.find((p) => bin.fromS >= p.fromS && bin.fromS + curves.binS <= p.toS);
+    const where = (bin: ArrivalBin) => {
+      if (during(bin)) return " (during the burst)";
+      if (after(bin)) return " (after the burst)";
+      const load = burst === undefined ? phase(bin)?.load : undefined;
+      return load === undefined ? "" : ` (in a ${load}x phase)`;
+    };
     const trade =
       during(behind) && after(ahead)
         ? " Static 30 s sends a burst's refused requests back after it and serves them in arrival order with the requests that arrive then; the default gives the capacity after a burst first to the requests that arrive then (demotion: `docs/retry-policy.md`) and serves the burst's refused requests in what they leave."
         : "";
+    // Where the default is furthest behind the best of the policies shown at 60 s (static 30 s or another).
+    const bestAt = (bin: ArrivalBin, h: string) =>
+      others
+        .map((p) => ({ id: p.id, share: binOf(p.bins, bin.fromS)?.servedWithinS[h] ?? 0 }))
+        .reduce((a, b) => (b.share > a.share ? b : a));
+    const lag = (bin: ArrivalBin) => (bin.servedWithinS["60"] ?? 0) - bestAt(bin, "60").share;
+    const furthest = shown.reduce<ArrivalBin | undefined>((a, b) => (!a || lag(b) < lag(a) ? b : a), undefined);
+    const best = furthest ? bestAt(furthest, "60") : undefined;
+    const beyond =
+      furthest && best && (furthest !== behind || best.id !== "static-30") && lag(furthest) < 0
+        ? ` Furthest behind any policy shown at 60 s: those first sent at ${span(furthest)}${where(furthest)}, ${share(furthest, "60")} within 60 s against ${best.id}'s ${Math.round(100 * best.share)}%.`
+        : "";
     lines.push(
       "",
-      `Where the default is furthest behind static 30 s at 60 s: the requests first sent at ${span(behind)}${where(behind)}, ${share(behind, "60")} of them served within 60 s against ${s30(behind, "60")}. Where it is furthest ahead at 15 s: those first sent at ${span(ahead)}${where(ahead)}, ${share(ahead, "15")} within 15 s against ${s30(ahead, "15")}.${trade}`,
+      `Where the default is furthest behind static 30 s at 60 s: the requests first sent at ${span(behind)}${where(behind)}, ${share(behind, "60")} of them served within 60 s against ${s30(behind, "60")}. Where it is furthest ahead at 15 s: those first sent at ${span(ahead)}${where(ahead)}, ${share(ahead, "15")} within 15 s against ${s30(ahead, "15")}.${beyond}${trade}`,
     );
   }
   lines.push("");

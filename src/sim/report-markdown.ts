@@ -552,7 +552,8 @@ export function renderReport(input: {
   e2eOpenAiHeld?: { run: E2eOpenAiRun; file: string } | undefined;
   heldOut?: HeldOutRun | undefined;
   /** One scenario's requests by first arrival (src/sim/arrival-bins.ts); absent: no such section. */
-  arrivals?: ArrivalCurves | undefined;
+  /** The scenarios shown by first arrival (`arrivalsSection`), each a section of its own. */
+  arrivals?: readonly ArrivalCurves[] | undefined;
   figures: Record<string, string[]>;
 }): string {
   const out: string[] = [];
@@ -586,7 +587,7 @@ export function renderReport(input: {
   if (input.heldOut) out.push(heldOutSection(input.heldOut, input.checks), "");
   const boundSection = curveBoundSection(input.results, input.checks);
   if (boundSection) out.push(boundSection, "");
-  if (input.arrivals) out.push(arrivalsSection(input.arrivals));
+  for (const curves of input.arrivals ?? []) out.push(arrivalsSection(curves));
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
   if (demo) {
     out.push("## The issue's reproduction (demo-burst-3x)\n");

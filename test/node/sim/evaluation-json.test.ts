@@ -57,7 +57,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   e2eOpenAiAgain: E2eOpenAiRun | null;
   e2eOpenAiHeld: E2eOpenAiRun | null;
   heldOut: HeldOutRun | null;
-  arrivals: ArrivalCurves | null;
+  arrivals: ArrivalCurves[] | null;
 };
 
 /** A variant's summaries beside the default's, on the tuning seeds and on the held-out seeds. */

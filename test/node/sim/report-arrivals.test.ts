@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ArrivalBin, type ArrivalCurves, arrivalCurves, curveByArrival } from "../../../src/sim/arrival-bins";
 import { EVAL_POLICIES, type PolicySpec } from "../../../src/sim/policies";
@@ -50,6 +52,36 @@ describe("arrivalsSection", () => {
     expect(section).toContain("demotion");
   });
 
+  it("names the policy shown that the default is furthest behind at 60 s, when it is not static 30 s's bin and lead", () => {
+    const rival = {
+      id: "static-5",
+      label: "static 5 s",
+      bins: [bin(50, 40), bin(70, 100), bin(80, 40, 0, 1, 1, 0.5, 1)],
+    };
+    const section = arrivalsSection({ ...curves, policies: [...curves.policies, rival] });
+    // At 70-80 s the default serves 60% within 60 s, static 30 s 80% and static-5 all of them: static-5 leads there.
+    expect(section).toContain(
+      "Furthest behind any policy shown at 60 s: those first sent at 70-80 s (during the burst), 60% within 60 s against static-5's 100%.",
+    );
+    // Where static 30 s is itself the furthest ahead of the default, nothing more is said.
+    expect(arrivalsSection(curves)).not.toContain("Furthest behind any policy shown");
+  });
+
+  it("without a burst, places a bin by the load of its phase", () => {
+    const { burst: _, ...noBurst } = curves;
+    const section = arrivalsSection({
+      ...noBurst,
+      phases: [
+        { fromS: 0, toS: 70, load: 0.3 },
+        { fromS: 70, toS: 80, load: 2 },
+        { fromS: 80, toS: 100, load: 0.3 },
+      ],
+    });
+    expect(section).toContain("the requests first sent at 70-80 s (in a 2x phase), 60% of them served within 60 s");
+    expect(section).toContain("those first sent at 80-90 s (in a 0.3x phase), 100% within 15 s against 40%");
+    expect(section).not.toContain("demotion");
+  });
+
   it("is empty without static 30 s to compare with", () => {
     expect(arrivalsSection({ ...curves, policies: curves.policies.slice(0, 1) })).toBe("");
   });
@@ -69,5 +101,29 @@ describe("arrivalCurves", () => {
       5,
     );
     expect(curves.policies[1]?.bins).toEqual(direct);
+  });
+});
+
+describe("docs/evaluation.json's waves by first arrival (npm run eval)", () => {
+  const root = resolve(import.meta.dirname, "../../..");
+  const json = JSON.parse(readFileSync(resolve(root, "docs/evaluation.json"), "utf8")) as { arrivals: ArrivalCurves[] };
+  const waves = json.arrivals.find((c) => c.scenario === "waves");
+
+  it("backs docs/retry-policy.md: each trough's first arrivals served within 60 s less often than under every policy shown", () => {
+    const doc = readFileSync(resolve(root, "docs/retry-policy.md"), "utf8").replace(/\s+/g, " ");
+    expect(doc).toContain(
+      "the default serves the first 15 s of each trough's arrivals within 60 s less often than every other policy shown, and in the last three troughs by 15 points or more",
+    );
+    expect(waves?.binS).toBe(15);
+    const [own, ...others] = waves?.policies ?? [];
+    const troughs = (waves?.phases ?? []).filter((p) => p.load < 1 && p.fromS > 0);
+    expect(troughs.length).toBeGreaterThanOrEqual(4);
+    const leads = troughs.map((trough) => {
+      const share = (bins: ArrivalBin[] | undefined) =>
+        bins?.find((b) => b.fromS === trough.fromS)?.servedWithinS["60"] ?? Number.NaN;
+      return Math.min(...others.map((p) => share(p.bins))) - share(own?.bins);
+    });
+    for (const lead of leads) expect(lead).toBeGreaterThan(0);
+    for (const lead of leads.slice(-3)) expect(lead).toBeGreaterThanOrEqual(0.15);
   });
 });
