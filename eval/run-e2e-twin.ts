@@ -93,6 +93,7 @@ const TWIN_VARIANT_IDS = [
   "no-delay-target",
   "probe-every-overload",
   "probe-beyond-30s",
+  "draining-ignores-demoted",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -191,6 +191,13 @@ export interface BookingAdmission {
    * not kept (variant `demoted-first-under-8s`, docs/retry-policy.md): the arrivals after a burst miss their 5 s.
    */
   demotedFirstUnderS?: number;
+  /**
+   * The draining test (`drainingOfferedShare`) counts only the attempts that join the line, not the demoted ones:
+   * after a wave, the retries its refusals bring back wait outside the delay target and do not refill the queue it
+   * bounds, so the trough that follows may count as draining. `undefined` or false: every attempt counts. Measured
+   * and not kept (variant `draining-ignores-demoted`, docs/retry-policy.md): the sustained overload's p50 doubles.
+   */
+  drainingIgnoresDemoted?: boolean;
 }
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
@@ -554,13 +561,14 @@ export class RouterCore {
     // -1: unlimited (Ray's max_queued_requests = -1).
     const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
     let limit = bound;
-    this.standingQueue?.offer(now);
     // A request on its probable last attempt is lost if refused, or pushed out, or timed out: it waits in line with
     // first attempts (not demoted), and the target, which trades a wait for a retry, does not apply to it (the
     // queue's bound still does).
     const lastChance = booking !== undefined && this.onLastChance(request.fingerprint);
     // A demoted request waits behind the others up to the queue's bound: no delay target, no room held for it.
     const demoted = booking !== undefined && !lastChance && this.demoted(request.fingerprint, now);
+    // The draining test counts the attempts offered (with `drainingIgnoresDemoted`, only those that join the line).
+    if (!demoted || !this.admission.drainingIgnoresDemoted) this.standingQueue?.offer(now);
     if (booking && !demoted) {
       // The delay target binds promised retries too: they were promised capacity, not a place in a standing
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve

@@ -85,6 +85,8 @@ const bookingSchema = z.strictObject({
   freshNewestWhen: z.enum(["always", "standing"]).default(DEFAULT_BOOKING_ADMISSION.freshNewestWhen ?? "always"),
   /** While the queue does not stand, demoted requests go first as long as every other waiting request has waited less than this, seconds. Off: null. */
   demotedFirstUnderS: z.number().gt(0).max(600).nullable().default(null),
+  /** The draining test counts only the attempts that join the line, not the demoted retries. */
+  drainingIgnoresDemoted: z.boolean().default(false),
   /** Share of the queue's limit closed to SDK clients without a promise, kept for clients that may not use a hint. 0: off. */
   sdkClientsLeaveShare: z
     .number()
@@ -187,6 +189,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       freshNewestWhen: settings.booking.freshNewestWhen,
       sdkClientsLeaveShare: settings.booking.sdkClientsLeaveShare || undefined,
       demotedFirstUnderS: settings.booking.demotedFirstUnderS ?? undefined,
+      drainingIgnoresDemoted: settings.booking.drainingIgnoresDemoted || undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

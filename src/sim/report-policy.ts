@@ -259,6 +259,12 @@ export function renderPolicyDoc(input: {
     freshNextHorizonRow: targetsRow("fresh-next-horizon"),
     freshNextHorizonCurve: horizonChanges(input.variants, "fresh-next-horizon"),
     freshNextHorizonWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "fresh-next-horizon"),
+    drainingIgnoresDemotedRow: targetsRow("draining-ignores-demoted"),
+    drainingIgnoresDemotedP50: sustainedP50AgainstDefault(
+      input.variants,
+      input.heldOutVariants ?? [],
+      "draining-ignores-demoted",
+    ),
     fifoWhileStandingRow: targetsRow("fifo-while-standing"),
     fifoWhileStandingP50: sustainedP50AgainstDefault(
       input.variants,

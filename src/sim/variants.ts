@@ -194,6 +194,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { booking: { demotedFirstUnderS: 8 } },
   ),
   variant(
+    "draining-ignores-demoted",
+    "the draining test counts only the attempts that join the line, not the demoted retries",
+    { booking: { drainingIgnoresDemoted: true } },
+  ),
+  variant(
     "probe-beyond-30s",
     "a first refusal whose earliest room would answer it more than 30 s later is sent back in 10 to 20 s (a probe), not booked there",
     { ledger: { probeBeyondS: 30 } },

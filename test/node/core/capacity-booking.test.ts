@@ -829,6 +829,45 @@ describe("RouterCore with booked_capacity", () => {
     expect(kept.depth).toBeGreaterThan(cut.depth);
   });
 
+  it("drainingIgnoresDemoted (an option): after a burst, its refused requests coming back do not keep the target on", () => {
+    // As above, but two of the burst's refused requests come back each second after it (first refused more than
+    // 3 s before: demoted) beside one fresh arrival: three attempts a second against two drains.
+    const afterBurst = (drainingIgnoresDemoted: boolean | undefined) => {
+      const { core, tick, placeOne } = setup({
+        maxQueuedRequests: 40,
+        booking: {
+          queueDelayTargetS: 1,
+          standingIntervalS: 10,
+          maxHeldRoomShare: 0,
+          drainingOfferedShare: 1,
+          demoteAfterS: 3,
+          drainingIgnoresDemoted,
+        },
+      });
+      const refused: string[] = [];
+      let n = 0;
+      for (let i = 0; i < 16; i++) {
+        tick(500);
+        placeOne();
+        for (let k = 0; k < 5; k++) {
+          const id = `b${n++}`;
+          if (core.submit(id, { fingerprint: id }).kind === "rejected") refused.push(id);
+        }
+      }
+      const fresh: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        tick(500);
+        placeOne();
+        const back = refused.shift() as string;
+        core.submit(`${back}.1`, { fingerprint: back, retry: true });
+        if (i % 2 === 1) fresh.push(core.submit(`f${i}`, { fingerprint: `f${i}` }).kind);
+      }
+      return fresh;
+    };
+    expect(afterBurst(undefined)).toContain("rejected"); // the returning retries count: not draining
+    expect(afterBurst(true).every((k) => k === "queued")).toBe(true);
+  });
+
   it("standingIntervalS 0: the queue-delay target binds as soon as the queue stands, and stays while refusals go on", () => {
     // Two drains a second and ten arrivals a second for 30 s. Regression: the standing state was left as soon as
     // nothing had been refused for 0 s - at the next arrival - so the target bound every other arrival at most and

@@ -45,6 +45,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
       freshNewestWhen: "always" as const,
       sdkClientsLeaveShare: 0.05,
       demotedFirstUnderS: 8,
+      drainingIgnoresDemoted: true,
     };
     const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
     expect(options.booking).toMatchObject(booking);

@@ -50,6 +50,7 @@ describe("parseConfig, field by field", () => {
             freshNewestShare: 1,
             freshNewestWhen: "standing",
             demotedFirstUnderS: null,
+            drainingIgnoresDemoted: false,
             sdkClientsLeaveShare: 0.05,
           },
           tenantHeadroomSlots: 1,
