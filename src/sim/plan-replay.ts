@@ -204,7 +204,14 @@ export interface PlanReplayReport {
   rows: PlanReplayRow[];
 }
 
-/** Whether a row replays the queue-aware bound's own schedule: no margin, the bound's depth, one plan. */
+/**
+ * Whether a row replays the queue-aware bound's own schedule: no margin, the bound's depth, one plan.
+ *
+ * @example
+ * ```ts
+ * report.rows.filter(isAsBounded); // one row per scenario: the bound's schedule as it is
+ * ```
+ */
 export function isAsBounded(row: PlanReplayRow): boolean {
   return row.setting.marginS === 0 && row.setting.depth === undefined && row.setting.plans === undefined;
 }
@@ -250,10 +257,9 @@ function replannedProse(report: PlanReplayReport): string[] {
 
 /** A curve's worst gap to a target over the completion horizons, and where. */
 export function worstGap(curve: CompletionCurve, target: CompletionCurve): { gap: number; horizonS: number } {
-  return COMPLETION_HORIZONS_S.map((h) => ({
-    gap: (curve[String(h)] ?? 0) - (target[String(h)] ?? 0),
-    horizonS: h,
-  })).reduce((a, b) => (b.gap < a.gap ? b : a));
+  return COMPLETION_HORIZONS_S.map((h) => ({ gap: gapAt(curve, target, h), horizonS: h })).reduce((a, b) =>
+    b.gap < a.gap ? b : a,
+  );
 }
 
 /**
