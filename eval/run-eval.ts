@@ -226,8 +226,7 @@ function previousRun(): Simulated {
     variants: prior.variants,
     heldOut: prior.heldOut ?? undefined,
     seedsPerScenario: prior.seedsPerScenario,
-    // One scenario's curves (an object) in files written before waves' were added, a list since.
-    arrivals: prior.arrivals == null ? undefined : [prior.arrivals].flat(),
+    arrivals: prior.arrivals ?? undefined,
   };
 }
 

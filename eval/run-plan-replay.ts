@@ -76,7 +76,7 @@ for (const name of names) {
     const leastS = bounded.instances.map((inst) => inst.jobs.map((job) => job.minCompletionS + setting.marginS));
     let completionS = leastS;
     const passes: Array<{ planMargin: number; replayedCurve: CompletionCurve }> = [];
-    let last: { set: BoundSet; margin: number; planCurve: CompletionCurve; replayed: RunMetrics } | undefined;
+    let last: { planCurve: CompletionCurve; replayed: RunMetrics } | undefined;
     for (let pass = 0; pass < (setting.plans ?? 1); pass++) {
       const set: BoundSet = {
         ...bounded,
@@ -103,18 +103,19 @@ for (const name of names) {
       });
       const replayed = computeMetrics(poolTraces(replays.map((r) => r.trace)));
       passes.push({ planMargin: bound.margin, replayedCurve: replayed.servedWithinS });
-      last = { set, margin: bound.margin, planCurve: bound.curves[0] ?? {}, replayed };
+      last = { planCurve: bound.curves[0] ?? {}, replayed };
       completionS = replays.map((r, k) =>
         replannedCompletionS(leastS[k] ?? [], completionS[k] ?? [], r.planned, r.completedAtS),
       );
     }
-    if (!last) throw new Error("eval:plan-replay: no plan made");
-    const { set, replayed } = last;
+    const lastPass = passes.at(-1);
+    if (!last || !lastPass) throw new Error("eval:plan-replay: no plan made");
+    const { replayed } = last;
     rows.push({
       scenario: name,
       setting,
-      target: set.target,
-      planMargin: last.margin,
+      target: bounded.target,
+      planMargin: lastPass.planMargin,
       planCurve: last.planCurve,
       replayed: {
         curve: replayed.servedWithinS,
