@@ -91,6 +91,8 @@ const TWIN_VARIANT_IDS = [
   "demoted-headroom-4",
   "horizon-pack",
   "no-delay-target",
+  "fifo-while-standing",
+  "forget-when-queued",
   "probe-every-overload",
   "probe-beyond-30s",
   "draining-ignores-demoted",

@@ -5,7 +5,8 @@ export const DEFAULT_REFUSAL_COUNT_CAPACITY = 8_192;
  * How many times the router refused each request, by fingerprint (every attempt of a request has the same one,
  * whatever client sent it): a request refused as often as its client retries is probably on its last attempt.
  * A bounded map, least recently refused forgotten first, so memory stays bounded under any traffic; a request
- * admitted to the queue is forgotten (its next refusal, if any, counts from one again). Counting by fingerprint
+ * placed on a replica is forgotten (`RouterCore` calls `forget`; a request shed from the queue is not: its client
+ * was refused once more). Counting by fingerprint
  * rather than by `x-stainless-retry-count` also counts clients that send no SDK headers. It also keeps when each
  * request was first refused: how long its client has been trying (`firstRefusedAtMs`).
  *
@@ -46,7 +47,7 @@ export class RefusalCounts {
     return fingerprint === undefined ? undefined : this.counts.get(fingerprint)?.firstAtMs;
   }
 
-  /** The request was admitted: its refusals are forgotten. */
+  /** The request was served (placed): its refusals are forgotten. */
   forget(fingerprint: string | undefined): void {
     if (fingerprint !== undefined) this.counts.delete(fingerprint);
   }

@@ -198,6 +198,15 @@ export interface BookingAdmission {
    * and not kept (variant `draining-ignores-demoted`, docs/retry-policy.md): the sustained overload's p50 doubles.
    */
   drainingIgnoresDemoted?: boolean;
+  /**
+   * When the router forgets a request's refusals (src/core/refusal-counts.ts: how many, and when the first was):
+   * false or `undefined` (the default since 2026-12-05), once it is placed on a replica; true, once it is queued,
+   * as until then. Queued is not served: a request queued on its second attempt and shed at the queue timeout came
+   * back on its third as if never refused - not demoted by its first refusal, ranked by the wrong horizons among
+   * the demoted (`next_horizon`), counted from one again. Measured (variant `forget-when-queued`,
+   * docs/retry-policy.md, "Refusals remembered until the request is placed").
+   */
+  forgetRefusalsWhenQueued?: boolean;
 }
 
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
@@ -522,7 +531,7 @@ export class RouterCore {
     const timing = this.hintedRetries.returned(options.fingerprint, now);
     const result = this.admit(ticket, options, now);
     if (timing !== undefined) this.hintedRetries.count(result.kind === "queued" ? "admitted" : "refused", timing);
-    if (result.kind === "queued") this.refusals?.forget(options.fingerprint);
+    if (result.kind === "queued" && this.admission.forgetRefusalsWhenQueued) this.refusals?.forget(options.fingerprint);
     return result;
   }
 
@@ -717,9 +726,12 @@ export class RouterCore {
       }
     }
     // The head, or the first in fair order that the headroom lets through.
-    const { ticket, tenant, priority } = this.queue.dispatch(eligible) as NonNullable<
+    const { ticket, tenant, priority, fingerprint } = this.queue.dispatch(eligible) as NonNullable<
       ReturnType<FairQueue["dispatch"]>
     >;
+    // Placed, the request is served: its refusals are forgotten (a later request with the same fingerprint - the
+    // same body sent again - starts afresh). Not when queued: the queue may still shed it.
+    if (!this.admission.forgetRefusalsWhenQueued) this.refusals?.forget(fingerprint);
     this.standingQueue?.update(now, this.queue.size);
     this.streak = 0;
     this.cache.assign(replica);

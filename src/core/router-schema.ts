@@ -87,6 +87,8 @@ const bookingSchema = z.strictObject({
   demotedFirstUnderS: z.number().gt(0).max(600).nullable().default(null),
   /** The draining test counts only the attempts that join the line, not the demoted retries. */
   drainingIgnoresDemoted: z.boolean().default(false),
+  /** Forget a request's refusals once it is queued (the behaviour until 2026-12-05) rather than once it is placed. */
+  forgetRefusalsWhenQueued: z.boolean().default(false),
   /** Share of the queue's limit closed to SDK clients without a promise, kept for clients that may not use a hint. 0: off. */
   sdkClientsLeaveShare: z
     .number()
@@ -190,6 +192,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       sdkClientsLeaveShare: settings.booking.sdkClientsLeaveShare || undefined,
       demotedFirstUnderS: settings.booking.demotedFirstUnderS ?? undefined,
       drainingIgnoresDemoted: settings.booking.drainingIgnoresDemoted || undefined,
+      forgetRefusalsWhenQueued: settings.booking.forgetRefusalsWhenQueued || undefined,
     },
     tenantHeadroomSlots: settings.tenantHeadroomSlots,
   };

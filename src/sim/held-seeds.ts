@@ -14,6 +14,7 @@ export const HELD_SEEDS_VARIANTS = [
   "horizon-pack",
   "fifo-while-standing",
   "sdk-room-off",
+  "forget-when-queued",
 ] as const;
 
 /** The held-out seeds per scenario that `npm run eval:held-seeds` runs unless told otherwise. */

@@ -7,7 +7,8 @@ export type HeldSeedsFills = Record<
   | "heldSeedsFifoWhileStanding"
   | "heldSeedsDemotedHeadroom"
   | "heldSeedsHorizonPack"
-  | "heldSeedsSdkRoomOff",
+  | "heldSeedsSdkRoomOff"
+  | "heldSeedsForgetWhenQueued",
   string
 >;
 
@@ -52,6 +53,7 @@ export function heldSeedsFills(run: HeldSeedsRun | undefined): HeldSeedsFills {
       heldSeedsDemotedHeadroom: NOT_RUN,
       heldSeedsHorizonPack: NOT_RUN,
       heldSeedsSdkRoomOff: NOT_RUN,
+      heldSeedsForgetWhenQueued: NOT_RUN,
     };
   const seeds = seedsWord(run.seedsPerScenario);
   const gap = (id: string) => summary(run, id)?.perScenario["sustained-1.3x"]?.headerlessGapPts;
@@ -73,6 +75,7 @@ export function heldSeedsFills(run: HeldSeedsRun | undefined): HeldSeedsFills {
     heldSeedsDemotedHeadroom: againstDefault(run, "demoted-headroom-1"),
     heldSeedsHorizonPack: againstDefault(run, "horizon-pack"),
     heldSeedsSdkRoomOff: againstDefault(run, "sdk-room-off"),
+    heldSeedsForgetWhenQueued: againstDefault(run, "forget-when-queued"),
   };
 }
 

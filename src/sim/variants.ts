@@ -209,6 +209,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { keptWhenQueued: true } },
   ),
   variant(
+    "forget-when-queued",
+    "a request's refusals forgotten once it is queued, not once it is placed (the default until 2026-12-05)",
+    { booking: { forgetRefusalsWhenQueued: true } },
+  ),
+  variant(
     "shed-promise-neutral",
     "a promised retry shed from the queue before it is placed counts as neither kept nor broken (not as broken)",
     { ledger: { shedBreaksPromise: false } },

@@ -52,8 +52,9 @@ describe("booking.lastChanceAfterRefusals", () => {
     expect(core.submit("lc.1", { fingerprint: "lc" }).kind).toBe("rejected");
     expect(core.submit("fresh", { fingerprint: "fresh" }).kind).toBe("rejected");
     expect(core.submit("lc.2", { fingerprint: "lc" }).kind).toBe("queued");
-    // Admitted, its refusals are forgotten: the same request refused again is not on its last chance.
-    expect(core.submit("lc.3", { fingerprint: "lc" }).kind).toBe("rejected");
+    // Queued, not yet served, it is still remembered (the queue may shed it): sent again, still on its last chance.
+    // Forgotten once placed: test/node/core/refusal-memory.test.ts.
+    expect(core.submit("lc.3", { fingerprint: "lc" }).kind).toBe("queued");
   });
 
   it("with demotion on (the default), waits in line with first attempts rather than behind them", () => {

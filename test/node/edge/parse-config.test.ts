@@ -51,6 +51,7 @@ describe("parseConfig, field by field", () => {
             freshNewestWhen: "standing",
             demotedFirstUnderS: null,
             drainingIgnoresDemoted: false,
+            forgetRefusalsWhenQueued: false,
             sdkClientsLeaveShare: 0.05,
           },
           tenantHeadroomSlots: 1,

@@ -172,14 +172,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
     // other policy's); the oracle met in as many scenarios.
     expect(doc).toContain(
-      "demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, though the oracle target is met in as many scenarios.",
+      "demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in one scenario fewer than without it (on both seed sets).",
     );
     const off = variant("no-demotion");
     expect(off.p50).toBeGreaterThan(5);
     expect(def.summary.worstCurveGapSumPts).toBeGreaterThan(off.summary.worstCurveGapSumPts / 2);
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
-    expect(def.summary.met.oracle).toBe(off.summary.met.oracle);
+    expect(def.summary.met.oracle).toBe(off.summary.met.oracle - 1);
+    const heldMet = (id: string) => (json.heldOut as HeldOutRun).variants.find((v) => v.id === id)?.met.oracle ?? 0;
+    expect(heldMet("default")).toBe(heldMet("no-demotion") - 1);
     expect(doc).toContain(
       "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by about three points).",
     );
@@ -202,30 +204,36 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       heldById.get("default")?.met.attempts ?? 0,
     );
     // Last chance (not demoted): more served under sustained overload, with more attempts and a longer wait there;
-    // larger summed gaps; the attempts target in as many scenarios on both sets, the oracle in one more tuned.
+    // larger summed gaps; the oracle target everywhere on both sets, the attempts target in fewer, p50 past 5 s.
     expect(doc).toContain(
-      "Its row: more requests served under sustained overload, with more attempts per request and a longer wait there, and larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused). It meets the attempts target in as many scenarios as the default on both seed sets, and the oracle target in one more on the tuning seeds and in as many on the held-out ones.",
+      "Its row: more requests served under sustained overload, with more attempts per request and a longer wait there, and larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused).",
+    );
+    expect(doc).toContain(
+      "its row meets the oracle target in every scenario on both seed sets, where the default misses it in a few: an online router can come within 5 points of the oracle's final served share everywhere. What it costs is the rest of the issue's targets: it meets the attempts target in fewer scenarios than the default on both seed sets,",
     );
     const lastChance = variant("last-chance");
     expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
     const sustainedAttempts = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.attemptsPerOffered ?? Number.NaN;
     expect(sustainedAttempts(lastChance.summary)).toBeGreaterThan(sustainedAttempts(def.summary));
-    expect(lastChance.summary.met.oracle).toBe(def.summary.met.oracle + 1);
+    expect(lastChance.summary.met.oracle).toBe(lastChance.summary.scenarios);
+    expect(def.summary.met.oracle).toBeLessThan(def.summary.scenarios);
     costsCurve("last-chance", false);
-    expect(lastChance.summary.met.attempts).toBe(def.summary.met.attempts);
+    expect(lastChance.summary.met.attempts).toBeLessThan(def.summary.met.attempts);
+    expect(lastChance.p50).toBeGreaterThan(5);
     // README's row for the option: a longer wait under sustained overload too.
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
       "more requests served under sustained overload, but larger curve gaps (first attempts wait behind last ones), more attempts per request and a longer wait (docs/retry-policy.md, variant `last-chance`)",
     );
     expect(lastChance.p50).toBeGreaterThan(def.p50);
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
-    expect(held.get("last-chance")?.met.oracle).toBe(held.get("default")?.met.oracle);
-    expect(held.get("last-chance")?.met.attempts).toBe(held.get("default")?.met.attempts);
+    expect(held.get("last-chance")?.met.oracle).toBe(held.get("last-chance")?.scenarios);
+    expect(held.get("last-chance")?.met.attempts).toBeLessThan(held.get("default")?.met.attempts ?? 0);
+    expect(held.get("last-chance")?.perScenario["sustained-1.3x"]?.timeToSuccessP50S).toBeGreaterThan(5);
   });
 
   it("backs docs/retry-policy.md's account of two-step promises: within a point on both sets, nothing to choose it on", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row's summed worst curve gaps are within a point of the default's on both seed sets (smaller on the tuning seeds, larger on the held-out ones), and it meets the attempts target in as many scenarios on the tuning seeds and one fewer on the held-out ones, and the oracle target in one fewer on both: nothing to choose it on.",
+      "Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by more than a point on the held-out ones, and it meets the attempts target in as many scenarios on the tuning seeds and one fewer on the held-out ones, and the oracle target in as many on both: nothing to choose it on.",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
@@ -234,23 +242,58 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       (own?.worstCurveGapSumPts ?? Number.NaN) - (base?.worstCurveGapSumPts ?? Number.NaN);
     expect(lead(twoStep, def)).toBeGreaterThan(0);
     expect(lead(twoStep, def)).toBeLessThan(1);
-    expect(lead(heldTwoStep, heldDef)).toBeLessThan(0);
-    expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-1);
+    expect(lead(heldTwoStep, heldDef)).toBeLessThan(-1);
+    expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-2);
     expect(twoStep?.met.attempts).toBe(def?.met.attempts);
     expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
-    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 1);
-    expect(heldTwoStep?.met.oracle).toBe((heldDef?.met.oracle ?? 0) - 1);
+    expect(twoStep?.met.oracle).toBe(def?.met.oracle);
+    expect(heldTwoStep?.met.oracle).toBe(heldDef?.met.oracle);
+  });
+
+  it("backs docs/retry-policy.md's account of refusals remembered until the request is placed", () => {
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    expect(doc).toContain(
+      "So the default gains smaller summed worst curve gaps, a shorter p50 and shorter mean waits on both seed sets and the attempts target in one more scenario on the tuning seeds, and loses the oracle target in one scenario on each seed set;",
+    );
+    const held = (json.heldOut as HeldOutRun).variants;
+    const pair = (list: readonly VariantSummary[]) =>
+      [list[0], list.find((v) => v.id === "forget-when-queued")] as [VariantSummary, VariantSummary];
+    for (const [def, old] of [pair(json.variants), pair(held)]) {
+      expect(def.worstCurveGapSumPts).toBeGreaterThan(old.worstCurveGapSumPts);
+      expect(def.meanWaitSumS).toBeLessThan(old.meanWaitSumS);
+      const p50 = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
+      expect(p50(def)).toBeLessThan(p50(old));
+      expect(def.met.oracle).toBe(old.met.oracle - 1);
+    }
+    const [def, old] = pair(json.variants);
+    expect(def.met.attempts).toBe(old.met.attempts + 1);
+    // The twin does not tell them apart: the same figures from a cold router and after a quiet spell.
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    for (const { id } of E2E_TWINS) {
+      const [a, b] = [DEFAULT_POLICY_ID, `${DEFAULT_POLICY_ID}:forget-when-queued`].map((p) =>
+        twinTargets(twin, id, p, DEFAULT_POLICY_ID),
+      );
+      expect(b?.attemptsPerOffered, id).toBeCloseTo(a?.attemptsPerOffered ?? Number.NaN, 2);
+      expect(b?.met, id).toEqual(a?.met);
+    }
   });
 
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Against it the default has smaller summed worst curve gaps, and meets the oracle and the attempts targets in more scenarios.",
+      "Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in as many on the tuning seeds and in one more on the held-out ones.",
     );
     const def = json.variants[0] as VariantSummary;
     const previous = json.variants.find((v) => v.id === "previous-default") as VariantSummary;
+    const held = (json.heldOut as HeldOutRun).variants;
+    const [heldDef, heldPrevious] = [held[0], held.find((v) => v.id === "previous-default")] as [
+      VariantSummary,
+      VariantSummary,
+    ];
     expect(def.worstCurveGapSumPts).toBeGreaterThan(previous.worstCurveGapSumPts);
-    expect(def.met.oracle).toBeGreaterThan(previous.met.oracle);
     expect(def.met.attempts).toBeGreaterThan(previous.met.attempts);
+    expect(heldDef.met.attempts).toBeGreaterThan(heldPrevious.met.attempts);
+    expect(def.met.oracle).toBe(previous.met.oracle);
+    expect(heldDef.met.oracle).toBe(heldPrevious.met.oracle + 1);
   });
 
   it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients, the widest gap quoted", () => {
@@ -1388,7 +1431,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
-  it("backs docs/retry-policy.md's bullet on the last free slot kept: burst-10x at 5 s, ahead on both sets, twin missed", () => {
+  it("backs docs/retry-policy.md's bullet on the last free slot kept: burst-10x at 5 s, ahead on the tuning seeds, twin missed", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
     const burst = json.targets.find((t) => t.scenario === "burst-10x") as TargetCheck;
     expect(burst.worstCurveGap).toMatchObject({ horizonS: 5, bestOther: "none" });
@@ -1398,7 +1441,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const id = "demoted-headroom-1";
     const { def, own, heldDef, heldOwn } = besideDefault(id);
     expect(own?.worstCurveGapSumPts).toBeGreaterThan(def?.worstCurveGapSumPts ?? 0);
-    expect(heldOwn?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
+    // Ahead on the held-out seeds too until refusals were remembered until a request is placed (2026-12-05).
+    expect(heldOwn?.worstCurveGapSumPts).toBeLessThan(heldDef?.worstCurveGapSumPts ?? 0);
     // Most of its lead on the tuning seeds is burst-10x's: the scenario whose worst gap moves most, by more than
     // half the summed lead.
     const gap = (v: VariantSummary | undefined, name: string) => v?.perScenario[name]?.worstCurveGap.gapPts ?? 0;
@@ -1579,18 +1623,24 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect([...meeting].sort()).toEqual([
       "best-effort-no-age",
       "draining-ignores-demoted",
+      "fifo-while-standing",
       "horizon-pack",
       "no-delay-target",
     ]);
+    const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
+    // Adaptive LIFO's row: "past the 5 s the issue allows on the held-out seeds".
+    expect(p50(held.get("fifo-while-standing"))).toBeGreaterThan(5);
+    expect(p50(held.get("default"))).toBeLessThanOrEqual(5);
     // No delay target: the twin's burst never stands long enough for it; the sustained overload's p50 is about
     // three times the issue's 5 s on both seed sets.
-    const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
     for (const set of [tunedById, held]) expect(p50(set.get("no-delay-target"))).toBeGreaterThan(14);
-    // "cannot be the default for the same reason" (README: its p50 "more than doubles"), on both seed sets.
-    for (const set of [tunedById, held])
-      expect(p50(set.get("draining-ignores-demoted"))).toBeGreaterThan(2 * p50(set.get("default")));
+    // "cannot be the default for the same reason" (README: its p50 "about doubles, past the 5 s"), on both seed sets.
+    for (const set of [tunedById, held]) {
+      expect(p50(set.get("draining-ignores-demoted"))).toBeGreaterThan(1.9 * p50(set.get("default")));
+      expect(p50(set.get("draining-ignores-demoted"))).toBeGreaterThan(5);
+    }
     // Every other ahead-on-both variant misses a target in the twin, as the prose names them.
-    const named = ["no-burst-fade", "slow-burst-rate", "no-queue-refill", "no-overload-floor", "lowest-overload-floor"];
+    const named = ["slow-burst-rate", "no-queue-refill", "no-overload-floor", "lowest-overload-floor"];
     const missing = aheadOnBoth.filter((id) => !meeting.includes(id) && id !== "demoted-headroom-1");
     expect([...missing].sort()).toEqual(
       [...named, "floor-before-rise", "probe-every-overload", "probe-beyond-30s"].sort(),
@@ -1621,12 +1671,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "The first moves requests from the 5 s horizon to the 30 and 60 s ones: the arrivals after an overload wait past their 5 s. The second serves more within 30 and 60 s, most in `waves`, and pays for it with the attempts and served targets",
     );
-    expect(aheadOnBoth).toContain("demoted-headroom-1");
-    // The last free slot kept: "by 2.8 points on the tuning seeds" (its own bullet says more).
-    const headroomLead =
-      (tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
+    // The last free slot kept: "now ahead on the tuning seeds only" (its own bullet says more).
+    expect(aheadOnBoth).not.toContain("demoted-headroom-1");
+    expect(tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `\`demoted-headroom-1\` is ahead on both sets, by ${headroomLead.toFixed(1)} points on the tuning seeds, and misses the twin's curve target (after a quiet spell its attempts target too)`,
+      "is now ahead on the tuning seeds only, and misses the twin's curve target (after a quiet spell its attempts target too)",
     );
     // Horizon packing: "by 1.8 points on the tuning seeds" (its own bullet says why it is not the default).
     const packLead = (tunedById.get("horizon-pack")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
@@ -1644,9 +1693,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(lead, id).toBeLessThan(moves);
     }
     expect(tunedById.get("best-effort-no-age")?.met.served).toBeLessThan(def.tuned.met.served);
-    expect(held.get("best-effort-no-age")?.met.served).toBe(def.held.met.served);
+    expect(held.get("best-effort-no-age")?.met.served).toBe(def.held.met.served - 1);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in one fewer scenario on the tuning seeds and as many on the held-out ones (its bullet below).",
+      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in one fewer scenario on both seed sets (its bullet below).",
     );
   });
 
