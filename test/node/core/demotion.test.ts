@@ -4,6 +4,7 @@ import { RefusalCounts } from "../../../src/core/refusal-counts";
 import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
 import { routerOptions } from "../../support/router-options";
+import { standingQueueRouter } from "../../support/standing-queue";
 
 const entry = (ticket: string, enqueuedAtMs: number, yields = false, firstRefusedAtMs?: number) => ({
   ticket,
@@ -97,41 +98,11 @@ describe("RefusalCounts.firstRefusedAtMs", () => {
   });
 });
 
-/**
- * `booked_capacity` over a queue that stands: two drains a second, five new requests a second, a 1 s delay
- * target, so fresh arrivals beyond two waiting are refused.
- */
+/** `booked_capacity` over a queue that stands, with a 1 s delay target: fresh arrivals beyond two waiting are refused. */
 function standingQueue(demoteAfterS: number | undefined) {
-  let now = 0;
   const booking: BookingAdmission = { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0 };
   if (demoteAfterS !== undefined) booking.demoteAfterS = demoteAfterS;
-  const core = new RouterCore(
-    routerOptions(
-      { maxQueuedRequests: 100, queueTimeoutMs: 600_000, booking },
-      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
-    ),
-    { now: () => now },
-    () => 0.5,
-  );
-  const placed: string[] = [];
-  const placeOne = () => {
-    const plan = core.beginRound();
-    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-    const outcome = plan ? core.finishRound(plan) : undefined;
-    if (outcome?.kind !== "placed") return false;
-    placed.push(outcome.ticket);
-    core.release(outcome.ticket);
-    return true;
-  };
-  let n = 0;
-  const run = (seconds: number) => {
-    for (let i = 0; i < seconds * 2; i++) {
-      now += 500;
-      placeOne();
-      for (let k = 0; k < 5; k++) core.submit(`s${n}`, { fingerprint: `s${n++}` });
-    }
-  };
-  return { core, run, placeOne, placed };
+  return standingQueueRouter(booking);
 }
 
 describe("booking.demoteAfterS", () => {

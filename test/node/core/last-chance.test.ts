@@ -1,47 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { RefusalCounts } from "../../../src/core/refusal-counts";
-import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import type { BookingAdmission } from "../../../src/core/router-core";
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
-import { routerOptions } from "../../support/router-options";
+import { standingQueueRouter } from "../../support/standing-queue";
 
 /**
  * `booked_capacity` with a 1 s queue-delay target over a queue that stands: two drains a second, five arrivals a
  * second for 30 s (each a new request), so the target cuts the queue far below its 100-deep bound.
  */
 function standingQueue(lastChanceAfterRefusals?: number, maxQueuedRequests = 100, demoteAfterS?: number) {
-  let now = 0;
   const booking: BookingAdmission = { queueDelayTargetS: 1, standingIntervalS: 10, maxHeldRoomShare: 0 };
   if (lastChanceAfterRefusals !== undefined) booking.lastChanceAfterRefusals = lastChanceAfterRefusals;
   if (demoteAfterS !== undefined) booking.demoteAfterS = demoteAfterS;
-  const core = new RouterCore(
-    routerOptions(
-      { maxQueuedRequests, queueTimeoutMs: 600_000, booking },
-      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
-    ),
-    { now: () => now },
-    () => 0.5,
-  );
-  const placed: string[] = [];
-  const placeOne = () => {
-    const plan = core.beginRound();
-    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-    const outcome = plan ? core.finishRound(plan) : undefined;
-    if (outcome?.kind !== "placed") return false;
-    placed.push(outcome.ticket);
-    core.release(outcome.ticket);
-    return true;
-  };
-  const kinds: string[] = [];
-  let n = 0;
-  const run = (seconds: number) => {
-    for (let i = 0; i < seconds * 2; i++) {
-      now += 500;
-      placeOne();
-      for (let k = 0; k < 5; k++) kinds.push(core.submit(`s${n}`, { fingerprint: `s${n++}` }).kind);
-    }
-  };
-  run(30);
-  return { core, kinds, run, placeOne, placed };
+  const router = standingQueueRouter(booking, { maxQueuedRequests });
+  router.run(30);
+  return router;
 }
 
 describe("booking.lastChanceAfterRefusals", () => {

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import type { BookingAdmission } from "../../../src/core/router-core";
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
-import { routerOptions } from "../../support/router-options";
+import { standingQueueRouter } from "../../support/standing-queue";
 
 /**
  * `booked_capacity` over a queue that stands (two drains a second, five new requests a second, a 1 s delay target)
  * with a 20 s queue timeout: a demoted request waits behind the fresh ones and is shed when its wait runs out.
  */
 function standingQueue(forgetRefusalsWhenQueued?: boolean) {
-  let now = 0;
   const booking: BookingAdmission = {
     queueDelayTargetS: 1,
     standingIntervalS: 10,
@@ -16,32 +15,9 @@ function standingQueue(forgetRefusalsWhenQueued?: boolean) {
     demoteAfterS: 3,
     ...(forgetRefusalsWhenQueued !== undefined ? { forgetRefusalsWhenQueued } : {}),
   };
-  const core = new RouterCore(
-    routerOptions(
-      { maxQueuedRequests: 100, queueTimeoutMs: 20_000, booking },
-      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
-    ),
-    { now: () => now },
-    () => 0.5,
-  );
-  const placeOne = () => {
-    const plan = core.beginRound();
-    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-    const outcome = plan ? core.finishRound(plan) : undefined;
-    if (outcome?.kind !== "placed") return false;
-    core.release(outcome.ticket);
-    return true;
-  };
-  let n = 0;
-  const run = (seconds: number) => {
-    for (let i = 0; i < seconds * 2; i++) {
-      now += 500;
-      placeOne();
-      for (let k = 0; k < 5; k++) core.submit(`s${n}`, { fingerprint: `s${n++}` });
-    }
-  };
-  run(30);
-  return { core, run, placeOne };
+  const router = standingQueueRouter(booking, { queueTimeoutMs: 20_000 });
+  router.run(30);
+  return router;
 }
 
 /**
