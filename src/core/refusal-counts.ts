@@ -5,10 +5,10 @@ export const DEFAULT_REFUSAL_COUNT_CAPACITY = 8_192;
  * How many times the router refused each request, by fingerprint (every attempt of a request has the same one,
  * whatever client sent it): a request refused as often as its client retries is probably on its last attempt.
  * A bounded map, least recently refused forgotten first, so memory stays bounded under any traffic; a request
- * placed on a replica is forgotten (`RouterCore` calls `forget`; a request shed from the queue is not: its client
- * was refused once more). Counting by fingerprint
- * rather than by `x-stainless-retry-count` also counts clients that send no SDK headers. It also keeps when each
- * request was first refused: how long its client has been trying (`firstRefusedAtMs`).
+ * placed on a replica is forgotten (`RouterCore` calls `forget`; not one shed from the queue: its client was
+ * refused once more). Counting by fingerprint rather than by `x-stainless-retry-count` also counts clients that
+ * send no SDK headers. It also keeps when each request was first refused: how long its client has been trying
+ * (`firstRefusedAtMs`).
  *
  * @example
  * ```ts
