@@ -210,7 +210,11 @@ export function renderPolicyDoc(input: {
   heldSeeds?: HeldSeedsRun | undefined;
 }): string {
   const demo = input.results.find((r) => r.name === "demo-burst-3x");
-  const targetsRow = (id: string) => variantTargetsAgainstDefault(input.variants, input.heldOutVariants ?? [], id);
+  const heldOut = input.heldOutVariants ?? [];
+  const targetsRow = (id: string) => variantTargetsAgainstDefault(input.variants, heldOut, id);
+  // A variant's sustained-overload p50 and its mean waits beside the default's, on both seed sets.
+  const p50Row = (id: string) => sustainedP50AgainstDefault(input.variants, heldOut, id);
+  const waitsRow = (id: string) => meanWaitAgainstDefault(input.variants, heldOut, id);
   // A variant of the default in the twin, beside the default (after a quiet spell, at 30 s, unless told).
   const inTwin = (variant: string, horizonsS?: readonly number[], twinId?: E2eTwinId) =>
     twinAgainstDefault(input.twin, `${input.defaultPolicy}:${variant}`, input.defaultPolicy, horizonsS, twinId);
@@ -221,13 +225,8 @@ export function renderPolicyDoc(input: {
     sweep: sweepTable(input.sweeps, input.defaultPolicy),
     sweepTargets: sweepTargetsLine(input.sweeps, input.defaultPolicy),
     defaults: defaultsList(),
-    heldOutVariants: heldOutVariantsNote(input.variants, input.heldOutVariants ?? []),
-    aheadVariantsTwin: aheadVariantsInTwin(
-      input.variants,
-      input.heldOutVariants ?? [],
-      input.twin,
-      input.defaultPolicy,
-    ),
+    heldOutVariants: heldOutVariantsNote(input.variants, heldOut),
+    aheadVariantsTwin: aheadVariantsInTwin(input.variants, heldOut, input.twin, input.defaultPolicy),
     headerlessSustainedGap: headerlessGapPts(input.results, input.defaultPolicy, "sustained-1.3x"),
     heldOutHeaderlessSustainedGap: heldOutHeaderlessGapPts(input.heldOutScenarios ?? [], "sustained-1.3x"),
     headerlessWithin: headerlessWithinNote(input.results, input.defaultPolicy),
@@ -246,7 +245,7 @@ export function renderPolicyDoc(input: {
     clairvoyantForecastRow: targetsRow("clairvoyant-forecast"),
     knownCapacityRow: targetsRow("known-capacity"),
     knownCapacityPromises: promiseChanges(input.variants, "known-capacity"),
-    knownCapacityWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "known-capacity"),
+    knownCapacityWaits: waitsRow("known-capacity"),
     twinKnownCapacity: inTwin("known-capacity", [15, 30]),
     twinKnownCapacityGap: twinWorstGap(
       input.twin,
@@ -258,25 +257,17 @@ export function renderPolicyDoc(input: {
     demotedFifoRow: targetsRow("demoted-fifo"),
     freshNextHorizonRow: targetsRow("fresh-next-horizon"),
     freshNextHorizonCurve: horizonChanges(input.variants, "fresh-next-horizon"),
-    freshNextHorizonWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "fresh-next-horizon"),
+    freshNextHorizonWaits: waitsRow("fresh-next-horizon"),
     lastChanceRow: targetsRow("last-chance"),
-    lastChanceP50: sustainedP50AgainstDefault(input.variants, input.heldOutVariants ?? [], "last-chance"),
+    lastChanceP50: p50Row("last-chance"),
     forgetWhenQueuedRow: targetsRow("forget-when-queued"),
     forgetWhenQueuedServed: shareChanges(input.variants, "forget-when-queued", servedShare, 0.5),
-    forgetWhenQueuedP50: sustainedP50AgainstDefault(input.variants, input.heldOutVariants ?? [], "forget-when-queued"),
-    forgetWhenQueuedWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "forget-when-queued"),
+    forgetWhenQueuedP50: p50Row("forget-when-queued"),
+    forgetWhenQueuedWaits: waitsRow("forget-when-queued"),
     drainingIgnoresDemotedRow: targetsRow("draining-ignores-demoted"),
-    drainingIgnoresDemotedP50: sustainedP50AgainstDefault(
-      input.variants,
-      input.heldOutVariants ?? [],
-      "draining-ignores-demoted",
-    ),
+    drainingIgnoresDemotedP50: p50Row("draining-ignores-demoted"),
     fifoWhileStandingRow: targetsRow("fifo-while-standing"),
-    fifoWhileStandingP50: sustainedP50AgainstDefault(
-      input.variants,
-      input.heldOutVariants ?? [],
-      "fifo-while-standing",
-    ),
+    fifoWhileStandingP50: p50Row("fifo-while-standing"),
     freshNewestRow: targetsRow("fresh-newest-half"),
     freshNewestCurve: horizonChanges(input.variants, "fresh-newest-half"),
     demotedShareRow: targetsRow("demoted-share-quarter"),
@@ -287,20 +278,15 @@ export function renderPolicyDoc(input: {
     probeBeyondCurve: horizonChanges(input.variants, "probe-beyond-30s"),
     horizonPackRow: targetsRow("horizon-pack"),
     horizonPackGapChanges: gapChanges(input.variants, "horizon-pack"),
-    horizonPackWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "horizon-pack"),
+    horizonPackWaits: waitsRow("horizon-pack"),
     twinHorizonPack: inTwin("horizon-pack", [15, 30]),
     twinHorizonPackCold: inTwin("horizon-pack", [15, 30], "cold"),
     sdkRoomRow: targetsRow("sdk-room-off"),
     sdkRoomGapChanges: gapChanges(input.variants, "sdk-room-off"),
     sdkRoomServed: shareChanges(input.variants, "sdk-room-off", servedShare),
-    sdkRoomWaits: meanWaitAgainstDefault(input.variants, input.heldOutVariants ?? [], "sdk-room-off"),
+    sdkRoomWaits: waitsRow("sdk-room-off"),
     sdkRoomTenRow: targetsRow("sdk-room-10pct"),
-    sdkRoomHeaderless: headerlessAgainstVariant(
-      input.variants,
-      input.heldOutVariants ?? [],
-      "sdk-room-off",
-      "sustained-1.3x",
-    ),
+    sdkRoomHeaderless: headerlessAgainstVariant(input.variants, heldOut, "sdk-room-off", "sustained-1.3x"),
     twinSdkRoom: inTwin("sdk-room-off", [15, 30]),
     twinSdkRoomCold: inTwin("sdk-room-off", [15, 30], "cold"),
     demotedHeadroomRow: targetsRow("demoted-headroom-1"),
