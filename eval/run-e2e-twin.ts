@@ -93,6 +93,7 @@ const TWIN_VARIANT_IDS = [
   "no-delay-target",
   "fifo-while-standing",
   "forget-when-queued",
+  "fast-floor-only",
   "probe-every-overload",
   "probe-beyond-30s",
   "draining-ignores-demoted",

@@ -149,6 +149,15 @@ export interface CapacityBookingOptions {
    */
   overloadFloorSkipsRise: number;
   /**
+   * Seconds of the moving mean of fresh arrivals whose `overloadFloorQuantile` over the same seconds raises the
+   * overload floor when it reads higher than the fast-smoothed rates (and below the drain rate): the fast-smoothed
+   * rates lag a rise of traffic from a quiet spell, so the floor read them low and the promises made on it
+   * overbooked the seconds after the burst (`FreshArrivalForecast.overloadFloor`): in the twin of the end-to-end
+   * run after a quiet spell (`npm run eval:e2e-twin`) each broken promise was one more attempt. 3 by default since
+   * 2026-12-05. 0: the fast-smoothed rates alone (variant `fast-floor-only`, docs/retry-policy.md).
+   */
+  overloadFloorMovingS: number;
+  /**
    * When a claimed promise counts as kept (`kept(true)`, for the trust): false (the default since 2026-12-03), once
    * its retry is placed on a replica, and as broken when the retry, queued, times out, is pushed out or is shed; true,
    * as soon as the retry is queued (the behaviour until then; variant `kept-when-queued`). Queued is not served:
@@ -215,6 +224,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   overloadFloorS: 10,
   overloadFloorQuantile: 0.5,
   overloadFloorSkipsRise: 0,
+  overloadFloorMovingS: 3,
   bestEffortMinEndS: 60,
   bestEffortAgeFactor: 1,
   probeS: 20,

@@ -6,6 +6,7 @@ export interface FreshArrivalForecastOptions {
   overloadFloorS: number;
   overloadFloorQuantile: number;
   overloadFloorSkipsRise: number;
+  overloadFloorMovingS: number;
 }
 
 /** The overload floor looks back at most this many seconds past a queue's fill time (see `overloadFloor`). */
@@ -38,12 +39,20 @@ export class FreshArrivalForecast {
   /** The fast-smoothed fresh rate of each of the last `overloadFloorS` seconds (and more: see `overloadFloor`). */
   private readonly fastRates: Float64Array;
   private fastCount = 0;
+  /** The mean count of the last `overloadFloorMovingS` seconds, as of each second of the same span (a ring). */
+  private readonly movingRates: Float64Array;
+  /** The counts of the last `overloadFloorMovingS` seconds (a ring), for the moving mean. */
+  private readonly lastCounts: Float64Array;
+  private lastCountsSum = 0;
   private floorRate = 0;
 
   constructor(private readonly options: FreshArrivalForecastOptions) {
     this.slowRates = new Float64Array(Math.max(1, options.baselineWindowS));
     const floorS = Math.max(0, Math.floor(options.overloadFloorS));
     this.fastRates = new Float64Array(floorS > 0 ? floorS + MAX_QUEUE_FILL_S : 0);
+    const movingS = floorS > 0 ? Math.max(0, Math.floor(options.overloadFloorMovingS)) : 0;
+    this.movingRates = new Float64Array(movingS > 0 ? this.fastRates.length : 0);
+    this.lastCounts = new Float64Array(movingS);
   }
 
   /** One fresh arrival in the current second. */
@@ -60,6 +69,14 @@ export class FreshArrivalForecast {
       this.fast = this.fast === undefined ? sample : burstAlpha * sample + (1 - burstAlpha) * this.fast;
       this.slowRates[this.slowCount % this.slowRates.length] = this.smoothed;
       if (this.fastRates.length > 0) this.fastRates[this.fastCount % this.fastRates.length] = this.fast;
+      if (this.movingRates.length > 0) {
+        const n = this.lastCounts.length;
+        const slot = this.fastCount % n;
+        this.lastCountsSum += sample - (this.lastCounts[slot] as number);
+        this.lastCounts[slot] = sample;
+        this.movingRates[this.fastCount % this.movingRates.length] =
+          this.lastCountsSum / Math.min(n, this.fastCount + 1);
+      }
       this.fastCount += 1;
       this.slowCount += 1;
     }
@@ -79,8 +96,16 @@ export class FreshArrivalForecast {
 
   /**
    * The floor `overloadFloorS` sets under the baseline for the overload under way (0 when off): a new overload's
-   * floor is the `overloadFloorQuantile` of the fast-smoothed rates of the `overloadFloorS` seconds before it; later
-   * refusals lower it to the current rate when that is lower.
+   * floor is the `overloadFloorQuantile` of the fast-smoothed rates of the `overloadFloorS` seconds before it, or the
+   * same quantile of the `overloadFloorMovingS`-second moving means of those seconds when that is higher and still
+   * below the drain rate; later refusals lower it to the current rate when that is lower.
+   *
+   * Why the moving means: a floor that reads low overbooks the seconds after the overload (each broken promise is
+   * one more attempt), one that reads high only books less. The fast-smoothed rates lag a rise from a quiet spell
+   * (at `burstAlpha` 0.3, 5 s after traffic resumed they read 83% of it): the end-to-end run's 10 s of ordinary
+   * traffic after a minute of quiet read low, and the promises made on it broke (in the run's twin, `npm run
+   * eval:e2e-twin`, one more attempt each). A 3 s moving mean has caught up 3 s after the rise (a test in
+   * test/node/core/fresh-arrival-forecast.test.ts).
    *
    * A floor at or above the drain rate says those seconds were already inside the overload: a deep queue fills
    * for seconds before its first refusal (`waves`' 100-deep queue for 12 s, at 2x). It would leave no spare
@@ -109,6 +134,11 @@ export class FreshArrivalForecast {
       rise > 0 ? Number.POSITIVE_INFINITY : current,
     );
     if (!Number.isFinite(this.floorRate)) this.floorRate = 0;
+    if (this.movingRates.length > 0 && this.floorRate < drainRate) {
+      const moving = quantileOfRing(this.movingRates, this.fastCount, rise, windowS, q, Number.POSITIVE_INFINITY);
+      // At or above the drain rate, the moving means read the overload itself (a deep queue filling): left out.
+      if (moving < drainRate) this.floorRate = Math.max(this.floorRate, moving);
+    }
     if (this.floorRate >= drainRate) {
       const fillS = Math.ceil(Math.min(MAX_QUEUE_FILL_S, queueDepth / drainRate));
       const before = quantileOfRing(this.fastRates, this.fastCount, fillS, windowS, q, Number.POSITIVE_INFINITY);

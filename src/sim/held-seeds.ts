@@ -15,6 +15,7 @@ export const HELD_SEEDS_VARIANTS = [
   "fifo-while-standing",
   "sdk-room-off",
   "forget-when-queued",
+  "fast-floor-only",
 ] as const;
 
 /** The held-out seeds per scenario that `npm run eval:held-seeds` runs unless told otherwise. */

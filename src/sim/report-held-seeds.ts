@@ -8,7 +8,8 @@ export type HeldSeedsFills = Record<
   | "heldSeedsDemotedHeadroom"
   | "heldSeedsHorizonPack"
   | "heldSeedsSdkRoomOff"
-  | "heldSeedsForgetWhenQueued",
+  | "heldSeedsForgetWhenQueued"
+  | "heldSeedsFastFloorOnly",
   string
 >;
 
@@ -54,6 +55,7 @@ export function heldSeedsFills(run: HeldSeedsRun | undefined): HeldSeedsFills {
       heldSeedsHorizonPack: NOT_RUN,
       heldSeedsSdkRoomOff: NOT_RUN,
       heldSeedsForgetWhenQueued: NOT_RUN,
+      heldSeedsFastFloorOnly: NOT_RUN,
     };
   const seeds = seedsWord(run.seedsPerScenario);
   const gap = (id: string) => summary(run, id)?.perScenario["sustained-1.3x"]?.headerlessGapPts;
@@ -76,6 +78,7 @@ export function heldSeedsFills(run: HeldSeedsRun | undefined): HeldSeedsFills {
     heldSeedsHorizonPack: againstDefault(run, "horizon-pack"),
     heldSeedsSdkRoomOff: againstDefault(run, "sdk-room-off"),
     heldSeedsForgetWhenQueued: againstDefault(run, "forget-when-queued"),
+    heldSeedsFastFloorOnly: againstDefault(run, "fast-floor-only"),
   };
 }
 

@@ -30,6 +30,7 @@ export const TUNING_SPACE: TuningSpace = {
     burstAlpha: [0.1, 0.2, 0.3, 0.5],
     overloadFloorQuantile: [0, 0.25, 0.5, 0.75],
     overloadFloorS: [5, 10, 20],
+    overloadFloorMovingS: [0, 3, 5],
     minBacklogDrainShare: [0.02, 0.05, 0.1, 0.2],
     trustLoss: [0.7, 0.85, 0.95],
     trustGain: [0.01, 0.02, 0.05],

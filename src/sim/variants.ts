@@ -90,6 +90,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "the overload floor is the lowest of the fast-smoothed rates before the overload, not the median",
     { ledger: { overloadFloorQuantile: 0 } },
   ),
+  variant(
+    "fast-floor-only",
+    "the overload floor reads the fast-smoothed rates alone, not also their 3 s moving means",
+    { ledger: { overloadFloorMovingS: 0 } },
+  ),
   variant("burst-fade-5s", "the burst fades out of the forecast with a 5 s time constant, not 2 s", {
     ledger: { burstFadeS: 5 },
   }),
@@ -110,7 +115,7 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "before-median-floor",
     "the lowest overload floor, a 5 s burst fade and adaptive LIFO among the demoted (the default until the second change of 2026-12-02, with today's best effort)",
     {
-      ledger: { overloadFloorQuantile: 0, burstFadeS: 5 },
+      ledger: { overloadFloorQuantile: 0, burstFadeS: 5, overloadFloorMovingS: 0 },
       booking: { demotedOrder: "newest_first", freshNewestShare: 0 },
     },
   ),

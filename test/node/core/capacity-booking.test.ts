@@ -174,8 +174,9 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     // rate climbs through those 10 s (2.4/s after the first, 7.8/s after the last), so their lowest is far below
     // 8/s and their median near it.
     const latestDelay = (overloadFloorQuantile: number) => {
-      // No burst fade: the forecast is the floor alone, whatever `burstFadeS` the defaults have.
-      const ledger = new CapacityBooking({ ...opts, overloadFloorQuantile, burstFadeS: 0 }, 0);
+      // No burst fade: the forecast is the floor alone, whatever `burstFadeS` the defaults have; the fast-smoothed
+      // rates alone (`overloadFloorMovingS` 0: test/node/core/fresh-arrival-forecast.test.ts has the moving means).
+      const ledger = new CapacityBooking({ ...opts, overloadFloorQuantile, burstFadeS: 0, overloadFloorMovingS: 0 }, 0);
       for (let s = 50; s < 60; s++) for (let k = 0; k < 8; k++) ledger.onFresh(s * 1000 + 1);
       const delays = Array.from({ length: 30 }, (_, i) => {
         const hint = ledger.hint(60_500, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
@@ -744,7 +745,9 @@ describe("RouterCore with booked_capacity", () => {
   });
 
   it("a refused retry lowers the ledger's trust only when it was promised room; a best effort's refusal does not", () => {
-    const { core, warm, tick } = setup();
+    // The harness's fresh arrivals come as fast as it drains (2/s): only a floor read from the fast-smoothed rates,
+    // still climbing since the router started, leaves room to promise (the moving means read the 2/s).
+    const { core, warm, tick } = setup({ bookingLedger: { overloadFloorMovingS: 0 } });
     warm();
     /** Refuses `ticket` (the queue is full) and returns its hint (ms) and the trust its refusal reports. */
     const refuse = (ticket: string, fingerprint: string, horizonS?: number) => {

@@ -60,6 +60,28 @@ describe("FreshArrivalForecast", () => {
     expect(seen(Array(20).fill(6), { ...opts, overloadFloorS: 0 }).overloadFloor(true, 10, 10)).toBe(0);
   });
 
+  it("overloadFloorMovingS: after a quiet spell the floor reads the traffic that resumed, not the climbing fast rate", () => {
+    // The end-to-end run's shape: a quiet minute, then 10 s of ordinary traffic at 8/s before the first refusal.
+    const perSecond = [...Array(50).fill(0), ...Array(10).fill(8)];
+    // The fast-smoothed rate (alpha 0.3) climbs through those 10 s: 2.4, 4.1, 5.3, ... 7.8; their median (with
+    // the current rate beside them) is 7.1/s, an eighth too low.
+    const fastOnly = seen(perSecond, { ...opts, overloadFloorMovingS: 0 }).overloadFloor(true, 16, 17);
+    expect(fastOnly).toBeCloseTo(8 * (1 - 0.7 ** 6), 9);
+    // The 3 s moving means have caught up after 3 s: 2.7, 5.3, then 8 for the rest; the floor is their median.
+    expect(seen(perSecond).overloadFloor(true, 16, 17)).toBe(8);
+    // Steady traffic: both read it.
+    expect(seen(Array(60).fill(8)).overloadFloor(true, 16, 17)).toBeCloseTo(8, 9);
+  });
+
+  it("overloadFloorMovingS: moving means at or above the drain rate (the overload itself) do not raise the floor", () => {
+    // A deep queue fills at 20/s for the 10 s before the first refusal, over a 10/s drain: the moving means read
+    // 20/s, the overload itself; the floor is read before the queue began to fill, as without them.
+    const perSecond = [...Array(20).fill(3), ...Array(20).fill(20)];
+    const withMoving = seen(perSecond).overloadFloor(true, 300, 10);
+    expect(withMoving).toBeLessThan(10);
+    expect(withMoving).toBe(seen(perSecond, { ...opts, overloadFloorMovingS: 0 }).overloadFloor(true, 300, 10));
+  });
+
   it("riseLength: the newest values that stepped up, none without a step", () => {
     // The ramp of a smoothed step: 5 fits the values before it better than those after.
     expect(riseLength(Float64Array.of(2, 2, 2, 2, 2, 2, 5, 7, 9, 10), 10, 10, 2)).toBe(3);

@@ -183,7 +183,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const heldOracle = (id: string) => heldOut.find((v) => v.id === id)?.met.oracle ?? Number.NaN;
     expect(heldOracle("default")).toBe(heldOracle("no-demotion") - 1);
     expect(doc).toContain(
-      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by about three points).",
+      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by three and a half points).",
     );
     costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
@@ -233,7 +233,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's account of two-step promises: within a point on both sets, nothing to choose it on", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by more than a point on the held-out ones, and it meets the attempts target in as many scenarios on the tuning seeds and one fewer on the held-out ones, and the oracle target in as many on both: nothing to choose it on.",
+      "Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by less than a point on the held-out ones, and it meets the attempts target in as many scenarios on the tuning seeds and one fewer on the held-out ones, and the oracle target in one fewer on the tuning seeds and as many on the held-out ones: nothing to choose it on.",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
@@ -242,18 +242,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       (own?.worstCurveGapSumPts ?? Number.NaN) - (base?.worstCurveGapSumPts ?? Number.NaN);
     expect(lead(twoStep, def)).toBeGreaterThan(0);
     expect(lead(twoStep, def)).toBeLessThan(1);
-    expect(lead(heldTwoStep, heldDef)).toBeLessThan(-1);
-    expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-2);
+    expect(lead(heldTwoStep, heldDef)).toBeLessThan(0);
+    expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-1);
     expect(twoStep?.met.attempts).toBe(def?.met.attempts);
     expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
-    expect(twoStep?.met.oracle).toBe(def?.met.oracle);
+    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 1);
     expect(heldTwoStep?.met.oracle).toBe(heldDef?.met.oracle);
   });
 
   it("backs docs/retry-policy.md's account of refusals remembered until the request is placed", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
     expect(doc).toContain(
-      "So the default gains smaller summed worst curve gaps, a shorter p50 and shorter mean waits on both seed sets and the attempts target in one more scenario on the tuning seeds, and loses the oracle target in one scenario on each seed set;",
+      "So the default gains smaller summed worst curve gaps, a shorter p50 and shorter mean waits on both seed sets and the oracle target in one more scenario on the tuning seeds (with the floor's moving means, below;",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const pair = (list: readonly VariantSummary[]) =>
@@ -263,10 +263,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(def.meanWaitSumS).toBeLessThan(old.meanWaitSumS);
       const p50 = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
       expect(p50(def)).toBeLessThan(p50(old));
-      expect(def.met.oracle).toBe(old.met.oracle - 1);
     }
     const [def, old] = pair(json.variants);
-    expect(def.met.attempts).toBe(old.met.attempts + 1);
+    const [heldDef, heldOld] = pair(held);
+    expect(def.met.oracle).toBe(old.met.oracle + 1);
+    expect(heldDef.met.oracle).toBe(heldOld.met.oracle);
     // The twin does not tell them apart: the same figures from a cold router and after a quiet spell.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     for (const { id } of E2E_TWINS) {
@@ -278,9 +279,34 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
   });
 
+  it("backs docs/retry-policy.md's bullet on the floor's moving means: fewer attempts in the twin after a quiet spell, noise elsewhere", () => {
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    expect(doc).toContain(
+      "So in the simulator's scenarios the change is within the seeds' noise, a few tenths of a point either way on the summed gaps; it is made for the end-to-end run,",
+    );
+    // The twin replaying the end-to-end run's arrivals: after a quiet spell the moving means save attempts.
+    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    const [quiet, quietOld, cold, coldOld] = [
+      twinTargets(twin, "after-quiet", DEFAULT_POLICY_ID, DEFAULT_POLICY_ID),
+      twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:fast-floor-only`, DEFAULT_POLICY_ID),
+      twinTargets(twin, "cold", DEFAULT_POLICY_ID, DEFAULT_POLICY_ID),
+      twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:fast-floor-only`, DEFAULT_POLICY_ID),
+    ];
+    expect(quiet?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietOld?.attemptsPerOffered ?? 0) - 0.02);
+    expect(cold?.attemptsPerOffered ?? Number.NaN).toBeLessThanOrEqual(coldOld?.attemptsPerOffered ?? 0);
+    expect(quiet?.met).toEqual({ served: true, curve: true, attempts: true });
+    expect(cold?.met).toEqual({ served: true, curve: true, attempts: true });
+    // The simulator's scenarios: within a few tenths of a point, on the tuning, held-out and ten held-out seeds.
+    const gapSum = (list: readonly VariantSummary[], id: string) =>
+      list.find((v) => v.id === id)?.worstCurveGapSumPts ?? Number.NaN;
+    const ten = (JSON.parse(read("docs/held-out-seeds.json")) as HeldSeedsRun).summaries;
+    for (const list of [json.variants, (json.heldOut as HeldOutRun).variants, ten])
+      expect(Math.abs(gapSum(list, "default") - gapSum(list, "fast-floor-only"))).toBeLessThan(0.5);
+  });
+
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in as many on the tuning seeds and in one more on the held-out ones.",
+      "Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in one more on each.",
     );
     const def = json.variants[0] as VariantSummary;
     const previous = json.variants.find((v) => v.id === "previous-default") as VariantSummary;
@@ -292,7 +318,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.worstCurveGapSumPts).toBeGreaterThan(previous.worstCurveGapSumPts);
     expect(def.met.attempts).toBeGreaterThan(previous.met.attempts);
     expect(heldDef.met.attempts).toBeGreaterThan(heldPrevious.met.attempts);
-    expect(def.met.oracle).toBe(previous.met.oracle);
+    expect(def.met.oracle).toBe(previous.met.oracle + 1);
     expect(heldDef.met.oracle).toBe(heldPrevious.met.oracle + 1);
   });
 
@@ -674,13 +700,26 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // The ledger's promises, replayed, beside the two default-only runs that counted them.
     const brokenShare = (l: { kept: number; broken: number; noShow: number }) =>
       ((100 * l.broken) / (l.kept + l.broken + l.noShow)).toFixed(1);
-    const def = (id: string) => replay.twins.find((t) => t.id === id)?.policies.find((p) => p.id === DEFAULT_POLICY_ID);
-    const [c, q] = [def("cold"), def("after-quiet")];
-    if (!c?.ledger || !q?.ledger || c.refusals === undefined || q.refusals === undefined)
-      throw new Error("the replayed twins recorded no ledger");
+    // The runs that counted them ran the default until the floor's moving means (the twin's `fast-floor-only`).
+    const replayedOf = (id: string, policy: string) =>
+      replay.twins.find((t) => t.id === id)?.policies.find((p) => p.id === policy);
     const seeds = replay.runSeeds.length;
+    const figures = (policy: string) => {
+      const [cold, quiet] = [replayedOf("cold", policy), replayedOf("after-quiet", policy)];
+      if (!cold?.ledger || !quiet?.ledger || cold.refusals === undefined || quiet.refusals === undefined)
+        throw new Error(`the replayed twins recorded no ledger for ${policy}`);
+      return {
+        broken: [cold.ledger, quiet.ledger].map((l) => Number(brokenShare(l))),
+        refused: [cold.refusals / seeds, quiet.refusals / seeds],
+        text: `breaks ${brokenShare(cold.ledger)}% of its promises from a cold router and ${brokenShare(quiet.ledger)}% after a quiet spell, and refuses ${(cold.refusals / seeds).toFixed(1)} and ${(quiet.refusals / seeds).toFixed(1)} attempts a seed`,
+      };
+    };
+    const [then, today] = [figures(`${DEFAULT_POLICY_ID}:fast-floor-only`), figures(DEFAULT_POLICY_ID)];
     expect(flat).toContain(
-      `the default breaks ${brokenShare(c.ledger)}% of its promises from a cold router and ${brokenShare(q.ledger)}% after a quiet spell, and refuses ${(c.refusals / seeds).toFixed(1)} and ${(q.refusals / seeds).toFixed(1)} attempts a seed; on one router through the six runs (60 s of quiet between them), ${brokenShare(replay.chained.ledger as LedgerMetrics)}%, ${replay.chained.refusalsPerBurst.toFixed(1)} and ${replay.chained.attemptsPerOffered.toFixed(3)} attempts per offered request.`,
+      `(the twin's row \`fast-floor-only\`, the default until the floor's moving means of 2026-12-05) ${then.text}.`,
+    );
+    expect(flat).toContain(
+      `Today's default, replayed, ${today.text}; on one router through the six runs (60 s of quiet between them), ${brokenShare(replay.chained.ledger as LedgerMetrics)}%, ${replay.chained.refusalsPerBurst.toFixed(1)} and ${replay.chained.attemptsPerOffered.toFixed(3)} attempts per offered request.`,
     );
     const counted = ["docs/evaluation-e2e-openai-ledger.json", "docs/evaluation-e2e-openai-pace.json"].map((path) => {
       const d = defaultOf(runOf(path)) as E2eOpenAiPolicy;
@@ -694,9 +733,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `The real router broke ${counted[0]?.broken}% and ${counted[1]?.broken}% in the two default-only runs that counted them, and refused ${counted[0]?.refused} and ${counted[1]?.refused} attempts a seed, with ${counted[0]?.attempts} and ${counted[1]?.attempts} attempts per offered request: within what the replayed twins span.`,
     );
-    // "within what the replayed twins span": the real counts between the lowest and highest of the three twins.
-    const twinsBroken = [c.ledger, q.ledger, replay.chained.ledger as LedgerMetrics].map((l) => Number(brokenShare(l)));
-    const twinsRefused = [c.refusals / seeds, q.refusals / seeds, replay.chained.refusalsPerBurst];
+    // "within what the replayed twins span": the real counts between those of the two twins of their default.
+    const [twinsBroken, twinsRefused] = [then.broken, then.refused];
     for (const r of counted) {
       expect(Number(r.broken)).toBeGreaterThanOrEqual(Math.min(...twinsBroken));
       expect(Number(r.broken)).toBeLessThanOrEqual(Math.max(...twinsBroken));
@@ -1481,7 +1519,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)).toBe(false);
     for (const { id: twinId } of E2E_TWINS)
       expect(twinTargets(twin, twinId, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.curve, twinId).toBe(false);
-    expect(twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.attempts).toBe(false);
+    // Its attempts after a quiet spell meet the target since the floor's moving means (they did not before).
+    expect(twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.attempts).toBe(true);
+    expect(doc).toContain(
+      "misses the twin's curve target from a cold router and after a quiet spell (with the floor's moving means its attempts meet the target after a quiet spell, as they did not before)",
+    );
   });
 
   it("quotes ten held-out seeds from docs/held-out-seeds.json, written by today's default", () => {
@@ -1649,13 +1691,29 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect([...meeting].sort()).toEqual([
       "best-effort-no-age",
       "draining-ignores-demoted",
-      "fifo-while-standing",
+      "floor-before-rise",
       "horizon-pack",
       "no-delay-target",
+      "no-queue-refill",
+      "probe-every-overload",
     ]);
     const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
-    // Adaptive LIFO's row: "past the 5 s the issue allows on the held-out seeds".
-    expect(p50(held.get("fifo-while-standing"))).toBeGreaterThan(5);
+    // Adaptive LIFO's row: "now ahead on the tuning seeds only (on the held-out seeds its summed gaps are the
+    // default's)", "past the 5 s the issue allows on the held-out seeds".
+    const fifo = { tuned: tunedById.get("fifo-while-standing"), held: held.get("fifo-while-standing") };
+    expect(fifo.tuned?.worstCurveGapSumPts ?? Number.NaN).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
+    expect(fifo.held?.worstCurveGapSumPts ?? Number.NaN).toBeCloseTo(def.held.worstCurveGapSumPts, 1);
+    expect(p50(fifo.held)).toBeGreaterThan(5);
+    // Met in the twin since the floor's moving means, they pay in the simulator: "each meets the oracle target in
+    // fewer scenarios than the default on the tuning seeds, and the last two the attempts target too".
+    for (const id of ["no-queue-refill", "floor-before-rise", "probe-every-overload"])
+      expect(tunedById.get(id)?.met.oracle, id).toBeLessThan(def.tuned.met.oracle);
+    for (const id of ["floor-before-rise", "probe-every-overload"])
+      expect(tunedById.get(id)?.met.attempts, id).toBeLessThan(def.tuned.met.attempts);
+    expect(tunedById.get("probe-every-overload")?.met.attempts).toBe(7);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "`no-queue-refill`, `floor-before-rise` and `probe-every-overload` meet them since the floor's moving means (2026-12-05), and pay in the simulator: each meets the oracle target in fewer scenarios than the default on the tuning seeds, and the last two the attempts target too (`probe-every-overload` in 7 of 12;",
+    );
     expect(p50(held.get("default"))).toBeLessThanOrEqual(5);
     // No delay target: the twin's burst never stands long enough for it; the sustained overload's p50 is about
     // three times the issue's 5 s on both seed sets.
@@ -1666,11 +1724,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(p50(set.get("draining-ignores-demoted"))).toBeGreaterThan(5);
     }
     // Every other ahead-on-both variant misses a target in the twin, as the prose names them.
-    const named = ["slow-burst-rate", "no-queue-refill", "no-overload-floor", "lowest-overload-floor"];
+    const named = ["slow-burst-rate", "no-burst-fade", "no-overload-floor", "lowest-overload-floor"];
     const missing = aheadOnBoth.filter((id) => !meeting.includes(id) && id !== "demoted-headroom-1");
-    expect([...missing].sort()).toEqual(
-      [...named, "floor-before-rise", "probe-every-overload", "probe-beyond-30s"].sort(),
-    );
+    expect([...missing].sort()).toEqual([...named, "probe-beyond-30s"].sort());
     // "so does `probe-beyond-30s`, which ... misses the attempts and served targets in the simulator too".
     const probeBeyond = tunedById.get("probe-beyond-30s");
     expect(probeBeyond?.met.attempts).toBeLessThan(def.tuned.met.attempts);
@@ -1701,7 +1757,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(aheadOnBoth).not.toContain("demoted-headroom-1");
     expect(tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "is now ahead on the tuning seeds only, and misses the twin's curve target (after a quiet spell its attempts target too)",
+      "is now ahead on the tuning seeds only, and misses the twin's curve target from a cold router and after a quiet spell",
     );
     // Horizon packing: "by 1.8 points on the tuning seeds" (its own bullet says why it is not the default).
     const packLead = (tunedById.get("horizon-pack")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
@@ -1710,7 +1766,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     // The other: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
-    for (const id of meeting.filter((v) => !["demoted-headroom-1", "horizon-pack", "no-delay-target"].includes(v))) {
+    const otherwiseExplained = ["horizon-pack", "no-delay-target", "floor-before-rise", "probe-every-overload"];
+    for (const id of meeting.filter((v) => !otherwiseExplained.includes(v))) {
       const lead = Math.max(
         (tunedById.get(id)?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts,
         (held.get(id)?.worstCurveGapSumPts ?? 0) - def.held.worstCurveGapSumPts,
@@ -1745,10 +1802,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "meet the attempts target in fewer scenarios (on the held-out seeds too).",
     );
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
-    // Demoting after 30 s: "on the held-out seeds by about three points".
+    // Demoting after 30 s: "on the held-out seeds by three and a half points".
     const later = def.worstCurveGapSumPts - (held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0);
-    expect(later).toBeGreaterThan(2.5);
-    expect(later).toBeLessThan(3.5);
+    expect(later.toFixed(0)).toBe("4");
+    expect(Math.abs(later - 3.5)).toBeLessThan(0.25);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "(on the held-out seeds by three and a half points)",
+    );
     for (const id of ["demoted-fifo", "demote-after-30s"])
       expect(held.get(id)?.met.curve, `${id} curve`).toBeLessThanOrEqual(def.met.curve);
     expect(held.get("demote-after-30s")?.met.served).toBeLessThanOrEqual(def.met.served);
@@ -1777,28 +1837,34 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       for (const m of [tuned, held]) expect(Math.abs(sum(m, id) - sum(m, "default")), id).toBeLessThan(moves);
       const ahead = [tuned, held].filter((m) => sum(m, id) > sum(m, "default")).length;
       expect(ahead, id).toBe({ "floor-before-rise": 2, "floor-before-rise-fade-5s": 1 }[id] ?? 0);
-      // ... and short of an end-to-end target in the twin, which the default meets.
-      expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
+      // ... and short of an end-to-end target in the twin, which the default meets (all but the first).
+      expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(
+        id === "floor-before-rise",
+      );
     }
     expect(doc).toContain(
-      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` is ahead on one seed set and behind on the other, and `floor-before-rise-persistence` behind on both, by as little. Each misses an end-to-end target in the twin that the default meets",
+      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` is ahead on one seed set and behind on the other, and `floor-before-rise-persistence` behind on both, by as little. The last two each miss an end-to-end target in the twin that the default meets; `floor-before-rise` meets them with no room on the attempts, and meets the oracle and attempts targets in fewer scenarios than the default on the tuning seeds.",
     );
-    // Which targets: the attempts after a quiet spell without the fade, 15 s from a cold router with it.
-    expect(
-      twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID)?.met.attempts,
-    ).toBe(false);
+    // "with no room on the attempts": at the 1.5 line after a quiet spell, where the default has room.
+    const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
+    const quietDefault = twinTargets(twin, "after-quiet", DEFAULT_POLICY_ID, DEFAULT_POLICY_ID);
+    expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.495);
+    expect(quietDefault?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietRise?.attemptsPerOffered ?? 0) - 0.02);
+    for (const target of ["oracle", "attempts"] as const)
+      expect(tuned.get("floor-before-rise")?.met[target], target).toBeLessThan(tuned.get("default")?.met[target] ?? 0);
+    // Which targets the other two miss: 15 s from a cold router with the fade.
     const cold = twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:floor-before-rise-fade-5s`, DEFAULT_POLICY_ID);
     expect(cold?.met.curve).toBe(false);
     expect(cold?.worst.horizonS).toBe(15);
     expect(cold?.worst.gap).toBeLessThan(-0.02);
-    // The burst's age instead "misses both": 15 s from a cold router, the attempts after a quiet spell.
+    // The burst's age instead "misses the 15 s target from a cold router too" (the attempts after a quiet spell it
+    // meets since the floor's moving means).
     const persistence = `${DEFAULT_POLICY_ID}:floor-before-rise-persistence`;
-    const both = twinTargets(twin, "cold", persistence, DEFAULT_POLICY_ID);
-    expect(both?.met.curve).toBe(false);
-    expect(both?.worst.horizonS).toBe(15);
-    expect(twinTargets(twin, "after-quiet", persistence, DEFAULT_POLICY_ID)?.met.attempts).toBe(false);
+    const coldPersistence = twinTargets(twin, "cold", persistence, DEFAULT_POLICY_ID);
+    expect(coldPersistence?.met.curve).toBe(false);
+    expect(coldPersistence?.worst.horizonS).toBe(15);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "(`burstPersistence` 0.75, row `floor-before-rise-persistence`) misses both:",
+      "(`burstPersistence` 0.75, row `floor-before-rise-persistence`) misses the 15 s target from a cold router too:",
     );
     // In sharded-16 it is what the bullet says it is for: the one scenario where the gap moves by a point or more.
     const gap = (id: string, scenario: string) => tuned.get(id)?.perScenario[scenario]?.worstCurveGap.gapPts ?? 0;
