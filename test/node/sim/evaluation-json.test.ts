@@ -379,6 +379,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       ).toBeGreaterThanOrEqual(-0.02);
     expect(today.servedFraction).toBeGreaterThanOrEqual(0.99);
     expect(today.attemptsPerOffered).toBeLessThanOrEqual(1.5);
+    const heldToday = defaultOf(runOf("docs/evaluation-e2e-openai-moving-floor-held.json")) as E2eOpenAiPolicy;
+    expect(readme).toContain(
+      `brought it back under, as on the six other arrival seeds (${heldToday.attemptsPerOffered.toFixed(3)})`,
+    );
+    expect(heldToday.attemptsPerOffered).toBeLessThanOrEqual(1.5);
+    expect(
+      checkE2eTargets(
+        [...runOf(RUN_HELD).policies.filter((p) => p.id !== DEFAULT_POLICY_ID), heldToday],
+        DEFAULT_POLICY_ID,
+      )?.met,
+    ).toEqual({
+      served: true,
+      curve: true,
+      attempts: true,
+    });
     expect(runOf(RUN_HELD).seeds).toEqual([3026, 3027, 3028, 3029, 3030, 3031]);
     for (const path of [RUN_15, RUN_16, RUN_HELD, RUN_13, RUN_14])
       expect(checkE2eTargets(runOf(path).policies, DEFAULT_POLICY_ID)?.met, path).toEqual({
@@ -1096,6 +1111,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const ratio =
       Math.abs(d15.attemptsPerOffered - d16.attemptsPerOffered) / (before.attemptsPerOffered - own.attemptsPerOffered);
     expect(Math.abs(ratio - 1 / 3)).toBeLessThan(0.05);
+    // The same on the six held-out arrival seeds, held to that run's other policies.
+    const heldRun = runOf("docs/evaluation-e2e-openai-moving-floor-held.json");
+    const heldOwn = defaultOf(heldRun) as E2eOpenAiPolicy;
+    const heldBefore = defaultOf(runOf(RUN_HELD)) as E2eOpenAiPolicy;
+    expectBenchmarkRows(bench, heldRun);
+    expect(heldRun.seeds).toEqual(runOf(RUN_HELD).seeds);
+    expect(flat).toContain(`commit \`${heldRun.commit}\`, nothing else running`);
+    const [heldGap] = worstGapPtsAt(heldRun, [RUN_HELD], 15, { served: true, curve: true, attempts: true });
+    expect(flat).toContain(
+      `its worst gap is ${heldGap} points (at 15 s), and it makes ${heldOwn.attemptsPerOffered.toFixed(3)} attempts per offered request, where the default of that run (before both changes of 2026-12-05) made ${heldBefore.attemptsPerOffered.toFixed(3)}; its router broke ${share(heldOwn)}% of its promises against ${share(heldBefore)}%.`,
+    );
+    const heldSeeds = (heldOwn.perSeed ?? []).map((x) => x.attemptsPerOffered);
+    expect(flat).toContain(
+      `Seed by seed the attempts run from ${Math.min(...heldSeeds).toFixed(3)} to ${Math.max(...heldSeeds).toFixed(3)} (at most 1.5 in ${heldSeeds.filter((a) => a <= 1.5).length} of ${heldSeeds.length} seeds).`,
+    );
   });
 
   it("backs docs/benchmarks.md's run 9: its table is its JSON's, and its paragraph its figures", () => {
