@@ -284,10 +284,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(doc).toContain(
       "So in the simulator's scenarios the change is within the seeds' noise, a few tenths of a point either way on the summed gaps; it is made for the end-to-end run,",
     );
-    const [without, withIt] = [
-      "docs/evaluation-e2e-openai-refusal-memory.json",
-      "docs/evaluation-e2e-openai-moving-floor.json",
-    ].map((path) => defaultOf(runOf(path)) as E2eOpenAiPolicy) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+    const [without, withIt] = movingFloorRuns();
     expect(doc).toContain(
       `the default alone on runs 15 and 16's seeds made ${withIt.attemptsPerOffered.toFixed(3)} attempts per offered request with it against ${without.attemptsPerOffered.toFixed(3)} without it, and met every end-to-end target`,
     );
@@ -365,10 +362,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(readme).toContain(
       "it meets all three of issue 15's end-to-end targets: at least 99% served, within 2 points of the best of `router_queue_drain_rate`, `retry_schedule` and static 30 s at 5 to 60 s, at most 1.5 attempts per offered request, in runs 15 and 16 of the default before the changes of 2026-12-05 beside the other policies, and on six arrival seeds no earlier run used (and in runs 13 and 14 of the default before it).",
     );
-    const [first, today] = [
-      "docs/evaluation-e2e-openai-refusal-memory.json",
-      "docs/evaluation-e2e-openai-moving-floor.json",
-    ].map((path) => defaultOf(runOf(path)) as E2eOpenAiPolicy) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+    const [first, today] = movingFloorRuns();
     expect(readme).toContain(
       `Today's default alone on runs 15 and 16's seeds, held to those runs' other policies, meets all three too, with ${today.attemptsPerOffered.toFixed(3)} attempts per offered request: the first change of that day alone (refusals remembered until a request is placed) made ${first.attemptsPerOffered.toFixed(3)}, a thousandth over the line`,
     );
@@ -2195,6 +2189,16 @@ function worstAgainstRun(
   const check = checkE2eTargets([...alone.policies, ...others], DEFAULT_POLICY_ID);
   expect(check?.met, path).toEqual(met);
   return check?.worst ?? { horizonS: Number.NaN, gap: Number.NaN };
+}
+
+/**
+ * The default alone on runs 15 and 16's seeds, without and with the floor's moving means (the two default-only
+ * end-to-end runs of 2026-12-05).
+ */
+function movingFloorRuns(): [E2eOpenAiPolicy, E2eOpenAiPolicy] {
+  return ["docs/evaluation-e2e-openai-refusal-memory.json", "docs/evaluation-e2e-openai-moving-floor.json"].map(
+    (path) => defaultOf(runOf(path)) as E2eOpenAiPolicy,
+  ) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
 }
 
 /**
