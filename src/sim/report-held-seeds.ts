@@ -1,15 +1,18 @@
 import { HEADERLESS_GAP_TARGET } from "./header-clients";
 import type { HeldSeedsRun, HeldSeedsSummary } from "./held-seeds";
 
+/** The placeholders that quote one variant against the default on the held-out seeds, and the variant of each. */
+const AGAINST_DEFAULT = {
+  heldSeedsDemotedHeadroom: "demoted-headroom-1",
+  heldSeedsHorizonPack: "horizon-pack",
+  heldSeedsSdkRoomOff: "sdk-room-off",
+  heldSeedsForgetWhenQueued: "forget-when-queued",
+  heldSeedsFastFloorOnly: "fast-floor-only",
+} as const;
+
 /** The figures docs/retry-policy.md quotes from docs/held-out-seeds.json, by placeholder. */
 export type HeldSeedsFills = Record<
-  | "heldSeedsHeaderlessSustained"
-  | "heldSeedsFifoWhileStanding"
-  | "heldSeedsDemotedHeadroom"
-  | "heldSeedsHorizonPack"
-  | "heldSeedsSdkRoomOff"
-  | "heldSeedsForgetWhenQueued"
-  | "heldSeedsFastFloorOnly",
+  "heldSeedsHeaderlessSustained" | "heldSeedsFifoWhileStanding" | keyof typeof AGAINST_DEFAULT,
   string
 >;
 
@@ -47,16 +50,10 @@ function summary(run: HeldSeedsRun, id: string): HeldSeedsSummary | undefined {
  * ```
  */
 export function heldSeedsFills(run: HeldSeedsRun | undefined): HeldSeedsFills {
-  if (!run)
-    return {
-      heldSeedsHeaderlessSustained: NOT_RUN,
-      heldSeedsFifoWhileStanding: NOT_RUN,
-      heldSeedsDemotedHeadroom: NOT_RUN,
-      heldSeedsHorizonPack: NOT_RUN,
-      heldSeedsSdkRoomOff: NOT_RUN,
-      heldSeedsForgetWhenQueued: NOT_RUN,
-      heldSeedsFastFloorOnly: NOT_RUN,
-    };
+  const variants = Object.fromEntries(
+    Object.entries(AGAINST_DEFAULT).map(([key, id]) => [key, run ? againstDefault(run, id) : NOT_RUN]),
+  ) as Record<keyof typeof AGAINST_DEFAULT, string>;
+  if (!run) return { heldSeedsHeaderlessSustained: NOT_RUN, heldSeedsFifoWhileStanding: NOT_RUN, ...variants };
   const seeds = seedsWord(run.seedsPerScenario);
   const gap = (id: string) => summary(run, id)?.perScenario["sustained-1.3x"]?.headerlessGapPts;
   const [gapDefault, gapOff] = [gap("default"), gap("sdk-room-off")];
@@ -74,11 +71,7 @@ export function heldSeedsFills(run: HeldSeedsRun | undefined): HeldSeedsFills {
   return {
     heldSeedsHeaderlessSustained: headerless,
     heldSeedsFifoWhileStanding: fifo,
-    heldSeedsDemotedHeadroom: againstDefault(run, "demoted-headroom-1"),
-    heldSeedsHorizonPack: againstDefault(run, "horizon-pack"),
-    heldSeedsSdkRoomOff: againstDefault(run, "sdk-room-off"),
-    heldSeedsForgetWhenQueued: againstDefault(run, "forget-when-queued"),
-    heldSeedsFastFloorOnly: againstDefault(run, "fast-floor-only"),
+    ...variants,
   };
 }
 
