@@ -47,12 +47,12 @@ const root = resolve(import.meta.dirname, "..");
 /** The full end-to-end runs every twin is compared with. */
 const REAL_RUN_FILES = ["docs/evaluation-e2e-openai-run11.json", "docs/evaluation-e2e-openai-run12.json"];
 /**
- * The end-to-end runs of today's default (runs 15 and 16: the same arrival seeds, and the Worker and router code the
+ * The end-to-end runs of today's default (runs 17 and 18: the same arrival seeds, and the Worker and router code the
  * twin runs), against which the replayed twins are fitted again: runs 11 and 12 ran an earlier default.
  */
-const LATEST_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run16.json"];
+const LATEST_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run18.json"];
 /** An end-to-end run on arrival seeds no earlier run used (`--first-seed`), when there is one. */
-const HELD_RUN_FILE = "docs/evaluation-e2e-openai-held.json";
+const HELD_RUN_FILE = "docs/evaluation-e2e-openai-held2.json";
 
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 6);
@@ -261,13 +261,13 @@ for (const t of results) {
 }
 for (const [fits, runs] of [
   [replay.fit, "runs 11 and 12"],
-  [replay.latestFit, "runs 15 and 16"],
+  [replay.latestFit, "runs 17 and 18"],
 ] as const)
   for (const f of fits)
     console.log(
       `${f.twin}, ${f.arrivals} arrivals: ${f.curveAbsErrPts.toFixed(1)} points from ${runs} (summed over the policies at 5 to 60 s; bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
     );
-console.log(`run 15 from run 16: ${replay.latestRunsApart.curveAbsErrPts.toFixed(1)} points`);
+console.log(`run 17 from run 18: ${replay.latestRunsApart.curveAbsErrPts.toFixed(1)} points`);
 for (const f of replay.held?.fit ?? [])
   console.log(
     `${f.twin}, replaying ${HELD_RUN_FILE}: ${f.curveAbsErrPts.toFixed(1)} points from it (bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,

@@ -81,12 +81,12 @@ export function e2eRepeatSection(
 }
 
 /**
- * An end-to-end run on arrival seeds no earlier run used (`--first-seed`), beside the headline run: its figures, the
+ * An end-to-end run on arrival seeds other than the headline run's (`--first-seed`), beside it: its figures, the
  * targets on it alone and pooled with the headline run (twice the seeds), and each seed's own.
  *
  * @example
  * ```ts
- * e2eHeldSection(run15, held, "booked_capacity", "docs/evaluation-e2e-openai-held.json");
+ * e2eHeldSection(run17, held2, "booked_capacity", "docs/evaluation-e2e-openai-held2.json");
  * ```
  */
 export function e2eHeldSection(
@@ -98,7 +98,7 @@ export function e2eHeldSection(
   const out: string[] = [];
   const seeds = held.seeds ?? [];
   out.push(
-    `\`${held.generatedBy}\` (\`${heldFile}\`${held.commit ? `, commit \`${held.commit}\`` : ""}) ran every policy on ${seeds.length} other seeds (${seeds.join(", ")}), whose arrivals no earlier run, nor the simulator's twin that guards the variants, used.\n`,
+    `\`${held.generatedBy}\` (\`${heldFile}\`${held.commit ? `, commit \`${held.commit}\`` : ""}) ran every policy on ${seeds.length} other seeds (${seeds.join(", ")}), other than the run above's: arrivals that neither the tuning of the default nor the simulator's twin that guards its variants uses.\n`,
     `| policy | served | ${horizons.map((h) => `<= ${h} s`).join(" | ")} | attempts per offered |`,
     `| --- | --- | ${horizons.map(() => "---").join(" | ")} | --- |`,
     ...held.policies.map(

@@ -548,7 +548,7 @@ export function renderReport(input: {
   e2eOpenAi?: E2eOpenAiRun | undefined;
   /** The same end-to-end run made again, and the file it is in. */
   e2eOpenAiAgain?: { run: E2eOpenAiRun; file: string } | undefined;
-  /** The end-to-end run on arrival seeds no earlier run used, and the file it is in. */
+  /** The end-to-end run on arrival seeds other than the headline run's, and the file it is in. */
   e2eOpenAiHeld?: { run: E2eOpenAiRun; file: string } | undefined;
   heldOut?: HeldOutRun | undefined;
   /** One scenario's requests by first arrival (src/sim/arrival-bins.ts); absent: no such section. */
@@ -631,11 +631,7 @@ export function renderReport(input: {
         e2eRepeatSection(run, again.run, input.defaultPolicy, again.file),
       );
     const held = input.e2eOpenAiHeld;
-    if (held)
-      out.push(
-        "### On arrival seeds no earlier run used\n",
-        e2eHeldSection(run, held.run, input.defaultPolicy, held.file),
-      );
+    if (held) out.push("### On other arrival seeds\n", e2eHeldSection(run, held.run, input.defaultPolicy, held.file));
   }
   out.push("## Earlier end-to-end runs (wrangler dev + engine servers + bench client)\n");
   if (input.e2e.length === 0) out.push("Not run: `npm run eval:e2e` writes `docs/evaluation-e2e.json`.\n");
