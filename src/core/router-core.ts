@@ -768,13 +768,23 @@ export class RouterCore {
   /**
    * The slot of `ticket` was handed, in a Worker isolate, from the request that ended to the next one, on the
    * same replica: counted as that request's end and the next one's placement (admitted, its tenant, a drain
-   * for the estimator), with the lease's lifetime started again. Returns false for an unknown ticket (reclaimed,
-   * or from before a restart).
+   * for the estimator), with the lease's lifetime started again. A next request the router refused with a hint
+   * (by its `fingerprint`) is a hinted retry admitted, timed when the isolate's report arrives (at most about
+   * 100 ms after the hand-off), and its refusals are forgotten as a placed request's are. Returns false for an
+   * unknown ticket (reclaimed, or from before a restart).
+   *
+   * @example
+   * ```ts
+   * core.handOff("t1", { tenant: "beta", fingerprint }); // t1's slot now serves beta's request
+   * ```
    */
-  handOff(ticket: string, next: Pick<SubmitOptions, "tenant" | "weight" | "priority"> = {}): boolean {
+  handOff(ticket: string, next: Pick<SubmitOptions, "tenant" | "weight" | "priority" | "fingerprint"> = {}): boolean {
     const lease = this.leases.get(ticket);
     if (!lease) return false;
     const now = this.clock.now();
+    const timing = this.hintedRetries.returned(next.fingerprint, now);
+    if (timing !== undefined) this.hintedRetries.count("admitted", timing);
+    this.refusals?.forget(next.fingerprint);
     this.completed += 1;
     this.headroom?.ended(lease.tenant, lease.priority, now);
     const tenant = next.tenant ?? "";

@@ -185,7 +185,7 @@ export class RouterDriver {
   }
 
   /** The slot of `ticket` now serves another request on the same replica (see `RouterCore.handOff`). */
-  handOff(ticket: string, next: Pick<SubmitOptions, "tenant" | "weight" | "priority"> = {}): boolean {
+  handOff(ticket: string, next: Pick<SubmitOptions, "tenant" | "weight" | "priority" | "fingerprint"> = {}): boolean {
     return this.current.handOff(ticket, next);
   }
 

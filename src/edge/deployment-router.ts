@@ -128,8 +128,8 @@ export class DeploymentRouter extends DurableObject<Env> {
    */
   private take(driver: RouterDriver, released: readonly ReleasedSlot[], handedOff: readonly HandedOffSlot[]): boolean {
     let known = true;
-    for (const [ticket, tenant, weight, priority] of handedOff) {
-      if (driver.handOff(ticket, { tenant, weight, priority })) this.calls.handedOff += 1;
+    for (const [ticket, tenant, weight, priority, fingerprint] of handedOff) {
+      if (driver.handOff(ticket, { tenant, weight, priority, fingerprint })) this.calls.handedOff += 1;
       else known = false;
     }
     this.calls.slotsReleased += released.length;

@@ -226,7 +226,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       const taken = attempt === 1 ? slots.take(router) : undefined;
       if (taken) {
         ({ replica } = taken);
-        waitUntil(slots.handedOff(router, [taken.ticket, plan.name, plan.weight, priority], routerOf));
+        waitUntil(slots.handedOff(router, [taken.ticket, plan.name, plan.weight, priority, fingerprint], routerOf));
         release = (replicaFailed: boolean) => waitUntil(slots.end(router, taken, replicaFailed, routerOf));
       } else {
         const ticket = crypto.randomUUID();

@@ -3,12 +3,16 @@ import type { PriorityClass } from "../core/fair-queue";
 /** A slot given back to its router: the acquire's ticket, and whether the replica failed while holding it. */
 export type ReleasedSlot = readonly [ticket: string, replicaFailed: boolean];
 
-/** A slot handed from a request that ended to the next one in the isolate: its ticket and who holds it now. */
+/**
+ * A slot handed from a request that ended to the next one in the isolate: its ticket and who holds it now (the
+ * request's fingerprint too, so that the router knows a retry it hinted when one comes back this way).
+ */
 export type HandedOffSlot = readonly [
   ticket: string,
   tenant: string | undefined,
   weight: number,
   priority: PriorityClass,
+  fingerprint?: string,
 ];
 
 /** What one call to a router carries besides its own business: other requests' releases and hand-offs. */

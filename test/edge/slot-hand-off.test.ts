@@ -25,6 +25,23 @@ describe("slot hand-off (slotHandoffMs)", () => {
     expect(await router.releaseAll([], [])).toEqual({ handoffMs: 1000 });
   });
 
+  it("a retry it hinted that comes back by a hand-off is counted as a hinted retry admitted: its fingerprint rides in the batch", async () => {
+    const router = env.DEPLOYMENT_ROUTER.getByName(routerName("hand-off-hinted", 0));
+    expect(await router.acquire("hand-off-hinted", 0, "h1", { fingerprint: "fp-1" })).toMatchObject({
+      kind: "admitted",
+    });
+    const queued = router.acquire("hand-off-hinted", 0, "h2", { fingerprint: "fp-2" }); // the queue's one place
+    await waitFor(async () => (await stats0("hand-off-hinted")).queueDepth === 1, "h2 queued");
+    const refused = await router.acquire("hand-off-hinted", 0, "h3", { fingerprint: "fp-hinted" });
+    expect(refused).toMatchObject({ kind: "rejected", retryAfterS: expect.any(Number) });
+    // h1's slot went, in an isolate, to h3's retry at once: early against its 30 s hint.
+    await router.releaseAll([], [["h1", undefined, 1, "interactive", "fp-hinted"]]);
+    expect((await stats0("hand-off-hinted")).hintedRetries.admitted).toEqual({ early: 1, on_time: 0, late: 0 });
+    await router.releaseAll([["h1", false]]);
+    expect(await queued).toMatchObject({ kind: "admitted" });
+    await router.releaseAll([["h2", false]]);
+  });
+
   it("through the Worker: every request is counted once, by its acquire or its hand-off, and every slot comes back", async () => {
     for (let round = 0; round < 3; round++) {
       const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => chat("hand-off", `h${round}-${i}`)));

@@ -70,6 +70,12 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "release-batch": { replicas: [r("rb-a"), r("rb-b")], maxOngoingRequests: 4, maxQueuedRequests: 64 },
       "hand-off": { replicas: [r("ho-a")], maxOngoingRequests: 2, maxQueuedRequests: 64, slotHandoffMs: 1000 },
       "hand-off-protocol": { replicas: [r("hp-a")], maxOngoingRequests: 3, slotHandoffMs: 1000 },
+      "hand-off-hinted": {
+        replicas: [r("hh-a")],
+        ...tight,
+        slotHandoffMs: 1000,
+        backpressure: { retryAfterPolicy: "static", retryAfterS: 30 },
+      },
       computed: {
         replicas: [r("computed")],
         maxOngoingRequests: 1,

@@ -35,6 +35,28 @@ describe("RouterCore.handOff and handoffAllowed", () => {
     expect(core.stats()).toMatchObject({ activeLeases: 0, completed: 2 });
   });
 
+  it("counts a retry it hinted that comes back by a hand-off as a hinted retry admitted, by its timing", () => {
+    let now = 0;
+    const core = new RouterCore(routerOptions({ maxQueuedRequests: 1 }, { jitter: 0 }), { now: () => now }, () => 0.5);
+    core.submit("t1", { fingerprint: "first" });
+    core.submit("t2", { fingerprint: "second" }); // the queue's one place
+    const refused = core.submit("t3", { fingerprint: "hinted" });
+    if (refused.kind !== "rejected") throw new Error("expected a refusal with a hint");
+    const hintMs = refused.rejection.decision.retryAfterMs as number;
+    expect(hintMs).toBeGreaterThan(0);
+    const plan = core.beginRound();
+    if (!plan) throw new Error("expected a round");
+    for (const r of plan.probe) core.reportProbe(r, 0);
+    expect(core.finishRound(plan)).toMatchObject({ kind: "placed", ticket: "t1" });
+    now += hintMs;
+    // t1's slot went, in an isolate, to the hinted request's retry (same fingerprint), on time.
+    expect(core.handOff("t1", { fingerprint: "hinted" })).toBe(true);
+    expect(core.stats().hintedRetries.admitted.on_time).toBe(1);
+    // Counted once: the same fingerprint handed a slot again is no longer a hinted retry.
+    expect(core.handOff("t1", { fingerprint: "hinted" })).toBe(true);
+    expect(core.stats().hintedRetries.admitted).toEqual({ early: 0, on_time: 1, late: 0 });
+  });
+
   it("refuses a hand-off of an unknown ticket (released, or from before a restart)", () => {
     const { core, place } = router(2);
     core.submit("t1");
