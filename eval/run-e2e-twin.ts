@@ -51,7 +51,7 @@ const REAL_RUN_FILES = ["docs/evaluation-e2e-openai-run11.json", "docs/evaluatio
  * twin runs), against which the replayed twins are fitted again: runs 11 and 12 ran an earlier default.
  */
 const LATEST_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run18.json"];
-/** An end-to-end run on arrival seeds no earlier run used (`--first-seed`), when there is one. */
+/** The end-to-end run of today's default on arrival seeds other than the runs above (`--first-seed`), if any. */
 const HELD_RUN_FILE = "docs/evaluation-e2e-openai-held2.json";
 
 const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
@@ -201,7 +201,7 @@ const fitOf = (
   ),
 });
 // The replayed twins on the held-out run's arrivals, the end-to-end policies only, fitted to that run: how well the
-// twin predicts a run on arrivals no earlier run used.
+// twin predicts a run on arrivals that no variant it guards was checked on.
 const heldRun = existsSync(join(root, HELD_RUN_FILE)) ? read(HELD_RUN_FILE) : undefined;
 const heldTwins = heldRun ? runReplayTwins(e2eReplayTwins(demo, heldRun, capacityRps), e2ePolicies) : undefined;
 const replay = {

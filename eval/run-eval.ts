@@ -284,8 +284,9 @@ const e2eOpenAi = readJsonIfAny<E2eOpenAiRun>(join(docs, "evaluation-e2e-openai.
 // run 18, run 17's twin (runs 13 to 16, the defaults before it, are in docs/benchmarks.md).
 const e2eAgainFile = "docs/evaluation-e2e-openai-run18.json";
 const e2eOpenAiAgain = readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
-// Every policy on arrival seeds no earlier run used (eval/e2e-openai.ts --first-seed 3026), rendered after them: the
-// second run on them, today's default (the first, docs/evaluation-e2e-openai-held.json, is in docs/benchmarks.md).
+// Every policy on arrival seeds other than the headline run's (eval/e2e-openai.ts --first-seed 3026), rendered after
+// them: the second run on them, today's default (the first, docs/evaluation-e2e-openai-held.json, is in
+// docs/benchmarks.md).
 const e2eHeldFile = "docs/evaluation-e2e-openai-held2.json";
 const e2eOpenAiHeld = readJsonIfAny<E2eOpenAiRun>(join(root, e2eHeldFile));
 const json = {
