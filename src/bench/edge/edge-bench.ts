@@ -17,11 +17,11 @@
  * requests / rounds).
  *
  * `--only tenants`: only what issue 16's goal compares, with more rounds to fight the noise: the pass-through
- * Worker (and the same adding the quota tenant's 8 rate-limit headers to each answer, their cost alone), and one
- * spillway Worker (1 router shard) sent the same requests anonymously and with the quota tenant's key,
- * interleaved; `--before DIR` adds a second spillway Worker built from another checkout's `src/edge/worker.ts`
- * (e.g. the main branch's; its rows named by `--label`, default `before`), so old and new code are compared in
- * the same run. Each round runs the variants in
+ * Worker (and the same adding the quota tenant's 8 rate-limit headers to each answer, their cost alone), and two
+ * spillway Workers (1 router shard; without and with slot hand-off) sent the same requests anonymously and with the
+ * quota tenant's key, interleaved; `--before DIR` adds the same two spillway Workers (with and without slot hand-off) built from
+ * another checkout's `src/edge/worker.ts` (e.g. the main branch's; its rows named by `--label`, default `before`),
+ * so old and new code are compared in the same run. Each round runs the variants in
  * another (seeded) order.
  *
  * Beside throughput, every variant's CPU per request is read from `/proc` (Linux): the Worker process's (workerd:
@@ -318,9 +318,16 @@ async function admittedAndDecisions(): Promise<void> {
       if (values.before) {
         const beforeScript = await bundle(join(values.before, "src/edge/worker.ts"), dir, "before");
         const before = await startWorker(beforeScript, { SPILLWAY_CONFIG: config(1) }, true);
+        const beforeHandoff = await startWorker(beforeScript, { SPILLWAY_CONFIG: config(1, undefined, 1000) }, true);
         variants.push(
           { name: `${OTHER}: spillway, 1 router shard (anonymous)`, worker: before, headers: {} },
           { name: `${OTHER}: spillway, 1 router shard, tenant with quotas`, worker: before, headers: key },
+          { name: `${OTHER}: spillway, 1 router shard, slot hand-off (anonymous)`, worker: beforeHandoff, headers: {} },
+          {
+            name: `${OTHER}: spillway, 1 router shard, slot hand-off, tenant with quotas`,
+            worker: beforeHandoff,
+            headers: key,
+          },
         );
       }
     } else {
