@@ -16,7 +16,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../src/core/capacity-booking";
-import { DEFAULT_BOOKING_ADMISSION } from "../src/core/router-core";
+import { DEFAULT_BOOKING_ADMISSION } from "../src/core/router-options";
 import { seededRandom } from "../src/engine/rng";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy, evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";

@@ -5,10 +5,10 @@ import {
   type RejectionReason,
   type RoundPlan,
   RouterCore,
-  type RouterOptions,
   type RouterStats,
   type SubmitOptions,
 } from "./router-core";
+import type { RouterOptions } from "./router-options";
 
 /** A probe's answer: the replica's queue length, `undefined` when it failed, `"timeout"` past its deadline. */
 export type ProbeAnswer = number | undefined | "timeout";

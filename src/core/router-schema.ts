@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "./drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, RETRY_AFTER_POLICIES } from "./retry-after";
-import { DEFAULT_BOOKING_ADMISSION, type RouterOptions } from "./router-core";
+import { DEFAULT_BOOKING_ADMISSION, type RouterOptions } from "./router-options";
 import { DEFAULT_TENANT_HEADROOM_SLOTS } from "./tenant-headroom";
 
 const backpressureSchema = z.strictObject({

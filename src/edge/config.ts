@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { RouterOptions } from "../core/router-core";
+import type { RouterOptions } from "../core/router-options";
 import { routerOptionsFromSettings, routerSettingsShape } from "../core/router-schema";
 import { LOAD_SOURCES, type ReplicaTarget } from "./replica-probe";
 import { tenantsSchema } from "./tenant-config";

@@ -1,6 +1,6 @@
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS, promisesEnded } from "../core/capacity-booking";
 import { DEFAULT_YIELD_SERVICE_S, type YieldOrder } from "../core/fair-queue";
-import { type BookingAdmission, DEFAULT_BOOKING_ADMISSION } from "../core/router-core";
+import { type BookingAdmission, DEFAULT_BOOKING_ADMISSION } from "../core/router-options";
 import { DRAINING_WINDOW_S } from "../core/standing-queue";
 import type { PolicyResult, ScenarioResult } from "./evaluation";
 import { headerClientShares, headerlessBehindPts, headerlessWithin } from "./header-clients";

@@ -1,8 +1,9 @@
 import { PROMISE_OUTCOME_KEYS, type PromiseOutcomes } from "../core/capacity-booking";
 import { announcesSdk, clientHorizonS } from "../core/client-horizon";
 import { DrainAccuracyTracker } from "../core/drain-accuracy";
-import type { LedgerView, RouterOptions, SubmitOptions } from "../core/router-core";
+import type { LedgerView, SubmitOptions } from "../core/router-core";
 import type { AcquireResult, RouterDriver } from "../core/router-driver";
+import type { RouterOptions } from "../core/router-options";
 import { routerOptionsFromSettings, routerSettingsSchema } from "../core/router-schema";
 import { hashInts } from "../engine/rng";
 import { drawClient, type SimClient } from "./client-mix";

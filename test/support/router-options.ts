@@ -1,6 +1,6 @@
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../src/core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, type RetryAfterOptions } from "../../src/core/retry-after";
-import type { RouterOptions } from "../../src/core/router-core";
+import type { RouterOptions } from "../../src/core/router-options";
 
 /**
  * `RouterCore` options for the core's tests: one one-slot replica `a`, a 10-deep queue with a 30 s timeout,

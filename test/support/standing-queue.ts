@@ -1,4 +1,5 @@
-import { type BookingAdmission, RouterCore } from "../../src/core/router-core";
+import { RouterCore } from "../../src/core/router-core";
+import type { BookingAdmission } from "../../src/core/router-options";
 import { routerOptions } from "./router-options";
 
 /**

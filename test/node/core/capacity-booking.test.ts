@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS, refilledDrainS } from "../../../src/core/capacity-booking";
 import { clientHorizonS } from "../../../src/core/client-horizon";
 import { RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
-import { type BookingAdmission, RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { RouterCore } from "../../../src/core/router-core";
+import type { BookingAdmission, RouterOptions } from "../../../src/core/router-options";
 import { parseConfig } from "../../../src/edge/config";
 import { routerOptions } from "../../support/router-options";
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { FairQueue } from "../../../src/core/fair-queue";
 import { RefusalCounts } from "../../../src/core/refusal-counts";
-import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import { RouterCore } from "../../../src/core/router-core";
+import type { BookingAdmission } from "../../../src/core/router-options";
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
 import { routerOptions } from "../../support/router-options";
 import { standingQueueRouter } from "../../support/standing-queue";

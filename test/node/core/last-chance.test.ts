@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RefusalCounts } from "../../../src/core/refusal-counts";
-import type { BookingAdmission } from "../../../src/core/router-core";
+import type { BookingAdmission } from "../../../src/core/router-options";
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
 import { standingQueueRouter } from "../../support/standing-queue";
 

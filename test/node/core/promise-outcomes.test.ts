@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../../../src/core/capacity-booking";
-import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import { RouterCore } from "../../../src/core/router-core";
+import type { BookingAdmission } from "../../../src/core/router-options";
 import { prometheusText } from "../../../src/edge/prometheus";
 import { routerOptions } from "../../support/router-options";
 

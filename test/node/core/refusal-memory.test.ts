@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { BookingAdmission } from "../../../src/core/router-core";
+import type { BookingAdmission } from "../../../src/core/router-options";
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
 import { standingQueueRouter } from "../../support/standing-queue";
 

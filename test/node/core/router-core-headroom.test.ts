@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RouterCore, type RouterOptions, type SubmitOptions } from "../../../src/core/router-core";
+import { RouterCore, type SubmitOptions } from "../../../src/core/router-core";
+import type { RouterOptions } from "../../../src/core/router-options";
 import { TENANT_ACTIVE_WINDOW_MS } from "../../../src/core/tenant-headroom";
 import { routerOptions } from "../../support/router-options";
 

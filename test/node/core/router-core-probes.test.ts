@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DOWN_RECHECK_MS } from "../../../src/core/queue-length-cache";
-import { RouterCore, type RouterOptions } from "../../../src/core/router-core";
+import { RouterCore } from "../../../src/core/router-core";
+import type { RouterOptions } from "../../../src/core/router-options";
 import { routerOptions } from "../../support/router-options";
 
 /** A router over replicas with `load: "none"`: nothing is ever probed, the router counts for itself. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RouterCore, type RouterOptions, type SubmitOptions } from "../../../src/core/router-core";
+import { RouterCore, type SubmitOptions } from "../../../src/core/router-core";
+import type { RouterOptions } from "../../../src/core/router-options";
 import { routerOptions } from "../../support/router-options";
 
 function setup(over: Partial<RouterOptions> = {}) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { RouterOptions } from "../../../src/core/router-core";
 import { type AcquireResult, RouterDriver, type RouterDriverIO } from "../../../src/core/router-driver";
+import type { RouterOptions } from "../../../src/core/router-options";
 import { edgeRouterIO } from "../../../src/edge/router-io";
 import { EventLoop } from "../../../src/sim/event-loop";
 import { randomStream } from "../../../src/sim/random-streams";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RouterOptions } from "../../../src/core/router-core";
 import { type AcquireResult, RouterDriver } from "../../../src/core/router-driver";
+import type { RouterOptions } from "../../../src/core/router-options";
 import { EventLoop } from "../../../src/sim/event-loop";
 import { simRouterIO } from "../../../src/sim/sim-router";
 

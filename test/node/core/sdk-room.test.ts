@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { announcesSdk } from "../../../src/core/client-horizon";
-import { type BookingAdmission, RouterCore } from "../../../src/core/router-core";
+import { RouterCore } from "../../../src/core/router-core";
+import type { BookingAdmission } from "../../../src/core/router-options";
 import { routerOptionsFromSettings, routerSettingsSchema } from "../../../src/core/router-schema";
 import { routerOptions } from "../../support/router-options";
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../../../src/core/capacity-booking";
-import { DEFAULT_BOOKING_ADMISSION } from "../../../src/core/router-core";
+import { DEFAULT_BOOKING_ADMISSION } from "../../../src/core/router-options";
 import { seededRandom } from "../../../src/engine/rng";
 import {
   brokenConstraints,
