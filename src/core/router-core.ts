@@ -2,6 +2,7 @@ import { backoffDelayMs, probeDeadlineMs } from "./backoff";
 import {
   type BookedHint,
   CapacityBooking,
+  type ClaimedBooking,
   DEFAULT_CAPACITY_BOOKING_OPTIONS,
   type PromiseOutcomes,
 } from "./capacity-booking";
@@ -344,15 +345,10 @@ export class RouterCore {
       fingerprint: options.fingerprint,
       horizonS: options.clientHorizonS ?? DEFAULT_HORIZON_S,
     };
-    this.headroom?.arrived(request.tenant, request.weight, request.priority, now);
     const schedule = this.retrySchedule;
-    schedule?.onArrival(now, retry);
     const booking = this.booking;
-    const claim = booking?.claim(request.fingerprint, now);
+    const { claim, early } = this.arrive(request, retry, now);
     const claimed = claim !== undefined;
-    // A request back at the first step of a two-step promise still holds it: not a fresh arrival.
-    const early = booking !== undefined && !claimed && booking.holds(request.fingerprint);
-    if (booking && !claimed && !early) booking.onFresh(now);
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, request) };
     if (this.queue.has(ticket)) return { kind: "queued" };
     // A request re-acquired after a router reset queues as if it had arrived when it first did (see `waitedMs`).
@@ -415,6 +411,26 @@ export class RouterCore {
     this.settlePromise(pushed.ticket, false);
     this.standingQueue?.refused(now);
     return { kind: "queued", displaced: { ticket: pushed.ticket, rejection: this.reject("queue_full", now, pushed) } };
+  }
+
+  /**
+   * An attempt arrives, submitted or handed a slot in an isolate: the tenant's headroom, the legacy schedule's
+   * arrival count and the ledger hear of it. It claims its own booking if one is due (`claim`); `early`: it holds a
+   * promise not yet due (back at the first step of a two-step one). Neither is a fresh arrival for the ledger's
+   * forecast; every other attempt is.
+   */
+  private arrive(
+    request: Pick<Requester, "tenant" | "weight" | "priority" | "fingerprint">,
+    retry: boolean,
+    now: number,
+  ): { claim: ClaimedBooking | undefined; early: boolean } {
+    this.headroom?.arrived(request.tenant, request.weight, request.priority, now);
+    this.retrySchedule?.onArrival(now, retry);
+    const booking = this.booking;
+    const claim = booking?.claim(request.fingerprint, now);
+    const early = booking !== undefined && claim === undefined && booking.holds(request.fingerprint);
+    if (booking && claim === undefined && !early) booking.onFresh(now);
+    return { claim, early };
   }
 
   /** A retry that claimed a promise was queued: kept now (`keptWhenQueued`), else once it is placed. */
@@ -567,10 +583,11 @@ export class RouterCore {
   /**
    * The slot of `ticket` was handed, in a Worker isolate, from the request that ended to the next one, on the
    * same replica: counted as that request's end and the next one's placement (admitted, its tenant, a drain
-   * for the estimator), with the lease's lifetime started again. A next request the router refused with a hint
-   * (by its `fingerprint`) is a hinted retry admitted, timed when the isolate's report arrives (at most about
-   * 100 ms after the hand-off), and its refusals are forgotten as a placed request's are. Returns false for an
-   * unknown ticket (reclaimed, or from before a restart).
+   * for the estimator), with the lease's lifetime started again. The next request is an arrival as a submitted one
+   * is (`arrive`): a fresh one for `booked_capacity`'s forecast, or the claim of its own booking, a promise kept. A
+   * next request the router refused with a hint (by its `fingerprint`) is a hinted retry admitted, timed when the
+   * isolate's report arrives (at most about 100 ms after the hand-off), and its refusals are forgotten as a placed
+   * request's are. Returns false for an unknown ticket (reclaimed, or from before a restart).
    *
    * @example
    * ```ts
@@ -588,7 +605,16 @@ export class RouterCore {
     this.headroom?.ended(lease.tenant, lease.priority, now);
     const tenant = next.tenant ?? "";
     const priority = next.priority ?? "interactive";
-    this.headroom?.arrived(tenant, next.weight ?? 1, priority, now);
+    // The isolate does not report whether the next request said it was a retry: only the legacy `retry_schedule`
+    // reads that, and hand-offs happen only while nothing waits, when retries are few.
+    const { claim, early } = this.arrive(
+      { tenant, weight: next.weight ?? 1, priority, fingerprint: next.fingerprint },
+      false,
+      now,
+    );
+    // Placed at once: a promise it claimed is kept; one not yet due goes back to the ledger, as in `submit`.
+    if (claim?.promised) this.booking?.kept(true);
+    if (early) this.booking?.admittedEarly(next.fingerprint, now);
     this.recordPlacement(ticket, lease.replica, tenant, priority, now);
     return true;
   }

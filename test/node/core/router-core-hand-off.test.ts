@@ -2,11 +2,15 @@ import { describe, expect, it } from "vitest";
 import { RouterCore } from "../../../src/core/router-core";
 import { routerOptions } from "../../support/router-options";
 
-/** One replica `a` with `slots` slots; places whatever waits, answering probes with what the router holds. */
-function router(slots: number, tenantHeadroomSlots = 0) {
+/** One replica `a` with `slots` slots (and `policy`); places whatever waits, answering probes with what the router holds. */
+function router(
+  slots: number,
+  tenantHeadroomSlots = 0,
+  policy: "router_queue_drain_rate" | "booked_capacity" = "router_queue_drain_rate",
+) {
   let now = 0;
   const core = new RouterCore(
-    routerOptions({ maxOngoingRequests: slots, tenantHeadroomSlots }),
+    routerOptions({ maxOngoingRequests: slots, tenantHeadroomSlots }, { retryAfterPolicy: policy }),
     { now: () => now },
     () => 0.5,
   );
@@ -94,5 +98,65 @@ describe("RouterCore.handOff and handoffAllowed", () => {
     open.core.submit("t3"); // waits
     open.core.release("t1");
     expect(open.core.handoffAllowed()).toBe(false); // a slot is free, but a request waits for it
+  });
+
+  it("counts a request handed a slot as a fresh arrival of booked_capacity's forecast, as it counts a submitted one", () => {
+    /** Four arrivals a second for 20 s on two slots (one held by t0), each one submitted or handed t0's slot. */
+    const baselineAfter = (arrive: (core: RouterCore, i: number) => void) => {
+      const { core, place, advance } = router(2, 0, "booked_capacity");
+      core.submit("t0");
+      place();
+      for (let i = 0; i < 80; i++) {
+        advance(250);
+        arrive(core, i);
+      }
+      // Then an overload (nothing placed any more): the first request refused shows the forecast's baseline in its
+      // record.
+      for (let k = 0; k < 20; k++) {
+        const result = core.submit(`x${k}`, { fingerprint: `x${k}` });
+        if (result.kind === "rejected") return result.rejection.record.booking?.baseline;
+      }
+      throw new Error("expected a refusal");
+    };
+    const submitted = baselineAfter((core, i) => {
+      core.submit(`r${i}`, { fingerprint: `r${i}` });
+      core.release(`r${i}`);
+    });
+    const handedOff = baselineAfter((core, i) => core.handOff("t0", { fingerprint: `r${i}` }));
+    expect(submitted).toBeGreaterThan(3);
+    expect(handedOff).toBeCloseTo(submitted as number, 6);
+  });
+
+  it("keeps a promise that a hand-off places: its booking is claimed, not left to lapse as a no-show", () => {
+    let now = 0;
+    const core = new RouterCore(
+      routerOptions(
+        { maxQueuedRequests: 1, booking: { queueDelayTargetS: undefined, standingIntervalS: 10, maxHeldRoomShare: 1 } },
+        { retryAfterPolicy: "booked_capacity", retryAfterS: undefined, jitter: 0 },
+      ),
+      { now: () => now },
+      () => 0.5,
+    );
+    // A warm estimator: two drains a second for 4 s, then a full queue and a refusal with a promise.
+    let n = 0;
+    for (let i = 0; i < 8; i++) {
+      now += 500;
+      const plan = core.beginRound();
+      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+      const outcome = plan ? core.finishRound(plan) : undefined;
+      if (outcome?.kind === "placed" && i < 7) core.release(outcome.ticket);
+      core.submit(`w${n++}`, { fingerprint: `w${n}` });
+    }
+    while (core.queueDepth < 1) core.submit(`w${n++}`, { fingerprint: `w${n}` });
+    const refused = core.submit("p.0", { fingerprint: "promised" });
+    if (refused.kind !== "rejected") throw new Error("expected a refusal");
+    expect(refused.rejection.record.booking?.promised).toBe(true);
+    const made = core.ledgerView()?.promises.made as number;
+    now += refused.rejection.decision.retryAfterMs as number;
+    // The promised retry comes back on time and takes a slot handed on in an isolate (the router's answers lag).
+    const holder = [...Array(n).keys()].map((i) => `w${i}`).find((t) => core.leaseOf(t) !== undefined) as string;
+    expect(core.handOff(holder, { fingerprint: "promised" })).toBe(true);
+    expect(core.ledgerView()?.promises).toMatchObject({ made, kept: 1, noShow: 0 });
+    expect(core.stats().outstandingBookings).toBe(0);
   });
 });
