@@ -159,18 +159,28 @@ export interface RouterStats {
 
 /**
  * The `booked_capacity` ledger as an operator (and the simulator's timeline) sees it: how its promises ended, the
- * trust that scales the capacity it promises (it falls as promises are broken: `CapacityBookingOptions.minTrust`)
- * and the share of promised clients that come back.
+ * trust that scales the capacity it promises (it falls as promises are broken: `CapacityBookingOptions.minTrust`),
+ * the share of promised clients that come back, and the fresh arrivals its forecast expects.
  *
  * @example
  * ```ts
- * const view: LedgerView = { promises: { made: 40, kept: 30, broken: 6, noShow: 2 }, trust: 0.6, showRate: 0.9 };
+ * const view: LedgerView = {
+ *   promises: { made: 40, kept: 30, broken: 6, noShow: 2 },
+ *   trust: 0.6,
+ *   showRate: 0.9,
+ *   freshBaseline: 3.5,
+ * };
  * ```
  */
 export interface LedgerView {
   promises: PromiseOutcomes;
   trust: number;
   showRate: number;
+  /**
+   * The forecast's baseline of fresh arrivals at this router (first attempts, requests per second; the lowest
+   * smoothed rate of its window): what its promises leave room for in an overload. `null` before a full second.
+   */
+  freshBaseline: number | null;
 }
 
 const SUGGESTED_DELAY_BOUNDS = [1, 2, 5, 10, 20, 30, 60, Number.POSITIVE_INFINITY];
@@ -701,7 +711,12 @@ export class RouterCore {
   ledgerView(): LedgerView | undefined {
     const booking = this.booking;
     if (!booking) return undefined;
-    return { promises: booking.promiseOutcomes, trust: booking.trust, showRate: booking.showRate };
+    return {
+      promises: booking.promiseOutcomes,
+      trust: booking.trust,
+      showRate: booking.showRate,
+      freshBaseline: booking.baseline ?? null,
+    };
   }
 
   stats(): RouterStats {

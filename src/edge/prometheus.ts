@@ -154,6 +154,11 @@ export function prometheusText(shards: ShardStats[], quotas: Record<string, Tena
     "Share of promised clients that came back to claim their promise (decayed).",
     (s) => s.ledger?.showRate ?? null,
   );
+  gauge(
+    "spillway_booking_fresh_baseline",
+    "booked_capacity's forecast baseline of fresh arrivals (first attempts per second at this router): what its promises leave room for in an overload.",
+    (s) => s.ledger?.freshBaseline ?? null,
+  );
 
   const histogram = (name: string, help: string, value: (s: ShardStats) => HistogramSnapshot) => {
     out.family(name, "histogram", help);

@@ -286,7 +286,8 @@ export const DASHBOARD_JS = `"use strict";
       t.promises.value.textContent = settled > 0 ? fmt((l.promises.kept / settled) * 100, 0) + "%" : "-";
       t.promises.tile.title = l
         ? "made " + l.promises.made + ", kept " + l.promises.kept + ", broken " + l.promises.broken +
-          ", no-show " + l.promises.noShow + "; trust " + fmt(l.trust, 2)
+          ", no-show " + l.promises.noShow + "; trust " + fmt(l.trust, 2) +
+          (l.freshBaseline !== null ? "; fresh arrivals forecast " + fmt(l.freshBaseline, 1) + "/s" : "")
         : "no ledger: the policy is not booked_capacity";
       t.promises.tile.classList.toggle("alert", l !== null && l.trust < 0.5);
       t.leases.value.textContent = String(d.activeLeases);

@@ -125,6 +125,10 @@ describe("RouterCore's ledger view", () => {
     );
     expect(text).toContain(`spillway_booking_trust{deployment="llm",shard="0"} ${stats.ledger?.trust}\n`);
     expect(text).toContain(`spillway_booking_show_rate{deployment="llm",shard="0"} ${stats.ledger?.showRate}\n`);
+    expect(stats.ledger?.freshBaseline).toBeGreaterThan(0);
+    expect(text).toContain(
+      `spillway_booking_fresh_baseline{deployment="llm",shard="0"} ${stats.ledger?.freshBaseline}\n`,
+    );
     // A router of another policy keeps no ledger: no series, rather than zeros that read as a ledger never used.
     expect(text).not.toMatch(/spillway_(promises|booking)_[a-z_]+\{deployment="plain"/);
   });
