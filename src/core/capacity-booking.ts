@@ -1,6 +1,7 @@
 import { nextHorizonStartByMs } from "./fair-queue";
 import { FreshArrivalForecast } from "./fresh-arrival-forecast";
 import { MinHeap } from "./min-heap";
+import { SecondCounts } from "./second-counts";
 
 /** Tunables of the `booked_capacity` policy (measured in the simulator: docs/retry-policy.md). */
 export interface CapacityBookingOptions {
@@ -357,10 +358,8 @@ export interface BookedHint {
  * ```
  */
 export class CapacityBooking {
-  private readonly buckets: Float64Array;
-  private readonly size: number;
-  /** Absolute second of the current time, as of the last advance. */
-  private current: number;
+  /** Promises per second: `lateS` (rounded up) and one more behind the current second, `ledgerS` ahead. */
+  private readonly promised: SecondCounts;
   private readonly bookings = new Map<string, Booking>();
   /** Every booking by due instant, so lapsed ones are found in O(log n) (entries of replaced bookings are skipped). */
   private readonly byDue = new MinHeap<DueEntry>((entry) => entry.dueMs);
@@ -390,10 +389,9 @@ export class CapacityBooking {
     private readonly knownFreshRate?: (tS: number) => number,
     private readonly hintSchedule?: HintSchedule,
   ) {
-    this.size = options.ledgerS + Math.ceil(options.lateS) + 2;
-    this.buckets = new Float64Array(this.size);
+    const keepS = Math.ceil(options.lateS) + 1;
+    this.promised = new SecondCounts(options.ledgerS + keepS + 1, keepS, nowMs);
     this.fresh = new FreshArrivalForecast(options);
-    this.current = Math.floor(nowMs / 1000);
     this.shows = options.priorShowRate * options.priorWeight;
     this.noShows = (1 - options.priorShowRate) * options.priorWeight;
   }
@@ -426,6 +424,11 @@ export class CapacityBooking {
     return this.trustLevel;
   }
 
+  /** Absolute second of the current time, as of the last advance. */
+  private get current(): number {
+    return this.promised.currentSecond;
+  }
+
   /** How the promises made so far have ended (a copy; see {@link PromiseOutcomes}). */
   get promiseOutcomes(): PromiseOutcomes {
     return { ...this.outcomes };
@@ -453,7 +456,7 @@ export class CapacityBooking {
   /** Promised retries in the second starting `offsetS` from now (tests and stats). */
   promisedAt(nowMs: number, offsetS: number): number {
     this.advance(nowMs);
-    return this.buckets[this.slot(this.current + offsetS)] ?? 0;
+    return this.promised.at(this.current + offsetS);
   }
 
   /** Counts an attempt that claimed no booking (a first attempt, or a retry nobody promised room to). */
@@ -503,7 +506,7 @@ export class CapacityBooking {
     let room = 0;
     for (let s = Math.floor(fromS); s < toS; s++) {
       const overlap = Math.min(s + 1, toS) - Math.max(s, fromS);
-      if (overlap > 0) room += (this.buckets[this.slot(s)] ?? 0) * overlap;
+      if (overlap > 0) room += this.promised.at(s) * overlap;
     }
     // Whole places: a promise expected at all holds its place (a fraction would let the place go).
     return Math.max(0, Math.ceil(room * this.showRate - 1e-9));
@@ -631,13 +634,13 @@ export class CapacityBooking {
     const startByMs = nextHorizonStartByMs(firstMs, (earliest + 1) * 1000, packServiceS * 1000);
     if (!Number.isFinite(startByMs)) return earliest;
     const latest = Math.min(last, earliest + horizonPackS, Math.floor(startByMs / 1000) - 1);
-    for (let s = latest; s > earliest; s--) if ((this.buckets[this.slot(s)] ?? 0) < capacityAt(s) - 1e-9) return s;
+    for (let s = latest; s > earliest; s--) if (this.promised.at(s) < capacityAt(s) - 1e-9) return s;
     return earliest;
   }
 
   /** The first second in [from, to] whose promises are below its capacity; `undefined` when none is. */
   private firstSecondWithRoom(from: number, to: number, capacityAt: (second: number) => number): number | undefined {
-    for (let s = from; s <= to; s++) if ((this.buckets[this.slot(s)] ?? 0) < capacityAt(s) - 1e-9) return s;
+    for (let s = from; s <= to; s++) if (this.promised.at(s) < capacityAt(s) - 1e-9) return s;
     return undefined;
   }
 
@@ -676,30 +679,21 @@ export class CapacityBooking {
     this.bookings.set(fingerprint, booking);
     this.byDue.push({ dueMs, fingerprint, booking });
     if (!hint.promised) return;
-    this.buckets[this.slot(second)] = (this.buckets[this.slot(second)] ?? 0) + 1;
+    this.promised.add(second);
     this.outcomes.made += 1;
   }
 
   private release(fingerprint: string, booking: Booking): void {
     this.bookings.delete(fingerprint);
     if (!booking.promised || booking.second < this.current - Math.ceil(this.options.lateS) - 1) return;
-    const slot = this.slot(booking.second);
-    this.buckets[slot] = Math.max(0, (this.buckets[slot] ?? 0) - 1);
-  }
-
-  private slot(second: number): number {
-    return ((second % this.size) + this.size) % this.size;
+    this.promised.remove(booking.second);
   }
 
   /** Moves to `nowMs`: each elapsed second closes a fresh-rate interval; lapsed seconds are cleared. */
   private advance(nowMs: number): void {
-    const now = Math.floor(nowMs / 1000);
-    if (now <= this.current) return;
-    const elapsed = now - this.current;
-    const keep = Math.ceil(this.options.lateS) + 1;
-    for (let k = 0; k < Math.min(elapsed, this.size); k++) this.buckets[this.slot(this.current - keep + k)] = 0;
+    const elapsed = this.promised.advance(nowMs);
+    if (elapsed === 0) return;
     this.fresh.closeSeconds(elapsed);
-    this.current = now;
     // Lapsed promises leave the map as time passes: their clients did not come back (a no-show).
     const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
     for (let head = this.byDue.peek(); head && head.dueMs < lapsedBeforeMs; head = this.byDue.peek()) {

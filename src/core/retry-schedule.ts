@@ -1,4 +1,5 @@
 import { MinHeap } from "./min-heap";
+import { SecondCounts } from "./second-counts";
 
 /** Tunables of the `retry_schedule` policy. */
 export interface RetryScheduleOptions {
@@ -50,10 +51,8 @@ export const DEFAULT_RETRY_SCHEDULE_OPTIONS: RetryScheduleOptions = {
  * ```
  */
 export class RetrySchedule {
-  private readonly buckets: Float64Array;
-  private readonly size: number;
-  /** Absolute second (floor(ms / 1000)) of the current time, as of the last advance. */
-  private current: number;
+  /** Bookings per second: `graceS` behind the current second (still claimable), `horizonS` ahead. */
+  private readonly booked: SecondCounts;
   /** The due instant (ms) of every outstanding booking, earliest first: a retry may take one only once it is due. */
   private readonly due = new MinHeap<number>((dueMs) => dueMs);
   /** The last second in which {@link estimate} found no room within the horizon (`undefined`: never). */
@@ -66,10 +65,12 @@ export class RetrySchedule {
     private readonly options: RetryScheduleOptions,
     nowMs: number,
   ) {
-    // Past seconds are kept for `graceS` (bookings still claimable), future ones for `horizonS`.
-    this.size = options.horizonS + options.graceS + 1;
-    this.buckets = new Float64Array(this.size);
-    this.current = Math.floor(nowMs / 1000);
+    this.booked = new SecondCounts(options.horizonS + options.graceS + 1, options.graceS, nowMs);
+  }
+
+  /** Absolute second (floor(ms / 1000)) of the current time, as of the last advance. */
+  private get current(): number {
+    return this.booked.currentSecond;
   }
 
   /** The fresh-arrival forecast (requests per second): the lower of the fast and slow EWMAs, `undefined` before the first second. */
@@ -81,7 +82,7 @@ export class RetrySchedule {
   /** Outstanding bookings for the second starting `offsetS` seconds from now (for tests and stats). */
   promisedAt(nowMs: number, offsetS: number): number {
     this.advance(nowMs);
-    return this.buckets[this.slot(this.current + offsetS)] ?? 0;
+    return this.booked.at(this.current + offsetS);
   }
 
   /** Counts one submit; only fresh ones (not retries) feed the fresh-arrival rate. */
@@ -95,7 +96,7 @@ export class RetrySchedule {
     this.advance(nowMs);
     let room = 0;
     for (let s = this.current - this.options.graceS; s <= this.current + this.options.leadS; s++)
-      room += this.buckets[this.slot(s)] ?? 0;
+      room += this.booked.at(s);
     return room;
   }
 
@@ -112,8 +113,7 @@ export class RetrySchedule {
     const head = this.due.peek();
     if (head === undefined || head > nowMs) return false;
     this.due.pop();
-    const slot = this.slot(Math.floor(head / 1000));
-    this.buckets[slot] = Math.max(0, (this.buckets[slot] ?? 0) - 1);
+    this.booked.remove(Math.floor(head / 1000));
     return true;
   }
 
@@ -141,7 +141,7 @@ export class RetrySchedule {
     const first = Math.ceil(nowS + Math.max(1 - margin, signals.queueDepth / rate));
     for (let s = first; s <= last; s++) {
       // (The epsilon keeps float noise in the rate estimates from adding a retry to a full slot.)
-      if ((this.buckets[this.slot(s)] ?? 0) < capacity - 1e-9) {
+      if (this.booked.at(s) < capacity - 1e-9) {
         const start = Math.max(s + margin, nowS + 1);
         const end = Math.min(s + 1 - margin, nowS + 60);
         return start - nowS + random() * Math.max(0, end - start);
@@ -167,27 +167,18 @@ export class RetrySchedule {
     this.advance(nowMs);
     const second = Math.floor(nowMs / 1000 + delayS);
     if (!(delayS >= 0) || second - this.current >= this.options.horizonS) return;
-    const slot = this.slot(second);
-    this.buckets[slot] = (this.buckets[slot] ?? 0) + 1;
+    this.booked.add(second);
     this.due.push(nowMs + delayS * 1000);
-  }
-
-  private slot(second: number): number {
-    return ((second % this.size) + this.size) % this.size;
   }
 
   /** Moves to `nowMs`: bookings older than the grace lapse; each elapsed second closes a fresh-rate interval. */
   private advance(nowMs: number): void {
-    const now = Math.floor(nowMs / 1000);
-    if (now <= this.current) return;
-    const elapsed = now - this.current;
-    // The seconds that fall out of the grace window: current - grace .. now - grace - 1.
-    for (let k = 0; k < Math.min(elapsed, this.size); k++)
-      this.buckets[this.slot(this.current - this.options.graceS + k)] = 0;
+    // The seconds that fall out of the grace window (current - grace .. now - grace - 1) are cleared.
+    const elapsed = this.booked.advance(nowMs);
+    if (elapsed === 0) return;
     // One sample per elapsed second: the first holds the interval's count, the rest (idle seconds) are zeros.
     for (let k = 0; k < Math.min(elapsed, 32); k++) this.fold(k === 0 ? this.freshInInterval : 0);
     this.freshInInterval = 0;
-    this.current = now;
     // Lapsed bookings leave the heap here, not only when a retry claims: clients that never come back must not
     // make it grow.
     const lapsedBeforeMs = (this.current - this.options.graceS) * 1000;
