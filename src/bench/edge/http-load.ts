@@ -12,7 +12,8 @@ export interface LoadResult {
 
 /**
  * A closed-loop load generator: `concurrency` workers each send `POST url` with `body` until `total` requests
- * were sent, reading every response to the end. Bounded by `total`.
+ * were sent, reading every response to the end. Bounded by `total`. `body` may be a function of the request's
+ * number (from 0), for requests that differ (distinct bodies have distinct fingerprints at the edge).
  *
  * @example
  * ```ts
@@ -22,7 +23,7 @@ export interface LoadResult {
  */
 export async function closedLoopLoad(
   url: string,
-  body: string,
+  body: string | ((n: number) => string),
   concurrency: number,
   total: number,
   headers: Record<string, string> = {},
@@ -33,12 +34,13 @@ export async function closedLoopLoad(
   const started = performance.now();
   const worker = async () => {
     while (sent < total) {
+      const n = sent;
       sent += 1;
       const t0 = performance.now();
       const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json", ...headers },
-        body,
+        body: typeof body === "string" ? body : body(n),
       });
       await res.arrayBuffer();
       latencies.push(performance.now() - t0);

@@ -6,7 +6,13 @@
  * (the Worker, the router Durable Object: one isolate) grows the collected heap round after round; what the
  * runtime keeps shows in the process's resident size, not in the heap. Prints the figures as JSON.
  *
- * Flags: --rounds (3), --requests per round (20000), --concurrency (256), --idle-s (10).
+ * Every request has its own prompt, so its own fingerprint, as real traffic does: the router's per-request state
+ * (the `booked_capacity` ledger's bookings, the refusal counts, the hinted retries) grows with the refusals as it
+ * would in production, and must be bounded and let go.
+ *
+ * Flags: --rounds (3), --requests per round (20000), --concurrency (256), --idle-s (10), --policy (the Worker's
+ * default, `booked_capacity`; any `retryAfterPolicy`), --same-body (every request the same, one fingerprint: the
+ * runs before 2026-12-05).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +30,8 @@ const { values } = parseArgs({
     requests: { type: "string", default: "20000" },
     concurrency: { type: "string", default: "256" },
     "idle-s": { type: "string", default: "10" },
+    policy: { type: "string", default: "booked_capacity" },
+    "same-body": { type: "boolean", default: false },
   },
 });
 const rounds = Number(values.rounds);
@@ -44,7 +52,8 @@ await build({
   logLevel: "warning",
 });
 
-// The soak's fleet: three engines (32 tokens a request), 4 slots each, 32 queue places, computed Retry-After.
+// The soak's fleet: three engines (32 tokens a request), 4 slots each, 32 queue places, computed Retry-After
+// (a static fallback of 2 s).
 const engines = await Promise.all(
   [0, 1, 2].map(() => startEngineServer({ port: 0, speed: 4, accessLog: false, logLevel: "warning", log: () => {} })),
 );
@@ -55,7 +64,7 @@ const config = {
       replicas: engines.map((e) => e.url),
       maxOngoingRequests: 4,
       maxQueuedRequests: 32,
-      backpressure: { retryAfterPolicy: "router_queue_drain_rate", retryAfterS: 2 },
+      backpressure: { retryAfterPolicy: values.policy, retryAfterS: 2 },
     },
   },
 };
@@ -78,12 +87,15 @@ const targets = (await (await fetch(`http://${inspectorHost}/json`)).json()) as 
 const wake = async () => (await fetch(`${base}/health`)).arrayBuffer();
 const inspector = await connectInspector(targets[0]?.webSocketDebuggerUrl as string, wake);
 
-const body = JSON.stringify({
-  model: "demo-model",
-  prompt: "hello",
-  max_tokens: 32,
-  ignore_eos: true,
-});
+// Numbered across rounds: a request never repeats an earlier one's fingerprint (none of them retries).
+let numbered = 0;
+const body = (n: number) =>
+  JSON.stringify({
+    model: "demo-model",
+    prompt: values["same-body"] ? "hello" : `hello ${numbered + n}`,
+    max_tokens: 32,
+    ignore_eos: true,
+  });
 const MiB = (h: HeapUsage) => ({
   usedMiB: Number((h.usedSize / 2 ** 20).toFixed(2)),
   totalMiB: Number((h.totalSize / 2 ** 20).toFixed(2)),
@@ -106,17 +118,33 @@ function workerdRssMiB(): number {
   return Math.round(kib / 1024);
 }
 
-const report: Record<string, unknown> = { rounds, requestsPerRound: requests, concurrency, idleS };
+const report: Record<string, unknown> = {
+  rounds,
+  requestsPerRound: requests,
+  concurrency,
+  idleS,
+  policy: values.policy,
+  distinctBodies: !values["same-body"],
+};
 await closedLoopLoad(`${base}/v1/completions`, body, 8, 200); // warm-up: code paths compiled, router warm
+numbered += 200;
 report.afterWarmup = { ...MiB(await inspector.heapAfterGc()), workerdRssMiB: workerdRssMiB() };
 const perRound: unknown[] = [];
 for (let round = 1; round <= rounds; round++) {
   const load = await closedLoopLoad(`${base}/v1/completions`, body, concurrency, requests);
+  numbered += requests;
   const underLoad = MiB(await inspector.heapUsage());
   await new Promise((r) => setTimeout(r, idleS * 1000));
   const stats = (await (
     await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: "Bearer heap-token" } })
-  ).json()) as { shards: { queueDepth: number; activeLeases: number; internal: Record<string, number> }[] };
+  ).json()) as {
+    shards: {
+      queueDepth: number;
+      activeLeases: number;
+      outstandingBookings: number;
+      internal: Record<string, number>;
+    }[];
+  };
   perRound.push({
     round,
     statuses: load.statuses,
@@ -124,7 +152,12 @@ for (let round = 1; round <= rounds; round++) {
     heapRightAfterLoad: underLoad,
     heapAfterIdleAndGc: MiB(await inspector.heapAfterGc()),
     workerdRssMiB: workerdRssMiB(),
-    router: stats.shards.map((s) => ({ queueDepth: s.queueDepth, activeLeases: s.activeLeases, ...s.internal })),
+    router: stats.shards.map((s) => ({
+      queueDepth: s.queueDepth,
+      activeLeases: s.activeLeases,
+      outstandingBookings: s.outstandingBookings,
+      ...s.internal,
+    })),
   });
 }
 report.perRound = perRound;
