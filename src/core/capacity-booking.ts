@@ -448,9 +448,36 @@ export class CapacityBooking {
       : Math.max(minTrust, this.trustLevel * trustLoss);
   }
 
-  /** Promises not yet claimed or lapsed. */
+  /**
+   * Bookings not yet claimed, replaced or swept as lapsed (their sweep comes with the next second the ledger is
+   * moved to: see {@link outstandingAt} for a count that does not wait for it).
+   */
   get outstanding(): number {
     return this.bookings.size;
+  }
+
+  /**
+   * Bookings still claimable or ahead at `nowMs`: not claimed, and due at most `lateS` ago. Read-only (what
+   * `outstanding` counts once the ledger moves, without moving it): a router that went idle after an overload
+   * says "none" once its promises have lapsed, not the count of its last busy second. O(n) in the bookings.
+   *
+   * @example
+   * ```ts
+   * ledger.outstandingAt(Date.now()); // 0 two minutes after the last refusal, with no request since
+   * ```
+   */
+  outstandingAt(nowMs: number): number {
+    const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
+    let n = 0;
+    for (const booking of this.bookings.values()) if (booking.dueMs >= lapsedBeforeMs) n += 1;
+    return n;
+  }
+
+  /** Whether any booking is still claimable or ahead at `nowMs` (`outstandingAt(nowMs) > 0`, stopping at the first). */
+  anyOutstandingAt(nowMs: number): boolean {
+    const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
+    for (const booking of this.bookings.values()) if (booking.dueMs >= lapsedBeforeMs) return true;
+    return false;
   }
 
   /** Promised retries in the second starting `offsetS` from now (tests and stats). */

@@ -586,7 +586,7 @@ export class RouterCore {
    * headroom keeps (so a hand-off takes nothing that queueing, a booked retry or a lighter tenant would get).
    */
   handoffAllowed(): boolean {
-    if (this.queue.size > 0 || (this.booking?.outstanding ?? 0) > 0) return false;
+    if (this.queue.size > 0 || this.booking?.anyOutstandingAt(this.clock.now())) return false;
     return this.cache.freeSlots(this.options.replicas) > (this.options.tenantHeadroomSlots ?? 0);
   }
 
@@ -742,7 +742,7 @@ export class RouterCore {
       pendingObservations: this.accuracy.pendingCount,
       tenants: this.tenantCounts.snapshot(),
       hintedRetries: this.hintedRetries.counts(),
-      outstandingBookings: this.booking?.outstanding ?? 0,
+      outstandingBookings: this.booking?.outstandingAt(this.clock.now()) ?? 0,
       ledger: this.ledgerView() ?? null,
       demoted: this.demotedCount,
     };

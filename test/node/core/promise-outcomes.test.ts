@@ -30,6 +30,12 @@ describe("CapacityBooking.promiseOutcomes", () => {
     ledger.onFresh(20_000);
     expect(ledger.promiseOutcomes).toEqual({ made: 5, kept: 1, broken: 1, noShow: 2 });
     expect(ledger.outstanding).toBe(1); // the replaced request's best effort, not yet lapsed
+    expect(ledger.outstandingAt(20_000)).toBe(1);
+    // Read at a later clock without moving the ledger: lapsed (due at 25.3 s, 3 s late allowed) though not swept yet.
+    expect(ledger.outstandingAt(28_400)).toBe(0);
+    expect(ledger.anyOutstandingAt(28_200)).toBe(true);
+    expect(ledger.anyOutstandingAt(28_400)).toBe(false);
+    expect(ledger.outstanding).toBe(1);
   });
 
   it("is a copy: the caller cannot change the ledger's counts", () => {

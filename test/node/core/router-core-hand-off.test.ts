@@ -128,35 +128,62 @@ describe("RouterCore.handOff and handoffAllowed", () => {
   });
 
   it("keeps a promise that a hand-off places: its booking is claimed, not left to lapse as a no-show", () => {
-    let now = 0;
-    const core = new RouterCore(
-      routerOptions(
-        { maxQueuedRequests: 1, booking: { queueDelayTargetS: undefined, standingIntervalS: 10, maxHeldRoomShare: 1 } },
-        { retryAfterPolicy: "booked_capacity", retryAfterS: undefined, jitter: 0 },
-      ),
-      { now: () => now },
-      () => 0.5,
-    );
-    // A warm estimator: two drains a second for 4 s, then a full queue and a refusal with a promise.
-    let n = 0;
-    for (let i = 0; i < 8; i++) {
-      now += 500;
-      const plan = core.beginRound();
-      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-      const outcome = plan ? core.finishRound(plan) : undefined;
-      if (outcome?.kind === "placed" && i < 7) core.release(outcome.ticket);
-      core.submit(`w${n++}`, { fingerprint: `w${n}` });
-    }
-    while (core.queueDepth < 1) core.submit(`w${n++}`, { fingerprint: `w${n}` });
-    const refused = core.submit("p.0", { fingerprint: "promised" });
-    if (refused.kind !== "rejected") throw new Error("expected a refusal");
-    expect(refused.rejection.record.booking?.promised).toBe(true);
+    const { core, refused, holder, advance } = promisedRefusal();
     const made = core.ledgerView()?.promises.made as number;
-    now += refused.rejection.decision.retryAfterMs as number;
+    advance(refused.decision.retryAfterMs as number);
     // The promised retry comes back on time and takes a slot handed on in an isolate (the router's answers lag).
-    const holder = [...Array(n).keys()].map((i) => `w${i}`).find((t) => core.leaseOf(t) !== undefined) as string;
     expect(core.handOff(holder, { fingerprint: "promised" })).toBe(true);
     expect(core.ledgerView()?.promises).toMatchObject({ made, kept: 1, noShow: 0 });
     expect(core.stats().outstandingBookings).toBe(0);
   });
+
+  it("counts a promise outstanding until it lapses, though no request comes to move the ledger on", () => {
+    const { core, holder, advance } = promisedRefusal();
+    core.release(holder);
+    advance(31_000);
+    core.expire(); // the queued warm-up request times out, refused with a hint of its own: nothing waits now
+    expect(core.queueDepth).toBe(0);
+    expect(core.stats().outstandingBookings).toBeGreaterThanOrEqual(1);
+    expect(core.handoffAllowed()).toBe(false);
+    // Nothing arrives any more: once every booking is past its lateness allowance, none is outstanding, and the
+    // router lets isolates hand slots on again.
+    advance(200_000);
+    expect(core.stats().outstandingBookings).toBe(0);
+    expect(core.handoffAllowed()).toBe(true);
+  });
 });
+
+/**
+ * A booked_capacity router (one one-slot replica, one queue place) warmed by two drains a second for 4 s, its slot
+ * held by `holder` and its queue full, that has just refused `promised` with a promise (an on-time retry claims it).
+ */
+function promisedRefusal() {
+  let now = 0;
+  const core = new RouterCore(
+    routerOptions(
+      {
+        maxQueuedRequests: 1,
+        queueTimeoutMs: 30_000,
+        booking: { queueDelayTargetS: undefined, standingIntervalS: 10, maxHeldRoomShare: 1 },
+      },
+      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined, jitter: 0 },
+    ),
+    { now: () => now },
+    () => 0.5,
+  );
+  let n = 0;
+  for (let i = 0; i < 8; i++) {
+    now += 500;
+    const plan = core.beginRound();
+    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+    const outcome = plan ? core.finishRound(plan) : undefined;
+    if (outcome?.kind === "placed" && i < 7) core.release(outcome.ticket);
+    core.submit(`w${n++}`, { fingerprint: `w${n}` });
+  }
+  while (core.queueDepth < 1) core.submit(`w${n++}`, { fingerprint: `w${n}` });
+  const result = core.submit("p.0", { fingerprint: "promised" });
+  if (result.kind !== "rejected") throw new Error("expected a refusal");
+  expect(result.rejection.record.booking?.promised).toBe(true);
+  const holder = [...Array(n).keys()].map((i) => `w${i}`).find((t) => core.leaseOf(t) !== undefined) as string;
+  return { core, refused: result.rejection, holder, advance: (ms: number) => (now += ms) };
+}
