@@ -12,7 +12,9 @@
  *
  * Flags: --rounds (3), --requests per round (20000), --concurrency (256), --idle-s (10), --policy (the Worker's
  * default, `booked_capacity`; any `retryAfterPolicy`), --same-body (every request the same, one fingerprint: the
- * runs before 2026-12-05).
+ * runs before 2026-12-05), --settle-s (0: off; after the last round, wait this long, send one request, which moves
+ * the router's ledger on past every promise that lapsed meanwhile, and measure again: 130 s outlasts the ledger's
+ * 125 s and the 3 s a promise may be late).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,12 +34,14 @@ const { values } = parseArgs({
     "idle-s": { type: "string", default: "10" },
     policy: { type: "string", default: "booked_capacity" },
     "same-body": { type: "boolean", default: false },
+    "settle-s": { type: "string", default: "0" },
   },
 });
 const rounds = Number(values.rounds);
 const requests = Number(values.requests);
 const concurrency = Number(values.concurrency);
 const idleS = Number(values["idle-s"]);
+const settleS = Number(values["settle-s"]);
 
 const dir = mkdtempSync(join(tmpdir(), "spillway-heap-"));
 const scriptPath = join(dir, "worker.js");
@@ -118,23 +122,8 @@ function workerdRssMiB(): number {
   return Math.round(kib / 1024);
 }
 
-const report: Record<string, unknown> = {
-  rounds,
-  requestsPerRound: requests,
-  concurrency,
-  idleS,
-  policy: values.policy,
-  distinctBodies: !values["same-body"],
-};
-await closedLoopLoad(`${base}/v1/completions`, body, 8, 200); // warm-up: code paths compiled, router warm
-numbered += 200;
-report.afterWarmup = { ...MiB(await inspector.heapAfterGc()), workerdRssMiB: workerdRssMiB() };
-const perRound: unknown[] = [];
-for (let round = 1; round <= rounds; round++) {
-  const load = await closedLoopLoad(`${base}/v1/completions`, body, concurrency, requests);
-  numbered += requests;
-  const underLoad = MiB(await inspector.heapUsage());
-  await new Promise((r) => setTimeout(r, idleS * 1000));
+/** What the router holds: its queue, leases and outstanding bookings, and its internal collections. */
+async function routerState() {
   const stats = (await (
     await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: "Bearer heap-token" } })
   ).json()) as {
@@ -145,6 +134,32 @@ for (let round = 1; round <= rounds; round++) {
       internal: Record<string, number>;
     }[];
   };
+  return stats.shards.map((s) => ({
+    queueDepth: s.queueDepth,
+    activeLeases: s.activeLeases,
+    outstandingBookings: s.outstandingBookings,
+    ...s.internal,
+  }));
+}
+
+const report: Record<string, unknown> = {
+  rounds,
+  requestsPerRound: requests,
+  concurrency,
+  idleS,
+  policy: values.policy,
+  distinctBodies: !values["same-body"],
+  settleS,
+};
+await closedLoopLoad(`${base}/v1/completions`, body, 8, 200); // warm-up: code paths compiled, router warm
+numbered += 200;
+report.afterWarmup = { ...MiB(await inspector.heapAfterGc()), workerdRssMiB: workerdRssMiB() };
+const perRound: unknown[] = [];
+for (let round = 1; round <= rounds; round++) {
+  const load = await closedLoopLoad(`${base}/v1/completions`, body, concurrency, requests);
+  numbered += requests;
+  const underLoad = MiB(await inspector.heapUsage());
+  await new Promise((r) => setTimeout(r, idleS * 1000));
   perRound.push({
     round,
     statuses: load.statuses,
@@ -152,15 +167,21 @@ for (let round = 1; round <= rounds; round++) {
     heapRightAfterLoad: underLoad,
     heapAfterIdleAndGc: MiB(await inspector.heapAfterGc()),
     workerdRssMiB: workerdRssMiB(),
-    router: stats.shards.map((s) => ({
-      queueDepth: s.queueDepth,
-      activeLeases: s.activeLeases,
-      outstandingBookings: s.outstandingBookings,
-      ...s.internal,
-    })),
+    router: await routerState(),
   });
 }
 report.perRound = perRound;
+if (settleS > 0) {
+  await new Promise((r) => setTimeout(r, settleS * 1000));
+  const one = await closedLoopLoad(`${base}/v1/completions`, body, 1, 1);
+  numbered += 1;
+  report.afterSettling = {
+    statuses: one.statuses,
+    heapAfterGc: MiB(await inspector.heapAfterGc()),
+    workerdRssMiB: workerdRssMiB(),
+    router: await routerState(),
+  };
+}
 console.log(JSON.stringify(report, null, 2));
 
 inspector.close();

@@ -173,18 +173,20 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       worker = started.worker;
       base = started.base;
     }
-    const body = JSON.stringify({
-      model: "demo-model",
-      prompt: "soak",
-      max_tokens: options.maxTokens,
-      ignore_eos: true,
-    });
+    // Every request its own prompt, so its own fingerprint, as real traffic has: the router keeps per-request state
+    // (the default policy's bookings, refusal counts, hinted retries) for each refusal, and must bound and drop it.
+    let numbered = 0;
     const timeoutMs = 1000 * (options.requestTimeoutS ?? 120);
     const send = () =>
       fetch(`${base}/v1/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body,
+        body: JSON.stringify({
+          model: "demo-model",
+          prompt: `soak ${numbered++}`,
+          max_tokens: options.maxTokens,
+          ignore_eos: true,
+        }),
         signal: AbortSignal.timeout(timeoutMs),
       });
 
