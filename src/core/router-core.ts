@@ -655,8 +655,11 @@ export class RouterCore {
     const now = this.clock.now();
     const timedOut: Array<{ ticket: string; rejection: Rejection }> = [];
     const expired: string[] = [];
+    const timeoutMs = this.timeoutMs();
     for (const entry of this.queue.entries()) {
-      if (now - entry.enqueuedAtMs < this.options.queueTimeoutMs) break; // arrival order: the rest are younger
+      if (now - entry.enqueuedAtMs < timeoutMs) break; // arrival order: the rest are younger
+      // The standing queue's shorter timeout is for those newest-first dispatch leaves at the bottom, not the demoted.
+      if (now - entry.enqueuedAtMs < this.options.queueTimeoutMs && entry.yields) continue;
       expired.push(entry.ticket);
     }
     for (const ticket of expired) {
@@ -674,11 +677,23 @@ export class RouterCore {
     return { timedOut, reclaimed };
   }
 
+  /** How long a request may wait now: the queue's timeout, or `standingTimeoutS` while the queue stands. */
+  private timeoutMs(): number {
+    const standingS = this.admission.standingTimeoutS;
+    if (standingS === undefined || !this.standingQueue?.isStanding) return this.options.queueTimeoutMs;
+    return Math.min(this.options.queueTimeoutMs, standingS * 1000);
+  }
+
   /** The earliest moment `expire()` has work to do, for an alarm; `undefined` when nothing waits. */
   nextExpiryMs(): number | undefined {
     let next: number | undefined;
-    const oldest = this.queue.entries().next().value;
-    if (oldest !== undefined) next = oldest.enqueuedAtMs + this.options.queueTimeoutMs;
+    // The oldest entry's timeout, and (under the standing queue's shorter one) the oldest that does not yield.
+    const timeoutMs = this.timeoutMs();
+    for (const entry of this.queue.entries()) {
+      const at = entry.enqueuedAtMs + (entry.yields ? this.options.queueTimeoutMs : timeoutMs);
+      if (next === undefined || at < next) next = at;
+      if (!entry.yields || timeoutMs === this.options.queueTimeoutMs) break;
+    }
     for (const lease of this.leases.values())
       if (next === undefined || lease.expiresAtMs < next) next = lease.expiresAtMs;
     return next;

@@ -109,6 +109,12 @@ export interface BookingAdmission {
    * at the next arrival - or the queue drains by itself (`drainingOfferedShare`).
    */
   standingIntervalS: number;
+  /**
+   * CoDel's short timeout under adaptive LIFO (Facebook pairs the two): while the queue stands, a request that has
+   * waited this long (not a demoted one, which gives way by design) is shed with a booked hint at once, rather than
+   * kept at the bottom of a newest-first queue until the queue's own timeout. `undefined`: off (the default).
+   */
+  standingTimeoutS?: number;
   /** At most this share of the queue's limit is held for promised retries. */
   maxHeldRoomShare: number;
   /**

@@ -38,6 +38,13 @@ const bookingSchema = z.strictObject({
    * refused for as long (at least 5 s) or the queue drains by itself.
    */
   standingIntervalS: z.number().min(0).max(3600).default(DEFAULT_BOOKING_ADMISSION.standingIntervalS),
+  /** While the queue stands, a request (not a demoted one) that has waited this long, seconds, is shed with a hint. Off: null. */
+  standingTimeoutS: z
+    .number()
+    .gt(0)
+    .max(3600)
+    .nullable()
+    .default(DEFAULT_BOOKING_ADMISSION.standingTimeoutS ?? null),
   /** Share of the queue's limit that promised retries may hold. */
   maxHeldRoomShare: z.number().min(0).max(1).default(DEFAULT_BOOKING_ADMISSION.maxHeldRoomShare),
   /** While the attempts offered (last 5 s) are below this share of the drain rate, the queue is draining: no delay target. */
@@ -178,6 +185,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
     booking: {
       queueDelayTargetS: settings.booking.queueDelayTargetS ?? undefined,
       standingIntervalS: settings.booking.standingIntervalS,
+      standingTimeoutS: settings.booking.standingTimeoutS ?? undefined,
       maxHeldRoomShare: settings.booking.maxHeldRoomShare,
       drainingOfferedShare: settings.booking.drainingOfferedShare ?? undefined,
       lastChanceAfterRefusals: settings.booking.lastChanceAfterRefusals ?? undefined,

@@ -49,6 +49,12 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "queue-delay target from the moment the queue stands above it (a standing interval of 0), not after 30 s",
     { booking: { standingIntervalS: 0 } },
   ),
+  variant(
+    "standing-timeout-5s",
+    "while the queue stands, a request that waited 5 s is shed with a hint (CoDel's short timeout under adaptive LIFO)",
+    { booking: { standingTimeoutS: 5 } },
+  ),
+  variant("standing-timeout-10s", "the same after 10 s", { booking: { standingTimeoutS: 10 } }),
   variant("delay-target-0.5s", "queue-delay target 0.5 s", { booking: { queueDelayTargetS: 0.5 } }),
   // Shorter targets serve more of the sustained overload, sooner, and widen the other scenarios' curve gaps.
   variant("delay-target-0.6s", "queue-delay target 0.6 s", { booking: { queueDelayTargetS: 0.6 } }),

@@ -1,7 +1,9 @@
 /**
  * `npm run soak`: 20x a deployment's capacity for 60 s through `wrangler dev` to three engine servers on
  * 127.0.0.1, then 10 s idle; prints the report as JSON (see docs/reliability.md). Flags: --duration-s,
- * --overload, --idle-s, --port, --max-requests.
+ * --overload, --idle-s, --port, --max-requests, --same-body (every request the same prompt, one fingerprint, as
+ * before 2026-12-05; by default each request has its own), --booking '<JSON>' (the deployment's `booking` settings,
+ * e.g. '{"standingTimeoutS":5}'; checked by the Worker's configuration schema).
  */
 import { parseArgs } from "node:util";
 import { runSoak } from "./run-soak";
@@ -14,6 +16,8 @@ const { values } = parseArgs({
     port: { type: "string", default: "0" },
     "max-requests": { type: "string", default: "60000" },
     verbose: { type: "boolean", default: false },
+    "same-body": { type: "boolean", default: false },
+    booking: { type: "string" },
   },
 });
 
@@ -30,6 +34,8 @@ const report = await runSoak({
   maxRequests: Number(values["max-requests"]),
   log: (line) => console.error(`[soak] ${line}`),
   verbose: values.verbose,
+  sameBody: values["same-body"],
+  ...(values.booking ? { booking: JSON.parse(values.booking) as Record<string, unknown> } : {}),
 });
 console.log(JSON.stringify(report, null, 2));
 const ok =

@@ -40,6 +40,10 @@ export interface SoakOptions {
   log?: (line: string) => void;
   /** Show wrangler's and workerd's own output (for diagnosis). */
   verbose?: boolean;
+  /** Every request the same (one fingerprint), as the soak's runs before 2026-12-05; default: each its own prompt. */
+  sameBody?: boolean;
+  /** The deployment's `booking` settings (the default policy's admission), over the defaults; e.g. `{ freshNewestShare: 0 }`. */
+  booking?: Record<string, unknown>;
 }
 
 /** The soak's figures (docs/reliability.md). */
@@ -151,6 +155,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           maxOngoingRequests: options.maxOngoingRequests,
           maxQueuedRequests: options.maxQueuedRequests,
           backpressure: { retryAfterS: 2 },
+          ...(options.booking ? { booking: options.booking } : {}),
         },
       },
     };
@@ -183,7 +188,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({
           model: "demo-model",
-          prompt: `soak ${numbered++}`,
+          prompt: options.sameBody ? "soak" : `soak ${numbered++}`,
           max_tokens: options.maxTokens,
           ignore_eos: true,
         }),

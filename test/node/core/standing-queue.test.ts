@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { type BookingAdmission, DEFAULT_BOOKING_ADMISSION } from "../../../src/core/router-options";
 import { DRAINING_WINDOW_S, StandingQueue } from "../../../src/core/standing-queue";
+import { standingQueueRouter } from "../../support/standing-queue";
 
 describe("StandingQueue (the queue-delay target's standing state)", () => {
   it("stands once the queue has stayed above the target for the interval, and not before", () => {
@@ -55,5 +57,35 @@ describe("StandingQueue (the queue-delay target's standing state)", () => {
   it("rounds the target up and keeps at least one waiting request", () => {
     expect(new StandingQueue({ queueDelayTargetS: 0.25, standingIntervalS: 30 }, () => 10, 0).targetDepth()).toBe(3);
     expect(new StandingQueue({ queueDelayTargetS: 0.01, standingIntervalS: 30 }, () => 10, 0).targetDepth()).toBe(1);
+  });
+});
+
+describe("booking.standingTimeoutS (CoDel's short timeout under adaptive LIFO)", () => {
+  const booking: BookingAdmission = {
+    ...DEFAULT_BOOKING_ADMISSION,
+    demoteAfterS: undefined,
+    standingIntervalS: 10,
+    standingTimeoutS: 5,
+  };
+
+  it("sheds, with a hint, requests that waited past it while the queue stands, and none before it stands", () => {
+    const withTimeout = standingQueueRouter(booking);
+    const without = standingQueueRouter({ ...booking, standingTimeoutS: undefined });
+    for (const { core, run } of [withTimeout, without]) {
+      run(8); // 8 s: a queue of requests up to 8 s old, not standing yet (the interval is 10 s)
+      expect(core.expire().timedOut).toEqual([]);
+      run(10); // 18 s: it stands, and newest-first dispatch has left the oldest at the bottom
+    }
+    // Off (the default), the same queue keeps its requests until the queue's own timeout (600 s here).
+    expect(without.core.expire().timedOut).toEqual([]);
+    expect(without.core.nextExpiryMs()).toBeGreaterThan(600_000);
+    const { timedOut } = withTimeout.core.expire();
+    expect(timedOut.length).toBeGreaterThan(10);
+    for (const { rejection } of timedOut) {
+      expect(rejection.reason).toBe("queue_timeout");
+      expect(rejection.decision.retryAfterMs).toBeGreaterThan(0);
+    }
+    expect(withTimeout.core.queueDepth).toBe(without.core.queueDepth - timedOut.length);
+    expect(withTimeout.core.expire().timedOut).toEqual([]); // what is left waited less than 5 s
   });
 });

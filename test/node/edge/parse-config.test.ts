@@ -38,6 +38,7 @@ describe("parseConfig, field by field", () => {
           booking: {
             queueDelayTargetS: 1,
             standingIntervalS: 30,
+            standingTimeoutS: null,
             maxHeldRoomShare: 0,
             drainingOfferedShare: 1,
             lastChanceAfterRefusals: null,
