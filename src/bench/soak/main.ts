@@ -45,5 +45,10 @@ const ok =
   report.after.activeLeases === 0 &&
   report.after.routerWaiters === 0 &&
   report.after.engineRunning + report.after.engineWaiting === 0;
-console.error(ok ? "[soak] PASS: nothing lost, nothing leaked" : "[soak] FAIL");
+// wrangler dev's proxy's own 503s are not spillway's answers: reported beside the verdict, not in it.
+const proxy =
+  report.devProxyRestarts > 0
+    ? ` (and ${report.devProxyRestarts} answers of wrangler dev's proxy, "503 Your worker restarted mid-request": not spillway's, see docs/reliability.md)`
+    : "";
+console.error(ok ? `[soak] PASS: nothing lost, nothing leaked${proxy}` : `[soak] FAIL${proxy}`);
 process.exit(ok ? 0 : 1);

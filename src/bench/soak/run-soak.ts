@@ -55,8 +55,14 @@ export interface SoakReport {
   sent: number;
   served: number;
   refused: number;
-  /** Refusals without a valid Retry-After / retry-after-ms. */
+  /** Refusals without a valid Retry-After / retry-after-ms (spillway's; wrangler dev's proxy's are counted apart). */
   refusedWithoutValidHint: number;
+  /**
+   * Answers of `wrangler dev`'s own proxy Worker, not of spillway: `503 Your worker restarted mid-request` with
+   * `retry-after: 0`, which it sends when a POST to the Worker fails on a connection it reused, with no restart of
+   * the Worker (cloudflare/workers-sdk issue 14641; docs/reliability.md). Reported, never counted as spillway's.
+   */
+  devProxyRestarts: number;
   /** Any other answer (5xx, 4xx other than 429/503). */
   otherStatus: Record<number, number>;
   /** Requests that got no response at all (connection errors, or none within `requestTimeoutS`). Goal 0. */
@@ -119,6 +125,25 @@ const SIGNING_SECRET = "soak-signing-secret";
 async function routerStats(base: string): Promise<ShardStats> {
   const res = await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return ((await res.json()) as { shards: ShardStats[] }).shards[0] as ShardStats;
+}
+
+/**
+ * Whether an answer is wrangler dev's proxy Worker's, sent when a POST to the Worker fails in transit (see
+ * `SoakReport.devProxyRestarts`), and not spillway's: spillway's refusals carry a JSON error body and
+ * `retry-after-ms` (or neither Retry-After header at all).
+ *
+ * @example
+ * ```ts
+ * isDevProxyRestart(res, await res.text()); // true only for "503 Your worker restarted mid-request..." with retry-after 0
+ * ```
+ */
+export function isDevProxyRestart(res: Response, text: string): boolean {
+  return (
+    res.status === 503 &&
+    res.headers.get("retry-after") === "0" &&
+    res.headers.get("retry-after-ms") === null &&
+    text.startsWith("Your worker restarted mid-request.")
+  );
 }
 
 function validHint(res: Response): boolean {
@@ -230,6 +255,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       served: 0,
       refused: 0,
       refusedWithoutValidHint: 0,
+      devProxyRestarts: 0,
       otherStatus: {},
       lost: 0,
       rejectionLatencyMs: { p50: 0, p99: 0 },
@@ -257,6 +283,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         if (res.status === 200) {
           report.served += 1;
           servedLatencies.push(ms);
+        } else if (isDevProxyRestart(res, text)) {
+          report.devProxyRestarts += 1;
         } else if (res.status === 429 || res.status === 503) {
           report.refused += 1;
           rejectionLatencies.push(ms);
