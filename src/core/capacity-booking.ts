@@ -466,18 +466,24 @@ export class CapacityBooking {
    * ledger.outstandingAt(Date.now()); // 0 two minutes after the last refusal, with no request since
    * ```
    */
-  outstandingAt(nowMs: number): number {
-    const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
+  outstandingAt(nowMs: number, atMost = Number.POSITIVE_INFINITY): number {
+    const lapsedBeforeMs = this.lapsedBeforeMs(nowMs);
     let n = 0;
-    for (const booking of this.bookings.values()) if (booking.dueMs >= lapsedBeforeMs) n += 1;
+    for (const booking of this.bookings.values()) {
+      if (n >= atMost) break;
+      if (booking.dueMs >= lapsedBeforeMs) n += 1;
+    }
     return n;
   }
 
-  /** Whether any booking is still claimable or ahead at `nowMs` (`outstandingAt(nowMs) > 0`, stopping at the first). */
+  /** Whether any booking is still claimable or ahead at `nowMs` (`outstandingAt`, stopping at the first). */
   anyOutstandingAt(nowMs: number): boolean {
-    const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
-    for (const booking of this.bookings.values()) if (booking.dueMs >= lapsedBeforeMs) return true;
-    return false;
+    return this.outstandingAt(nowMs, 1) > 0;
+  }
+
+  /** A booking due before this has lapsed at `nowMs`: its client is more than `lateS` late. */
+  private lapsedBeforeMs(nowMs: number): number {
+    return nowMs - this.options.lateS * 1000;
   }
 
   /** Promised retries in the second starting `offsetS` from now (tests and stats). */
@@ -722,7 +728,7 @@ export class CapacityBooking {
     if (elapsed === 0) return;
     this.fresh.closeSeconds(elapsed);
     // Lapsed promises leave the map as time passes: their clients did not come back (a no-show).
-    const lapsedBeforeMs = nowMs - this.options.lateS * 1000;
+    const lapsedBeforeMs = this.lapsedBeforeMs(nowMs);
     for (let head = this.byDue.peek(); head && head.dueMs < lapsedBeforeMs; head = this.byDue.peek()) {
       this.byDue.pop();
       if (this.bookings.get(head.fingerprint) !== head.booking) continue; // claimed or replaced since

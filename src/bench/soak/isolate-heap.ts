@@ -25,6 +25,7 @@ import { Miniflare } from "miniflare";
 import { startEngineServer } from "../../engine/index";
 import { closedLoopLoad } from "../edge/http-load";
 import { connectInspector, type HeapUsage } from "./inspector";
+import { routerStats } from "./run-soak";
 
 const { values } = parseArgs({
   options: {
@@ -124,17 +125,7 @@ function workerdRssMiB(): number {
 
 /** What the router holds: its queue, leases and outstanding bookings, and its internal collections. */
 async function routerState() {
-  const stats = (await (
-    await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: "Bearer heap-token" } })
-  ).json()) as {
-    shards: {
-      queueDepth: number;
-      activeLeases: number;
-      outstandingBookings: number;
-      internal: Record<string, number>;
-    }[];
-  };
-  return stats.shards.map((s) => ({
+  return (await routerStats(base, "heap-token")).map((s) => ({
     queueDepth: s.queueDepth,
     activeLeases: s.activeLeases,
     outstandingBookings: s.outstandingBookings,

@@ -122,9 +122,17 @@ async function startEngineProcess(name: string, speed: number): Promise<{ url: s
 const ADMIN_TOKEN = "soak-admin-token";
 const SIGNING_SECRET = "soak-signing-secret";
 
-async function routerStats(base: string): Promise<ShardStats> {
-  const res = await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-  return ((await res.json()) as { shards: ShardStats[] }).shards[0] as ShardStats;
+/**
+ * Every router shard's stats of the soak's deployment (`demo-model`), from the Worker's stats route.
+ *
+ * @example
+ * ```ts
+ * const [shard] = await routerStats("http://127.0.0.1:8787", "soak-admin-token");
+ * ```
+ */
+export async function routerStats(base: string, token: string): Promise<ShardStats[]> {
+  const res = await fetch(`${base}/spillway/stats/demo-model`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await res.json()) as { shards: ShardStats[] }).shards;
 }
 
 /**
@@ -325,7 +333,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     log(`idle for ${options.idleS} s`);
     await new Promise((r) => setTimeout(r, options.idleS * 1000));
 
-    const stats = await routerStats(base);
+    const stats = (await routerStats(base, ADMIN_TOKEN))[0] as ShardStats;
     const loads = await Promise.all(
       engines.map(async (e) => (await (await fetch(`${e.url}/load`)).json()) as LoadReport),
     );
