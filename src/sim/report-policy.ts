@@ -244,6 +244,7 @@ export function renderPolicyDoc(input: {
     shedPromiseNeutralRow: targetsRow("shed-promise-neutral"),
     clairvoyantForecastRow: targetsRow("clairvoyant-forecast"),
     knownCapacityRow: targetsRow("known-capacity"),
+    perfectInformationRow: targetsRow("perfect-information"),
     knownCapacityPromises: promiseChanges(input.variants, "known-capacity"),
     knownCapacityWaits: waitsRow("known-capacity"),
     twinKnownCapacity: inTwin("known-capacity", [15, 30]),

@@ -250,6 +250,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { knownCapacity: true },
   ),
   variant(
+    "perfect-information",
+    "both at once: the coming fresh arrivals and the fleet's measured capacity known, neither forecast nor estimated",
+    { clairvoyantForecast: true, knownCapacity: true },
+  ),
+  variant(
     "previous-default",
     "demoted-fifo, standing-20s, target-while-draining and slow-burst-rate, no queue refill or floor (an earlier default)",
     {
