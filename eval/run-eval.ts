@@ -289,6 +289,10 @@ const e2eOpenAiAgain = readJsonIfAny<E2eOpenAiRun>(join(root, e2eAgainFile));
 // docs/benchmarks.md).
 const e2eHeldFile = "docs/evaluation-e2e-openai-held2.json";
 const e2eOpenAiHeld = readJsonIfAny<E2eOpenAiRun>(join(root, e2eHeldFile));
+// The default alone on the headline run's seeds with the code of a later commit (eval/e2e-openai.ts --policies
+// booked_capacity): the headline run's evidence checked against code changed since, without running every policy.
+const e2eDefaultLaterFile = "docs/evaluation-e2e-openai-run19.json";
+const e2eOpenAiDefaultLater = readJsonIfAny<E2eOpenAiRun>(join(root, e2eDefaultLaterFile));
 const json = {
   generatedBy: "npm run eval",
   seedsPerScenario,
@@ -303,6 +307,7 @@ const json = {
   e2eOpenAi: e2eOpenAi ?? null,
   e2eOpenAiAgain: e2eOpenAiAgain ?? null,
   e2eOpenAiHeld: e2eOpenAiHeld ?? null,
+  e2eOpenAiDefaultLater: e2eOpenAiDefaultLater ?? null,
   heldOut: heldOut ?? null,
   arrivals: arrivals ?? null,
 };
@@ -321,6 +326,7 @@ writeFileSync(
     e2eOpenAi,
     e2eOpenAiAgain: e2eOpenAiAgain && { run: e2eOpenAiAgain, file: e2eAgainFile },
     e2eOpenAiHeld: e2eOpenAiHeld && { run: e2eOpenAiHeld, file: e2eHeldFile },
+    e2eOpenAiDefaultLater: e2eOpenAiDefaultLater && { run: e2eOpenAiDefaultLater, file: e2eDefaultLaterFile },
     heldOut,
     arrivals,
     figures,

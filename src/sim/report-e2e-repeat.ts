@@ -62,22 +62,58 @@ export function e2eRepeatSection(
   out.push(
     `\`${again.generatedBy}\` (\`${againFile}\`) made the run above again${codeOf(first, again)}: the same ${again.seeds?.length ?? 1} seeds, so the same arrivals, and each seed's figures recorded. Figures move from run to run with the timing of a shared machine, and from seed to seed with each seed's arrivals.\n`,
   );
-  const pair = (a: number | undefined, b: number | undefined, f: (v: number) => string) =>
-    `${a === undefined ? "n/a" : f(a)} / ${b === undefined ? "n/a" : f(b)}`;
-  out.push(
-    `| policy | served: above / again | ${horizons.map((h) => `<= ${h} s`).join(" | ")} | attempts per offered |`,
-    `| --- | --- | ${horizons.map(() => "---").join(" | ")} | --- |`,
-  );
-  for (const p of again.policies) {
-    const q = first.policies.find((x) => x.id === p.id);
-    out.push(
-      `| ${p.id} | ${pair(q?.servedFraction, p.servedFraction, pct)} | ${horizons.map((h) => pair(q?.servedWithinS[String(h)], p.servedWithinS[String(h)], pct)).join(" | ")} | ${pair(q?.attemptsPerOffered, p.attemptsPerOffered, (v) => num(v, 3))} |`,
-    );
-  }
-  out.push("");
+  out.push(...sideBySide(first, again), "");
   out.push(...targetsAloneAndPooled(first, again, defaultPolicy, ["on this run alone", "Pooled over both runs"]));
   out.push(...seedBySeed(again, defaultPolicy));
   return out.join("\n");
+}
+
+/**
+ * The default alone run again on the same seeds as `reference` (`eval/e2e-openai.ts --policies <default>`), typically
+ * with later code: its figures beside the reference run's default, and its targets against the reference run's other
+ * policies, which were not run again - pooled and seed by seed. A run on other seeds, or without the default, says so.
+ *
+ * @example
+ * ```ts
+ * e2eDefaultLaterSection(run18, run19, "booked_capacity", "docs/evaluation-e2e-openai-run19.json");
+ * ```
+ */
+export function e2eDefaultLaterSection(
+  reference: E2eOpenAiRun,
+  later: E2eOpenAiRun,
+  defaultPolicy: string,
+  laterFile: string,
+): string {
+  const own = later.policies.find((p) => p.id === defaultPolicy);
+  const sameSeeds = JSON.stringify(later.seeds ?? []) === JSON.stringify(reference.seeds ?? []);
+  if (!own || !sameSeeds)
+    return `\`${laterFile}\` is not quoted: it is not a run of the default on the headline run's seeds.\n`;
+  // The reference run's other policies stand beside the later default: they were not run again.
+  const merged = { ...later, policies: [...reference.policies.filter((p) => p.id !== defaultPolicy), own] };
+  const check = checkE2eTargets(merged.policies, defaultPolicy);
+  const out = [
+    `\`${later.generatedBy}\` (\`${laterFile}\`) ran the default alone again${later.commit ? `, with the code of commit \`${later.commit}\`` : ""}${reference.commit ? ` (the headline run: \`${reference.commit}\`)` : ""}, on the headline run's ${later.seeds?.length ?? 1} seeds. The other policies were not run again: the targets below hold the default to their figures in the headline run ("above" in the table).\n`,
+    ...sideBySide(reference, { ...later, policies: [own] }),
+    "",
+  ];
+  if (check)
+    out.push(`Issue 15's end-to-end targets for the default on this run: ${e2eTargetsLine(check, merged.policies)}.\n`);
+  out.push(...seedBySeed(merged, defaultPolicy));
+  return out.join("\n");
+}
+
+/** `again`'s policies beside the same policies in `first`: served share, completion curve and attempts. */
+function sideBySide(first: E2eOpenAiRun, again: E2eOpenAiRun): string[] {
+  const pair = (a: number | undefined, b: number | undefined, f: (v: number) => string) =>
+    `${a === undefined ? "n/a" : f(a)} / ${b === undefined ? "n/a" : f(b)}`;
+  return [
+    `| policy | served: above / again | ${horizons.map((h) => `<= ${h} s`).join(" | ")} | attempts per offered |`,
+    `| --- | --- | ${horizons.map(() => "---").join(" | ")} | --- |`,
+    ...again.policies.map((p) => {
+      const q = first.policies.find((x) => x.id === p.id);
+      return `| ${p.id} | ${pair(q?.servedFraction, p.servedFraction, pct)} | ${horizons.map((h) => pair(q?.servedWithinS[String(h)], p.servedWithinS[String(h)], pct)).join(" | ")} | ${pair(q?.attemptsPerOffered, p.attemptsPerOffered, (v) => num(v, 3))} |`;
+    }),
+  ];
 }
 
 /**

@@ -9,7 +9,7 @@ import { COMPLETION_HORIZONS_S, type LedgerMetrics, MEAN_WAIT_CAP_S } from "./me
 import type { OracleResult } from "./oracle";
 import { STATIC_POLICY_IDS } from "./policies";
 import { arrivalsSection } from "./report-arrivals";
-import { e2eHeldSection, e2eRepeatSection, e2eTargetsLine } from "./report-e2e-repeat";
+import { e2eDefaultLaterSection, e2eHeldSection, e2eRepeatSection, e2eTargetsLine } from "./report-e2e-repeat";
 import { envelopeSection } from "./report-envelope";
 import { num, pct, pts, yes } from "./report-format";
 import { pairwiseSection } from "./report-pairwise";
@@ -550,6 +550,8 @@ export function renderReport(input: {
   e2eOpenAiAgain?: { run: E2eOpenAiRun; file: string } | undefined;
   /** The end-to-end run on arrival seeds other than the headline run's, and the file it is in. */
   e2eOpenAiHeld?: { run: E2eOpenAiRun; file: string } | undefined;
+  /** The default alone run again on the headline run's seeds with later code, and the file it is in. */
+  e2eOpenAiDefaultLater?: { run: E2eOpenAiRun; file: string } | undefined;
   heldOut?: HeldOutRun | undefined;
   /** One scenario's requests by first arrival (src/sim/arrival-bins.ts); absent: no such section. */
   /** The scenarios shown by first arrival (`arrivalsSection`), each a section of its own. */
@@ -629,6 +631,12 @@ export function renderReport(input: {
       out.push(
         "### The same run again, seed by seed\n",
         e2eRepeatSection(run, again.run, input.defaultPolicy, again.file),
+      );
+    const later = input.e2eOpenAiDefaultLater;
+    if (later)
+      out.push(
+        "### The default again on later code\n",
+        e2eDefaultLaterSection(run, later.run, input.defaultPolicy, later.file),
       );
     const held = input.e2eOpenAiHeld;
     if (held) out.push("### On other arrival seeds\n", e2eHeldSection(run, held.run, input.defaultPolicy, held.file));

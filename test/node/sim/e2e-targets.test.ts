@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkE2eTargets, type E2eFigures, poolE2eFigures } from "../../../src/sim/e2e-targets";
-import { e2eHeldSection, e2eRepeatSection, seedsOf } from "../../../src/sim/report-e2e-repeat";
+import { e2eDefaultLaterSection, e2eHeldSection, e2eRepeatSection, seedsOf } from "../../../src/sim/report-e2e-repeat";
 import type { E2eOpenAiPolicy, E2eOpenAiRun } from "../../../src/sim/report-markdown";
 import { e2ePolicy, e2eRun } from "../../support/e2e-run";
 
@@ -124,6 +124,36 @@ describe("e2eRepeatSection", () => {
     expect(same).toContain("made the run above again, with the code of commit `aaa`: the same 2 seeds");
     const other = e2eRepeatSection(withCommit(first, "aaa"), withCommit(again, "bbb"), "booked_capacity", "f.json");
     expect(other).toContain("with the code of commit `bbb` (the run above: `aaa`): the same 2 seeds");
+  });
+
+  it("holds the default run again alone to the other policies' figures in the headline run, pooled and seed by seed", () => {
+    const later = {
+      ...run([policy("booked_capacity", [seed(1, 1.4, 0.55), seed(2, 1.44, 0.45)], 1.42)]),
+      generatedBy: "npx tsx eval/e2e-openai.ts --policies booked_capacity --seeds 2",
+      commit: "ccc",
+    };
+    const text = e2eDefaultLaterSection({ ...again, commit: "aaa" }, later, "booked_capacity", "docs/later.json");
+    expect(text).toContain("ran the default alone again, with the code of commit `ccc` (the headline run: `aaa`)");
+    expect(text).toContain("| booked_capacity | 100.0% / 100.0% |");
+    expect(text).toContain("| 1.500 / 1.420 |");
+    // Only the default is tabled: static-30 was not run again.
+    expect(text).not.toContain("| static-30 |");
+    expect(text).toContain(
+      "on this run: served >= 99%: met (100.0%); at 5, 15, 30 and 60 s at least the best of static-30",
+    );
+    expect(text).toContain("attempts per offered <= 1.5: met (1.420)");
+    // Seed 2: 45% within 15 s against static-30's 60% on that seed in the headline run.
+    expect(text).toContain("| 2 | 100 | 100.0% | 50.0% | 45.0% |");
+    expect(text).toContain("-15.0 (15 s)");
+  });
+
+  it("quotes no run of the default on other seeds as a later run of the headline's", () => {
+    const other = { ...again, seeds: [7, 8] };
+    expect(e2eDefaultLaterSection(first, other, "booked_capacity", "docs/x.json")).toBe(
+      "`docs/x.json` is not quoted: it is not a run of the default on the headline run's seeds.\n",
+    );
+    const withoutDefault = { ...again, policies: again.policies.filter((p) => p.id !== "booked_capacity") };
+    expect(e2eDefaultLaterSection(first, withoutDefault, "booked_capacity", "docs/x.json")).toContain("is not quoted");
   });
 
   it("prints a run on other seeds alone, its targets alone and pooled with the headline run, and seed by seed", () => {

@@ -56,6 +56,7 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   e2eOpenAi: E2eOpenAiRun | null;
   e2eOpenAiAgain: E2eOpenAiRun | null;
   e2eOpenAiHeld: E2eOpenAiRun | null;
+  e2eOpenAiDefaultLater: E2eOpenAiRun | null;
   heldOut: HeldOutRun | null;
   arrivals: ArrivalCurves[] | null;
 };
@@ -2072,6 +2073,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       e2eOpenAi: json.e2eOpenAi ?? undefined,
       e2eOpenAiAgain: json.e2eOpenAiAgain ? { run: json.e2eOpenAiAgain, file: RUN_18 } : undefined,
       e2eOpenAiHeld: json.e2eOpenAiHeld ? { run: json.e2eOpenAiHeld, file: RUN_HELD_2 } : undefined,
+      e2eOpenAiDefaultLater: json.e2eOpenAiDefaultLater
+        ? { run: json.e2eOpenAiDefaultLater, file: RUN_19_DEFAULT }
+        : undefined,
       heldOut: json.heldOut ?? undefined,
       arrivals: json.arrivals ?? undefined,
       figures,
@@ -2082,6 +2086,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // Its repeat is run 18 (runs 13 to 16 ran the defaults before it).
     expect(json.e2eOpenAiAgain).toEqual(JSON.parse(read(RUN_18)));
     expect(json.e2eOpenAiHeld).toEqual(JSON.parse(read(RUN_HELD_2)));
+    // The default alone again on the headline run's seeds, with later code.
+    expect(json.e2eOpenAiDefaultLater).toEqual(JSON.parse(read(RUN_19_DEFAULT)));
     const policyDoc = renderPolicyDoc({
       template: read("eval/retry-policy.md"),
       results: json.scenarios,
@@ -2145,6 +2151,8 @@ const RUN_16 = "docs/evaluation-e2e-openai-run16.json";
 const RUN_HELD = "docs/evaluation-e2e-openai-held.json";
 /** Today's default beside every policy on the same six seeds: `docs/evaluation.md` renders it. */
 const RUN_HELD_2 = "docs/evaluation-e2e-openai-held2.json";
+/** The default alone on run 17's seeds with later code: `docs/evaluation.md` renders it as "The default again on later code". */
+const RUN_19_DEFAULT = "docs/evaluation-e2e-openai-run19.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
