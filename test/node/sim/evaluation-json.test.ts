@@ -12,6 +12,7 @@ import { HELD_OUT_SEED_OFFSET, type HeldOutRun, metCounts } from "../../../src/s
 import { HELD_SEEDS_VARIANTS, type HeldSeedsRun } from "../../../src/sim/held-seeds";
 import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
+import { seedsOf } from "../../../src/sim/report-e2e-repeat";
 import { envelopeRows, envelopeSection } from "../../../src/sim/report-envelope";
 import { heldSeedsFills, staleScenarios } from "../../../src/sim/report-held-seeds";
 import {
@@ -376,6 +377,67 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       });
     expect(held.seeds).toEqual(runOf(RUN_HELD).seeds);
     for (const seed of held.seeds ?? []) expect(run17.seeds).not.toContain(seed);
+    // Run 19: the default alone, later code, run 17's seeds, held to run 17's other policies.
+    const run19 = runOf(RUN_19_DEFAULT);
+    expect(run19.seeds).toEqual(run17.seeds);
+    expect(run19.commit).not.toBe(run17.commit);
+    expect(run19.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
+    const against17 = [...run17.policies.filter((p) => p.id !== DEFAULT_POLICY_ID), defaultOf(run19)];
+    expect(checkE2eTargets(against17, DEFAULT_POLICY_ID)?.met).toEqual({ served: true, curve: true, attempts: true });
+    expect(readme).toContain(
+      `Run alone again on run 17's seeds with the code of a later commit (run 19), it still meets them against the other policies' figures of run 17 (${attempts(run19)} attempts per offered request;`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 19: the default alone on today's code, held to run 17's other policies", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run17, run18, run19] = [RUN_17, RUN_18, RUN_19_DEFAULT].map(runOf) as [
+      E2eOpenAiRun,
+      E2eOpenAiRun,
+      E2eOpenAiRun,
+    ];
+    expectBenchmarkRows(bench, run19);
+    expect(flat).toContain(
+      `--out docs/evaluation-e2e-openai-run19.json\` (commit \`${run19.commit}\`, run 17's six seeds`,
+    );
+    const moved = (run: E2eOpenAiRun) =>
+      Math.max(
+        ...[5, 15, 30, 60].map((h) =>
+          Math.abs((defaultOf(run19).servedWithinS[String(h)] ?? 0) - (defaultOf(run).servedWithinS[String(h)] ?? 0)),
+        ),
+      );
+    expect(flat).toContain(
+      `From run 17 (and from run 18) the default's completion curve moved by at most ${(100 * Math.max(moved(run17), moved(run18))).toFixed(1)} points`,
+    );
+    const broken = (run: E2eOpenAiRun) => {
+      const l = defaultOf(run).ledger as PromiseOutcomes;
+      return { pct: ((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1), l };
+    };
+    const own = broken(run19);
+    expect(flat).toContain(
+      `its router broke ${own.pct}% (${own.l.broken} of ${own.l.made}) of its promises, against ${broken(run17).pct}% and ${broken(run18).pct}% in runs 17 and 18, and ${defaultOf(run19).requestsByAttempts?.["3"]} requests took a third attempt`,
+    );
+    const against17 = [...run17.policies.filter((p) => p.id !== DEFAULT_POLICY_ID), defaultOf(run19)];
+    const worst = checkE2eTargets(against17, DEFAULT_POLICY_ID)?.worst;
+    expect(flat).toContain(`(worst gap ${(100 * (worst?.gap ?? 0)).toFixed(1)} at ${worst?.horizonS} s)`);
+    // Seed by seed against run 17's other policies on the same seed; runs 17 and 18 against their own.
+    const seedGaps = (run: E2eOpenAiRun, others: E2eOpenAiRun) =>
+      seedsOf(run).map((s) => {
+        const rest = seedsOf(others).find((o) => o.seed === s.seed)?.policies ?? [];
+        const policies = [
+          ...rest.filter((p) => p.id !== DEFAULT_POLICY_ID),
+          ...s.policies.filter((p) => p.id === DEFAULT_POLICY_ID),
+        ];
+        return { seed: s.seed, gap: checkE2eTargets(policies, DEFAULT_POLICY_ID)?.worst.gap ?? 0 };
+      });
+    const past2 = seedGaps(run19, run17).filter((g) => g.gap < -0.02);
+    expect(past2.map((g) => g.seed)).toEqual([2028]);
+    const in2028 = (run: E2eOpenAiRun) =>
+      (100 * (seedGaps(run, run).find((g) => g.seed === 2028)?.gap ?? Number.NaN)).toFixed(1);
+    expect(flat).toContain(
+      `seed 2028 alone is past 2 points behind (${(100 * (past2[0]?.gap ?? 0)).toFixed(1)} at 15 s), as it was in run 17 (${in2028(run17)}; ${in2028(run18)} in run 18)`,
+    );
   });
 
   it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets; elsewhere than waves the gaps move by less than a point", () => {
