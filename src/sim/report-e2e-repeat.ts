@@ -75,7 +75,7 @@ export function e2eRepeatSection(
  *
  * @example
  * ```ts
- * e2eDefaultLaterSection(run18, run19, "booked_capacity", "docs/evaluation-e2e-openai-run19.json");
+ * e2eDefaultLaterSection(run17, run19, "booked_capacity", "docs/evaluation-e2e-openai-run19.json");
  * ```
  */
 export function e2eDefaultLaterSection(
