@@ -23,7 +23,16 @@ const replicaEntry = z
 /** Durable Objects' location hints: where a deployment's routers are placed (near its GPU fleet). */
 const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"] as const;
 
-const deploymentSchema = z.strictObject({
+/**
+ * One deployment's settings, as `SPILLWAY_CONFIG.deployments.<model>` holds them (every field documented in the
+ * README's Configuration table, which a test holds to this schema).
+ *
+ * @example
+ * ```ts
+ * deploymentConfigSchema.parse({ replicas: ["http://127.0.0.1:8001"] }).routerShards; // 1
+ * ```
+ */
+export const deploymentConfigSchema = z.strictObject({
   /** The servers of this deployment: engine server URLs, or `{ url, load }` for vLLM, SGLang, TGI or others. */
   replicas: z
     .array(replicaEntry)
@@ -58,9 +67,17 @@ const deploymentSchema = z.strictObject({
   routerUnavailable: z.enum(["shed", "pass"]).default("shed"),
 });
 
-const configSchema = z.strictObject({
+/**
+ * The whole `SPILLWAY_CONFIG` document; `parseConfig` validates with it and names every bad field.
+ *
+ * @example
+ * ```ts
+ * spillwayConfigSchema.parse({ deployments: { m: { replicas: ["http://127.0.0.1:8001"] } } }).maxBodyBytes; // 1048576
+ * ```
+ */
+export const spillwayConfigSchema = z.strictObject({
   deployments: z
-    .record(z.string().min(1), deploymentSchema)
+    .record(z.string().min(1), deploymentConfigSchema)
     .refine((d) => Object.keys(d).length > 0, "needs at least one deployment"),
   /** Request bodies larger than this are refused with 413 before they take a queue place. */
   maxBodyBytes: z
@@ -74,11 +91,11 @@ const configSchema = z.strictObject({
 });
 
 /** The validated configuration document. */
-export type SpillwayConfig = z.output<typeof configSchema>;
+export type SpillwayConfig = z.output<typeof spillwayConfigSchema>;
 /** One deployment's validated configuration. */
-export type DeploymentConfig = z.output<typeof deploymentSchema>;
+export type DeploymentConfig = z.output<typeof deploymentConfigSchema>;
 /** What a user writes (every field with a default may be left out). */
-export type SpillwayConfigInput = z.input<typeof configSchema>;
+export type SpillwayConfigInput = z.input<typeof spillwayConfigSchema>;
 
 /** A configuration that failed validation; the message names every bad field. */
 export class ConfigError extends Error {
@@ -104,7 +121,7 @@ export function parseConfig(source: string | unknown): SpillwayConfig {
       throw new ConfigError(`SPILLWAY_CONFIG is not valid JSON: ${(error as Error).message}`);
     }
   }
-  const result = configSchema.safeParse(raw);
+  const result = spillwayConfigSchema.safeParse(raw);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
     throw new ConfigError(`invalid SPILLWAY_CONFIG: ${problems.join("; ")}`);
