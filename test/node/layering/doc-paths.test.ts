@@ -35,3 +35,15 @@ describe("the paths the docs name", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("docs/architecture.md's table of the pure core", () => {
+  it("has a row for every file of src/core", () => {
+    const architecture = readFileSync(join(root, "docs/architecture.md"), "utf8");
+    const files = readdirSync(join(root, "src/core")).filter((name) => name.endsWith(".ts"));
+    expect(files).toContain("router-core.ts");
+    // A row names its files in its first cell: "| `a.ts` |" or "| `a.ts`, `b.ts` |".
+    const rows = architecture.split("\n").filter((line) => line.startsWith("| `"));
+    const named = (file: string) => rows.some((row) => row.split(" | ")[0]?.includes(`\`${file}\``));
+    expect(files.filter((file) => !named(file))).toEqual([]);
+  });
+});
