@@ -11,6 +11,7 @@ import { STATIC_POLICY_IDS } from "./policies";
 import { arrivalsSection } from "./report-arrivals";
 import { e2eDefaultLaterSection, e2eHeldSection, e2eRepeatSection, e2eTargetsLine } from "./report-e2e-repeat";
 import { envelopeSection } from "./report-envelope";
+import { envelopeOwnersSection } from "./report-envelope-owners";
 import { num, pct, pts, yes } from "./report-format";
 import { pairwiseSection } from "./report-pairwise";
 import { compareOrderings, type MeasureOrdering, ORDERING_TIES } from "./run-ordering";
@@ -584,6 +585,7 @@ export function renderReport(input: {
   out.push(meanWaitSection(input.results, input.defaultPolicy), "");
   out.push(pairwiseSection(input.results, input.defaultPolicy), "");
   out.push(envelopeSection(input.results, input.defaultPolicy, input.sweeps), "");
+  out.push(envelopeOwnersSection(input.results, input.defaultPolicy), "");
   const ledger = ledgerSection(input.results, input.defaultPolicy);
   if (ledger) out.push(ledger, "");
   if (input.heldOut) out.push(heldOutSection(input.heldOut, input.checks), "");
