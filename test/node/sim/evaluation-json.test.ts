@@ -14,6 +14,7 @@ import { COMPLETION_HORIZONS_S, type LedgerMetrics } from "../../../src/sim/metr
 import { DEFAULT_POLICY_ID } from "../../../src/sim/policies";
 import { seedsOf } from "../../../src/sim/report-e2e-repeat";
 import { envelopeRows, envelopeSection } from "../../../src/sim/report-envelope";
+import { envelopeOwners } from "../../../src/sim/report-envelope-owners";
 import { heldSeedsFills, staleScenarios } from "../../../src/sim/report-held-seeds";
 import {
   type E2eOpenAiPolicy,
@@ -1465,6 +1466,22 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }));
     for (const shares of [...tuned, ...held]) expect(headerlessMet(shares), shares.name).not.toBe(false);
     expect(tuned.filter((h) => h.headerless !== undefined).length).toBeGreaterThan(8);
+  });
+
+  it("backs the README's account of who sets the curve target: at 30 s policies that drop the rest, at 120 s static 30 s", () => {
+    const readme = read("README.md").replace(/\s+/g, " ");
+    const owners = envelopeOwners(json.scenarios, json.defaultPolicy);
+    const [at30, at120] = [30, 120].map((h) => owners.find((o) => o.horizonS === h)) as [
+      (typeof owners)[number],
+      (typeof owners)[number],
+    ];
+    const n = json.scenarios.length;
+    const static5 = at30.owners.find((o) => o.policy === "static-5")?.scenarios.length;
+    const p = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    expect(at120.owners.map((o) => o.policy)).toEqual(["static-30"]);
+    expect(readme).toContain(
+      `at 30 s, in ${at30.finalThere.length} of ${n} scenarios, the best other policy has served every request it ever will (static 5 s in ${static5}; ${p(at30.finalServed?.min)} to ${p(at30.finalServed?.max)}, the rest lost), and at 120 s the best is static 30 s in all ${at120.owners[0]?.scenarios.length}, which serves ${p(at120.bestServed.min)} to ${p(at120.bestServed.max)}.`,
+    );
   });
 
   it("backs the README's account of where the default loses", () => {
