@@ -718,8 +718,8 @@ export class CapacityBooking {
 
   private release(fingerprint: string, booking: Booking): void {
     this.bookings.delete(fingerprint);
-    if (!booking.promised || booking.second < this.current - Math.ceil(this.options.lateS) - 1) return;
-    this.promised.remove(booking.second);
+    // A promise for a second already cleared behind the window is no longer counted (`remove` leaves it alone).
+    if (booking.promised) this.promised.remove(booking.second);
   }
 
   /** Moves to `nowMs`: each elapsed second closes a fresh-rate interval; lapsed seconds are cleared. */

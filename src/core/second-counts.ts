@@ -63,8 +63,13 @@ export class SecondCounts {
     this.buckets[slot] = (this.buckets[slot] ?? 0) + 1;
   }
 
-  /** One less in `second`, never below 0. */
+  /**
+   * One less in `second`, never below 0. A second outside the window (already cleared behind, or not yet reached)
+   * is left alone: its bucket now counts another second.
+   */
   remove(second: number): void {
+    const first = this.current - this.keepS;
+    if (second < first || second >= first + this.size) return;
     const slot = this.slot(second);
     this.buckets[slot] = Math.max(0, (this.buckets[slot] ?? 0) - 1);
   }

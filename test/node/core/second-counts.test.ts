@@ -27,6 +27,18 @@ describe("SecondCounts", () => {
     expect([counts.at(3), counts.at(4)]).toEqual([1, 1]);
   });
 
+  it("leaves a second outside the window alone on remove: its bucket counts another second now", () => {
+    const counts = new SecondCounts(4, 1, 0); // seconds -1 to 2
+    counts.add(2);
+    counts.advance(2_000); // seconds 1 to 4: the bucket of -1 and 0 is now 3's and 4's
+    counts.add(3);
+    counts.remove(-1); // cleared behind: 3 keeps its count
+    counts.remove(7); // not yet reached
+    expect([counts.at(2), counts.at(3)]).toEqual([1, 1]);
+    counts.remove(2);
+    expect(counts.at(2)).toBe(0);
+  });
+
   it("clears everything after a jump longer than the ring, and never goes below 0", () => {
     const counts = new SecondCounts(4, 1, 0);
     counts.add(1);
