@@ -658,8 +658,7 @@ export class RouterCore {
     const timeoutMs = this.timeoutMs();
     for (const entry of this.queue.entries()) {
       if (now - entry.enqueuedAtMs < timeoutMs) break; // arrival order: the rest are younger
-      // The standing queue's shorter timeout is for those newest-first dispatch leaves at the bottom, not the demoted.
-      if (now - entry.enqueuedAtMs < this.options.queueTimeoutMs && entry.yields) continue;
+      if (now < this.waitDeadlineMs(entry, timeoutMs)) continue; // demoted: the queue's own timeout
       expired.push(entry.ticket);
     }
     for (const ticket of expired) {
@@ -684,13 +683,22 @@ export class RouterCore {
     return Math.min(this.options.queueTimeoutMs, standingS * 1000);
   }
 
+  /**
+   * When `entry` is shed for waiting: after `timeoutMs` (the queue's timeout, or the standing queue's shorter one),
+   * except a demoted entry, which keeps the queue's own timeout (the shorter one is for those newest-first dispatch
+   * leaves at the bottom, and the demoted give way by design).
+   */
+  private waitDeadlineMs(entry: { enqueuedAtMs: number; yields?: boolean }, timeoutMs: number): number {
+    return entry.enqueuedAtMs + (entry.yields ? this.options.queueTimeoutMs : timeoutMs);
+  }
+
   /** The earliest moment `expire()` has work to do, for an alarm; `undefined` when nothing waits. */
   nextExpiryMs(): number | undefined {
     let next: number | undefined;
     // The oldest entry's timeout, and (under the standing queue's shorter one) the oldest that does not yield.
     const timeoutMs = this.timeoutMs();
     for (const entry of this.queue.entries()) {
-      const at = entry.enqueuedAtMs + (entry.yields ? this.options.queueTimeoutMs : timeoutMs);
+      const at = this.waitDeadlineMs(entry, timeoutMs);
       if (next === undefined || at < next) next = at;
       if (!entry.yields || timeoutMs === this.options.queueTimeoutMs) break;
     }
