@@ -64,7 +64,8 @@ function saysDefault(cell: string, field: JsonSchema): boolean {
   if (!("default" in field)) return /^(unset|unlimited|\(required)/.test(text);
   const value = field.default;
   if (value === null) return text.startsWith("null");
-  if (typeof value === "object") return text === JSON.stringify(value) || text.length > 0;
+  // An object default (a plan, a record) is written as the user would write it, not as parsed: only say something.
+  if (typeof value === "object") return text.length > 0;
   return text === String(value) || text.startsWith(`${String(value)} `);
 }
 
