@@ -123,6 +123,22 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         upstreamApiKeySecret: "TEST_UPSTREAM_KEY",
       },
       "missing-key": { replicas: [{ url: b("vllm", "key-mk"), load: "vllm" }], upstreamApiKeySecret: "NOT_BOUND" },
+      // test/edge/client-answers.test.ts: one deployment per case of the README's table, shared with no other file.
+      "answers-429": { replicas: [r("answers-429")], ...tight },
+      "answers-503": {
+        replicas: [r("answers-503")],
+        ...tight,
+        backpressure: { statusCode: 503, retryAfterPolicy: "static", retryAfterS: 5 },
+      },
+      "answers-dead": {
+        replicas: [
+          { url: "http://127.0.0.1:1/answers-dead-a", load: "none" },
+          { url: "http://127.0.0.1:1/answers-dead-b", load: "none" },
+        ],
+        backpressure: { retryAfterS: 9 },
+      },
+      "answers-hang": { replicas: [r("answers-hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
+      "answers-kill": { replicas: [r("answers-kill")], maxOngoingRequests: 2 },
       // Never probed, so the router does send to the dead one: what the middleware's connectAttempts is for.
       "dead-only": { replicas: [{ url: "http://127.0.0.1:1/dead", load: "none" }] },
       "dead-then-live": {

@@ -1,0 +1,203 @@
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { Hono } from "hono";
+import { describe, expect, inject, it } from "vitest";
+import readme from "../../README.md?raw";
+import type { DeploymentRouter } from "../../src/edge/deployment-router";
+import type { Env } from "../../src/edge/env";
+import { spillway } from "../../src/edge/middleware";
+import { edgeTestConfig } from "../support/edge-test-config";
+import { chat, releaseHold, replicaState, stats0, waitFor } from "./helpers";
+
+/** One row of the README's "What a client is answered when spillway, not the engine, answers". */
+interface AnswerRow {
+  when: string;
+  status: string;
+  error: string;
+  headers: string;
+}
+
+/** The README's table of the answers spillway gives itself, row by row. */
+function readmeAnswers(): AnswerRow[] {
+  const lines = readme.split("\n");
+  const head = lines.findIndex((l) => l.startsWith("| when | status | `error.type` / `error.code` | headers |"));
+  if (head < 0) throw new Error("README.md has no table of the answers spillway gives");
+  const rows: AnswerRow[] = [];
+  for (const line of lines.slice(head + 2)) {
+    if (!line.startsWith("|")) break;
+    const [when, status, error, headers] = line.split(" | ").map((c) => c.replace(/^\| ?| ?\|$/g, ""));
+    rows.push({ when: when as string, status: status as string, error: error as string, headers: headers as string });
+  }
+  return rows;
+}
+
+/** The row whose "when" starts with `start` (each case below names the row it produces). */
+function row(start: string): AnswerRow {
+  const found = readmeAnswers().find((r) => r.when.startsWith(start));
+  if (!found) throw new Error(`README.md's table of answers has no row starting "${start}"`);
+  return found;
+}
+
+/** The `type` and `code` a cell names: its first two backticked words, "null" for a code that is null. */
+function typeAndCode(cell: string): { type: string; code: string | null } {
+  const [type, code] = [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
+  return { type: type as string, code: code === "null" ? null : (code as string) };
+}
+
+/** Checks a response against a row: status, the error body's type and code, and the Retry-After headers. */
+async function expectAnswer(res: Response, expected: { status: number; type: string; code: string | null }) {
+  expect(res.status).toBe(expected.status);
+  const body = (await res.json()) as { error: { message: string; type: string; code: string | null } };
+  expect(body.error).toMatchObject({ type: expected.type, code: expected.code });
+  expect(typeof body.error.message).toBe("string");
+}
+
+const post = (body: string) =>
+  SELF.fetch("http://spillway/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+
+/** A Worker built from the middleware, with `routers` or a configuration other than the test Worker's. */
+async function callApp(options: { requireKey?: boolean; routers?: DurableObjectNamespace<DeploymentRouter> }) {
+  const config = { ...edgeTestConfig(inject("fakeEngineUrl")) };
+  if (options.requireKey) config.tenants = { ...config.tenants, requireKey: true };
+  const routers = options.routers;
+  const app = new Hono<{ Bindings: Env }>().post(
+    "/v1/chat/completions",
+    spillway(routers ? { routers: () => routers } : {}),
+  );
+  const ctx = createExecutionContext();
+  const res = await app.fetch(
+    new Request("http://spillway/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "misc", messages: [{ role: "user", content: "x" }] }),
+    }),
+    { ...env, SPILLWAY_CONFIG: JSON.stringify(config) },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+describe("README: what a client is answered when spillway, not the engine, answers", () => {
+  it("has a row for each case tested here, and no other", () => {
+    expect(readmeAnswers().map((r) => r.when.slice(0, 24))).toEqual([
+      "`tenants.requireKey` and",
+      "the body is not JSON or ",
+      "the body is larger than ",
+      "the body's `model` is no",
+      "the deployment's `upstre",
+      "the router sheds it (que",
+      "every replica is down (o",
+      "the router cannot answer",
+      "no replica could be reac",
+      "the replica sent no resp",
+      "the replica failed while",
+    ]);
+  });
+
+  it("a required key missing", async () => {
+    const r = row("`tenants.requireKey`");
+    expect(r.status).toBe("401");
+    await expectAnswer(await callApp({ requireKey: true }), { status: 401, ...typeAndCode(r.error) });
+  });
+
+  it.each([
+    ["not JSON", "{oops"],
+    ["not an object", "[1]"],
+    ["without model", JSON.stringify({ messages: [{ role: "user", content: "x" }] })],
+    ["with stream of the wrong type", JSON.stringify({ model: "misc", stream: "yes", messages: [] })],
+  ])("a body %s", async (_name, body) => {
+    const r = row("the body is not JSON");
+    expect(r.status).toBe("400");
+    await expectAnswer(await post(body), { status: 400, ...typeAndCode(r.error) });
+  });
+
+  it("a body past maxBodyBytes", async () => {
+    const r = row("the body is larger than `maxBodyBytes`");
+    expect(r.status).toBe("413");
+    const big = JSON.stringify({ model: "misc", messages: [{ role: "user", content: "x".repeat(70_000) }] });
+    await expectAnswer(await post(big), { status: 413, ...typeAndCode(r.error) });
+  });
+
+  it("a model that is no deployment", async () => {
+    const r = row("the body's `model` is no deployment");
+    expect(r.status).toBe("404");
+    await expectAnswer(await chat("no-such-model", "x"), { status: 404, ...typeAndCode(r.error) });
+  });
+
+  it("an upstream key secret that is not bound", async () => {
+    const r = row("the deployment's `upstreamApiKeySecret` names no secret");
+    expect(r.status).toBe("500");
+    await expectAnswer(await chat("missing-key", "x"), { status: 500, ...typeAndCode(r.error) });
+  });
+
+  it("shed by the router: 429, or 503 with backpressure.statusCode, with the hint's headers when it has one", async () => {
+    const r = row("the router sheds it");
+    expect(r.status).toBe("429, or 503 with `backpressure.statusCode`");
+    const [shed429, shed503] = r.error.split(" (503: ").map(typeAndCode);
+    for (const [deployment, status, error] of [
+      ["answers-429", 429, shed429],
+      ["answers-503", 503, shed503],
+    ] as const) {
+      const first = chat(deployment, "hold:1");
+      await waitFor(async () => (await replicaState(deployment)).inflight === 1, "first request at the engine");
+      const second = chat(deployment, "hold:2");
+      await waitFor(async () => (await stats0(deployment)).queueDepth === 1, "second request queued");
+      const third = await chat(deployment, "third");
+      const headers = [third.headers.get("retry-after"), third.headers.get("retry-after-ms")];
+      await expectAnswer(third, { status, ...(error as { type: string; code: string | null }) });
+      // answers-503 has a static retryAfterS; answers-429's router is cold and has none, so its refusal has no hint.
+      if (deployment === "answers-503") expect(headers.every((h) => h !== null)).toBe(true);
+      else expect(headers).toEqual([null, null]);
+      await releaseHold(deployment, "1");
+      await releaseHold(deployment, "2");
+      expect((await first).status).toBe(200);
+      expect((await second).status).toBe(200);
+    }
+    expect(r.headers).toContain("`retry-after`, `retry-after-ms` when there is a hint (a router still cold sends none");
+  });
+
+  it("a router that cannot answer, with routerUnavailable shed (the default)", async () => {
+    const r = row("the router cannot answer and `routerUnavailable` is `shed`");
+    expect(r.status).toBe("503");
+    const fail = () => Object.assign(new Error("Durable Object is overloaded."), { overloaded: true });
+    const stub = {
+      acquire: async () => {
+        throw fail();
+      },
+      release: async () => {},
+      cancel: async () => {},
+    };
+    const routers = { getByName: () => stub } as unknown as DurableObjectNamespace<DeploymentRouter>;
+    await expectAnswer(await callApp({ routers }), { status: 503, ...typeAndCode(r.error) });
+  });
+
+  it("no replica reachable, connectAttempts times; then every replica down", async () => {
+    // Two replicas nobody probes: the first attempt fails at one, the second at the other (connectAttempts 2).
+    const unreachable = row("no replica could be reached");
+    expect(unreachable.status).toBe("502");
+    await expectAnswer(await chat("answers-dead", "x"), { status: 502, ...typeAndCode(unreachable.error) });
+    // Both are marked down now: the router refuses at once, with the deployment's static hint.
+    const down = row("every replica is down");
+    expect(down.status).toBe("503");
+    const res = await chat("answers-dead", "y");
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(down.headers).toBe("the static `retryAfterS`, if set");
+    await expectAnswer(res, { status: 503, ...typeAndCode(down.error) });
+  });
+
+  it("a replica that sends no headers within upstreamTimeoutS", async () => {
+    const r = row("the replica sent no response headers");
+    expect(r.status).toBe("504");
+    await expectAnswer(await chat("answers-hang", "hang"), { status: 504, ...typeAndCode(r.error) });
+  });
+
+  it("a replica that fails while sending a non-streamed answer", async () => {
+    const r = row("the replica failed while sending");
+    expect(r.status).toBe("502");
+    await expectAnswer(await chat("answers-kill", "jsonkill"), { status: 502, ...typeAndCode(r.error) });
+  });
+});
