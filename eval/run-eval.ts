@@ -39,6 +39,7 @@ import { groupedBarChart, lineChart } from "../src/sim/svg-chart";
 import { checkTargets, type TargetCheck } from "../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, summarizeVariant, type VariantSummary } from "../src/sim/variants";
 import { readScenarios } from "./scenario-files";
+import { SWEEP_DRAIN_S, SWEEP_SCENARIOS } from "./sweep";
 
 const ORDER = [
   "demo-burst-3x",
@@ -54,9 +55,6 @@ const ORDER = [
   "llm-sizes",
   "burst-3x-legacy-clients",
 ];
-/** The sweep: these scenarios with a queue that drains in about these many seconds at capacity. */
-const SWEEP_SCENARIOS = ["burst-3x", "burst-10x", "waves"];
-const SWEEP_DRAIN_S = [1, 2, 4, 8, 15];
 
 const root = resolve(import.meta.dirname, "..");
 const { values } = commandLine(

@@ -1,0 +1,49 @@
+/**
+ * `npm run eval:wave-period`: is static 30 s's lead in the `waves` sweep the waves' period? Runs `waves` with wave
+ * and trough half-periods of 15 to 45 s at the queue-bound sweep's queue bounds, every policy on the same arrivals
+ * (3 seeds), and writes docs/wave-period.json and docs/wave-period.md (about 6 minutes here).
+ */
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { measureCapacity } from "../src/sim/capacity";
+import { evaluateScenario } from "../src/sim/evaluation";
+import { EVAL_POLICIES } from "../src/sim/policies";
+import { renderWavePeriod, type WavePeriodPoint, wavesWithHalfPeriod } from "../src/sim/wave-period";
+import { readScenario } from "./scenario-files";
+import { SWEEP_DRAIN_S } from "./sweep";
+
+const root = resolve(import.meta.dirname, "..");
+const HALF_PERIODS_S = [15, 20, 25, 30, 35, 40, 45];
+const SEEDS = 3;
+
+const waves = readScenario("waves");
+const ownHalfPeriodS = waves.phases[1]?.durationS as number;
+const points: WavePeriodPoint[] = [];
+let seeds: number[] = [];
+for (const halfPeriodS of HALF_PERIODS_S) {
+  const scenario = wavesWithHalfPeriod(waves, halfPeriodS);
+  const capacity = measureCapacity(scenario);
+  for (const drainS of SWEEP_DRAIN_S) {
+    const started = performance.now();
+    const maxQueuedRequests = Math.max(1, Math.round(drainS * capacity));
+    const r = evaluateScenario(
+      { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
+      EVAL_POLICIES,
+      SEEDS,
+    );
+    seeds = r.seeds;
+    points.push({
+      halfPeriodS,
+      maxQueuedRequests,
+      queueDrainS: r.queueDrainS,
+      served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
+    });
+    console.log(
+      `half-period ${halfPeriodS} s, queue ${maxQueuedRequests}: ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
+  }
+}
+const report = { generatedBy: "npm run eval:wave-period", scenario: waves.name, seeds, ownHalfPeriodS, points };
+writeFileSync(join(root, "docs/wave-period.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(root, "docs/wave-period.md"), renderWavePeriod(report));
+console.log("wrote docs/wave-period.json and docs/wave-period.md");
