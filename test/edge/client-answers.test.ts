@@ -5,7 +5,7 @@ import readme from "../../README.md?raw";
 import type { DeploymentRouter } from "../../src/edge/deployment-router";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
-import { edgeTestConfig } from "../support/edge-test-config";
+import { edgeTestConfig, TEST_KEYS } from "../support/edge-test-config";
 import { chat, releaseHold, replicaState, stats0, waitFor } from "./helpers";
 
 /** One row of the README's "What a client is answered when spillway, not the engine, answers". */
@@ -16,11 +16,18 @@ interface AnswerRow {
   headers: string;
 }
 
-/** The README's table of the answers spillway gives itself, row by row. */
-function readmeAnswers(): AnswerRow[] {
+/** The two tables: the answers spillway gives itself, and those of the tenants' own refusals. */
+const ANSWERS = "What a client is answered when spillway, not the engine, answers";
+const TENANT_ANSWERS = "**What a client sees in each refusal:**";
+
+/** The README's table that follows `marker`, row by row. */
+function readmeAnswers(marker: string): AnswerRow[] {
   const lines = readme.split("\n");
-  const head = lines.findIndex((l) => l.startsWith("| when | status | `error.type` / `error.code` | headers |"));
-  if (head < 0) throw new Error("README.md has no table of the answers spillway gives");
+  const from = lines.findIndex((l) => l.startsWith(marker));
+  const head = lines.findIndex(
+    (l, i) => i > from && l.startsWith("| when | status | `error.type` / `error.code` | headers |"),
+  );
+  if (from < 0 || head < 0) throw new Error(`README.md has no table after "${marker}"`);
   const rows: AnswerRow[] = [];
   for (const line of lines.slice(head + 2)) {
     if (!line.startsWith("|")) break;
@@ -30,17 +37,21 @@ function readmeAnswers(): AnswerRow[] {
   return rows;
 }
 
-/** The row whose "when" starts with `start` (each case below names the row it produces). */
-function row(start: string): AnswerRow {
-  const found = readmeAnswers().find((r) => r.when.startsWith(start));
-  if (!found) throw new Error(`README.md's table of answers has no row starting "${start}"`);
+/** The row of the table after `marker` whose "when" starts with `start` (each case below names its row). */
+function row(start: string, marker = ANSWERS): AnswerRow {
+  const found = readmeAnswers(marker).find((r) => r.when.startsWith(start));
+  if (!found) throw new Error(`README.md's table after "${marker}" has no row starting "${start}"`);
   return found;
 }
 
-/** The `type` and `code` a cell names: its first two backticked words, "null" for a code that is null. */
+/** The `type` and `code` a cell names (`type` / `code`): the first backticked word on each side, "null" a null code. */
 function typeAndCode(cell: string): { type: string; code: string | null } {
-  const [type, code] = [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
-  return { type: type as string, code: code === "null" ? null : (code as string) };
+  const [left, right] = cell.split(" / ");
+  const first = (text: string | undefined) => /`([^`]+)`/.exec(text ?? "")?.[1];
+  const type = first(left);
+  const code = first(right);
+  if (type === undefined || code === undefined) throw new Error(`no \`type\` / \`code\` in "${cell}"`);
+  return { type, code: code === "null" ? null : code };
 }
 
 /** Checks a response against a row: status, the error body's type and code, and the Retry-After headers. */
@@ -83,7 +94,7 @@ async function callApp(options: { requireKey?: boolean; routers?: DurableObjectN
 
 describe("README: what a client is answered when spillway, not the engine, answers", () => {
   it("has a row for each case tested here, and no other", () => {
-    expect(readmeAnswers().map((r) => r.when.slice(0, 24))).toEqual([
+    expect(readmeAnswers(ANSWERS).map((r) => r.when.slice(0, 24))).toEqual([
       "`tenants.requireKey` and",
       "the body is not JSON or ",
       "the body is larger than ",
@@ -199,5 +210,90 @@ describe("README: what a client is answered when spillway, not the engine, answe
     const r = row("the replica failed while sending");
     expect(r.status).toBe("502");
     await expectAnswer(await chat("answers-kill", "jsonkill"), { status: 502, ...typeAndCode(r.error) });
+  });
+});
+
+/** A chat completion as a tenant (`key`), with `extra` fields in the body. */
+function askAs(key: string | undefined, model: string, content: string, extra: Record<string, unknown> = {}) {
+  return SELF.fetch("http://spillway/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ model, messages: [{ role: "user", content }], ...extra }),
+  });
+}
+
+describe("README: what a tenant's client sees in each refusal", () => {
+  it("has a row for each case tested here, and no other", () => {
+    expect(readmeAnswers(TENANT_ANSWERS).map((r) => r.when.slice(0, 24))).toEqual([
+      "keys required, none or u",
+      "bad `service_tier`, or `",
+      "the tenant's request or ",
+      "one request needs more t",
+      "the deployment is full (",
+    ]);
+  });
+
+  it("keys required, none given", async () => {
+    const r = row("keys required", TENANT_ANSWERS);
+    expect(r.status).toBe("401");
+    await expectAnswer(await callApp({ requireKey: true }), { status: 401, ...typeAndCode(r.error) });
+  });
+
+  it("a service_tier the edge does not know, or priority outside the plan", async () => {
+    const r = row("bad `service_tier`", TENANT_ANSWERS);
+    expect(r.status).toBe("400");
+    for (const tier of ["turbo", "priority"])
+      await expectAnswer(await askAs(undefined, "misc", "x", { service_tier: tier }), {
+        status: 400,
+        ...typeAndCode(r.error),
+      });
+  });
+
+  it("the tenant's request quota spent", async () => {
+    const r = row("the tenant's request or token quota is spent", TENANT_ANSWERS);
+    expect(r.status).toBe("429");
+    const { code } = typeAndCode(r.error);
+    expect(r.error.startsWith("`requests` or `tokens` /")).toBe(true);
+    const first = await askAs(TEST_KEYS.answersQuota, "misc", "the one of the minute");
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const refused = await askAs(TEST_KEYS.answersQuota, "misc", "one too many");
+    const headers = ["retry-after", "retry-after-ms", "x-ratelimit-limit-requests", "ratelimit"].map((h) =>
+      refused.headers.get(h),
+    );
+    await expectAnswer(refused, { status: 429, type: "requests", code });
+    expect(headers.every((h) => h !== null)).toBe(true);
+    expect(r.headers).toBe("`retry-after`, `retry-after-ms` (exact), `x-ratelimit-*`, `ratelimit*`");
+  });
+
+  it("one request larger than a minute's tokens", async () => {
+    const r = row("one request needs more tokens than a minute's quota", TENANT_ANSWERS);
+    expect(r.status).toBe("400");
+    const res = await askAs(TEST_KEYS.answersTokens, "misc", "big", { max_tokens: 5000 });
+    const limit = res.headers.get("x-ratelimit-limit-tokens");
+    await expectAnswer(res, { status: 400, ...typeAndCode(r.error) });
+    expect(limit).toBe("100");
+  });
+
+  it("the deployment full for a tenant with a quota", async () => {
+    const r = row("the deployment is full", TENANT_ANSWERS);
+    expect(r.status).toBe("429 (or the configured 503)");
+    const deployment = "answers-tenant";
+    const first = askAs(TEST_KEYS.bulk, deployment, "hold:1");
+    await waitFor(async () => (await replicaState(deployment)).inflight === 1, "first request at the engine");
+    const second = askAs(TEST_KEYS.bulk, deployment, "hold:2");
+    await waitFor(async () => (await stats0(deployment)).queueDepth === 1, "second request queued");
+    const refused = await askAs(TEST_KEYS.bulk, deployment, "third");
+    const headers = ["retry-after", "retry-after-ms", "x-ratelimit-limit-requests"].map((h) => refused.headers.get(h));
+    await expectAnswer(refused, { status: 429, ...typeAndCode(r.error) });
+    // A cold router: the hint is the deployment's static retryAfterS.
+    expect(headers.every((h) => h !== null)).toBe(true);
+    expect(r.headers).toBe(
+      "`retry-after`, `retry-after-ms` when there is a hint (computed; a router still cold sends the static `retryAfterS`, if set), `x-ratelimit-*`",
+    );
+    await releaseHold(deployment, "1");
+    await releaseHold(deployment, "2");
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
   });
 });

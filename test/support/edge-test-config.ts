@@ -20,6 +20,9 @@ export const TEST_KEYS = {
   beta: "sk-test-beta",
   /** 600 requests and 6,000,000 tokens per minute: large enough to be served from quota leases. */
   bulk: "sk-test-bulk",
+  /** test/edge/client-answers.test.ts alone: 1 request per minute, and 100 tokens per minute. */
+  answersQuota: "sk-test-answers-quota",
+  answersTokens: "sk-test-answers-tokens",
 } as const;
 
 /**
@@ -51,6 +54,15 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
           tokensPerMinute: 6_000_000,
         },
         "626c85f21d77b087cbbba33378b2da9f7d02b084f1af1ea9f8a113861926e62c": { name: "beta" },
+        // printf %s sk-test-answers-quota | sha256sum; and sk-test-answers-tokens
+        d127d2c037e602d1b9c5c89e802335aa85503cde5ba196b63666c217c49ee506: {
+          name: "answers-quota",
+          requestsPerMinute: 1,
+        },
+        b0b6d9bdff718dcf4c70c3b299d09b3e02603748ea814400e62b75c1045cc809: {
+          name: "answers-tokens",
+          tokensPerMinute: 100,
+        },
         "24a2eb576e49e0e46359e03b11e29841d55c367c8f26b9b1f7afb1e50eca6f54": {
           name: "prio",
           priority: "batch",
@@ -130,6 +142,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         ...tight,
         backpressure: { statusCode: 503, retryAfterPolicy: "static", retryAfterS: 5 },
       },
+      "answers-tenant": { replicas: [r("answers-tenant")], ...tight, backpressure: { retryAfterS: 5 } },
       "answers-dead": {
         replicas: [
           { url: "http://127.0.0.1:1/answers-dead-a", load: "none" },
