@@ -616,6 +616,10 @@ export function renderReport(input: {
   );
   out.push(sweepTable(input.sweeps, input.defaultPolicy), "");
   out.push(sweepTargetsLine(input.sweeps, input.defaultPolicy), "");
+  out.push(
+    "Whether static 30 s's lead in `waves` at the shortest queues is the waves' period (30 s at 2x, 30 s at 0.3x: a request refused in a wave and sent back 30 s later lands in the next trough): the same points with waves of 15 to 45 s, in [docs/wave-period.md](wave-period.md) (`npm run eval:wave-period`).",
+    "",
+  );
   out.push("## End to end: openai-node clients through a delaying proxy (`npm run eval:e2e`)\n");
   const run = input.e2eOpenAi;
   if (!run) out.push("Not run: `npm run eval:e2e` writes `docs/evaluation-e2e-openai.json`.\n");
