@@ -1,0 +1,226 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type AcquireResult, RouterDriver } from "../../../src/core/router-driver";
+import { routerOptionsFromSettings, routerSettingsSchema } from "../../../src/core/router-schema";
+import { EventLoop } from "../../../src/sim/event-loop";
+import { randomStream } from "../../../src/sim/random-streams";
+import { simRouterIO } from "../../../src/sim/sim-router";
+
+/**
+ * The default router (the `booked_capacity` policy with its admission: fingerprints, demotion, the queue-delay
+ * target, push-out, tenants) driven through the Durable Object's driver by arbitrary traffic: what must hold
+ * whatever the traffic, as a client or an operator would check it.
+ */
+
+const REPLICAS = ["r0", "r1", "r2"];
+const MAX_ONGOING = 2;
+const MAX_QUEUED = 6;
+const HORIZONS_S = [60, 120];
+
+type Step =
+  | {
+      kind: "acquire";
+      request: number;
+      tenant: number;
+      horizon: number;
+      sdk: boolean;
+      batch: boolean;
+      afterMs: number;
+    }
+  | { kind: "release"; pick: number; failed: boolean; afterMs: number }
+  | { kind: "cancel"; pick: number; afterMs: number }
+  | { kind: "restart"; afterMs: number }
+  | { kind: "handOff"; pick: number; request: number; tenant: number; afterMs: number }
+  | { kind: "outage"; replica: number; down: boolean; afterMs: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 100,
+    arbitrary: fc.record({
+      kind: fc.constant("acquire" as const),
+      // A few distinct requests: a repeated one is a retry of the same request (the same fingerprint).
+      request: fc.integer({ min: 0, max: 24 }),
+      tenant: fc.integer({ min: 0, max: 2 }),
+      horizon: fc.integer({ min: 0, max: 1 }),
+      sdk: fc.boolean(),
+      batch: fc.boolean(),
+      afterMs: fc.integer({ min: 0, max: 250 }),
+    }),
+  },
+  {
+    weight: 60,
+    arbitrary: fc.record({
+      kind: fc.constant("release" as const),
+      pick: fc.nat(),
+      failed: fc.boolean(),
+      afterMs: fc.integer({ min: 0, max: 600 }),
+    }),
+  },
+  {
+    weight: 20,
+    arbitrary: fc.record({
+      kind: fc.constant("cancel" as const),
+      pick: fc.nat(),
+      afterMs: fc.integer({ min: 0, max: 500 }),
+    }),
+  },
+  // A response ends and its slot serves another request at once (slot hand-off), when the router allows it.
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      kind: fc.constant("handOff" as const),
+      pick: fc.nat(),
+      request: fc.integer({ min: 25, max: 40 }),
+      tenant: fc.integer({ min: 0, max: 2 }),
+      afterMs: fc.integer({ min: 0, max: 600 }),
+    }),
+  },
+  // A replica stops (or starts again) answering its probes.
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant("outage" as const),
+      replica: fc.integer({ min: 0, max: REPLICAS.length - 1 }),
+      down: fc.boolean(),
+      afterMs: fc.integer({ min: 0, max: 500 }),
+    }),
+  },
+  // A Durable Object restart: waiting requests fail (500), the new core starts cold and knows no lease.
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("restart" as const), afterMs: fc.integer({ min: 0, max: 500 }) }),
+  },
+);
+
+/** Every answer's kind (status, and whether it carried a hint) over all runs, and the hand-offs made, for the coverage check. */
+const seen = new Map<string, number>();
+
+/** Runs the steps; returns every answer by ticket and the violations seen on the way (none expected). */
+function run(steps: readonly Step[], seed: number) {
+  const loop = new EventLoop();
+  // The fleet: each replica's queue length is what this router placed there and has not released.
+  const onReplica = new Map<string, Set<string>>(REPLICAS.map((r) => [r, new Set()]));
+  // Replicas whose probes fail (a probe's answer is then undefined).
+  const down = new Set<string>();
+  const options = routerOptionsFromSettings(
+    REPLICAS,
+    routerSettingsSchema.parse({ maxOngoingRequests: MAX_ONGOING, maxQueuedRequests: MAX_QUEUED, queueTimeoutS: 4 }),
+  );
+  const driver = new RouterDriver(
+    { options, random: randomStream(seed, "router") },
+    simRouterIO(loop, { queueLength: (r) => (down.has(r) ? undefined : onReplica.get(r)?.size) }, { probeMs: 2 }),
+  );
+  const answers = new Map<string, AcquireResult[]>();
+  const violations: string[] = [];
+  const placedAt = new Map<string, string>();
+  const check = (when: string) => {
+    const stats = driver.stats();
+    if (stats.queueDepth > MAX_QUEUED) violations.push(`${when}: queue ${stats.queueDepth} > ${MAX_QUEUED}`);
+    for (const [replica, held] of onReplica)
+      if (held.size > MAX_ONGOING) violations.push(`${when}: ${held.size} requests on ${replica}`);
+  };
+  let next = 0;
+  const tickets: string[] = [];
+  for (const s of steps) {
+    loop.run(loop.now() + s.afterMs);
+    check(`t=${loop.now()}`);
+    if (s.kind === "acquire") {
+      const ticket = `t${next++}`;
+      tickets.push(ticket);
+      answers.set(ticket, []);
+      driver.acquire(
+        ticket,
+        {
+          fingerprint: `request-${s.request}`,
+          tenant: `tenant-${s.tenant}`,
+          clientHorizonS: HORIZONS_S[s.horizon],
+          sdkClient: s.sdk,
+          priority: s.batch ? "batch" : "interactive",
+        },
+        (result) => {
+          answers.get(ticket)?.push(result);
+          if (result.kind === "admitted") {
+            placedAt.set(ticket, result.replica);
+            onReplica.get(result.replica)?.add(ticket);
+          }
+        },
+      );
+    } else if (s.kind === "outage") {
+      const replica = REPLICAS[s.replica] as string;
+      if (s.down) down.add(replica);
+      else down.delete(replica);
+    } else if (s.kind === "restart") {
+      driver.restart();
+    } else if (tickets.length > 0) {
+      const ticket = tickets[s.pick % tickets.length] as string;
+      if (s.kind === "cancel") driver.cancel(ticket);
+      // The slot stays held, by the request handed it under the same ticket, when the router allows hand-offs
+      // (the isolate asks it first, as the Worker does).
+      if (
+        s.kind === "handOff" &&
+        onReplica.get(placedAt.get(ticket) as string)?.has(ticket) &&
+        driver.core.handoffAllowed() &&
+        driver.handOff(ticket, { fingerprint: `request-${s.request}`, tenant: `tenant-${s.tenant}` })
+      )
+        seen.set("handOff", (seen.get("handOff") ?? 0) + 1);
+      // A response that ends: the Worker releases the slot (once; a failed replica marks it down).
+      const replica = placedAt.get(ticket);
+      if (s.kind === "release" && replica !== undefined && onReplica.get(replica)?.delete(ticket))
+        driver.release(ticket, s.failed);
+      if (s.kind === "cancel" && replica !== undefined) onReplica.get(replica)?.delete(ticket);
+    }
+  }
+  // The fleet comes back, every placed request ends; then long enough for every timer (queue timeouts, probes, backoffs) to fire.
+  down.clear();
+  for (let round = 0; round < 50; round++) {
+    loop.run(loop.now() + 10_000);
+    const held = [...onReplica.values()].flatMap((set) => [...set]);
+    if (held.length === 0 && driver.waiters === 0) break;
+    for (const ticket of held) {
+      onReplica.get(placedAt.get(ticket) as string)?.delete(ticket);
+      driver.release(ticket);
+    }
+  }
+  // Past every hint (at most the longest horizon) and its lateness: every promise has been kept or has lapsed.
+  loop.run(loop.now() + 2 * Math.max(...HORIZONS_S) * 1000);
+  return { answers, violations, driver };
+}
+
+describe("the default router under arbitrary traffic", () => {
+  it("answers every attempt exactly once, within its bounds, and ends with nothing held", () => {
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 300, size: "max" }),
+        fc.integer({ min: 1, max: 1_000 }),
+        (steps, seed) => {
+          const { answers, violations, driver } = run(steps, seed);
+          expect(violations).toEqual([]);
+          for (const [ticket, results] of answers) {
+            expect(results, ticket).toHaveLength(1);
+            const result = results[0] as AcquireResult;
+            if (result.kind === "admitted") continue;
+            expect([429, 499, 500, 503]).toContain(result.status);
+            if (result.retryAfterS !== undefined) {
+              expect(result.retryAfterS).toBeGreaterThanOrEqual(1);
+              expect(result.retryAfterS).toBeLessThanOrEqual(Math.max(...HORIZONS_S));
+              expect(Math.ceil((result.retryAfterMs as number) / 1000)).toBe(result.retryAfterS);
+            }
+          }
+          for (const results of answers.values()) {
+            const r = results[0] as AcquireResult;
+            const key = r.kind === "admitted" ? "admitted" : `${r.status}${r.retryAfterS !== undefined ? "+hint" : ""}`;
+            seen.set(key, (seen.get(key) ?? 0) + 1);
+          }
+          const stats = driver.stats();
+          expect([stats.queueDepth, stats.activeLeases, driver.waiters]).toEqual([0, 0, 0]);
+          expect(stats.outstandingBookings).toBe(0);
+        },
+      ),
+      { numRuns: 60, seed: 20261205 },
+    );
+  });
+
+  it("was given traffic that reaches every kind of answer (so the property covers them)", () => {
+    expect([...seen.keys()].sort()).toEqual(["429", "429+hint", "499", "500", "503", "admitted", "handOff"]);
+  });
+});
