@@ -102,6 +102,28 @@ export class QueueLengthCache {
     return this.unprobed.has(replica) || (this.freed.get(replica) ?? 0) > 0;
   }
 
+  /**
+   * True unless the cache knows the replica has no room: down (unreachable, within its recheck period), or full on a
+   * report younger than the stale age. A replica never reported, one due for a recheck, or one full on a stale
+   * report may have room: a probe will tell. What a router that holds no queue asks before it refuses (a queue would
+   * probe them in its placement round).
+   *
+   * @example
+   * ```ts
+   * const cache = new QueueLengthCache(1);
+   * cache.mayHaveRoom("http://a", 0); // true: never reported
+   * cache.report("http://a", 1, 0);
+   * cache.mayHaveRoom("http://a", 5_000); // false: full, on a fresh report
+   * cache.mayHaveRoom("http://a", 20_000); // true: the report is stale
+   * ```
+   */
+  mayHaveRoom(replica: string, nowMs: number): boolean {
+    if (this.isDown(replica, nowMs)) return false;
+    const entry = this.entries.get(replica);
+    if (!entry?.valid || entry.queueLength < this.cap) return true;
+    return !this.unprobed.has(replica) && nowMs - entry.reportedAtMs > this.staleMs;
+  }
+
   /** True when the entry is valid and below the cap. */
   accepts(replica: string): boolean {
     const entry = this.entries.get(replica);

@@ -397,14 +397,21 @@ export class RouterCore {
     // A retry without a booking while the schedule is full is (nearly always) the SDK backoff of a client just
     // told there is no retry capacity for it within 60 s: that stays true, the room left is the fresh arrivals'.
     const unplanned = schedule !== undefined && retry && !scheduleClaimed && schedule.isFull(now);
-    const offered: OfferResult = unplanned
+    const queued = demoted
+      ? { ...entry, yields: true, firstRefusedAtMs: this.refusals?.firstRefusedAtMs(request.fingerprint) }
+      : entry;
+    let offered: OfferResult = unplanned
       ? { kind: "refused" }
       : demoted
-        ? this.queue.offer(
-            { ...entry, yields: true, firstRefusedAtMs: this.refusals?.firstRefusedAtMs(request.fingerprint) },
-            bound,
-          )
-        : this.queue.offer(entry, limit - held, bound);
+        ? this.queue.offer(queued, bound)
+        : this.queue.offer(queued, limit - held, bound);
+    // A router with no queue (`maxQueuedRequests: 0`) learns of room only from the probes of its placement rounds,
+    // which it holds for queued requests: it refused every request. While nothing waits and a replica may have room
+    // (never reported, due for a recheck, full on a stale report), the request is queued and the round probes first;
+    // if every replica then proves full it is refused (`shedBeyondBound`). A bounded queue holds requests, so its
+    // rounds probe anyway, and a refusal there is the admission's own choice (delay target, held room): it stands.
+    if (offered.kind === "refused" && bound === 0 && this.queue.size === 0 && this.replicaMayHaveRoom(now))
+      offered = this.queue.offer(queued, Number.POSITIVE_INFINITY);
     if (offered.kind === "refused") {
       this.standingQueue?.refused(now);
       // A refused promise lowers the ledger's trust; a refused best effort promised nothing.
@@ -473,6 +480,11 @@ export class RouterCore {
     return this.refusals !== undefined && after !== undefined && this.refusals.of(fingerprint) >= after;
   }
 
+  /** Whether some replica is not known to have no room (see `QueueLengthCache.mayHaveRoom`). */
+  private replicaMayHaveRoom(now: number): boolean {
+    return this.options.replicas.some((replica) => this.cache.mayHaveRoom(replica, now));
+  }
+
   /** Whether some replica's cached queue length is below its cap (a free slot, as far as the router knows). */
   private hasFreeSlot(): boolean {
     return this.options.replicas.some((replica) => this.cache.accepts(replica));
@@ -531,7 +543,7 @@ export class RouterCore {
     if (replica === undefined) {
       this.streak += 1;
       this.estimator.advance(now, this.queue.size);
-      const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : [];
+      const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : this.shedBeyondBound(now);
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
     }
     const reserved = this.options.booking?.demotedHeadroomSlots ?? 0;
@@ -786,6 +798,22 @@ export class RouterCore {
   private fleetDown(): boolean {
     const now = this.clock.now();
     return this.options.replicas.every((replica) => this.cache.isDown(replica, now));
+  }
+
+  /**
+   * The requests let in past the queue's bound to wait for a probe (`admit`: a replica may have had room), refused
+   * once no replica may have any (every one known full on a fresh report, or down), newest first: the queue holds
+   * no more than its bound for anyone else. Only a bound of 0 lets the queue past it.
+   */
+  private shedBeyondBound(now: number): Array<{ ticket: string; rejection: Rejection }> {
+    const bound = this.options.maxQueuedRequests;
+    if (bound < 0 || this.queue.size <= bound || this.replicaMayHaveRoom(now)) return [];
+    const newestFirst = [...this.queue.entries()].reverse().slice(0, this.queue.size - bound);
+    return newestFirst.map((entry) => {
+      this.queue.remove(entry.ticket);
+      this.settlePromise(entry.ticket, false);
+      return { ticket: entry.ticket, rejection: this.reject("queue_full", now, entry) };
+    });
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {

@@ -56,6 +56,22 @@ describe("backpressure (Ray Serve's cases)", () => {
     expect(s.rejections.static_fallback).toBe(1);
   });
 
+  it("max_queued 0: the first request on an idle fleet is placed (the cold router probes first), one that finds it full is refused", async () => {
+    // A router with no queue sent no probes and refused every request, the first one on an idle fleet included.
+    const first = chat("no-queue", "hold:1");
+    await waitFor(async () => (await replicaState("no-queue")).inflight === 1, "first request at the engine");
+    const second = await chat("no-queue", "second");
+    expect(second.status).toBe(429);
+    await second.arrayBuffer();
+    await releaseHold("no-queue", "1");
+    expect((await first).status).toBe(200);
+    await waitFor(async () => (await stats0("no-queue")).activeLeases === 0, "first lease released");
+    const third = await chat("no-queue", "third");
+    expect(third.status).toBe(200);
+    await third.arrayBuffer();
+    expect((await replicaState("no-queue")).served).toEqual(["hold:1", "third"]);
+  });
+
   it("serves queued requests in FIFO order", async () => {
     const head = chat("fifo", "hold:head");
     await waitFor(async () => (await replicaState("fifo")).inflight === 1, "head at the engine");

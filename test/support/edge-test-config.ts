@@ -137,6 +137,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "missing-key": { replicas: [{ url: b("vllm", "key-mk"), load: "vllm" }], upstreamApiKeySecret: "NOT_BOUND" },
       // test/edge/client-answers.test.ts: one deployment per case of the README's table, shared with no other file.
       "answers-429": { replicas: [r("answers-429")], ...tight },
+      "no-queue": { replicas: [r("no-queue")], maxOngoingRequests: 1, maxQueuedRequests: 0 },
       "answers-503": {
         replicas: [r("answers-503")],
         ...tight,
