@@ -20,6 +20,7 @@ const QUEUE_BOUNDS = [0, 1, 6];
 /** The default, and the policies an operator may choose instead (`retry_schedule` reads the SDK's retry header). */
 const POLICIES = ["booked_capacity", "router_queue_drain_rate", "static", "retry_schedule"] as const;
 const HORIZONS_S = [60, 120];
+const QUEUE_TIMEOUT_MS = 4_000;
 
 type Step =
   | {
@@ -113,7 +114,7 @@ function run(steps: readonly Step[], seed: number, maxQueued: number, policy: (t
     routerSettingsSchema.parse({
       maxOngoingRequests: MAX_ONGOING,
       maxQueuedRequests: maxQueued,
-      queueTimeoutS: 4,
+      queueTimeoutS: QUEUE_TIMEOUT_MS / 1000,
       // A static fallback for two of the policies: refusals with and without one.
       backpressure: {
         retryAfterPolicy: policy,
@@ -150,6 +151,7 @@ function run(steps: readonly Step[], seed: number, maxQueued: number, policy: (t
       // Up: answering its probes, and not marked down by the router after a failure (until its recheck). Checked until
       // a restart: the new router knows neither the old one's requests nor when they end, only what probes report.
       let arriving = true;
+      const acquiredAtMs = loop.now();
       const known = driver.stats().replicas;
       const markedDown = (r: string) =>
         known[r]?.unreachable === true && loop.now() - (known[r]?.reportedAtMs ?? 0) < DOWN_RECHECK_MS;
@@ -174,6 +176,10 @@ function run(steps: readonly Step[], seed: number, maxQueued: number, policy: (t
           if (arriving && idleSlot && result.kind === "rejected" && result.reason === "queue_full")
             violations.push(`t=${loop.now()}: ${ticket} refused with a free slot and nothing waiting`);
           answers.get(ticket)?.push(result);
+          // A queued request is answered, placed or shed, by its queue timeout (and the expiry timer's few ms).
+          const waitedMs = loop.now() - acquiredAtMs;
+          if (waitedMs > QUEUE_TIMEOUT_MS + 50)
+            violations.push(`t=${loop.now()}: ${ticket} answered after ${waitedMs} ms`);
           if (result.kind === "admitted") {
             placedAt.set(ticket, result.replica);
             onReplica.get(result.replica)?.add(ticket);
