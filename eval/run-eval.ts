@@ -39,7 +39,7 @@ import { groupedBarChart, lineChart } from "../src/sim/svg-chart";
 import { checkTargets, type TargetCheck } from "../src/sim/targets";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, summarizeVariant, type VariantSummary } from "../src/sim/variants";
 import { readScenarios } from "./scenario-files";
-import { SWEEP_DRAIN_S, SWEEP_SCENARIOS } from "./sweep";
+import { SWEEP_DRAIN_S, SWEEP_SCENARIOS, sweepQueueBound } from "./sweep";
 
 const ORDER = [
   "demo-burst-3x",
@@ -153,7 +153,7 @@ async function simulate(): Promise<Simulated> {
       const capacity = measureCapacity(scenario);
       for (const drainS of SWEEP_DRAIN_S) {
         const t = performance.now();
-        const maxQueuedRequests = Math.max(1, Math.round(drainS * capacity));
+        const maxQueuedRequests = sweepQueueBound(drainS, capacity);
         const variant = { ...scenario, router: { ...scenario.router, maxQueuedRequests } };
         const r = evaluateScenario(variant, EVAL_POLICIES, seedCount);
         sweeps.push({

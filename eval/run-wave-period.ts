@@ -10,7 +10,7 @@ import { evaluateScenario } from "../src/sim/evaluation";
 import { EVAL_POLICIES } from "../src/sim/policies";
 import { renderWavePeriod, type WavePeriodPoint, wavesWithHalfPeriod } from "../src/sim/wave-period";
 import { readScenario } from "./scenario-files";
-import { SWEEP_DRAIN_S } from "./sweep";
+import { SWEEP_DRAIN_S, sweepQueueBound } from "./sweep";
 
 const root = resolve(import.meta.dirname, "..");
 const HALF_PERIODS_S = [15, 20, 25, 30, 35, 40, 45];
@@ -25,7 +25,7 @@ for (const halfPeriodS of HALF_PERIODS_S) {
   const capacity = measureCapacity(scenario);
   for (const drainS of SWEEP_DRAIN_S) {
     const started = performance.now();
-    const maxQueuedRequests = Math.max(1, Math.round(drainS * capacity));
+    const maxQueuedRequests = sweepQueueBound(drainS, capacity);
     const r = evaluateScenario(
       { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
       EVAL_POLICIES,

@@ -9,7 +9,13 @@ import {
 import { DEFAULT_HORIZON_S } from "./client-horizon";
 import { DrainAccuracyTracker, type DrainObservation, type HistogramSnapshot } from "./drain-accuracy";
 import { DrainRateEstimator } from "./drain-rate";
-import { DEFAULT_FAIR_QUEUE_OPTIONS, FairQueue, type OfferResult, type PriorityClass } from "./fair-queue";
+import {
+  DEFAULT_FAIR_QUEUE_OPTIONS,
+  type FairEntry,
+  FairQueue,
+  type OfferResult,
+  type PriorityClass,
+} from "./fair-queue";
 import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
@@ -808,16 +814,22 @@ export class RouterCore {
   private shedBeyondBound(now: number): Array<{ ticket: string; rejection: Rejection }> {
     const bound = this.options.maxQueuedRequests;
     if (bound < 0 || this.queue.size <= bound || this.replicaMayHaveRoom(now)) return [];
-    const newestFirst = [...this.queue.entries()].reverse().slice(0, this.queue.size - bound);
-    return newestFirst.map((entry) => {
-      this.queue.remove(entry.ticket);
-      this.settlePromise(entry.ticket, false);
-      return { ticket: entry.ticket, rejection: this.reject("queue_full", now, entry) };
-    });
+    const beyond = [...this.queue.entries()].reverse().slice(0, this.queue.size - bound);
+    for (const entry of beyond) this.queue.remove(entry.ticket);
+    return this.refuseShed(beyond, "queue_full", now);
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
-    return this.queue.clear().map((entry) => {
+    return this.refuseShed(this.queue.clear(), reason, now);
+  }
+
+  /** Refuses entries already taken out of the queue, each with its hint; a promise one of them held ends broken. */
+  private refuseShed(
+    entries: readonly FairEntry[],
+    reason: RejectionReason,
+    now: number,
+  ): Array<{ ticket: string; rejection: Rejection }> {
+    return entries.map((entry) => {
       this.settlePromise(entry.ticket, false);
       return { ticket: entry.ticket, rejection: this.reject(reason, now, entry) };
     });

@@ -1,6 +1,7 @@
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import { pts } from "./report-format";
 import type { Scenario } from "./scenario";
+import { TARGET_TOLERANCE } from "./targets";
 
 /**
  * A burst scenario with its burst `burstS` long: the one phase above capacity (load > 1) lengthened or shortened,
@@ -42,9 +43,6 @@ export interface BurstLengthReport {
   rows: BurstLengthRow[];
 }
 
-/** The curve target's tolerance: within 2 points of the best other policy at every horizon. */
-const CURVE_TOLERANCE = 0.02;
-
 /**
  * Per scenario, over its burst lengths with an overload (some gap below zero): the range of the default's worst
  * curve gap, the horizons and policies where it falls, and the lengths where the curve target is met.
@@ -63,7 +61,7 @@ export function burstLengthSummary(report: BurstLengthReport, scenario: string) 
     highest: Math.max(...overloaded.map((r) => r.worst.gap)),
     horizons: [...new Set(overloaded.map((r) => r.worst.horizonS))].sort((a, b) => a - b),
     owners: [...new Set(overloaded.map((r) => r.worst.bestOther))].sort(),
-    met: rows.filter((r) => r.worst.gap >= -CURVE_TOLERANCE).map((r) => r.burstS),
+    met: rows.filter((r) => r.worst.gap >= -TARGET_TOLERANCE.curve).map((r) => r.burstS),
   };
 }
 
@@ -106,10 +104,10 @@ export function renderBurstLength(report: BurstLengthReport): string {
   });
   // Read only what the rows show: whether the target is missed at every length with an overload.
   const overloaded = report.rows.filter((r) => r.worst.gap < 0);
-  const missedAtAll = overloaded.every((r) => r.worst.gap < -CURVE_TOLERANCE);
+  const missedAtAll = overloaded.every((r) => r.worst.gap < -TARGET_TOLERANCE.curve);
   const reading = missedAtAll
     ? ` So the bursts' curve gaps are not a quirk of their burst length: at every length with an overload (${overloaded.length} of ${report.rows.length} rows) the default misses the curve target, at the horizons and behind the policies named; unlike \`waves\`' served misses, which come and go with the period (\`docs/wave-period.md\`).`
-    : ` At ${overloaded.filter((r) => r.worst.gap >= -CURVE_TOLERANCE).length} of the ${overloaded.length} lengths with an overload the default is within the curve target's 2 points.`;
+    : ` At ${overloaded.filter((r) => r.worst.gap >= -TARGET_TOLERANCE.curve).length} of the ${overloaded.length} lengths with an overload the default is within the curve target's 2 points.`;
   lines.push("", `What it says: ${said.join("; ")}.${reading}`, "");
   return lines.join("\n");
 }

@@ -1,6 +1,7 @@
 import { DEFAULT_POLICY_ID } from "./policies";
 import { pct, pts } from "./report-format";
 import type { Scenario } from "./scenario";
+import { TARGET_TOLERANCE } from "./targets";
 
 /**
  * The `waves` scenario with another period: its lead-in kept, every later phase (each wave and each trough) `halfS`
@@ -77,7 +78,7 @@ export function bestOtherServed(point: WavePeriodPoint): { id: string; served: n
  * ```
  */
 export function servedMisses(report: WavePeriodReport): WavePeriodPoint[] {
-  return report.points.filter((p) => (p.served[DEFAULT_POLICY_ID] ?? 0) < bestOtherServed(p).served - 0.01);
+  return report.points.filter((p) => servedGap(p) < -TARGET_TOLERANCE.served);
 }
 
 /** The default's final served share less the best other policy's at a point. */
@@ -107,7 +108,7 @@ export function shortQueueLeads(report: WavePeriodReport): {
   return {
     shortest,
     staticLeads: halves.filter((h) =>
-      atShortest(h).every((p) => bestOtherServed(p).id === "static-30" && servedGap(p) < -0.01),
+      atShortest(h).every((p) => bestOtherServed(p).id === "static-30" && servedGap(p) < -TARGET_TOLERANCE.served),
     ),
     defaultLeads: halves.filter((h) => atShortest(h).every((p) => servedGap(p) >= 0)),
   };
