@@ -105,8 +105,8 @@ export class QueueLengthCache {
   /**
    * True unless the cache knows the replica has no room: down (unreachable, within its recheck period), or full on a
    * report younger than the stale age. A replica never reported, one due for a recheck, or one full on a stale
-   * report may have room: a probe will tell. What a router that holds no queue asks before it refuses (a queue would
-   * probe them in its placement round).
+   * report may have room: a probe will tell. What a router with nothing waiting asks before it refuses (only queued
+   * requests start placement rounds, whose probes would tell).
    *
    * @example
    * ```ts

@@ -338,8 +338,9 @@ export class RouterCore {
    * send; `booked_capacity` never reads it.
    *
    * Every policy is work-conserving: while nothing waits and a replica has a free slot, a request is queued
-   * (and placed at once), whatever room is held. (`tenantHeadroomSlots` may keep such a request waiting, never
-   * refuse it: see `finishRound`.)
+   * (and placed at once), whatever room is held; while nothing waits and a replica may have a free slot (its report
+   * is stale), a request the admission would refuse waits for the probe, and is refused only if every replica proves
+   * full. (`tenantHeadroomSlots` may keep such a request waiting, never refuse it: see `finishRound`.)
    */
   submit(ticket: string, options: SubmitOptions = {}): SubmitResult {
     const now = this.clock.now();
@@ -411,13 +412,13 @@ export class RouterCore {
       : demoted
         ? this.queue.offer(queued, bound)
         : this.queue.offer(queued, limit - held, bound);
-    // A router with no queue (`maxQueuedRequests: 0`) learns of room only from the probes of its placement rounds,
-    // which it holds for queued requests: it refused every request. While nothing waits and a replica may have room
-    // (never reported, due for a recheck, full on a stale report), the request is queued and the round probes first;
-    // if every replica then proves full it is refused (`shedBeyondBound`). A bounded queue holds requests, so its
-    // rounds probe anyway, and a refusal there is the admission's own choice (delay target, held room): it stands.
-    if (offered.kind === "refused" && bound === 0 && this.queue.size === 0 && this.replicaMayHaveRoom(now))
-      offered = this.queue.offer(queued, Number.POSITIVE_INFINITY);
+    // A router learns of room only from the probes of its placement rounds, which it holds for queued requests: a
+    // refusal while nothing waits would go unchecked (a router with no queue refused every request; the legacy
+    // schedule's held room refused fresh requests at an empty queue on a cold router). While nothing waits and a
+    // replica may have room (never reported, due for a recheck, full on a stale report), the request is queued and
+    // the round probes first; if every replica then proves full it is refused after all (`shedAwaitingProbe`).
+    if (offered.kind === "refused" && this.queue.size === 0 && this.replicaMayHaveRoom(now))
+      offered = this.queue.offer({ ...queued, awaitsProbe: true }, Number.POSITIVE_INFINITY);
     if (offered.kind === "refused") {
       this.standingQueue?.refused(now);
       // A refused promise lowers the ledger's trust; a refused best effort promised nothing.
@@ -549,7 +550,7 @@ export class RouterCore {
     if (replica === undefined) {
       this.streak += 1;
       this.estimator.advance(now, this.queue.size);
-      const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : this.shedBeyondBound(now);
+      const shed = this.fleetDown() ? this.shedAll("no_replica_available", now) : this.shedAwaitingProbe(now);
       return { kind: "backoff", delayMs: backoffDelayMs(this.streak), shed };
     }
     const reserved = this.options.booking?.demotedHeadroomSlots ?? 0;
@@ -807,16 +808,19 @@ export class RouterCore {
   }
 
   /**
-   * The requests let in past the queue's bound to wait for a probe (`admit`: a replica may have had room), refused
-   * once no replica may have any (every one known full on a fresh report, or down), newest first: the queue holds
-   * no more than its bound for anyone else. Only a bound of 0 lets the queue past it.
+   * The requests let in only to wait for a probe (`admit`: a replica may have had room), refused once no replica may
+   * have any (every one known full on a fresh report, or down), and with them, newest first, any past the queue's
+   * bound (a bound of 0 lets the one request placed at once by work conservation past it): the queue holds no more
+   * than its bound for anyone else.
    */
-  private shedBeyondBound(now: number): Array<{ ticket: string; rejection: Rejection }> {
-    const bound = this.options.maxQueuedRequests;
-    if (bound < 0 || this.queue.size <= bound || this.replicaMayHaveRoom(now)) return [];
-    const beyond = [...this.queue.entries()].reverse().slice(0, this.queue.size - bound);
-    for (const entry of beyond) this.queue.remove(entry.ticket);
-    return this.refuseShed(beyond, "queue_full", now);
+  private shedAwaitingProbe(now: number): Array<{ ticket: string; rejection: Rejection }> {
+    if (this.replicaMayHaveRoom(now)) return [];
+    const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
+    const newestFirst = [...this.queue.entries()].reverse();
+    const beyond = new Set(newestFirst.slice(0, Math.max(0, this.queue.size - bound)));
+    const refused = newestFirst.filter((entry) => entry.awaitsProbe === true || beyond.has(entry));
+    for (const entry of refused) this.queue.remove(entry.ticket);
+    return this.refuseShed(refused, "queue_full", now);
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { QUEUE_LENGTH_STALE_MS } from "../../../src/core/queue-length-cache";
 import { RETRY_AFTER_POLICIES, type RetryAfterPolicyName } from "../../../src/core/retry-after";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS as OPTIONS, RetrySchedule } from "../../../src/core/retry-schedule";
 import { RouterCore } from "../../../src/core/router-core";
@@ -163,6 +164,54 @@ describe("RouterCore with retry_schedule", () => {
     };
     return { core, tick: (ms: number) => (now += ms), now: () => now, placeOne, warm };
   }
+
+  it("at an empty queue whose room the bookings hold, a fresh request waits for a probe instead of being refused", () => {
+    // Found by the router's property test: with no replica known free (its last report said full, and is stale now),
+    // the held room refused a fresh request while nothing waited, and no probe ever asked whether the slot was free.
+    let now = 0;
+    const options = routerOptions(
+      { maxQueuedRequests: 2, queueTimeoutMs: 600_000 },
+      { retryAfterPolicy: "retry_schedule", retryAfterS: undefined },
+    );
+    const core = new RouterCore(options, { now: () => now }, mid);
+    const round = (load: number) => {
+      const plan = core.beginRound();
+      if (!plan) throw new Error("nothing queued");
+      for (const r of plan.probe) core.reportProbe(r, load);
+      return core.finishRound(plan);
+    };
+    // Warm, then a burst refused with bookings, one a second from about 17 s on: they hold the queue's whole room.
+    let n = 0;
+    for (let i = 0; i < 8; i++) {
+      now += 500;
+      const outcome = core.queueDepth > 0 ? round(0) : undefined;
+      if (outcome?.kind === "placed") core.release(outcome.ticket);
+      for (let k = 0; k < 6; k++) core.submit(`w${n++}`);
+    }
+    for (let i = 0; i < 30; i++) expect(core.submit(`burst${i}`).kind).toBe("rejected");
+    while (core.queueDepth > 0) {
+      const outcome = round(0);
+      if (outcome.kind === "placed") core.release(outcome.ticket);
+    }
+    // Once its report is stale, a probe finds the replica full of another router's requests; the request it was
+    // for gives up. Ten seconds on, that report is stale too.
+    now += QUEUE_LENGTH_STALE_MS + 1;
+    core.submit("gives-up");
+    expect(round(1).kind).toBe("backoff");
+    expect(core.cancel("gives-up")).toBe("dequeued");
+    now += QUEUE_LENGTH_STALE_MS + 1;
+    // The report is stale: the replica may have room. The request waits for the probe, which finds the slot free.
+    expect(core.submit("fresh").kind).toBe("queued");
+    expect(round(0)).toMatchObject({ kind: "placed", ticket: "fresh" });
+    // Had the probe found it full, the request would have been refused after all, with its hint.
+    now += QUEUE_LENGTH_STALE_MS + 1;
+    expect(core.submit("fresh.2").kind).toBe("queued");
+    expect(round(1)).toMatchObject({
+      kind: "backoff",
+      shed: [{ ticket: "fresh.2", rejection: { reason: "queue_full" } }],
+    });
+    expect(core.queueDepth).toBe(0);
+  });
 
   it("is a configurable policy name", () => {
     expect(RETRY_AFTER_POLICIES).toContain("retry_schedule");

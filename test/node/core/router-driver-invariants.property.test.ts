@@ -155,10 +155,7 @@ function run(steps: readonly Step[], seed: number, maxQueued: number, policy: (t
       const known = driver.stats().replicas;
       const markedDown = (r: string) =>
         known[r]?.unreachable === true && loop.now() - (known[r]?.reportedAtMs ?? 0) < DOWN_RECHECK_MS;
-      // Not for `retry_schedule` (legacy): the room it holds for scheduled retries refuses a fresh request at an empty
-      // queue when no replica is known free (one due for a recheck may be) - known, and left (see the closing note).
       const idleSlot =
-        policy !== "retry_schedule" &&
         !restarted &&
         driver.stats().queueDepth === 0 &&
         REPLICAS.some((r) => !down.has(r) && !markedDown(r) && (onReplica.get(r)?.size ?? 0) < MAX_ONGOING);
