@@ -704,6 +704,8 @@ export class CapacityBooking {
     const dueMs = nowMs + (hint.dueS ?? hint.delayS) * 1000;
     const second = Math.floor(dueMs / 1000);
     if (second - this.current >= this.options.ledgerS) return;
+    // At the cap, the lapsed go first (their sweep otherwise waits for the next second), then the oldest booking.
+    if (this.bookings.size >= this.options.maxBookings) this.sweepLapsed(nowMs);
     if (this.bookings.size >= this.options.maxBookings) {
       const oldest = this.bookings.keys().next().value as string;
       this.release(oldest, this.bookings.get(oldest) as Booking);
@@ -727,7 +729,11 @@ export class CapacityBooking {
     const elapsed = this.promised.advance(nowMs);
     if (elapsed === 0) return;
     this.fresh.closeSeconds(elapsed);
-    // Lapsed promises leave the map as time passes: their clients did not come back (a no-show).
+    this.sweepLapsed(nowMs);
+  }
+
+  /** Lapsed promises leave the map as time passes: their clients did not come back (a no-show). */
+  private sweepLapsed(nowMs: number): void {
     const lapsedBeforeMs = this.lapsedBeforeMs(nowMs);
     for (let head = this.byDue.peek(); head && head.dueMs < lapsedBeforeMs; head = this.byDue.peek()) {
       this.byDue.pop();

@@ -332,6 +332,20 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(ledger.claim("effort", 50_000)).toEqual({ promised: false }); // a best effort: claimed, nothing promised
   });
 
+  it("at maxBookings, a lapsed booking not yet swept goes before the oldest live one", () => {
+    // Found by the ledger's property test: the cap evicted the oldest booking made, a live promise, while a lapsed
+    // one (swept only when the ledger next moves to a new second) still counted towards the cap.
+    const ledger = new CapacityBooking({ ...DEFAULT_CAPACITY_BOOKING_OPTIONS, maxBookings: 2 }, 0);
+    ledger.book("far", 0, { delayS: 60, promised: true });
+    ledger.book("near", 0, { delayS: 1.2, promised: true });
+    ledger.onFresh(4_000); // the ledger moves to second 4: "near" (due 1.2 s, 3 s late at 4.2 s) has not lapsed yet
+    ledger.book("new", 4_500, { delayS: 10, promised: true }); // now it has
+    expect(ledger.holds("far")).toBe(true);
+    expect(ledger.holds("near")).toBe(false);
+    expect(ledger.holds("new")).toBe(true);
+    expect(ledger.promiseOutcomes.noShow).toBe(1);
+  });
+
   it("holds room for promises due now (scaled by the show rate), none for best-effort hints", () => {
     const ledger = ledgerWithBaseline(0, 5);
     for (let i = 0; i < 4; i++) ledger.book(`p${i}`, 5_000, { delayS: 10.5, promised: true });
