@@ -59,9 +59,45 @@ export function pairwiseRows(results: readonly ScenarioResult[], defaultPolicy: 
   });
 }
 
+/** At one horizon, in how many scenarios the default is ahead of a policy, and behind it by more than the target's 2 points. */
+export interface HorizonTally {
+  horizonS: number;
+  ahead: number;
+  behind: number;
+}
+
+/**
+ * The default against `policy` horizon by horizon, over every scenario: where the curve target's one number per
+ * scenario (its worst horizon) hides on which side of a constant the default is at each horizon.
+ *
+ * @example
+ * ```ts
+ * horizonTallies(results, "booked_capacity", "static-30")[3]; // e.g. { horizonS: 60, ahead: 3, behind: 5 }
+ * ```
+ */
+export function horizonTallies(
+  results: readonly ScenarioResult[],
+  defaultPolicy: string,
+  policy: string,
+): HorizonTally[] {
+  return COMPLETION_HORIZONS_S.map((horizonS) => {
+    const tally = { horizonS, ahead: 0, behind: 0 };
+    for (const r of results) {
+      const def = r.policies.find((p) => p.id === defaultPolicy);
+      const other = r.policies.find((p) => p.id === policy);
+      if (!def || !other) continue;
+      const gap = curveOf(def, horizonS) - curveOf(other, horizonS);
+      if (gap > 0) tally.ahead += 1;
+      else if (gap < -TARGET_TOLERANCE.curve) tally.behind += 1;
+    }
+    return tally;
+  });
+}
+
 /**
  * docs/evaluation.md's paragraph "Against each policy alone": `pairwiseRows` as a table, with the sentence that reads
- * it. Every figure comes from the results passed in.
+ * it, then the static Retry-Afters horizon by horizon (`horizonTallies`). Every figure comes from the results passed
+ * in.
  *
  * @example
  * ```ts
@@ -84,10 +120,40 @@ export function pairwiseSection(results: readonly ScenarioResult[], defaultPolic
     beaten.length === statics.length
       ? "it stays within 2 points of every static Retry-After at every horizon, with no more attempts per offered request, in every scenario"
       : `of the static Retry-Afters (${statics.map((r) => r.policy).join(", ")}), it stays within 2 points ${beaten.length === 0 ? "of none" : `of ${beaten.map((r) => r.policy).join(", ")} only`} at every horizon, with no more attempts per offered request, in every scenario${furthestBehind(statics)}`;
+  const n = rows[0]?.scenarios ?? 0;
+  const byHorizon = [
+    `| static Retry-After | ${COMPLETION_HORIZONS_S.map((h) => `${h} s`).join(" | ")} |`,
+    `| --- | ${COMPLETION_HORIZONS_S.map(() => "---").join(" | ")} |`,
+    ...statics.map(
+      (r) =>
+        `| ${r.policy} | ${horizonTallies(results, defaultPolicy, r.policy)
+          .map((t) => `${t.ahead} / ${t.behind}`)
+          .join(" | ")} |`,
+    ),
+  ];
   return [
     `**Against each policy alone.** The curve target holds the default to the best other policy at each horizon, a different one at each if need be. The mission asks a plainer question of the computed hint: does it beat each constant? Here the default (\`${defaultPolicy}\`) is held to each other policy alone, over the ${rows[0]?.scenarios ?? 0} scenarios above (tuning seeds): ${staticLine}.\n`,
     lines.join("\n"),
+    `\nThe same constants horizon by horizon: in how many of the ${n} scenarios the default serves more requests within each horizon than the constant / fewer by more than 2 points.${horizonLine(results, defaultPolicy, "static-30")}\n`,
+    byHorizon.join("\n"),
   ].join("\n");
+}
+
+/** What the horizon tallies against `policy` say, in words: " Against static-30 it is ahead at ...". */
+function horizonLine(results: readonly ScenarioResult[], defaultPolicy: string, policy: string): string {
+  const tallies = horizonTallies(results, defaultPolicy, policy);
+  const n = results.length;
+  const aheadEverywhere = tallies.filter((t) => t.ahead === n).map((t) => `${t.horizonS} s`);
+  const behind = tallies.filter((t) => t.behind > 0).map((t) => `in ${t.behind} at ${t.horizonS} s`);
+  if (aheadEverywhere.length === 0 && behind.length === 0) return "";
+  const ahead = aheadEverywhere.length > 0 ? ` ahead in every scenario at ${inWords(aheadEverywhere)}` : "";
+  const lost = behind.length > 0 ? `${ahead ? ", and" : ""} more than 2 points behind ${inWords(behind)}` : "";
+  return ` Against ${policy} it is${ahead}${lost}.`;
+}
+
+/** "a", "a and b", "a, b and c". */
+function inWords(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
 /** Where the default falls furthest behind any of `rows`' policies: "; furthest behind static-5, -3.0 points (a, 30 s)". */

@@ -25,7 +25,7 @@ import {
   renderReport,
   type SweepPoint,
 } from "../../../src/sim/report-markdown";
-import { pairwiseRows, pairwiseSection } from "../../../src/sim/report-pairwise";
+import { horizonTallies, pairwiseRows, pairwiseSection } from "../../../src/sim/report-pairwise";
 import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
 import { E2E_TWINS, meetsTwinTargets, targetTwins, twinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
@@ -1548,6 +1548,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const alone = new Map(pairwiseRows(json.scenarios, DEFAULT_POLICY_ID).map((r) => [r.policy, r.curveWithin]));
     expect([alone.get("static-30"), json.scenarios.length, alone.get("static-5"), alone.get("static-1")]).toEqual(
       (aloneQuoted as RegExpMatchArray).slice(1, 5).map(Number),
+    );
+    const byHorizonQuoted = readme.match(
+      /Horizon by horizon, it serves more than static 30 s within 5, 15 and 30 s in all (\d+) scenarios, and\s+is more than 2 points behind it within 60 s in (\d+) and within 120 s in (\d+):/,
+    );
+    expect(byHorizonQuoted).not.toBeNull();
+    const [t5, t15, t30, t60, t120] = horizonTallies(json.scenarios, DEFAULT_POLICY_ID, "static-30");
+    expect([t5?.ahead, t15?.ahead, t30?.ahead]).toEqual(Array(3).fill(json.scenarios.length));
+    expect([json.scenarios.length, t60?.behind, t120?.behind]).toEqual(
+      (byHorizonQuoted as RegExpMatchArray).slice(1, 4).map(Number),
     );
     const envelopeQuoted = readme.match(
       /no other policy meets the curve target in any scenario either, and its own worst gaps are the smallest of all policies in (\d+) of (\d+) \(and at (\d+) of the queue-bound sweep's (\d+) points;/,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PolicyResult, ScenarioResult } from "../../../src/sim/evaluation";
-import { pairwiseRows, pairwiseSection } from "../../../src/sim/report-pairwise";
+import { horizonTallies, pairwiseRows, pairwiseSection } from "../../../src/sim/report-pairwise";
 
 /** A policy's result with only what the pairwise rows read: its curve, served share and attempts. */
 function policy(id: string, curve: number[], attempts: number): PolicyResult {
@@ -53,5 +53,30 @@ describe("the default against each policy alone", () => {
     );
     const ahead = pairwiseSection([results[0] as ScenarioResult], "booked_capacity");
     expect(ahead).toContain("it stays within 2 points of static-30 only at every horizon");
+  });
+
+  it("tallies each horizon: ahead of the constant, or behind it by more than the target's 2 points", () => {
+    // Against static-30: ahead at 5 to 60 s in both; at 120 s ahead in "a", 2.5 points behind in "b".
+    // Against static-5: equal at 5 s in "a" (neither), 1 point behind in "b" (within 2); 3 points behind at 30 s in "a".
+    expect(horizonTallies(results, "booked_capacity", "static-30")).toEqual([
+      { horizonS: 5, ahead: 2, behind: 0 },
+      { horizonS: 15, ahead: 2, behind: 0 },
+      { horizonS: 30, ahead: 2, behind: 0 },
+      { horizonS: 60, ahead: 1, behind: 0 },
+      { horizonS: 120, ahead: 1, behind: 1 },
+    ]);
+    expect(horizonTallies(results, "booked_capacity", "static-5").map((t) => [t.ahead, t.behind])).toEqual([
+      [0, 0],
+      [0, 0],
+      [0, 1],
+      [2, 0],
+      [2, 0],
+    ]);
+    const section = pairwiseSection(results, "booked_capacity");
+    expect(section).toContain("| static-30 | 2 / 0 | 2 / 0 | 2 / 0 | 1 / 0 | 1 / 1 |");
+    expect(section).toContain("| static-5 | 0 / 0 | 0 / 0 | 0 / 1 | 2 / 0 | 2 / 0 |");
+    expect(section).toContain(
+      "Against static-30 it is ahead in every scenario at 5 s, 15 s and 30 s, and more than 2 points behind in 1 at 120 s.",
+    );
   });
 });
