@@ -1558,6 +1558,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect([json.scenarios.length, t60?.behind, t120?.behind]).toEqual(
       (byHorizonQuoted as RegExpMatchArray).slice(1, 4).map(Number),
     );
+    const static5Quoted = readme.match(
+      /Static 5 s serves\s+more than it within 30 s, by more than 2 points, in (\d+) of (\d+)/,
+    );
+    expect(static5Quoted).not.toBeNull();
+    const at30 = horizonTallies(json.scenarios, DEFAULT_POLICY_ID, "static-5").find((t) => t.horizonS === 30);
+    expect([at30?.behind, json.scenarios.length]).toEqual((static5Quoted as RegExpMatchArray).slice(1, 3).map(Number));
     const envelopeQuoted = readme.match(
       /no other policy meets the curve target in any scenario either, and its own worst gaps are the smallest of all policies in (\d+) of (\d+) \(and at (\d+) of the queue-bound sweep's (\d+) points;/,
     );
