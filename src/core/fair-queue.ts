@@ -26,11 +26,6 @@ export interface FairEntry {
    * entries that yield (`FairQueueOptions.yieldOrder`), and the one first refused longest ago is pushed out first.
    */
   firstRefusedAtMs?: number | undefined;
-  /**
-   * Let in only to wait for a probe: the router's admission refused it at an empty queue while a replica might have
-   * had room (see `RouterCore.submit`). The router refuses it after all if every replica then proves full.
-   */
-  awaitsProbe?: boolean;
 }
 
 /** The answer to `offer`: queued (possibly pushing another tenant's request out), or refused. */
@@ -315,7 +310,6 @@ export class FairQueue {
       fingerprint: entry.fingerprint,
       horizonS: entry.horizonS,
       ...(entry.yields ? { yields: true, priority: "batch" as const, firstRefusedAtMs: entry.firstRefusedAtMs } : {}),
-      ...(entry.awaitsProbe ? { awaitsProbe: true } : {}),
       seq: this.seq++,
     };
     if (stamped.yields) this.yielding += 1;

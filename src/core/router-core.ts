@@ -226,6 +226,12 @@ export class RouterCore {
    * settles or drops its ticket.
    */
   private readonly promisedInQueue = new Set<string>();
+  /**
+   * The request let in only to wait for a probe (`admit`), by ticket, while it may still wait: at most one, since
+   * one is let in only at an empty queue. Tickets are not reused: one that has left the queue since (placed,
+   * cancelled, timed out) is simply not found there when the round that would refuse it comes.
+   */
+  private awaitingProbe: string | undefined;
   private completed = 0;
   private readonly rejections: Record<Rung, number> = { computed: 0, static_fallback: 0, none: 0 };
   private readonly rejectionsByReason: Record<RejectionReason, number> = {
@@ -379,8 +385,7 @@ export class RouterCore {
     }
     const scheduleClaimed = schedule !== undefined && retry && schedule.claim(now);
     let held = schedule && !scheduleClaimed ? schedule.reservedRoom(now) : 0;
-    // -1: unlimited (Ray's max_queued_requests = -1).
-    const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
+    const bound = this.queueBound();
     let limit = bound;
     // A request on its probable last attempt is lost if refused, or pushed out, or timed out: it waits in line with
     // first attempts (not demoted), and the target, which trades a wait for a retry, does not apply to it (the
@@ -417,8 +422,10 @@ export class RouterCore {
     // schedule's held room refused fresh requests at an empty queue on a cold router). While nothing waits and a
     // replica may have room (never reported, due for a recheck, full on a stale report), the request is queued and
     // the round probes first; if every replica then proves full it is refused after all (`shedAwaitingProbe`).
-    if (offered.kind === "refused" && this.queue.size === 0 && this.replicaMayHaveRoom(now))
-      offered = this.queue.offer({ ...queued, awaitsProbe: true }, Number.POSITIVE_INFINITY);
+    if (offered.kind === "refused" && this.queue.size === 0 && this.replicaMayHaveRoom(now)) {
+      offered = this.queue.offer(queued, Number.POSITIVE_INFINITY);
+      this.awaitingProbe = ticket;
+    }
     if (offered.kind === "refused") {
       this.standingQueue?.refused(now);
       // A refused promise lowers the ledger's trust; a refused best effort promised nothing.
@@ -815,12 +822,18 @@ export class RouterCore {
    */
   private shedAwaitingProbe(now: number): Array<{ ticket: string; rejection: Rejection }> {
     if (this.replicaMayHaveRoom(now)) return [];
-    const bound = this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
-    const newestFirst = [...this.queue.entries()].reverse();
-    const beyond = new Set(newestFirst.slice(0, Math.max(0, this.queue.size - bound)));
-    const refused = newestFirst.filter((entry) => entry.awaitsProbe === true || beyond.has(entry));
-    for (const entry of refused) this.queue.remove(entry.ticket);
-    return this.refuseShed(refused, "queue_full", now);
+    const bound = this.queueBound();
+    const beyond = this.queue.size > bound ? [...this.queue.entries()].reverse().slice(0, this.queue.size - bound) : [];
+    for (const entry of beyond) this.queue.remove(entry.ticket);
+    // Let in at an empty queue, it is the oldest waiting: last in newest-first order.
+    const awaiting = this.awaitingProbe === undefined ? undefined : this.queue.remove(this.awaitingProbe);
+    this.awaitingProbe = undefined;
+    return this.refuseShed(awaiting ? [...beyond, awaiting] : beyond, "queue_full", now);
+  }
+
+  /** The queue's bound: `maxQueuedRequests`, -1 meaning unlimited (Ray's `max_queued_requests = -1`). */
+  private queueBound(): number {
+    return this.options.maxQueuedRequests < 0 ? Number.POSITIVE_INFINITY : this.options.maxQueuedRequests;
   }
 
   private shedAll(reason: RejectionReason, now: number): Array<{ ticket: string; rejection: Rejection }> {
