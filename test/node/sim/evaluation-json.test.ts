@@ -388,6 +388,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(readme).toContain(
       `Run alone again on run 17's seeds with the code of a later commit (run 19), it still meets them against the other policies' figures of run 17 (${attempts(run19)} attempts per offered request;`,
     );
+    const run20 = runOf(RUN_20_DEFAULT);
+    expect(readme).toContain(
+      `the default and \`retry_schedule\` run again on those seeds (run 20) meet them against run 17's other two policies (${attempts(run20)} attempts per offered request;`,
+    );
   });
 
   it("backs docs/benchmarks.md's run 19: the default alone on today's code, held to run 17's other policies", () => {
@@ -438,6 +442,57 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       (100 * (seedGaps(run, run).find((g) => g.seed === 2028)?.gap ?? Number.NaN)).toFixed(1);
     expect(flat).toContain(
       `seed 2028 alone is past 2 points behind (${(100 * (past2[0]?.gap ?? 0)).toFixed(1)} at 15 s), as it was in run 17 (${in2028(run17)}; ${in2028(run18)} in run 18)`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 20: the default and retry_schedule on today's code, held to run 17's other two", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run17, run18, run19, run20, run20Rs] = [RUN_17, RUN_18, RUN_19_DEFAULT, RUN_20_DEFAULT, RUN_20_RS].map(
+      runOf,
+    ) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    // Both on run 17's seeds, each policy alone, with the same later code.
+    for (const run of [run20, run20Rs]) expect(run.seeds).toEqual(run17.seeds);
+    expect(run20.commit).toBe(run20Rs.commit);
+    expect(run20.commit).not.toBe(run19.commit);
+    expect(run20.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
+    expect(run20Rs.policies.map((p) => p.id)).toEqual(["retry_schedule"]);
+    expectBenchmarkRows(bench, run20);
+    expectBenchmarkRows(bench, run20Rs);
+    for (const run of [run20, run20Rs]) expect(flat).toContain(`\`${run.generatedBy}\``.replace(/\s+/g, " "));
+    expect(flat).toContain(`with nothing else running (commit \`${run20.commit}\`)`);
+    const policyOf = (run: E2eOpenAiRun, id: string) => run.policies.find((p) => p.id === id) as E2eOpenAiPolicy;
+    const moved = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
+      (
+        100 * Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))))
+      ).toFixed(1);
+    const rs = (run: E2eOpenAiRun) => policyOf(run, "retry_schedule");
+    const pct = (run: E2eOpenAiRun) => `${(100 * rs(run).servedFraction).toFixed(1)}%`;
+    expect(flat).toContain(
+      `\`retry_schedule\`'s completion curve moved by at most ${moved(rs(run20Rs), rs(run17))} points from run 17 and ${moved(rs(run20Rs), rs(run18))} from run 18 (${moved(rs(run17), rs(run18))} between runs 17 and 18, the same code), and it served ${pct(run20Rs)} against ${pct(run17)} and ${pct(run18)}`,
+    );
+    // "does not show beyond the run-to-run movement": no further from either run than they are from each other by more than 0.5.
+    expect(Number(moved(rs(run20Rs), rs(run17)))).toBeLessThanOrEqual(Number(moved(rs(run17), rs(run18))) + 0.5);
+    expect(flat).toContain(
+      `The default's curve moved by at most ${moved(defaultOf(run20), defaultOf(run17))} points from run 17 and ${moved(defaultOf(run20), defaultOf(run19))} from run 19.`,
+    );
+    const held = [
+      ...run17.policies.filter((p) => p.id === "router_queue_drain_rate" || p.id === "static-30"),
+      rs(run20Rs),
+      defaultOf(run20),
+    ];
+    expect(held.map((p) => p.id).sort()).toEqual(
+      [DEFAULT_POLICY_ID, "retry_schedule", "router_queue_drain_rate", "static-30"].sort(),
+    );
+    const check = checkE2eTargets(held, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    const d = defaultOf(run20);
+    expect(flat).toContain(
+      `the default meets every end-to-end target (worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} at ${check?.worst.horizonS} s, ${d.attemptsPerOffered.toFixed(3)} attempts per offered request)`,
+    );
+    const l = d.ledger as PromiseOutcomes;
+    expect(flat).toContain(
+      `its router broke ${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}% (${l.broken} of ${l.made}) of its promises, and ${d.requestsByAttempts?.["3"]} requests took a third attempt. ${seedBySeedAttempts(d)}.`,
     );
   });
 
@@ -2247,6 +2302,9 @@ const RUN_HELD = "docs/evaluation-e2e-openai-held.json";
 const RUN_HELD_2 = "docs/evaluation-e2e-openai-held2.json";
 /** The default alone on run 17's seeds with later code: `docs/evaluation.md` renders it as "The default again on later code". */
 const RUN_19_DEFAULT = "docs/evaluation-e2e-openai-run19.json";
+/** Run 20: the default and `retry_schedule`, each alone, on run 17's seeds with the code after retry_schedule's work-conservation fix. */
+const RUN_20_DEFAULT = "docs/evaluation-e2e-openai-run20.json";
+const RUN_20_RS = "docs/evaluation-e2e-openai-run20-retry-schedule.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
