@@ -52,8 +52,9 @@ export interface LeaseReturn {
  * A share of one tenant's quotas that the quota object charged up front and an isolate spends locally until
  * `expiresAtMs`: an admission it covers costs no round trip. Because the units were taken from the tenant's
  * buckets when granted, spending them never admits beyond the quota; a request the lease does not cover goes
- * to the quota object (which alone refuses, with the exact wait). Token corrections of requests it admitted
- * (the answer's usage) are put back on it while it is open; what is left when it closes goes back to the object.
+ * to the quota object (which alone refuses, with the exact wait). Corrections of admissions (a refund, the answer's
+ * usage) are put on it while it is open and holds no more than it was granted; what is left when it closes goes
+ * back to the object.
  *
  * The `x-ratelimit-*` states of an admission it serves are estimates: the bucket's level when the lease was
  * granted, refilled since, plus what the lease still holds (other isolates' spending since is not seen).
@@ -126,15 +127,26 @@ export class QuotaLease {
   }
 
   /**
-   * Puts a correction of a request it admitted on the lease (positive: back, negative: charged); false, and
-   * nothing changed, when it is closed or expired or a charge exceeds what it holds (then the caller sends the
-   * correction to the quota object).
+   * Puts a correction of an admission on the lease (positive: back, negative: charged); false, and nothing
+   * changed, when it is closed or expired, a charge exceeds what it holds, or a refund would make it hold more
+   * than it was granted (then the caller sends the correction to the quota object). The last keeps the lease's
+   * promise for refunds of admissions it did not serve (the object's, an earlier lease's): the bucket caps a
+   * refund at its limit, and a lease holding it beyond its grant could be spent on top of a full bucket.
+   *
+   * @example
+   * ```ts
+   * const lease = new QuotaLease({ tokensPerMinute: 60_000 }, { tokens: 1000 }, {}, 0, 1000);
+   * lease.take(400, 10);            // served from the lease: 600 left
+   * lease.correct(0, 300, 20);      // true: its answer used 100 of 400 (900 left)
+   * lease.correct(0, 5000, 30);     // false: a refund beyond the grant goes to the quota object
+   * ```
    */
   correct(requests: number, tokens: number, nowMs: number): boolean {
     if (!this.isOpen(nowMs)) return false;
     const requestsAfter = this.limits.requestsPerMinute === undefined ? 0 : this.left.requests + requests;
     const tokensAfter = this.limits.tokensPerMinute === undefined ? 0 : this.left.tokens + tokens;
     if (requestsAfter < 0 || tokensAfter < 0) return false;
+    if (requestsAfter > this.granted.requests || tokensAfter > this.granted.tokens) return false;
     if (this.limits.requestsPerMinute !== undefined) this.left.requests = requestsAfter;
     if (this.limits.tokensPerMinute !== undefined) this.left.tokens = tokensAfter;
     // Counted even without a token quota: the tenant's token count (metrics) is then the answers' usage.

@@ -142,8 +142,10 @@ function takeFromLease(
 /**
  * The charge of an admitted request. Its corrections (a refund, the answer's usage) go onto this isolate's open
  * lease of the tenant, whichever admitted it (the units all go back to the same buckets, at the latest when that
- * lease closes), else to the quota object in the background: so the admissions still running when their lease
- * was renewed cost no call each.
+ * lease closes), while the lease holds no more than it was granted; else to the quota object in the background,
+ * whose bucket caps a refund at its limit. So the admissions still running when their lease was renewed cost no
+ * call each once the new lease has spent as much, and a refund never lets a tenant spend beyond a full bucket plus
+ * its leases' grants.
  */
 function charged(
   verdict: QuotaVerdict,

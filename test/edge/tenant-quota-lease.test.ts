@@ -130,22 +130,39 @@ describe("chargeQuota with leases", () => {
   it("a refund or a usage correction of a leased admission goes onto the lease, not to the object", async () => {
     const big = plan("big", 6000, 6_000_000);
     const first = charged(await charge(big, 500));
-    const second = charged(await charge(big, 500));
-    second.refund();
+    charged(await charge(big, 500)); // the second, served from the lease and kept
+    const third = charged(await charge(big, 500));
+    third.refund();
     first.settle(200);
     expect(quota.count("adjust")).toBe(0);
     expect(pending).toHaveLength(0);
     // The lease's leftovers (refund and correction included) go back when it expires and the next request asks.
     clockMs = 1000;
     charged(await charge(big, 500));
-    // Granted 100 requests / 100000 tokens beside the first request; the second was served from it (500) and
-    // refunded (+1, +500); the first's answer used 200 of its 500 (+300).
+    // Granted 100 requests / 100000 tokens beside the first request; the second and third were served from it
+    // (500 each), the third refunded (+1, +500); the first's answer used 200 of its 500 (+300).
     expect(quota.leaseArgOfAdmit(1).returned).toEqual({
-      leftover: { requests: 100, tokens: 100_300 },
-      served: 1,
-      tokensCharged: 500,
+      leftover: { requests: 99, tokens: 99_800 },
+      served: 2,
+      tokensCharged: 1000,
       tokensRefunded: 800,
     });
+  });
+
+  it("a refund that would make the lease hold more than its grant goes to the object, whose bucket caps it", async () => {
+    // A tenant of 60000 tokens a minute: a lease holds 1000 (a second's refill). A 30000-token request is too
+    // large to lease beside, so the object admits it; its answer uses nothing. Parked on the lease, the refund
+    // would let the tenant spend 30000 tokens beyond a full bucket and the lease's grant.
+    const tenant = plan("t", 6000, 60_000);
+    const large = charged(await charge(tenant, 30_000));
+    clockMs = 40_000; // the bucket is full again
+    charged(await charge(tenant, 10)); // brings a lease of 1000 tokens, untouched
+    large.settle(0);
+    expect(quota.count("adjust")).toBe(1);
+    expect(quota.calls.at(-1)?.args).toEqual([{ requestsPerMinute: 6000, tokensPerMinute: 60_000 }, 0, 30_000]);
+    // The lease still holds what it was granted, no more: a 20000-token request is the object's to admit.
+    charged(await charge(tenant, 20_000));
+    expect(quota.count("admit")).toBe(3);
   });
 
   it("a correction after the lease expired goes to the object", async () => {
@@ -246,14 +263,17 @@ describe("chargeQuota with leases", () => {
     const onOldLease = charged(await charge(big, 500));
     clockMs = 800;
     charged(await charge(big, 500)); // renewed ahead: a new lease, the old one closed
+    charged(await charge(big, 500)); // served from the new lease, as the next one is
+    charged(await charge(big, 500));
     onOldLease.settle(200);
     early.refund();
     expect(quota.count("adjust")).toBe(0);
-    // They went back with the new lease, when it closed: +300 tokens (used 200 of 500), +1 request and 500.
+    // They went back with the new lease, when it closed: 100 requests / 100000 tokens granted, two of 500 served
+    // from it, then +300 tokens (used 200 of 500), +1 request and 500 (never more than it was granted).
     clockMs = 5000;
     charged(await charge(big, 500));
     expect(quota.leaseArgOfAdmit(2).returned).toMatchObject({
-      leftover: { requests: 101, tokens: 100_800 },
+      leftover: { requests: 99, tokens: 99_800 },
       tokensRefunded: 800,
     });
   });

@@ -99,14 +99,32 @@ describe("QuotaLease", () => {
   it("takes corrections while open; a charge beyond what it holds is refused untouched", () => {
     const { lease } = granted();
     lease.take(100, 1);
-    expect(lease.correct(0, 60, 2)).toBe(true); // the answer used 40 of 100
-    expect(lease.correct(1, 100, 3)).toBe(true); // a refund of a whole request
+    lease.take(100, 1);
+    expect(lease.correct(0, 60, 2)).toBe(true); // the first answer used 40 of 100
+    expect(lease.correct(1, 100, 3)).toBe(true); // the second refunded whole
     expect(lease.correct(0, -2000, 4)).toBe(false);
     expect(lease.close()).toEqual({
-      leftover: { requests: 3, tokens: 1060 },
+      leftover: { requests: 2, tokens: 960 },
+      served: 2,
+      tokensCharged: 200,
+      tokensRefunded: 160,
+    });
+  });
+
+  it("refuses, untouched, a refund that would make it hold more than it was granted", () => {
+    // A refund of an admission it did not serve (the quota object's, say) is the object's to take back: its
+    // bucket caps it at the limit, whereas held here beyond the grant it could be spent on top of a full bucket.
+    const { lease } = granted();
+    expect(lease.correct(1, 0, 1)).toBe(false); // it holds all 3 requests it was granted
+    expect(lease.correct(0, 1, 1)).toBe(false); // and all 1000 tokens
+    lease.take(100, 2);
+    expect(lease.correct(0, 150, 3)).toBe(false); // 900 + 150 > 1000
+    expect(lease.correct(1, 100, 3)).toBe(true); // back to the grant exactly
+    expect(lease.close()).toEqual({
+      leftover: { requests: 3, tokens: 1000 },
       served: 1,
       tokensCharged: 100,
-      tokensRefunded: 160,
+      tokensRefunded: 100,
     });
   });
 
