@@ -2,7 +2,7 @@
 export interface QueueLengthEntry {
   /** Requests the replica holds (its own report, adjusted by our assignments and completions since). */
   queueLength: number;
-  /** When the replica last reported (ms). */
+  /** When the replica last reported (ms), or, after a failed probe or request, when that failed (`isDown` counts from it). */
   reportedAtMs: number;
   /** False after a failed or timed-out probe, until a probe succeeds. */
   valid: boolean;
