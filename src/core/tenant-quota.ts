@@ -21,7 +21,10 @@ export interface QuotaState {
 /** The answer to an admission: its state per quota, and, when refused, the exact wait until it would fit. */
 export interface QuotaVerdict {
   admitted: boolean;
-  /** Refused: the quota that is short (`requests` first when both are), and the milliseconds until both fit. */
+  /**
+   * Refused: the quota that is short (`requests` first when both are, except that a request larger than the token
+   * quota names `tokens`: it never fits, whatever the requests quota does), and the milliseconds until both fit.
+   */
   refusal?: { quota: "requests" | "tokens"; retryAfterMs: number; neverFits: boolean };
   requests?: QuotaState;
   tokens?: QuotaState;
@@ -74,7 +77,9 @@ export class QuotaLedger {
       return { admitted: true, ...this.states(nowMs), ...(granted ? { lease: granted } : {}) };
     }
     const retryAfterMs = Math.max(requestWait, tokenWait);
-    const quota = requestWait > 0 ? "requests" : "tokens";
+    // A request that can never fit is refused for what it asks of the token quota (a 400 naming it), not for a
+    // requests quota that is only short for now.
+    const quota = requestWait > 0 && Number.isFinite(tokenWait) ? "requests" : "tokens";
     return {
       admitted: false,
       refusal: { quota, retryAfterMs, neverFits: !Number.isFinite(retryAfterMs) },

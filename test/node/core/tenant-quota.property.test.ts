@@ -22,8 +22,9 @@ import {
  * - the ledger's states are the modelled bucket's (remaining = whole units now, reset = time until full again);
  * - an admission happens iff one request and its estimate both fit (both charged or neither); a level below zero
  *   only ever comes from an overrun charged after the fact, never from an admission or a lease;
- * - a refusal names the short quota (requests first), its retry-after is the exact wait (it does not fit a
- *   millisecond before, it is admitted at that instant) and never-fits is exactly an amount above its limit;
+ * - a refusal names the short quota (requests first; tokens for a request too large for them), its retry-after is
+ *   the exact wait (it does not fit a millisecond before, it is admitted at that instant) and never-fits is exactly
+ *   an amount above its limit;
  * - a lease grants min(want, whole units available) of each limited quota, taken from the bucket; it asks for no
  *   more than `leaseMs` of refill; it covers a request iff open and holding enough; corrections, leftovers and
  *   counts add up (what it hands back is what it was granted, less what it spent, plus what was put back);
@@ -355,7 +356,12 @@ function run(ops: readonly Op[], { limits, leaseMs, isolates }: Settings): strin
         const tooLarge = QUOTAS.some((q) => limited(q) && need(q, tokens) > (model[q] as ModelBucket).limit);
         if (refusal.neverFits !== tooLarge) fail(`${what}(${tokens}): neverFits ${refusal.neverFits}`);
         if (Number.isFinite(refusal.retryAfterMs) === tooLarge) fail(`${what}: retry after ${refusal.retryAfterMs}`);
-        if (fits[0] !== "either" && refusal.quota !== (fits[0] === "no" ? "requests" : "tokens"))
+        // The short quota, requests first, but a request too large for the token quota is refused on tokens.
+        if (
+          tooLarge
+            ? refusal.quota !== "tokens"
+            : fits[0] !== "either" && refusal.quota !== (fits[0] === "no" ? "requests" : "tokens")
+        )
           fail(`${what}: refused on ${refusal.quota}, modelled fits ${fits}`);
         if (!tooLarge) {
           const w = refusal.retryAfterMs;

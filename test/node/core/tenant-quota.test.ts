@@ -83,6 +83,18 @@ describe("QuotaLedger", () => {
     expect(refused.refusal?.neverFits).toBe(true);
   });
 
+  it("a request larger than the token quota is refused on tokens even while the requests quota is short too", () => {
+    // Otherwise the edge's 400 would tell the client its request is too large for the requests quota (of 1 request).
+    const ledger = new QuotaLedger();
+    for (let i = 0; i < 30; i++) ledger.admit(limits, 10, 0);
+    expect(ledger.admit(limits, 10, 0).refusal).toEqual({ quota: "requests", retryAfterMs: 2000, neverFits: false });
+    expect(ledger.admit(limits, 10_001, 0).refusal).toEqual({
+      quota: "tokens",
+      retryAfterMs: Number.POSITIVE_INFINITY,
+      neverFits: true,
+    });
+  });
+
   it("corrects a charge with the usage: a refund gives tokens back, an overrun is owed", () => {
     const ledger = new QuotaLedger();
     ledger.admit(limits, 5000, 0);
