@@ -42,8 +42,8 @@ export interface QuotaUnits {
  * One tenant's request and token quotas, charged together: a request is admitted only if one request and its
  * token estimate both fit now (both are taken, or neither); when it does not fit, the refusal carries the
  * exact time until both will (a fact of the refill line, not an estimate). A token charge is corrected with
- * `adjust` when the response's `usage` is known. Limits are passed on every call, so a changed plan applies at
- * once (a bucket whose limit changed starts full at the new limit).
+ * `adjust` when the response's `usage` is known. Limits are passed on every admission, so a changed plan applies
+ * at once (a bucket whose limit changed starts full at the new limit); corrections go to the bucket as it is.
  *
  * Pure: the clock is a parameter.
  *
@@ -87,11 +87,20 @@ export class QuotaLedger {
     };
   }
 
-  /** Corrects an earlier charge: positive amounts are refunds, negative ones further charges. */
+  /**
+   * Corrects an earlier charge: positive amounts are refunds, negative ones further charges. It goes to the
+   * tenant's bucket as it is (`limits`, those of the charge, only make one when there is none): a correction made
+   * under the plan before a change must not switch the bucket back, or each one would start it full again.
+   */
   adjust(limits: QuotaLimits, requests: number, tokens: number, nowMs: number): QuotaVerdict {
-    if (requests !== 0) this.bucket("requests", limits.requestsPerMinute, nowMs)?.adjust(requests, nowMs);
-    if (tokens !== 0) this.bucket("tokens", limits.tokensPerMinute, nowMs)?.adjust(tokens, nowMs);
+    if (requests !== 0) this.current("requests", limits.requestsPerMinute, nowMs)?.adjust(requests, nowMs);
+    if (tokens !== 0) this.current("tokens", limits.tokensPerMinute, nowMs)?.adjust(tokens, nowMs);
     return { admitted: true, ...this.states(nowMs) };
+  }
+
+  /** The bucket of `kind` as it is, or, without one, the bucket `limit` makes. */
+  private current(kind: "requests" | "tokens", limit: number | undefined, nowMs: number): TokenBucket | undefined {
+    return this[kind] ?? this.bucket(kind, limit, nowMs);
   }
 
   /** Takes a lease from the buckets: every limited quota must have at least one whole unit to lease. */

@@ -103,6 +103,20 @@ describe("QuotaLedger", () => {
     expect(ledger.admit(limits, 1, 0).refusal?.retryAfterMs).toBe(Math.ceil((501 * 60_000) / 10_000));
   });
 
+  it("a correction made under the plan before a change goes to the bucket as it is, not back to the old plan", () => {
+    // Admissions still running when a plan changes are corrected with the limits they were charged under; each
+    // correction used to switch the bucket back to the old limit, full, and the next admission to the new one, full.
+    const ledger = new QuotaLedger();
+    const before = { tokensPerMinute: 1000 };
+    const after = { tokensPerMinute: 2000 };
+    ledger.admit(before, 500, 0); // still running when the plan changes
+    expect(ledger.admit(after, 1500, 0).tokens).toEqual({ limit: 2000, remaining: 500, resetMs: 45_000 });
+    expect(ledger.adjust(before, 0, 100, 0).tokens).toEqual({ limit: 2000, remaining: 600, resetMs: 42_000 });
+    expect(ledger.admit(after, 1000, 0).refusal?.quota).toBe("tokens");
+    // A correction under a plan without the quota leaves the bucket alone too.
+    expect(ledger.adjust({}, 0, -100, 0).tokens?.remaining).toBe(500);
+  });
+
   it("an unlimited quota has no state; a changed limit starts a fresh bucket", () => {
     const ledger = new QuotaLedger();
     const verdict = ledger.admit({ requestsPerMinute: 2 }, 10, 0);
