@@ -38,7 +38,7 @@ export interface HeadroomGate {
   recheckAtMs: number;
 }
 
-/** Below this many tracked tenants nothing is pruned outside a gate (see `arrived`). */
+/** Below this many tracked tenants nothing is pruned (a new tenant's arrival prunes: see `arrived`). */
 const PRUNE_FLOOR = 64;
 
 /**
@@ -146,8 +146,11 @@ export class TenantHeadroom {
         continue;
       }
       protectors.batch += 1;
-      if (interactive) protectors.interactive += 1;
       recheckAtMs = Math.min(recheckAtMs, this.activeUntil(name, activity, nowMs));
+      if (!interactive) continue;
+      protectors.interactive += 1;
+      // Its protection of interactive work may lapse first, while it stays active in batch.
+      recheckAtMs = Math.min(recheckAtMs, this.activeUntil(name, activity, nowMs, "interactive"));
     }
     if (protectors.batch === 0 || aboveShare.size === 0) return undefined;
     return {
@@ -165,14 +168,14 @@ export class TenantHeadroom {
     );
   }
 
-  /** The earliest moment the tenant may stop being active: a window after now while it has work, else after it was last seen. */
-  private activeUntil(name: string, activity: TenantActivity, nowMs: number): number {
-    const busy =
-      activity.inFlight.interactive + activity.inFlight.batch > 0 ||
-      this.waiting(name, "interactive") ||
-      this.waiting(name, "batch");
-    if (busy) return nowMs + this.windowMs;
-    return Math.max(activity.lastSeenMs.interactive, activity.lastSeenMs.batch) + this.windowMs;
+  /**
+   * The earliest moment the tenant may stop being active (in `only` that class, else in both): a window after now
+   * while it has work there, else a window after it was last seen there.
+   */
+  private activeUntil(name: string, activity: TenantActivity, nowMs: number, only?: PriorityClass): number {
+    const classes: readonly PriorityClass[] = only ? [only] : ["interactive", "batch"];
+    if (classes.some((c) => activity.inFlight[c] > 0 || this.waiting(name, c))) return nowMs + this.windowMs;
+    return Math.max(...classes.map((c) => activity.lastSeenMs[c])) + this.windowMs;
   }
 
   /** Forgets tenants neither active nor in flight. */

@@ -31,4 +31,19 @@ describe("TenantHeadroom", () => {
     for (let i = 0; i < 10_000; i++) headroom.arrived(`t${i}`, 1, "interactive", i * TENANT_ACTIVE_WINDOW_MS);
     expect(headroom.tracked).toBeLessThanOrEqual(64);
   });
+
+  it("rechecks when a hold of interactive work lapses, though its protector stays active in batch", () => {
+    // b, below its share, protects interactive work until 5 s after its interactive request and batch work until
+    // 5 s after its batch one: the router sleeps until recheckAtMs, so that must be the first of the two.
+    const headroom = new TenantHeadroom(1, 2, () => false);
+    headroom.arrived("a", 1, "interactive", 0);
+    headroom.placed("a", "interactive");
+    headroom.arrived("b", 1, "interactive", 0);
+    headroom.arrived("b", 1, "batch", 3000);
+    const gate = headroom.gate(4000, 1);
+    expect(gate?.holds("a", "interactive")).toBe(true);
+    expect(gate?.recheckAtMs).toBe(TENANT_ACTIVE_WINDOW_MS);
+    expect(headroom.gate(TENANT_ACTIVE_WINDOW_MS, 1)?.holds("a", "interactive")).toBe(false);
+    expect(headroom.gate(TENANT_ACTIVE_WINDOW_MS, 1)?.holds("a", "batch")).toBe(true);
+  });
 });
