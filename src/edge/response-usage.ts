@@ -29,7 +29,8 @@ export function usageOfJson(bytes: ArrayBuffer | Uint8Array): number | undefined
  */
 export function usageOfEventStream(text: string): number | undefined {
   let found: number | undefined;
-  for (const line of text.split("\n")) {
+  // Lines end in CRLF, LF or CR (the SSE spec); a CR left before LF would be JSON whitespace, a bare CR is not.
+  for (const line of text.split(/\r\n|\r|\n/)) {
     if (!line.startsWith("data:") || !line.includes('"usage"')) continue;
     try {
       found = totalTokens(JSON.parse(line.slice(5))) ?? found;
