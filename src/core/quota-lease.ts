@@ -107,15 +107,18 @@ export class QuotaLease {
     return low("requests") || low("tokens");
   }
 
+  /** Whether it is open and holds one request and `tokens` (of the quotas it has): what `take` would spend. */
+  covers(tokens: number, nowMs: number): boolean {
+    if (!this.isOpen(nowMs)) return false;
+    if (this.limits.requestsPerMinute !== undefined && this.left.requests < 1) return false;
+    return this.limits.tokensPerMinute === undefined || this.left.tokens >= tokens;
+  }
+
   /** Spends one request and `tokens` if it is open and covers both; the admission (estimated states) or `undefined`. */
   take(tokens: number, nowMs: number): QuotaVerdict | undefined {
-    if (!this.isOpen(nowMs)) return undefined;
-    const needsRequests = this.limits.requestsPerMinute !== undefined;
-    const needsTokens = this.limits.tokensPerMinute !== undefined;
-    if (needsRequests && this.left.requests < 1) return undefined;
-    if (needsTokens && this.left.tokens < tokens) return undefined;
-    if (needsRequests) this.left.requests -= 1;
-    if (needsTokens) this.left.tokens -= tokens;
+    if (!this.covers(tokens, nowMs)) return undefined;
+    if (this.limits.requestsPerMinute !== undefined) this.left.requests -= 1;
+    if (this.limits.tokensPerMinute !== undefined) this.left.tokens -= tokens;
     this.served += 1;
     this.tokensCharged += tokens;
     return this.view(nowMs);

@@ -61,8 +61,8 @@ export function estimateTokens(bodyText: string, maxTokens: number | undefined, 
  * (`leaseWant`, `tenants.quotaLeaseMs`): its admissions are then mostly served from this isolate's lease (units
  * the object charged up front) with no round trip, and only a request the lease does not cover asks the object
  * (returning the old lease's leftovers and taking a new one). A lease with a quarter of its time or units left
- * is renewed ahead by the one request that notices, while the others keep spending it; its leftovers go back
- * when the new one arrives. Refusals always come from the object, so their Retry-After stays exact.
+ * is renewed ahead by the one request that notices and that it covers, while the others keep spending it; its
+ * leftovers go back when the new one arrives. Refusals always come from the object, so their Retry-After stays exact.
  *
  * @example
  * ```ts
@@ -89,8 +89,16 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
 
   const askedAt = now();
   // A lease near its end is renewed ahead by the request that notices (one call), while the requests arriving
-  // meanwhile keep spending it; only one renewal at a time per tenant and isolate.
-  const renewAhead = slot.lease?.dueForRenewal(askedAt) === true && !renewing(slot, askedAt);
+  // meanwhile keep spending it; only one renewal at a time per tenant and isolate. A request the lease does not
+  // cover is a plain miss instead: its leftovers go back with the call, so that the object does not refuse it, or
+  // tell it to wait, for units this isolate would keep idle.
+  const open = slot.lease;
+  const renewAhead =
+    open !== undefined &&
+    sameLimits(open.limits, limits) &&
+    open.dueForRenewal(askedAt) &&
+    open.covers(tokens, askedAt) &&
+    !renewing(slot, askedAt);
   if (!renewAhead) {
     const local = takeFromLease(slot, limits, tokens, askedAt);
     if (local) return charged(local.verdict, tokens, slot, limits, adjust, now);
