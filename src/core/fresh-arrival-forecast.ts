@@ -62,7 +62,12 @@ export class FreshArrivalForecast {
 
   /** `elapsed` seconds have ended: the first with the arrivals counted, the others empty. */
   closeSeconds(elapsed: number): void {
-    for (let k = 0; k < Math.min(elapsed, this.slowRates.length); k++) {
+    // Empty seconds that no ring keeps (the seconds closed after them fill every ring) only decay the smoothed
+    // rates: folded in at once, so that a long quiet spell costs no more than a ring's length of work.
+    const ringS = Math.max(this.slowRates.length, this.fastRates.length, this.lastCounts.length);
+    const folded = Math.max(0, elapsed - 1 - ringS);
+    for (let k = 0; k < elapsed - folded; k++) {
+      if (k === 1 && folded > 0) this.foldEmpty(folded);
       const sample = k === 0 ? this.inInterval : 0;
       const { freshAlpha, burstAlpha } = this.options;
       this.smoothed = this.smoothed === undefined ? sample : freshAlpha * sample + (1 - freshAlpha) * this.smoothed;
@@ -81,6 +86,22 @@ export class FreshArrivalForecast {
       this.slowCount += 1;
     }
     this.inInterval = 0;
+  }
+
+  /** `seconds` empty seconds no ring will keep: the smoothed rates decay, and the rings' clocks move past them. */
+  private foldEmpty(seconds: number): void {
+    const { freshAlpha, burstAlpha } = this.options;
+    if (this.smoothed !== undefined) this.smoothed *= (1 - freshAlpha) ** seconds;
+    if (this.fast !== undefined) this.fast *= (1 - burstAlpha) ** seconds;
+    // The moving mean's counts of those seconds are 0: the ones they replace leave its sum now.
+    const n = this.lastCounts.length;
+    for (let k = 0; k < Math.min(seconds, n); k++) {
+      const slot = (this.fastCount + k) % n;
+      this.lastCountsSum -= this.lastCounts[slot] as number;
+      this.lastCounts[slot] = 0;
+    }
+    this.fastCount += seconds;
+    this.slowCount += seconds;
   }
 
   /** The baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */

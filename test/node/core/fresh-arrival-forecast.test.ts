@@ -32,6 +32,21 @@ describe("FreshArrivalForecast", () => {
     expect(forecast.baseline).toBeCloseTo(10 * 0.9 ** 3, 9);
   });
 
+  it("a quiet spell longer than its window, closed at once, is every one of its seconds closed in turn", () => {
+    // It stopped after the baseline's window: the smoothed rates kept (1 - alpha)^window of the traffic before.
+    const shortWindow = { ...opts, baselineWindowS: 5 };
+    for (const options of [opts, shortWindow])
+      for (const quietS of [61, 100, 4000]) {
+        const [atOnce, inTurn] = [seen([20, 20, 20], options), seen([20, 20, 20], options)];
+        atOnce.closeSeconds(quietS);
+        for (let s = 0; s < quietS; s++) inTurn.closeSeconds(1);
+        expect(atOnce.baseline ?? Number.NaN).toBeCloseTo(inTurn.baseline ?? Number.NaN, 12);
+        expect(atOnce.recent).toBeCloseTo(inTurn.recent, 12);
+        // A new overload's floor, read from the rings those seconds left.
+        expect(atOnce.overloadFloor(true, 0, 50)).toBeCloseTo(inTurn.overloadFloor(true, 0, 50), 12);
+      }
+  });
+
   it("sets an overload's floor at the median fast rate of the 10 s before it, and lowers it on later refusals only", () => {
     const forecast = seen(Array(40).fill(6));
     expect(forecast.overloadFloor(true, 10, 10)).toBeCloseTo(6, 9);
