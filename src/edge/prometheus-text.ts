@@ -27,14 +27,15 @@ function parseValue(text: string, line: number): number {
 
 /** Reads `{a="x",b="y"}` from the start of `rest`; returns the labels and what follows the closing brace. */
 function parseLabels(rest: string, line: number): { labels: Record<string, string>; after: string } {
-  const labels: Record<string, string> = {};
+  // A Map, not an object: a label named `__proto__` must be kept (and a repeated one refused).
+  const labels = new Map<string, string>();
   let i = 1; // past "{"
   const fail = (why: string): never => {
     throw new PrometheusTextError(`line ${line}: ${why}`);
   };
   for (;;) {
     while (rest[i] === " " || rest[i] === "\t") i++;
-    if (rest[i] === "}") return { labels, after: rest.slice(i + 1) };
+    if (rest[i] === "}") return { labels: Object.fromEntries(labels), after: rest.slice(i + 1) };
     const name = LABEL_NAME.exec(rest.slice(i))?.[0] ?? fail("bad label name");
     i += name.length;
     while (rest[i] === " " || rest[i] === "\t") i++;
@@ -60,8 +61,8 @@ function parseLabels(rest: string, line: number): { labels: Record<string, strin
       }
     }
     i++; // past the closing quote
-    if (Object.hasOwn(labels, name)) fail(`label ${name} repeated`);
-    labels[name] = value;
+    if (labels.has(name)) fail(`label ${name} repeated`);
+    labels.set(name, value);
     while (rest[i] === " " || rest[i] === "\t") i++;
     if (rest[i] === ",") i++;
     else if (rest[i] !== "}") fail("expected , or } after a label");
@@ -94,8 +95,11 @@ export function parsePrometheusText(text: string): PromSample[] {
     if (!name) throw new PrometheusTextError(`line ${line}: bad metric name`);
     let rest = trimmed.slice(name.length);
     let labels: Record<string, string> = {};
-    if (rest.startsWith("{")) ({ labels, after: rest } = parseLabels(rest, line));
-    if (rest.length > 0 && rest[0] !== " " && rest[0] !== "\t") {
+    // Blanks may separate the name from its labels (as Prometheus's own parser allows); the value needs one only
+    // where it would run into the name.
+    const afterName = rest.replace(/^[ \t]+/, "");
+    if (afterName.startsWith("{")) ({ labels, after: rest } = parseLabels(afterName, line));
+    else if (rest.length > 0 && rest[0] !== " " && rest[0] !== "\t") {
       throw new PrometheusTextError(`line ${line}: expected a space before the value`);
     }
     const fields = rest.trim().split(/[ \t]+/);
