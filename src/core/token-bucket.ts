@@ -52,7 +52,9 @@ export class TokenBucket {
     if (amount > this.rate.limit) return Number.POSITIVE_INFINITY;
     this.refill(nowMs);
     const missing = amount - this.level;
-    return missing <= FIT_TOLERANCE ? 0 : Math.ceil((missing * this.rate.periodMs) / this.rate.limit - FIT_TOLERANCE);
+    if (missing <= FIT_TOLERANCE) return 0;
+    // At least 1 ms: what does not fit now (`take` refuses it) must not be told it does.
+    return Math.max(1, Math.ceil((missing * this.rate.periodMs) / this.rate.limit - FIT_TOLERANCE));
   }
 
   /** Milliseconds until the bucket is full again (OpenAI's `x-ratelimit-reset-*`). */

@@ -15,6 +15,21 @@ describe("TokenBucket", () => {
     expect(bucket.available(62_000)).toBe(30);
   });
 
+  it("never says an amount fits now that take refuses (a shortfall the float slack rounds to no wait)", () => {
+    // 2.5 units a millisecond: 1.2e-6 units short is 4.8e-7 ms, which used to read as a wait of 0 (-0).
+    const bucket = new TokenBucket({ limit: 150_000, periodMs: 60_000 }, 0);
+    bucket.take(150_000, 0);
+    const at = 39.99999952;
+    expect(bucket.waitMs(100, at)).toBe(1);
+    expect(bucket.take(100, at)).toBe(false);
+    // The ledger refuses it then (it used to admit it without charging it), and admits it a millisecond later.
+    const ledger = new QuotaLedger();
+    const limits = { tokensPerMinute: 150_000 };
+    ledger.admit(limits, 150_000, 0);
+    expect(ledger.admit(limits, 100, at).refusal?.retryAfterMs).toBe(1);
+    expect(ledger.admit(limits, 100, at + 1).admitted).toBe(true);
+  });
+
   it("a charge corrected upwards is a debt the refill repays first", () => {
     const bucket = new TokenBucket({ limit: 100, periodMs: 60_000 }, 0);
     bucket.take(100, 0);
