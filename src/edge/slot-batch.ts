@@ -74,7 +74,8 @@ export const SWEEP_ROUNDS_MAX = 100;
 /**
  * Router slots, batched per isolate. The second Durable Object call of every admitted request (its `release`) is
  * sent at once only when no call to that router is in flight from this isolate; the ones that come meanwhile go
- * together in one `releaseAll`, or ride on the next `acquire` to the same router ({@link takeFor}). Nothing
+ * together in one `releaseAll`, or ride on the next `acquire` to the same router ({@link takeFor}; hand-off reports
+ * go only with `releaseAll`, in order). Nothing
  * waits for a timer, and nothing waits on a promise of another request: the batch holds plain data, and each
  * request sends with its own stub in its own `waitUntil`.
  *
@@ -82,8 +83,9 @@ export const SWEEP_ROUNDS_MAX = 100;
  * request that ends parks its slot for {@link PARK_MS}; a request arriving meanwhile takes it ({@link take}) and
  * goes to the same replica without asking the router, which hears of it in the next batch (`handedOff`) and
  * counts it as one request ended and the next placed. Every answer renews or ends the leave; without it, a slot
- * is released as before. Releases and hand-off reports are idempotent in the router (an unknown ticket is
- * ignored), so a batch whose call failed is put back and sent again.
+ * is released as before. Releases are idempotent in the router (an unknown ticket is ignored), so the releases
+ * an `acquire` carried are put back and sent again when it fails; a `releaseAll` that fails is not retried (the
+ * router restarted, or cannot be reached: a restarted router does not know those tickets).
  *
  * @example
  * ```ts
@@ -142,14 +144,20 @@ export class SlotBatch {
     return due ? this.startSending(state, sinkOf) : undefined;
   }
 
-  /** Takes every release and hand-off waiting for `router`, for an `acquire` to carry. */
+  /**
+   * Takes the releases waiting for `router`, for an `acquire` to carry: all but those of slots whose hand-off report
+   * waits too. Reports go only with the batch's own `releaseAll` (one sender, in order, hand-offs before releases):
+   * an acquire that fails puts back what it carried, and a report put back after its slot's release (or a later
+   * hand-off of the slot) had gone out would reach the router out of order - a hand-off of a slot it no longer
+   * knows, not counted, or the wrong holder recorded.
+   */
   takeFor(router: string): CarriedSlots {
     const state = this.routers.get(router);
     if (!state) return { released: [], handedOff: [] };
-    const carried = { released: state.released, handedOff: state.handedOff };
-    state.released = [];
-    state.handedOff = [];
-    return carried;
+    const reported = new Set(state.handedOff.map(([ticket]) => ticket));
+    const released = state.released.filter(([ticket]) => !reported.has(ticket));
+    state.released = state.released.filter(([ticket]) => reported.has(ticket));
+    return { released, handedOff: [] };
   }
 
   /** Puts back what a failed call carried, and sends it (the returned promise is for `waitUntil`). */
