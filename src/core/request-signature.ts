@@ -26,7 +26,8 @@ function toBase64Url(bytes: ArrayBuffer): string {
 }
 
 function fromBase64Url(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  // 4k+1 characters are no base64 at all: atob throws on them (a header anyone can send was a 500, not a 401).
+  if (!/^[A-Za-z0-9_-]+$/.test(text) || text.length % 4 === 1) return undefined;
   const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
