@@ -1,13 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type LeaseReturn, leaseWant, type QuotaLease, RENEW_AHEAD_SHARE } from "../../src/core/quota-lease";
-import {
-  QUOTA_PERIOD_MS,
-  QuotaLedger,
-  type QuotaLimits,
-  type QuotaUnits,
-  type QuotaVerdict,
-} from "../../src/core/tenant-quota";
+import { QuotaLedger, type QuotaLimits, type QuotaUnits, type QuotaVerdict } from "../../src/core/tenant-quota";
 import type { OpenAIErrorBody } from "../../src/edge/openai-error";
 import type { TenantPlan } from "../../src/edge/tenant-config";
 import { chargeQuota, type QuotaCharge, type QuotaOutcome } from "../../src/edge/tenant-quota-charge";
@@ -19,6 +13,7 @@ import {
   RENEWAL_STALE_MS,
 } from "../../src/edge/tenant-quota-leases";
 import type { TenantQuota } from "../../src/edge/tenant-quota-object";
+import { EPS, fitsLevel, levelAt, type ModelBucketLine, NEAR, rate, refill } from "../support/model-bucket";
 
 /**
  * The edge's charge of tenants' quotas with leases (`chargeQuota`, the isolate's lease slots), driven with arbitrary
@@ -53,8 +48,6 @@ import type { TenantQuota } from "../../src/edge/tenant-quota-object";
  * tenants in an isolate).
  */
 
-const EPS = 1e-6; // the documented slack of the refill's float arithmetic (units and ms)
-const NEAR = 1e-8; // how far two float computations of the same exact value may differ here
 const SLACK = 1e-5; // for sums of float levels
 const QUOTAS = ["requests", "tokens"] as const;
 type Quota = (typeof QUOTAS)[number];
@@ -273,22 +266,8 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 // The model.
 
 /** A bucket as documented: `limit` units per minute, continuously, holding at most `limit`; starts full. */
-interface ModelBucket {
-  limit: number;
-  level: number;
-  atMs: number;
+interface ModelBucket extends ModelBucketLine {
   startMs: number;
-}
-const rate = (b: ModelBucket) => b.limit / QUOTA_PERIOD_MS;
-const levelAt = (b: ModelBucket, t: number) => Math.min(b.limit, b.level + Math.max(0, t - b.atMs) * rate(b));
-function refill(b: ModelBucket, t: number): void {
-  b.level = levelAt(b, t);
-  b.atMs = Math.max(b.atMs, t);
-}
-/** Whether `need` fits a level (with the documented slack); "either" within float noise of the boundary. */
-function fitsLevel(level: number, need: number): "yes" | "no" | "either" {
-  const d = level + EPS - need;
-  return d >= NEAR ? "yes" : d < -NEAR ? "no" : "either";
 }
 const floors = (x: number) => [Math.floor(x - NEAR), Math.floor(x + NEAR)];
 const ceils = (x: number) => [Math.ceil(x - NEAR), Math.ceil(x + NEAR)];

@@ -9,6 +9,7 @@ import {
   type QuotaUnits,
   type QuotaVerdict,
 } from "../../../src/core/tenant-quota";
+import { EPS, fitsLevel, levelAt, type ModelBucketLine, NEAR, rate, refill } from "../../support/model-bucket";
 
 /**
  * One tenant's quotas (requests and tokens per minute) driven the way the edge drives them
@@ -34,8 +35,6 @@ import {
  *   capped by the bucket's limit).
  */
 
-const EPS = 1e-6; // the documented slack of the refill's float arithmetic (units and ms)
-const NEAR = 1e-8; // how far two float computations of the same exact value may differ here
 const QUOTAS = ["requests", "tokens"] as const;
 type Quota = (typeof QUOTAS)[number];
 
@@ -130,25 +129,10 @@ const ceils = (x: number) => [Math.ceil(x - NEAR), Math.ceil(x + NEAR)];
 const within = (value: number, [lo, hi]: number[]) => value >= (lo as number) && value <= (hi as number);
 
 /** A bucket as documented: `limit` units per minute, continuously, holding at most `limit`; starts full. */
-interface ModelBucket {
-  limit: number;
-  level: number;
-  atMs: number;
+interface ModelBucket extends ModelBucketLine {
   startMs: number;
   /** Units admitted (by the object or a lease), less refunds, plus overruns: what the tenant consumed. */
   used: number;
-}
-
-const rate = (b: ModelBucket) => b.limit / QUOTA_PERIOD_MS;
-const levelAt = (b: ModelBucket, t: number) => Math.min(b.limit, b.level + Math.max(0, t - b.atMs) * rate(b));
-function refill(b: ModelBucket, t: number): void {
-  b.level = levelAt(b, t);
-  b.atMs = Math.max(b.atMs, t);
-}
-/** Whether `need` fits a level (with the documented slack); "either" within float noise of the boundary. */
-function fitsLevel(level: number, need: number): "yes" | "no" | "either" {
-  const d = level + EPS - need;
-  return d >= NEAR ? "yes" : d < -NEAR ? "no" : "either";
 }
 
 interface ModelLease {
