@@ -11,6 +11,8 @@ const HOP_BY_HOP = new Set([
   "trailer",
   "transfer-encoding",
   "upgrade",
+  // Not standard, but sent by old clients as Connection's twin (RFC 9110 7.6.1 names it): hop-by-hop too.
+  "proxy-connection",
   "host",
   "content-length",
 ]);
@@ -25,8 +27,8 @@ const CLIENT_CREDENTIALS = new Set(["authorization"]);
 export const INTERNAL_HEADER_PREFIX = "x-spillway-";
 
 /**
- * The headers to send upstream: the client's, minus hop-by-hop, Cloudflare's own, spillway's internal ones and the
- * client's API key.
+ * The headers to send upstream: the client's, minus hop-by-hop (those named in its `Connection` header included),
+ * Cloudflare's own, spillway's internal ones and the client's API key.
  *
  * @example
  * ```ts
@@ -36,9 +38,16 @@ export const INTERNAL_HEADER_PREFIX = "x-spillway-";
  */
 export function upstreamHeaders(incoming: Headers): Headers {
   const headers = new Headers();
+  // RFC 9110 7.6.1: the fields a Connection header names are for this hop only.
+  const named = new Set(
+    (incoming.get("connection") ?? "")
+      .split(",")
+      .map((field) => field.trim().toLowerCase())
+      .filter((field) => field !== ""),
+  );
   for (const [name, value] of incoming) {
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || CLIENT_CREDENTIALS.has(lower)) continue;
+    if (HOP_BY_HOP.has(lower) || named.has(lower) || CLIENT_CREDENTIALS.has(lower)) continue;
     if (lower.startsWith("cf-") || lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     headers.append(name, value);
   }
