@@ -73,10 +73,13 @@ export function prepareGeneration(
     throw new ApiError(400, `${promptParam}: the prompt is empty`, { param: promptParam, code: "invalid_value" });
   const promptPages = Math.ceil(promptTokens.length / limits.pageSize) * limits.pageSize;
   const limit = Math.min(limits.contextLength, limits.maxTotalTokens - 1);
+  // The longest prompt that leaves room for one output token, counted in whole pages as admission counts it (the
+  // limit stated to a client that trims its prompt to it must hold).
+  const maxPrompt = Math.floor((limit - 1) / limits.pageSize) * limits.pageSize;
   if (promptPages >= limit)
     throw new ApiError(
       400,
-      `${promptParam}: the prompt has ${promptTokens.length} tokens; this server holds at most ${limit - 1} prompt tokens plus max_tokens (max-total-tokens ${limits.maxTotalTokens}, context length ${limits.contextLength})`,
+      `${promptParam}: the prompt has ${promptTokens.length} tokens; this server holds at most ${maxPrompt} prompt tokens plus max_tokens (max-total-tokens ${limits.maxTotalTokens}, context length ${limits.contextLength}, page size ${limits.pageSize})`,
       { param: promptParam, code: "context_length_exceeded" },
     );
   if (promptPages + maxTokens > limit)
