@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { RouterOptions } from "../core/router-options";
 import { routerOptionsFromSettings, routerSettingsShape } from "../core/router-schema";
 import { LOAD_SOURCES, type ReplicaTarget } from "./replica-probe";
+import { replicaUrl as replicaPathUrl } from "./replica-url";
 import { tenantsSchema } from "./tenant-config";
 
 const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
@@ -37,7 +38,12 @@ export const deploymentConfigSchema = z.strictObject({
   replicas: z
     .array(replicaEntry)
     .min(1, "needs at least one replica")
-    .refine((rs) => new Set(rs.map((r) => r.url)).size === rs.length, "a replica URL is listed twice"),
+    // Compared where requests go: replicaUrl drops trailing slashes, so `http://a` and `http://a/` are one server
+    // (listed twice, it would be given twice its slots). Zod runs this also when an entry failed (then not a URL).
+    .refine(
+      (rs) => new Set(rs.map((r) => (typeof r?.url === "string" ? replicaPathUrl(r.url, "") : r))).size === rs.length,
+      "a replica URL is listed twice",
+    ),
   /**
    * Name of a Worker secret holding the backend's API key (e.g. vLLM's `--api-key`): sent upstream as
    * `Authorization: Bearer <key>` in place of the client's own `Authorization`. Unset: the client's is passed on.
