@@ -40,17 +40,18 @@ export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator
     if (text.startsWith("data:")) data.push(text.slice(text.startsWith("data: ") ? 6 : 5));
     return undefined;
   };
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    const { lines, rest } = completeLines(buffer, false);
-    buffer = rest;
+  // The events the lines complete.
+  const events = function* (lines: readonly string[]) {
     for (const text of lines) {
       const event = line(text);
       if (event !== undefined) yield event;
     }
+  };
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    const { lines, rest } = completeLines(buffer, false);
+    buffer = rest;
+    yield* events(lines);
   }
-  for (const text of completeLines(buffer + decoder.decode(), true).lines) {
-    const event = line(text);
-    if (event !== undefined) yield event;
-  }
+  yield* events(completeLines(buffer + decoder.decode(), true).lines);
 }

@@ -199,6 +199,19 @@ async function oneChunkUsage(bytes: Uint8Array): Promise<Array<number | undefine
   return reports;
 }
 
+/** A tap on an upstream the test feeds chunk by chunk: the upstream's controller, the client's reader, the reports. */
+function openTap() {
+  const reports: Array<number | undefined> = [];
+  let upstream!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      upstream = controller;
+    },
+  });
+  const reader = tapEventStreamUsage(body, (tokens) => reports.push(tokens)).getReader();
+  return { upstream, reader, reports };
+}
+
 /** Byte equality, without the matchers' deep equality (slow on long arrays). */
 const same = (a: Uint8Array | undefined, b: Uint8Array) =>
   a !== undefined && a.byteLength === b.byteLength && a.every((byte, i) => byte === b[i]);
@@ -225,14 +238,7 @@ describe("tapEventStreamUsage on arbitrary event streams in arbitrary chunks", (
       await fc.assert(
         fc.asyncProperty(stream, clientUse, async (s, use) => {
           const chunks = chunksOf(s);
-          const reports: Array<number | undefined> = [];
-          let upstream!: ReadableStreamDefaultController<Uint8Array>;
-          const body = new ReadableStream<Uint8Array>({
-            start(controller) {
-              upstream = controller;
-            },
-          });
-          const reader = tapEventStreamUsage(body, (tokens) => reports.push(tokens)).getReader();
+          const { upstream, reader, reports } = openTap();
           const relayed: Uint8Array[] = [];
           for (const [i, chunk] of chunks.entries()) {
             upstream.enqueue(chunk.slice());
@@ -268,14 +274,7 @@ describe("tapEventStreamUsage on arbitrary event streams in arbitrary chunks", (
         fc.asyncProperty(stream, fc.nat(), fc.constantFrom("fails", "cancelled"), async (s, at, how) => {
           const chunks = chunksOf(s);
           const stop = at % (chunks.length + 1);
-          const reports: Array<number | undefined> = [];
-          let upstream!: ReadableStreamDefaultController<Uint8Array>;
-          const body = new ReadableStream<Uint8Array>({
-            start(controller) {
-              upstream = controller;
-            },
-          });
-          const reader = tapEventStreamUsage(body, (tokens) => reports.push(tokens)).getReader();
+          const { upstream, reader, reports } = openTap();
           for (const chunk of chunks.slice(0, stop)) {
             upstream.enqueue(chunk.slice());
             expect(same((await reader.read()).value, chunk)).toBe(true);
