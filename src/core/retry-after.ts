@@ -123,21 +123,25 @@ export function estimateRetryAfterS(
 
 /**
  * Jitter that stays inside `[min, max]` without piling on the bounds: `value * (1 + jitter * (2u - 1))` when
- * that range fits under `max`; otherwise `min(value, max)` jittered downward only, uniform in
+ * that range fits inside them; near `max`, `min(value, max)` jittered downward only, uniform in
  * `[max * (1 - jitter), max]` (spec correction: clamping after jitter sent every draw above the cap to exactly
- * the cap - half the refusals of a long overload on one second).
+ * the cap - half the refusals of a long overload on one second); near `min`, jittered upward only, uniform in
+ * `[base, base * (1 + jitter)]` (the same correction at the floor: clamping sent every draw below 1 s to exactly
+ * 1 s - half the refusals of a short queue, one herd on the floor).
  *
  * @example
  * ```ts
  * jitterWithin(1000, 0.2, 0, 1, 60);   // 48
  * jitterWithin(1000, 0.2, 0.5, 1, 60); // 54 (not 60)
  * jitterWithin(5, 0.2, 0, 1, 60);      // 4
+ * jitterWithin(1, 0.2, 0.5, 1, 60);    // 1.1 (not 1)
  * ```
  */
 export function jitterWithin(value: number, jitter: number, u: number, min: number, max: number): number {
   const base = clamp(value, min, max);
-  if (base * (1 + jitter) <= max) return clamp(applyJitter(base, jitter, u), min, max);
-  return clamp(base * (1 - jitter * (1 - u)), min, max);
+  if (base * (1 + jitter) > max) return clamp(base * (1 - jitter * (1 - u)), min, max);
+  if (base * (1 - jitter) < min) return clamp(base * (1 + jitter * u), min, max);
+  return applyJitter(base, jitter, u);
 }
 
 /**

@@ -782,9 +782,18 @@ function checkDecision(
     expect(jittered).toBeLessThanOrEqual(cap);
     // (A draw within 1e-9 of u = 1, or a jitter below 1e-6, can round onto the cap: measure zero, not a pile.)
     if (j >= 1e-6 && cap > COMPUTED_MIN_S && u < 1 - 1e-9) expect(jittered, "no draw on the cap").toBeLessThan(cap);
-    // Plain jitter when its whole range fits under the cap; else min(value, cap) jittered downward only.
-    const expected = pre * (1 + j) <= cap ? pre * (1 + j * (2 * u - 1)) : pre * (1 - j * (1 - u));
-    close(jittered, Math.max(COMPUTED_MIN_S, expected), "jittered");
+    // Plain jitter when its whole range fits inside [1, cap]; else min(value, cap) jittered downward only near the
+    // cap, upward only near the floor.
+    const expected =
+      pre * (1 + j) > cap
+        ? pre * (1 - j * (1 - u))
+        : pre * (1 - j) < COMPUTED_MIN_S
+          ? pre * (1 + j * u)
+          : pre * (1 + j * (2 * u - 1));
+    close(jittered, Math.min(cap, Math.max(COMPUTED_MIN_S, expected)), "jittered");
+    // (A draw within 1e-9 of u = 0, or a jitter below 1e-6, can round onto the floor: measure zero, not a pile.)
+    if (j >= 1e-6 && cap > COMPUTED_MIN_S && u > 1e-9 && pre * (1 + j) <= cap)
+      expect(jittered, "no draw on the floor").toBeGreaterThan(COMPUTED_MIN_S);
     checkHeaders(d);
     expect(d.retryAfterS).toBeGreaterThanOrEqual(1);
     expect(d.retryAfterS).toBeLessThanOrEqual(Math.ceil(cap));
@@ -875,7 +884,7 @@ describe("retry-after.ts and backoff.ts: the hint ladder", () => {
     );
   });
 
-  it("near the cap the draw is spread, not piled: monotone in u, inside [min(v, cap) * (1 - jitter), min(v, cap)]", () => {
+  it("near either bound the draw is spread, not piled: monotone in u, drawn away from the cap or the floor", () => {
     fc.assert(
       fc.property(
         real(0, 1e5),
@@ -890,11 +899,15 @@ describe("retry-after.ts and backoff.ts: the hint ladder", () => {
           expect(a).toBeLessThanOrEqual(b);
           const base = Math.min(cap, Math.max(COMPUTED_MIN_S, value));
           if (base * (1 + jitter) > cap) {
-            // Uniform over [base (1 - jitter), base): strictly increasing in u, never on the cap. (The floor is not held
-            // to this: a value near 1 s is jittered both ways and clamped, as the unit test of 1 queued at 100/s pins.)
+            // Uniform over [base (1 - jitter), base): strictly increasing in u, never on the cap.
             if (hi - lo > 1e-9 && base * (1 - jitter * (1 - lo)) >= COMPUTED_MIN_S) expect(a).toBeLessThan(b);
             if (hi < 1 - 1e-9) expect(b).toBeLessThan(cap);
             expect(a).toBeGreaterThanOrEqual(Math.max(COMPUTED_MIN_S, base * (1 - jitter)) * (1 - 1e-12));
+          } else if (base * (1 - jitter) < COMPUTED_MIN_S) {
+            // Near the floor, the mirror: uniform over (base, base (1 + jitter)], strictly increasing, never on 1 s.
+            if (hi - lo > 1e-9) expect(a).toBeLessThan(b);
+            if (lo > 1e-9) expect(a).toBeGreaterThan(COMPUTED_MIN_S);
+            expect(b).toBeLessThanOrEqual(base * (1 + jitter) * (1 + 1e-12));
           }
         },
       ),

@@ -78,7 +78,7 @@ describe("computed estimate (saturation factor 1)", () => {
   const noSat = opts({ retryAfterPolicy: "queue_drain_rate" });
   it.each([
     [10, 5, 2],
-    [1, 100, 1],
+    [1, 100, 2], // 1 s jittered upward only (no pile on the floor): 1.1 s, a Retry-After of 2
     [1000, 1, 54],
     [20, 4, 5],
   ])("%s queued at rate %s -> %s s at u=0.5", (depth, rate, expected) => {
@@ -103,11 +103,24 @@ describe("computed estimate (saturation factor 1)", () => {
     expect(new Set(ms.map((v) => Math.floor(v / 1000))).size).toBeGreaterThanOrEqual(12);
   });
 
+  it("no pile-up at the 1 s floor either - below it, jitter draws above the floor, uniformly", () => {
+    // Clamping after jitter sent every draw below 1 s to exactly 1 s: a short queue's hints (1 queued at 100/s, 1 s
+    // before jitter) came back on one millisecond, half of them. Now they spread over [1, 1.2] s.
+    const draws = Array.from({ length: 100 }, (_, i) => decideRetryAfter(warm(1, 100), noSat, u(i / 100)));
+    const ms = draws.map((d) => d.retryAfterMs as number);
+    expect(ms.filter((v) => v === 1000).length).toBeLessThanOrEqual(1);
+    expect(Math.min(...ms)).toBe(1000);
+    expect(Math.max(...ms)).toBeGreaterThan(1190);
+    expect(new Set(ms).size).toBeGreaterThanOrEqual(95);
+  });
+
   it("jitterWithin keeps values inside [min, max] and is the plain jitter well below the cap", () => {
     expect(jitterWithin(10, 0.2, 0, 1, 60)).toBe(8);
     expect(jitterWithin(10, 0.2, 0.75, 1, 60)).toBeCloseTo(11);
     expect(jitterWithin(1000, 0.2, 0.5, 1, 60)).toBeCloseTo(54);
     expect(jitterWithin(0.1, 0.2, 0, 1, 60)).toBe(1);
+    expect(jitterWithin(1, 0.2, 0.5, 1, 60)).toBeCloseTo(1.1);
+    expect(jitterWithin(1.1, 0.2, 1, 1, 60)).toBeCloseTo(1.32);
     expect(jitterWithin(100, 0.2, 0.5, 1, 120)).toBe(100); // 100 * 1.2 fits under 120: plain jitter
   });
 

@@ -70,7 +70,7 @@ describe("RouterCore", () => {
     if (r.kind !== "rejected") return;
     const stats = core.stats();
     expect(stats.estimatorWarm).toBe(true);
-    // depth 4 / rate 4 * saturation (occupancy 12/1000 * 0.25) ~ 1.003 s, jitter at u=0.5 leaves it
+    // depth 4 / rate 4 * saturation (occupancy 12/1000 * 0.25) ~ 1.003 s
     expect(r.rejection.decision.rung).toBe("computed");
     expect(r.rejection.decision.preJitterS).toBeCloseTo(
       (4 / (stats.drainRate as number)) * (1 + 0.25 * (12 / 1000)),
@@ -90,9 +90,10 @@ describe("RouterCore", () => {
       drain_rate: stats.drainRate, // drain rate
       estimator_warm: true, // estimator warm
       pre_jitter_s: pre, // pre-jitter value
-      post_jitter_s: pre, // post-jitter value (u = 0.5 leaves it)
+      // post-jitter value: within 20% of the 1 s floor, jittered upward only (u = 0.5: +10%), not clamped onto it
+      post_jitter_s: pre * 1.1,
       retry_after_s: 2,
-      retry_after_ms: Math.ceil(pre * 1000),
+      retry_after_ms: Math.ceil(pre * 1.1 * 1000),
       drain_counter: stats.drainCount, // the drain counter
       backoff_streak: 0,
     });
