@@ -1,11 +1,14 @@
 import { z } from "zod";
 
-/** The fields the edge reads; everything else passes through to the engine untouched. */
+/**
+ * The fields the edge reads; everything else passes through to the engine untouched. `null` is the same as absent
+ * for the optional ones, as in OpenAI's API ("integer or null"): some clients send `"max_tokens": null`.
+ */
 const baseSchema = z.looseObject({
   model: z.string({ error: "`model` must be a string" }).min(1, "`model` must not be empty"),
-  stream: z.boolean({ error: "`stream` must be a boolean" }).optional(),
-  max_tokens: z.int({ error: "`max_tokens` must be an integer" }).min(0).optional(),
-  max_completion_tokens: z.int({ error: "`max_completion_tokens` must be an integer" }).min(0).optional(),
+  stream: z.boolean({ error: "`stream` must be a boolean" }).nullish(),
+  max_tokens: z.int({ error: "`max_tokens` must be an integer" }).min(0).nullish(),
+  max_completion_tokens: z.int({ error: "`max_completion_tokens` must be an integer" }).min(0).nullish(),
   /** OpenAI's processing tier; checked against the tenant's plan (see service-tier.ts). */
   service_tier: z.unknown().optional(),
 });
@@ -88,7 +91,7 @@ export async function readRequestBody(
     return { status: 400, message: issue?.message ?? "invalid request body", param: issue?.path.join(".") || null };
   }
   const { model, max_completion_tokens, max_tokens, service_tier } = result.data;
-  const maxTokens = max_completion_tokens ?? max_tokens;
+  const maxTokens = max_completion_tokens ?? max_tokens ?? undefined;
   return { text, model, ...(maxTokens !== undefined ? { maxTokens } : {}), serviceTier: service_tier };
 }
 

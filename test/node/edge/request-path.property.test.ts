@@ -117,9 +117,10 @@ const isCount = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v)
 function badFields(o: Record<string, unknown>, path: string): string[] {
   const bad: string[] = [];
   if (typeof o.model !== "string" || o.model === "") bad.push("model");
-  if (o.stream !== undefined && typeof o.stream !== "boolean") bad.push("stream");
-  if (o.max_tokens !== undefined && !isCount(o.max_tokens)) bad.push("max_tokens");
-  if (o.max_completion_tokens !== undefined && !isCount(o.max_completion_tokens)) bad.push("max_completion_tokens");
+  // `null` is absent, as in OpenAI's API ("integer or null").
+  if (o.stream != null && typeof o.stream !== "boolean") bad.push("stream");
+  if (o.max_tokens != null && !isCount(o.max_tokens)) bad.push("max_tokens");
+  if (o.max_completion_tokens != null && !isCount(o.max_completion_tokens)) bad.push("max_completion_tokens");
   if (path.endsWith("/chat/completions")) {
     const m = o.messages;
     if (!Array.isArray(m) || m.length === 0 || !m.every((x) => isPlainObject(x) && typeof x.role === "string"))
@@ -196,7 +197,7 @@ describe("request bodies, under any size, chunking and Content-Length", () => {
               expect(result.message.length).toBeGreaterThan(0);
               expect(bad).toContain(String(result.param).split(".")[0]);
             } else {
-              const maxTokens = parsed.max_completion_tokens ?? parsed.max_tokens;
+              const maxTokens = parsed.max_completion_tokens ?? parsed.max_tokens ?? undefined;
               expect(result).toEqual({
                 text,
                 model: parsed.model,
@@ -426,6 +427,18 @@ describe("one forwarding attempt", () => {
 // Header and field parsing, error bodies
 
 describe("parsing what the client says", () => {
+  it("null optional fields are absent, as in OpenAI's API: `max_tokens`, `max_completion_tokens` and `stream`", async () => {
+    // LangChain and hand-written clients send `"max_tokens": null`; OpenAI and the engine accept it, so must the edge.
+    const body = { model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: null, stream: null };
+    for (const extra of [{}, { max_completion_tokens: null }, { max_completion_tokens: null, max_tokens: 7 }]) {
+      const text = JSON.stringify({ ...body, ...extra });
+      const request = new Request("http://edge/v1/chat/completions", { method: "POST", body: text });
+      const result = await readRequestBody(request, "/v1/chat/completions", 1 << 20);
+      const maxTokens = "max_tokens" in extra ? { maxTokens: 7 } : {};
+      expect(result).toEqual({ text, model: "m", ...maxTokens, serviceTier: undefined });
+    }
+  });
+
   it("x-stainless-retry-count: a retry exactly when it is a whole number of at least 1, for any text", () => {
     const retryHeader = fc.oneof(
       fc.string({ unit: "grapheme", maxLength: 8 }),
