@@ -71,21 +71,23 @@ export function prepareGeneration(
   }
   if (promptTokens.length === 0)
     throw new ApiError(400, `${promptParam}: the prompt is empty`, { param: promptParam, code: "invalid_value" });
+  // The pool counts the prompt in whole pages (admission does); the context length counts tokens (SGLang's check).
   const promptPages = Math.ceil(promptTokens.length / limits.pageSize) * limits.pageSize;
-  const limit = Math.min(limits.contextLength, limits.maxTotalTokens - 1);
-  // The longest prompt that leaves room for one output token, counted in whole pages as admission counts it (the
-  // limit stated to a client that trims its prompt to it must hold).
-  const maxPrompt = Math.floor((limit - 1) / limits.pageSize) * limits.pageSize;
-  if (promptPages >= limit)
+  const poolLimit = limits.maxTotalTokens - 1;
+  // The longest prompt that leaves room for one output token (the limit stated to a client that trims its prompt to
+  // it must hold): whole pages under the pool's limit, tokens under the context length.
+  const maxPrompt = Math.min(Math.floor((poolLimit - 1) / limits.pageSize) * limits.pageSize, limits.contextLength - 1);
+  if (promptTokens.length > maxPrompt)
     throw new ApiError(
       400,
       `${promptParam}: the prompt has ${promptTokens.length} tokens; this server holds at most ${maxPrompt} prompt tokens plus max_tokens (max-total-tokens ${limits.maxTotalTokens}, context length ${limits.contextLength}, page size ${limits.pageSize})`,
       { param: promptParam, code: "context_length_exceeded" },
     );
-  if (promptPages + maxTokens > limit)
+  const maxOutput = Math.min(poolLimit - promptPages, limits.contextLength - promptTokens.length);
+  if (maxTokens > maxOutput)
     throw new ApiError(
       400,
-      `max_tokens: ${maxTokens} plus the prompt's ${promptTokens.length} tokens exceeds the ${limit} tokens this server can hold for one request; ask for at most ${limit - promptPages}`,
+      `max_tokens: ${maxTokens} plus the prompt's ${promptTokens.length} tokens exceeds what this server can hold for one request (max-total-tokens ${limits.maxTotalTokens} in pages of ${limits.pageSize}, context length ${limits.contextLength}); ask for at most ${maxOutput}`,
       {
         param:
           input.kind === "chat" && input.body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",

@@ -27,7 +27,8 @@ import { tokenizer } from "../../../src/engine/tokenizer";
  *   ids and a finite integer max_tokens >= 1;
  * - for well-formed requests with at most one fault, the outcome the documentation gives: the faulty parameter's
  *   400, 404 for another model, else the limits: accepted only if pages(prompt) + max_tokens < max-total-tokens and
- *   prompt + max_tokens <= context length (and accepted whenever that holds with the prompt's pages), refused naming
+ *   prompt + max_tokens <= context length, and accepted whenever that holds (the context length counts the prompt's
+ *   tokens, not its pages, as SGLang's check does), refused naming
  *   `prompt` when no max_tokens would fit and `max_tokens` / `max_completion_tokens` (whichever was given) otherwise;
  *   the prompt is the text's tokens, the token ids given, or the chat messages rendered as `<role>: <content>` lines
  *   and `assistant:`; defaults 16 (completions) and 128 (chat); max_completion_tokens over max_tokens;
@@ -424,13 +425,11 @@ function promptTokensOf(d: Drawn): number[] {
   return "text" in d.prompt ? tokenizer.encode(d.prompt.text) : d.prompt.ids;
 }
 
-/** The documented limit check. `fits` true: must be accepted; false: must be refused; null: either. */
-function fits(prompt: number, maxTokens: number, l: RequestLimits): boolean | null {
+/** The documented limit check: true, must be accepted; false, must be refused. */
+function fits(prompt: number, maxTokens: number, l: RequestLimits): boolean {
   const pages = Math.ceil(prompt / l.pageSize) * l.pageSize;
-  const mustRefuse = !(pages + maxTokens < l.maxTotalTokens && prompt + maxTokens <= l.contextLength);
-  if (mustRefuse) return false;
-  // The prompt's pages against the context length too is stricter than documented but allowed ("only if").
-  return pages + maxTokens <= l.contextLength ? true : null;
+  // Exactly the documented check: the prompt's pages against the pool, its tokens against the context length.
+  return pages + maxTokens < l.maxTotalTokens && prompt + maxTokens <= l.contextLength;
 }
 
 function parseSse(text: string): unknown[] {
@@ -490,19 +489,17 @@ describe("engine requests: well-formed, with at most one fault", () => {
         const verdict = fits(tokens.length, maxTokens, limits);
         if (res.status !== 200 && res.status !== 500) {
           expect(res.status, ctx).toBe(400);
-          expect(verdict, ctx).not.toBe(true);
+          expect(verdict, ctx).toBe(false);
           expect(submitted).toHaveLength(0);
           const error = expectErrorBody(res.text);
           const promptParam = d.kind === "chat" ? "messages" : "prompt";
           const maxParam = d.kind === "chat" && d.maxCompletionTokens != null ? "max_completion_tokens" : "max_tokens";
           const withOne = fits(tokens.length, 1, limits);
-          if (withOne === false) expect(error.param, ctx).toBe(promptParam);
-          else if (withOne === true) expect(error.param, ctx).toBe(maxParam);
-          else expect([promptParam, maxParam]).toContain(error.param);
+          expect(error.param, ctx).toBe(withOne ? maxParam : promptParam);
           await honestLimits(limits, d, String(error.message), tokens.length);
           return;
         }
-        expect(verdict, ctx).not.toBe(false);
+        expect(verdict, ctx).toBe(true);
         expect(submitted).toHaveLength(1);
         const g = submitted[0] as GenerationRequest;
         expectSaneGeneration(g);
