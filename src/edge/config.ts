@@ -127,6 +127,10 @@ export function parseConfig(source: string | unknown): SpillwayConfig {
       throw new ConfigError(`SPILLWAY_CONFIG is not valid JSON: ${(error as Error).message}`);
     }
   }
+  // zod builds records by assignment and so skips a key `__proto__` without a word: the deployment would vanish.
+  const deployments = (raw as { deployments?: unknown } | null)?.deployments;
+  if (typeof deployments === "object" && deployments !== null && Object.hasOwn(deployments, "__proto__"))
+    throw new ConfigError("invalid SPILLWAY_CONFIG: deployments.__proto__: `__proto__` cannot name a deployment");
   const result = spillwayConfigSchema.safeParse(raw);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);

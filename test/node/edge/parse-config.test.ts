@@ -174,4 +174,16 @@ describe("parseConfig, field by field", () => {
     const both = errorOf(withDeployment({ maxOngoingRequests: 0, routerShards: 0 }));
     expect(both).toMatch(/maxOngoingRequests: .*; .*routerShards: /);
   });
+
+  it("refuses a deployment named __proto__ rather than dropping it without a word", () => {
+    // JSON.parse makes `__proto__` an ordinary key; a record built by assignment would lose it (and with it the
+    // deployment), leaving the other deployments, or "needs at least one deployment", to puzzle the operator.
+    const replicas = ["http://127.0.0.1:8001"];
+    for (const source of [
+      `{"deployments":{"__proto__":{"replicas":["http://127.0.0.1:8001"]},"llama":{"replicas":["http://127.0.0.1:8002"]}}}`,
+      JSON.parse(`{"deployments":{"__proto__":{"replicas":["http://127.0.0.1:8001"]}}}`),
+    ])
+      expect(() => parseConfig(source)).toThrow(/deployments\.__proto__: `__proto__` cannot name a deployment/);
+    expect(Object.keys(parseConfig({ deployments: { proto: { replicas } } }).deployments)).toEqual(["proto"]);
+  });
 });
