@@ -80,7 +80,8 @@ export async function acquireSlot(
     if (f.overloaded) return { kind: "unavailable", cause: "overloaded", message: String(error) };
   }
   try {
-    const waitedMs = Math.max(0, now() - started);
+    // Its wait before this acquire (if the caller gave one) and since: both count against the queue timeout.
+    const waitedMs = (call.options?.waitedMs ?? 0) + Math.max(0, now() - started);
     return { kind: "answered", result: await ask({ ...call.options, waitedMs }) };
   } catch (error) {
     const f = flags(error);

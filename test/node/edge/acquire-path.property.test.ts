@@ -18,8 +18,8 @@ import type { CarriedSlots } from "../../../src/edge/slot-batch";
  *   non-Error; `overloaded`; `remote`, the router's own code). Every acquire ends in exactly one documented outcome:
  *   the first answer, whatever it is, is final and returned unchanged; a `remote` error is rethrown; an overloaded
  *   router is `unavailable/overloaded` after one call; any other failure is retried exactly once, on a fresh stub,
- *   with the same deployment, shard and ticket and the same options plus `waitedMs` = the time since the first call
- *   (clamped at 0), and a second failure is `unavailable` (overloaded or unreachable by its flags) unless `remote`.
+ *   with the same deployment, shard and ticket and the same options plus `waitedMs` = what the options said it had
+ *   waited before, plus the time since the first call (clamped at 0), and a second failure is `unavailable` (overloaded or unreachable by its flags) unless `remote`.
  *   Never more than two calls, never a call while one is open, never a call after the outcome; each call carries
  *   exactly what the carrier gave it, and what a failed call carried (only that) is handed back.
  * - `routerUnavailable`: with `shed`, or `pass` past `maxOngoingRequests` requests in flight, a 503
@@ -133,6 +133,8 @@ const submitOptions: fc.Arbitrary<SubmitOptions | undefined> = fc.option(
       tenant: fc.string({ maxLength: 4 }),
       weight: fc.constantFrom(0.5, 1, 2),
       priority: fc.constantFrom("interactive" as const, "batch" as const),
+      // A request that already waited somewhere before this acquire (its first arrival is earlier).
+      waitedMs: fc.integer({ min: 0, max: 60_000 }),
     },
     { requiredKeys: [], noNullPrototype: true },
   ),
@@ -273,7 +275,7 @@ describe("acquireSlot under arbitrary router answers and failures", () => {
           }
           expect(calls[0]?.options).toEqual(options ?? {});
           if (want.calls === 2) {
-            const waitedMs = Math.max(0, beforeMs + (script[0] as Step).heldMs);
+            const waitedMs = (options?.waitedMs ?? 0) + Math.max(0, beforeMs + (script[0] as Step).heldMs);
             expect(calls[1]?.options).toEqual({ ...options, waitedMs });
           }
 
