@@ -15,10 +15,12 @@ export async function signedGet(
   signal: AbortSignal,
   extraHeaders: Record<string, string> = {},
 ): Promise<Response> {
+  const { pathname, search } = new URL(url);
   const signature = secret
     ? await signRequest(secret, {
         method: "GET",
-        path: new URL(url).pathname,
+        // What the engine verifies: the path and its query (a probe URL with a query was refused).
+        path: pathname + search,
         body: "",
         deployment: "",
         timestampMs: Date.now(),

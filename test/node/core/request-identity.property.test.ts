@@ -556,9 +556,11 @@ describe("signedGet: the probes' signature verifies at the engine", () => {
     vi.useRealTimers();
   });
 
-  it("signs a GET the engine serves, for any path, within the window; sends no signature without a secret", async () => {
+  it("signs a GET the engine serves, for any path and query, within the window; sends no signature without a secret", async () => {
     const rawPath = fc
-      .array(fc.constantFrom("load", "metrics", "/", "é", "%", "%2F", " ", "..", "#", "a"), { maxLength: 8 })
+      .array(fc.constantFrom("load", "metrics", "/", "é", "%", "%2F", " ", "..", "#", "a", "?", "=", "&"), {
+        maxLength: 8,
+      })
       .map((p) => `/${p.join("")}`);
     await fc.assert(
       fc.asyncProperty(
