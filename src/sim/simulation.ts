@@ -294,11 +294,28 @@ export function runSimulation(
     requests: traces,
     drainSamples,
     idleWhileWaitingSlotS: meter.slotSeconds,
-    fleetSlots: loss ? (replicaNames.length * maxOngoing + aliveSlots) / 2 : replicaNames.length * maxOngoing,
+    fleetSlots: meanFleetSlots(replicaNames.length * maxOngoing, aliveSlots, loss?.atS, spanS),
     spanS,
     trafficS,
     ...(ledger ? { ledger } : {}),
   };
+}
+
+/**
+ * The fleet's slots averaged over the run: all of them until a loss at `lossAtS`, those left after it. (The plain
+ * mean of before and after was right only for a loss half way through: capacity-halves' loss at 80 s of 360 s
+ * put idle-while-waiting's denominator at 24 slots, not 19.6.)
+ *
+ * @example
+ * ```ts
+ * meanFleetSlots(32, 16, 80, 360); // (32 * 80 + 16 * 280) / 360 = 19.56
+ * meanFleetSlots(32, 32, undefined, 360); // 32
+ * ```
+ */
+export function meanFleetSlots(slots: number, aliveSlots: number, lossAtS: number | undefined, spanS: number): number {
+  if (lossAtS === undefined || !(spanS > 0)) return slots;
+  const before = Math.min(Math.max(0, lossAtS), spanS);
+  return (slots * before + aliveSlots * (spanS - before)) / spanS;
 }
 
 /**

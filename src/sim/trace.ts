@@ -59,10 +59,13 @@ export interface RunTrace {
   drainSamples: DrainSample[];
   /** Slot-seconds of capacity left idle while at least one client slept in backoff (min of the two, integrated). */
   idleWhileWaitingSlotS: number;
-  /** Slots of the fleet (replicas x maxOngoingRequests) and the simulated span, for normalising. */
+  /**
+   * Slots of the fleet (replicas x maxOngoingRequests; averaged over the span when replicas are lost) and the
+   * simulated span, for normalising.
+   */
   fleetSlots: number;
   spanS: number;
-  /** Seconds of offered traffic (the goodput denominator). */
+  /** Seconds of offered traffic (the phases, without the tail). */
   trafficS: number;
   /** Second by second, what the routers' ledgers promised and how it ended; absent for policies without one. */
   ledger?: LedgerSample[];

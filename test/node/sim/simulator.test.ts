@@ -102,6 +102,25 @@ describe("simulator", () => {
     expect(m.admittedRetryRate).toBeNull();
   });
 
+  it("idle-while-waiting is a share of the slot-seconds the fleet had: all slots until a loss, those left after", () => {
+    // A loss at 10 s of a 78 s run: the fleet had 8 slots for 10 s and 4 for 68 s, 5.03 on average (the plain mean
+    // of before and after, 6, was right only for a loss half way through).
+    const scenario = smallBurst({
+      fleet: { ...smallBurst().fleet, loss: { atS: 10, replicas: 1 } },
+    });
+    const trace = runSimulation(
+      scenario,
+      EVAL_POLICIES[0] as (typeof EVAL_POLICIES)[number],
+      generateWorkload(scenario, 40),
+    );
+    expect(trace.spanS).toBe(78);
+    expect(trace.fleetSlots * trace.spanS).toBeCloseTo(8 * 10 + 4 * 68, 9);
+    const metrics = computeMetrics(trace);
+    expect(metrics.idleWhileWaitingFraction).toBeCloseTo(trace.idleWhileWaitingSlotS / (8 * 10 + 4 * 68), 12);
+    // Without a loss, every slot throughout.
+    expect(runSimulation(smallBurst(), EVAL_POLICIES[0] as (typeof EVAL_POLICIES)[number], []).fleetSlots).toBe(8);
+  });
+
   it("a router restart fails no queued request: the Worker re-acquires each on the fresh router", () => {
     const scenario = smallBurst({
       router: { shards: 2, maxQueuedRequests: 10, queueTimeoutS: 30, restartAtS: 14 },
