@@ -75,35 +75,48 @@ export class DrainAccuracyTracker {
 
   recordRejection(nowMs: number, queueDepth: number, drainCount: number, suggestedS: number | undefined): void {
     const record = { atMs: nowMs, queueDepth, suggestedS, targetDrainCount: drainCount + queueDepth };
+    // An empty queue (depth 0) has drained already: observed at once, not at the next drain.
+    if (queueDepth <= 0) {
+      this.observe(record, nowMs);
+      return;
+    }
     // Targets are almost always non-decreasing (the depth at rejection is the queue bound), so this scan from
     // the end is O(1) in practice.
     let i = this.pending.length;
     while (i > 0 && (this.pending[i - 1] as Pending).targetDrainCount > record.targetDrainCount) i -= 1;
     this.pending.splice(i, 0, record);
-    if (this.pending.length > this.maxPending) this.pending.shift();
+    if (this.pending.length > this.maxPending) {
+      // The oldest record goes, not the nearest target (a later rejection at a shorter queue has a nearer one).
+      let oldest = 0;
+      for (let j = 1; j < this.pending.length; j++)
+        if ((this.pending[j] as Pending).atMs < (this.pending[oldest] as Pending).atMs) oldest = j;
+      this.pending.splice(oldest, 1);
+    }
   }
 
   /** Call after each drain with the new drain counter. */
   onDrain(nowMs: number, drainCount: number): void {
-    while (this.pending.length > 0 && (this.pending[0] as Pending).targetDrainCount <= drainCount) {
-      const done = this.pending.shift() as Pending;
-      const observation = {
-        atMs: done.atMs,
-        queueDepth: done.queueDepth,
-        suggestedS: done.suggestedS,
-        observedS: (nowMs - done.atMs) / 1000,
-      };
-      this.results.push(observation);
-      if (observation.suggestedS !== undefined) {
-        const error = observation.suggestedS - observation.observedS;
-        const i = DRAIN_ERROR_BOUNDS.findIndex((le) => error <= le);
-        this.errorCounts[i] = (this.errorCounts[i] ?? 0) + 1;
-        this.errorSum += error;
-        this.errorCount += 1;
-      }
-      this.onObservation?.(observation);
-      if (this.results.length > this.maxResults) this.results.shift();
+    while (this.pending.length > 0 && (this.pending[0] as Pending).targetDrainCount <= drainCount)
+      this.observe(this.pending.shift() as Pending, nowMs);
+  }
+
+  private observe(done: Pending, nowMs: number): void {
+    const observation = {
+      atMs: done.atMs,
+      queueDepth: done.queueDepth,
+      suggestedS: done.suggestedS,
+      observedS: (nowMs - done.atMs) / 1000,
+    };
+    this.results.push(observation);
+    if (observation.suggestedS !== undefined) {
+      const error = observation.suggestedS - observation.observedS;
+      const i = DRAIN_ERROR_BOUNDS.findIndex((le) => error <= le);
+      this.errorCounts[i] = (this.errorCounts[i] ?? 0) + 1;
+      this.errorSum += error;
+      this.errorCount += 1;
     }
+    this.onObservation?.(observation);
+    if (this.results.length > this.maxResults) this.results.shift();
   }
 
   /** Completed observations, oldest first. */

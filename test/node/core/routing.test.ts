@@ -86,4 +86,19 @@ describe("suggested vs observed drain time", () => {
     tracker.onDrain(2_000, 5);
     expect(tracker.recent().map((r) => r.observedS)).toEqual([0.9, 2]);
   });
+  it("a rejection at an empty queue is observed drained at once (C0 + 0 is reached), not at the next drain", () => {
+    const tracker = new DrainAccuracyTracker();
+    tracker.recordRejection(1_000, 0, 7, 2);
+    expect(tracker.recent()).toEqual([{ atMs: 1_000, queueDepth: 0, suggestedS: 2, observedS: 0 }]);
+    expect(tracker.pendingCount).toBe(0);
+    expect(tracker.errorHistogram()).toMatchObject({ sum: 2, count: 1 });
+  });
+  it("bounded: past maxPending the oldest record is dropped, not the one nearest its target", () => {
+    const tracker = new DrainAccuracyTracker(2);
+    tracker.recordRejection(0, 5, 0, 1); // target 5
+    tracker.recordRejection(1_000, 5, 0, 1); // target 5
+    tracker.recordRejection(2_000, 1, 0, 1); // target 1: the nearest, and the newest
+    tracker.onDrain(3_000, 5);
+    expect(tracker.recent().map((r) => r.atMs)).toEqual([2_000, 1_000]);
+  });
 });
