@@ -128,11 +128,13 @@ export function oracleModel(
     const retries = client.profile.maxRetries ?? scenario.client.maxRetries;
     const oneWayS = client.roundTripMs / 2000 + w2r;
     let waitS = 0;
+    // Per retry: the refusal's way back to the client, its wait, and the retry's way to the router.
     for (let n = 0; n < retries; n++)
       waitS +=
-        client.profile.honoursUpToS > 0
+        (client.profile.honoursUpToS > 0
           ? Math.min(client.profile.honoursUpToS, ORACLE_MAX_HINT_S)
-          : Math.min(0.5 * 2 ** n, 8) + 2 * oneWayS;
+          : Math.min(0.5 * 2 ** n, 8)) +
+        2 * oneWayS;
     const release = request.arrivalMs / 1000 + oneWayS;
     return { arrival: request.arrivalMs / 1000, release, deadline: release + queueS + waitS, tail: oneWayS };
   });
@@ -140,16 +142,22 @@ export function oracleModel(
 }
 
 /**
- * The best any hint policy could do for a scenario's clients, offline, from the same arrivals and the same
- * clients (style and round trip, drawn exactly as the simulation draws them).
+ * The best any hint policy could do for a scenario's clients under the oracle's capacity model, offline, from the
+ * same arrivals and the same clients (style and round trip, drawn exactly as the simulation draws them).
  *
  * Model: the fleet starts requests at its measured capacity (one start every 1 / capacity seconds while anyone
- * is waiting; the rate falls with the replicas lost). A request may start from the moment its first attempt
- * reaches the router until its client's last chance: the queue's drain time (what a queue could hold it) plus,
- * per retry it will make, the longest hint it honours (at most {@link ORACLE_MAX_HINT_S}; backoff-only clients
- * the SDK backoff; no-shows none). Among the requests that may start, the one whose last chance comes first
- * starts (earliest deadline first: with unit jobs, the most requests served). A request completes a service time
- * (fleet slots / capacity, Little's law at full load) plus half its round trip after it starts.
+ * is waiting; the rate falls with the replicas lost). It does not count the burst of an idle fleet filling its free
+ * slots at once: a policy may serve a few requests of a short overload sooner than the oracle says. A request may
+ * start from the moment its first attempt reaches the router until its client's last chance: the queue's drain
+ * time (what a queue could hold it) plus, per retry it will make, the refusal's way back to the client, the longest
+ * hint it honours (at most {@link ORACLE_MAX_HINT_S}; backoff-only clients the SDK backoff; no-shows none) and the
+ * retry's way to the router. Starts lie on a grid one start apart, each standing for any moment of its step (a
+ * request whose first attempt comes within the step may take it); among the requests that may take a start, the
+ * one whose last useful start (its last chance, or the last start that completes by the run's end) comes first
+ * takes it. Earliest deadline first on that grid serves the most requests the grid allows, so the oracle is an upper
+ * bound on the requests served under its capacity model (its completion curve is that schedule's, not a bound).
+ * A request completes a service time (fleet slots / capacity, Little's law at full load) plus its way back to the
+ * client (half its round trip plus the Worker-to-router latency) after it starts.
  *
  * @example
  * ```ts
@@ -170,21 +178,29 @@ export function computeOracle(
   let next = 0;
   let t = 0;
   while (t <= endS) {
-    while (next < jobs.length && (jobs[next] as (typeof jobs)[number]).release <= t) {
-      heap.push((jobs[next] as (typeof jobs)[number]).deadline, next);
+    const rate = rateAt(t);
+    if (!(rate > 0)) break; // every replica lost: nothing starts any more
+    const step = 1 / rate;
+    // A start at t stands for any start in [t, t + step): a request whose first attempt comes within the step
+    // may take it (a relaxation, so that waiting for a narrower window never beats the oracle). Its key is its
+    // last useful start: its client's last chance, or the last start that still completes by the run's end.
+    while (next < jobs.length && (jobs[next] as (typeof jobs)[number]).release < t + step) {
+      const job = jobs[next] as (typeof jobs)[number];
+      heap.push(Math.min(job.deadline, endS - serviceS - job.tail), next);
       next += 1;
     }
     while (heap.size > 0 && (heap.peekKey() as number) < t) heap.pop();
     const top = heap.pop();
     if (top === undefined) {
       if (next >= jobs.length) break;
-      t = Math.max(t, (jobs[next] as (typeof jobs)[number]).release);
+      // Idle until the step in which the next first attempt comes (on the start grid: starts stay a step apart).
+      t += Math.max(1, Math.floor(((jobs[next] as (typeof jobs)[number]).release - t) / step)) * step;
       continue;
     }
     const job = jobs[top[1]] as (typeof jobs)[number];
     const done = t + serviceS + job.tail;
     if (done <= endS) times.push(done - job.arrival);
-    t += 1 / rateAt(t);
+    t += step;
   }
   const total = workload.length;
   return {
@@ -211,6 +227,6 @@ export function poolOracles(results: readonly Omit<OracleResult, "model">[]): Or
     servedFraction: requests > 0 ? served / requests : 0,
     servedWithinS: curve,
     model:
-      "earliest-deadline-first over the fleet's measured capacity; each request's window: queue drain time plus, per retry, the longest hint its client honours (<= 120 s), SDK backoff for backoff-only clients, none for no-shows",
+      "earliest-deadline-first on a grid of starts at the fleet's measured capacity, each start standing for any moment of its step (an upper bound on requests served); each request's window: queue drain time plus, per retry, the way back and forth and the longest hint its client honours (<= 120 s), SDK backoff for backoff-only clients, none for no-shows",
   };
 }
