@@ -38,17 +38,24 @@ export class PagePool {
 
   /** Take `pages` pages; the caller has made room first (by eviction), so running short is a bug. */
   allocate(pages: number): void {
+    checkPages(pages);
     if (pages > this.freePages) throw new Error(`KV pool: allocating ${pages} pages with ${this.freePages} free`);
     this.freePages -= pages;
   }
 
   /** Return `pages` pages. */
   release(pages: number): void {
+    checkPages(pages);
     if (this.freePages + pages > this.totalPages) {
       throw new Error(`KV pool: releasing ${pages} pages would exceed the pool (${this.freePages} free)`);
     }
     this.freePages += pages;
   }
+}
+
+/** A page count is a whole number, not negative: anything else would corrupt the counter silently. */
+function checkPages(pages: number): void {
+  if (!Number.isInteger(pages) || pages < 0) throw new Error(`KV pool: bad page count ${pages}`);
 }
 
 /**

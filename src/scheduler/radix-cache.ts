@@ -97,7 +97,8 @@ export class RadixCache {
   }
 
   /**
-   * Longest cached prefix of `tokens[0, maxLength)` in whole pages; touches the path (LRU). SGLang caps
+   * Longest cached prefix of `tokens[0, maxLength)` in whole pages; touches the path (LRU), and the rest of an
+   * edge it ends inside (as SGLang does: it touches an edge before splitting it). SGLang caps
    * `maxLength` at the sequence length minus one so that a prefill always computes at least one token.
    */
   match(tokens: readonly number[], maxLength: number): PrefixMatch {
@@ -111,6 +112,8 @@ export class RadixCache {
       if (child === undefined) break;
       const n = this.common(child, tokens, pos, end);
       if (n === 0) break;
+      // SGLang touches the whole edge before splitting it: the unmatched rest of it is as fresh as the match.
+      child.lastAccess = tick;
       const next = n < child.key.length ? this.split(child, n) : child;
       next.lastAccess = tick;
       node = next;
@@ -133,7 +136,9 @@ export class RadixCache {
       const child = node.children.get(this.childKey(tokens, pos));
       if (child === undefined) {
         const leaf = new RadixNode(tokens.slice(pos, length), node);
-        leaf.lastAccess = tick;
+        // Newer than the path, and than the rest of an edge it split off (SGLang's clock has moved on by then):
+        // two leaves never share an access time.
+        leaf.lastAccess = ++this.tick;
         node.children.set(this.childKey(tokens, pos), leaf);
         this.totalTokens += length - pos;
         this.evictableTokens += length - pos;
@@ -141,6 +146,7 @@ export class RadixCache {
       }
       const n = this.common(child, tokens, pos, length);
       if (n === 0) throw new Error("radix cache: a child key matched no page"); // unreachable: keys are pages
+      child.lastAccess = tick; // the whole edge, as in match
       const next = n < child.key.length ? this.split(child, n) : child;
       next.lastAccess = tick;
       node = next;
@@ -159,8 +165,11 @@ export class RadixCache {
 
   /** Undo one {@link lock}. */
   unlock(node: RadixNode): void {
+    // Checked along the whole path first: the root's own lock of 1 would hide a second unlock of a request that
+    // held only the root (nothing cached), and an unlocked root is later popped as a leaf.
+    for (let n: RadixNode | null = node; n !== null; n = n.parent)
+      if (n.lockRef <= (n === this.root ? 1 : 0)) throw new Error("radix cache: unlocking an unlocked node");
     for (let n: RadixNode | null = node; n !== null; n = n.parent) {
-      if (n.lockRef === 0) throw new Error("radix cache: unlocking an unlocked node");
       n.lockRef--;
       if (n.lockRef === 0) this.evictableTokens += n.key.length;
     }
