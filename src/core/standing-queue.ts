@@ -78,6 +78,9 @@ export class StandingQueue {
       this.shortQueueAtMs = nowMs;
     } else if (nowMs - this.shortQueueAtMs >= intervalMs) {
       this.standing = true;
+      // The spell's quiet time starts with it: a refusal long before (or none yet, while the queue was kept) is not
+      // "nothing refused for an interval", or the next arrival would end a spell that refused nothing yet.
+      this.refusedAtMs = Math.max(this.refusedAtMs, nowMs);
     }
     return this.standing;
   }

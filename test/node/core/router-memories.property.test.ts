@@ -32,7 +32,8 @@ import { DRAINING_WINDOW_S, StandingQueue, type StandingQueueOptions } from "../
  * - `StandingQueue` (the delay target's CoDel state) against the JSDoc's rules over a list of offered instants:
  *   the target depth, standing exactly once the queue has not been at or below it for `standingIntervalS` since
  *   construction, its last short sample or the end of the last standing spell, leaving exactly once nothing has
- *   been refused for max(`standingIntervalS`, `DRAINING_WINDOW_S`), and never standing at an update while the
+ *   been refused for max(`standingIntervalS`, `DRAINING_WINDOW_S`) since the later of the last refusal and the
+ *   spell's start, and never standing at an update while the
  *   attempts offered over the last `DRAINING_WINDOW_S` whole seconds fall short of `drainingOfferedShare` of the
  *   drain rate.
  */
@@ -527,7 +528,11 @@ describe("StandingQueue (whether the queue stands above its delay target)", () =
           shortAtMs = now;
         }
       } else if (drains || depth <= targetDepth()) shortAtMs = now;
-      else if (now - shortAtMs >= intervalMs) standing = true;
+      else if (now - shortAtMs >= intervalMs) {
+        // A spell's quiet time starts with it (a refusal before it, or none, is not "nothing refused for that long").
+        standing = true;
+        refusedAtMs = Math.max(refusedAtMs, now);
+      }
       const stands = queue.update(now, depth);
       if (stands !== standing)
         fail(

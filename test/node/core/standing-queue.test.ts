@@ -22,6 +22,20 @@ describe("StandingQueue (the queue-delay target's standing state)", () => {
     expect(queue.update(70_000, 0)).toBe(false);
   });
 
+  it("a spell that starts with nothing refused lately lasts its quiet time, not until the next update", () => {
+    // A placement's update, refusing nothing, can start the spell: the next arrival must not end it at once (with a
+    // queue too deep to fill, the target then never applied and the queue grew without bound).
+    const queue = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 30 }, () => 10, 0);
+    expect(queue.update(30_000, 50)).toBe(true);
+    expect(queue.update(30_001, 50)).toBe(true);
+    expect(queue.update(59_999, 50)).toBe(true);
+    expect(queue.update(60_000, 50)).toBe(false); // nothing refused for the whole interval since it began
+    const atOnce = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 0 }, () => 10, 0);
+    expect(atOnce.update(0, 50)).toBe(true);
+    expect(atOnce.update(1, 50)).toBe(true);
+    expect(atOnce.update(DRAINING_WINDOW_S * 1000, 50)).toBe(false);
+  });
+
   it("leaves after at least DRAINING_WINDOW_S without a refusal even with a shorter interval", () => {
     const queue = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 0 }, () => 10, 0);
     expect(queue.update(0, 50)).toBe(true);
