@@ -7,8 +7,8 @@
  * ```ts
  * const offered = new RecentRate(3);
  * offered.add(1_000); offered.add(1_500); offered.add(2_200);
- * offered.rate(4_100); // 1: three events in seconds 1-3
- * offered.rate(3_500); // 1: seconds 0-2, the third one (second 3) not over yet
+ * offered.rate(3_500); // 1: three events in seconds 0-2, second 3 not over yet
+ * offered.rate(4_100); // 1: the same three in seconds 1-3
  * ```
  */
 export class RecentRate {
@@ -25,7 +25,7 @@ export class RecentRate {
   /** Counts one event at `nowMs`. */
   add(nowMs: number): void {
     this.advance(nowMs);
-    const i = this.current % this.buckets.length;
+    const i = this.slot(this.current);
     this.buckets[i] = (this.buckets[i] ?? 0) + 1;
   }
 
@@ -34,7 +34,7 @@ export class RecentRate {
     this.advance(nowMs);
     let sum = 0;
     for (const n of this.buckets) sum += n;
-    return (sum - (this.buckets[this.current % this.buckets.length] ?? 0)) / this.windowS;
+    return (sum - (this.buckets[this.slot(this.current)] ?? 0)) / this.windowS;
   }
 
   private advance(nowMs: number): void {
@@ -42,7 +42,13 @@ export class RecentRate {
     if (second <= this.current) return;
     const n = this.buckets.length;
     const steps = Math.min(n, second - this.current);
-    for (let k = 1; k <= steps; k++) this.buckets[(second - steps + k) % n] = 0;
+    for (let k = 1; k <= steps; k++) this.buckets[this.slot(second - steps + k)] = 0;
     this.current = second;
+  }
+
+  /** The bucket of an absolute second; seconds before 0 (a clock near its origin) wrap like the rest. */
+  private slot(second: number): number {
+    const n = this.buckets.length;
+    return ((second % n) + n) % n;
   }
 }
