@@ -1,6 +1,6 @@
 import type { CompletionCurve } from "./metrics";
 import { marginPts as pts } from "./report-format";
-import { TARGET_TOLERANCE } from "./targets";
+import { TARGET_TOLERANCE, withinTolerance } from "./targets";
 
 /** One scenario as `npm run eval:batch-bound` records it in docs/batch-bound.json. */
 export interface BatchBoundScenario {
@@ -48,7 +48,7 @@ export function renderBatchBound(report: BatchBoundReport): string {
     (r) =>
       `| ${r.name} | ${pts(r.aloneMargin)} | ${pts(r.batchMargin)} | ${pts(tighter(r))} | ${pts(r.defaultWorstGap)} | ${r.fullBatchRps.toFixed(2)} / ${r.measuredRps.toFixed(2)} | ${r.batchSizes.join(", ")} | ${r.size.columns} x ${r.size.rows} |`,
   );
-  const reachable = s.filter((r) => tighter(r) >= -TARGET_TOLERANCE.curve);
+  const reachable = s.filter((r) => withinTolerance(tighter(r), TARGET_TOLERANCE.curve));
   const costs = s.map((r) => r.aloneMargin - r.batchMargin);
   const costly = s.filter((r) => r.aloneMargin - r.batchMargin >= 0.001);
   const higher = s.filter((r) => r.batchMargin - r.aloneMargin >= 0.001);
@@ -59,7 +59,7 @@ export function renderBatchBound(report: BatchBoundReport): string {
     reachable.length === s.length
       ? "So batching is not what keeps a policy from the curve target either: with foresight, one schedule is within the target's 2 points of the best other policy at every horizon in every scenario even when a request served beside others is slower. With the twins (`docs/online-bound.md`), which find that not knowing when an overload ends costs the bound nothing, what is left of the default's gap lies in what both bounds still relax (a refused client may start at any moment of its window, with no retry to time and no place in the queue to hold; fractional starts) and in the default's own choices."
       : `So batching alone puts the curve target out of reach in ${s.length - reachable.length} of ${s.length} scenarios (${s
-          .filter((r) => tighter(r) < -TARGET_TOLERANCE.curve)
+          .filter((r) => !withinTolerance(tighter(r), TARGET_TOLERANCE.curve))
           .map((r) => `\`${r.name}\` ${pts(tighter(r))}`)
           .join(
             ", ",

@@ -1,7 +1,7 @@
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import { pts } from "./report-format";
 import type { Scenario } from "./scenario";
-import { TARGET_TOLERANCE } from "./targets";
+import { TARGET_TOLERANCE, withinTolerance } from "./targets";
 
 /**
  * A burst scenario with its burst `burstS` long: the one phase above capacity (load > 1) lengthened or shortened,
@@ -61,7 +61,7 @@ export function burstLengthSummary(report: BurstLengthReport, scenario: string) 
     highest: Math.max(...overloaded.map((r) => r.worst.gap)),
     horizons: [...new Set(overloaded.map((r) => r.worst.horizonS))].sort((a, b) => a - b),
     owners: [...new Set(overloaded.map((r) => r.worst.bestOther))].sort(),
-    met: rows.filter((r) => r.worst.gap >= -TARGET_TOLERANCE.curve).map((r) => r.burstS),
+    met: rows.filter((r) => withinTolerance(r.worst.gap, TARGET_TOLERANCE.curve)).map((r) => r.burstS),
   };
 }
 
@@ -104,10 +104,10 @@ export function renderBurstLength(report: BurstLengthReport): string {
   });
   // Read only what the rows show: whether the target is missed at every length with an overload.
   const overloaded = report.rows.filter((r) => r.worst.gap < 0);
-  const missedAtAll = overloaded.every((r) => r.worst.gap < -TARGET_TOLERANCE.curve);
+  const missedAtAll = overloaded.every((r) => !withinTolerance(r.worst.gap, TARGET_TOLERANCE.curve));
   const reading = missedAtAll
     ? ` So the bursts' curve gaps are not a quirk of their burst length: at every length with an overload (${overloaded.length} of ${report.rows.length} rows) the default misses the curve target, at the horizons and behind the policies named; unlike \`waves\`' served misses, which come and go with the period (\`docs/wave-period.md\`).`
-    : ` At ${overloaded.filter((r) => r.worst.gap >= -TARGET_TOLERANCE.curve).length} of the ${overloaded.length} lengths with an overload the default is within the curve target's 2 points.`;
+    : ` At ${overloaded.filter((r) => withinTolerance(r.worst.gap, TARGET_TOLERANCE.curve)).length} of the ${overloaded.length} lengths with an overload the default is within the curve target's 2 points.`;
   lines.push("", `What it says: ${said.join("; ")}.${reading}`, "");
   return lines.join("\n");
 }

@@ -2,7 +2,7 @@ import type { HintScheduleTable } from "./hint-schedule";
 import type { HintSearchScore, HintSearchSettings } from "./hint-search";
 import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
 import { pct, pts } from "./report-format";
-import { TARGET_TOLERANCE } from "./targets";
+import { TARGET_TOLERANCE, withinTolerance } from "./targets";
 
 /** One scenario as `npm run eval:hint-search` records it in docs/hint-search.json. */
 export interface HintSearchRow {
@@ -46,7 +46,7 @@ export interface HintSearchReport {
 
 const curve = (c: CompletionCurve) => COMPLETION_HORIZONS_S.map((h) => pct(c[String(h)] ?? 0)).join(" / ");
 const gap = (s: HintSearchScore) => `${pts(s.worstGap)} (${s.worstHorizonS} s)`;
-const meets = (s: HintSearchScore) => s.worstGap >= -TARGET_TOLERANCE.curve - 1e-9;
+const meets = (s: HintSearchScore) => withinTolerance(s.worstGap, TARGET_TOLERANCE.curve);
 const passes = (n: number) => `${n} pass${n === 1 ? "" : "es"}`;
 const hints = (row: (number | null)[]) => row.map((v) => (v === null ? "-" : String(v))).join(" ");
 
@@ -65,7 +65,9 @@ export function renderHintSearch(report: HintSearchReport): string {
   const metHeld = rows.filter((r) => meets(r.held.table));
   const gains = rows.map((r) => r.best.worstGap - r.start.worstGap);
   const heldGains = rows.map((r) => r.held.table.worstGap - r.held.start.worstGap);
-  const servedLoss = rows.filter((r) => r.best.servedFraction < r.start.servedFraction - TARGET_TOLERANCE.served);
+  const servedLoss = rows.filter(
+    (r) => !withinTolerance(r.best.servedFraction - r.start.servedFraction, TARGET_TOLERANCE.served),
+  );
   const out: string[] = [];
   out.push("# Can hint timing alone meet the curve target? A search over hint tables\n");
   out.push(

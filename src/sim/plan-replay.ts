@@ -5,7 +5,7 @@ import type { EventLoop } from "./event-loop";
 import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
 import { pct, marginPts as pts } from "./report-format";
 import type { SimRouterPort, SimRouterSetting } from "./simulation";
-import { TARGET_TOLERANCE } from "./targets";
+import { TARGET_TOLERANCE, withinTolerance } from "./targets";
 
 /** The longest hint the planned router gives (the oracle's and the bounds' longest: `ORACLE_MAX_HINT_S`). */
 const MAX_HINT_S = 120;
@@ -285,12 +285,14 @@ export function renderPlanReplay(report: PlanReplayReport): string {
   const below = bounded.filter(
     (r) => worstGap(r.replayed.curve, r.target).gap < worstGap(r.defaultCurve, r.target).gap,
   );
-  const met = report.rows.filter((r) => worstGap(r.replayed.curve, r.target).gap >= -TARGET_TOLERANCE.curve);
+  const met = report.rows.filter((r) =>
+    withinTolerance(worstGap(r.replayed.curve, r.target).gap, TARGET_TOLERANCE.curve),
+  );
   const better = report.rows.filter((r) =>
     COMPLETION_HORIZONS_S.some(
       (h) =>
-        (r.replayed.curve[String(h)] ?? 0) - (r.target[String(h)] ?? 0) >= -TARGET_TOLERANCE.curve &&
-        (r.defaultCurve[String(h)] ?? 0) - (r.target[String(h)] ?? 0) < -TARGET_TOLERANCE.curve,
+        withinTolerance((r.replayed.curve[String(h)] ?? 0) - (r.target[String(h)] ?? 0), TARGET_TOLERANCE.curve) &&
+        !withinTolerance((r.defaultCurve[String(h)] ?? 0) - (r.target[String(h)] ?? 0), TARGET_TOLERANCE.curve),
     ),
   );
   return [

@@ -6,7 +6,7 @@ import { ORACLE_MAX_HINT_S } from "./oracle";
 import { randomStream } from "./random-streams";
 import { marginPts as pts } from "./report-format";
 import type { Scenario } from "./scenario";
-import { bestOtherCurve, TARGET_TOLERANCE } from "./targets";
+import { bestOtherCurve, TARGET_TOLERANCE, withinTolerance } from "./targets";
 import type { WorkloadRequest } from "./workload";
 
 /**
@@ -104,7 +104,7 @@ export function renderQueueBound(report: QueueBoundReport): string {
     (r) =>
       `| ${r.name} | ${r.queueBound} / ${r.queueTimeoutS} s | ${r.attemptsAtMost.toFixed(3)} | ${pts(r.aloneMargin)} | ${pts(r.margin)} | ${pts(r.aloneMargin - r.margin)} | ${pts(r.defaultWorstGap)} | ${r.size.columns} x ${r.size.rows} |`,
   );
-  const reachable = s.filter((r) => r.margin >= -TARGET_TOLERANCE.curve);
+  const reachable = s.filter((r) => withinTolerance(r.margin, TARGET_TOLERANCE.curve));
   const costly = s.filter((r) => r.aloneMargin - r.margin >= 0.001);
   const worst = s.reduce((a, b) => (a.aloneMargin - a.margin >= b.aloneMargin - b.margin ? a : b));
   const lowest = s.reduce((a, b) => (a.margin <= b.margin ? a : b));
@@ -112,7 +112,7 @@ export function renderQueueBound(report: QueueBoundReport): string {
     reachable.length === s.length
       ? `So neither the queue's bound nor the attempts target keeps a policy from the curve target: with foresight, one schedule that never holds more first attempts in the queue than it allows, never starts one from there past the queue's timeout, and makes no more attempts per offered request than static 30 s is within 2 points of the best other policy at every horizon in every scenario (lowest: \`${lowest.name}\`, ${pts(lowest.margin)}). The default's gaps (${pts(Math.min(...s.map((r) => r.defaultWorstGap)))} to ${pts(Math.max(...s.map((r) => r.defaultWorstGap)))}) are not a limit these targets set together.`
       : `So the queue's bound and the attempts target together put the curve target out of reach in ${s.length - reachable.length} of ${s.length} scenarios (${s
-          .filter((r) => r.margin < -TARGET_TOLERANCE.curve)
+          .filter((r) => !withinTolerance(r.margin, TARGET_TOLERANCE.curve))
           .map((r) => `\`${r.name}\` ${pts(r.margin)}`)
           .join(
             ", ",

@@ -1,6 +1,7 @@
 import type { PolicyResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import { pct } from "./report-format";
+import { withinTolerance } from "./targets";
 
 /** What the owners read of a scenario's results: each policy's completion curve and final served share. */
 export interface OwnersRun {
@@ -56,7 +57,7 @@ export function envelopeOwners(results: readonly OwnersRun[], defaultPolicy: str
       if (!best) continue;
       byPolicy.set(best.id, [...(byPolicy.get(best.id) ?? []), result.name]);
       served.push(best.servedFraction);
-      if (at(best) >= best.servedFraction - FINAL_WITHIN) {
+      if (withinTolerance(at(best) - best.servedFraction, FINAL_WITHIN)) {
         finalThere.push(result.name);
         finals.push(best.servedFraction);
       }

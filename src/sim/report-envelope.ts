@@ -1,7 +1,7 @@
 import type { PolicyResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import { pts } from "./report-format";
-import { TARGET_TOLERANCE } from "./targets";
+import { TARGET_TOLERANCE, withinTolerance } from "./targets";
 
 /** What the rows read of a scenario's (or a sweep point's) results: each policy's completion curve. */
 export interface CurveRun {
@@ -75,8 +75,10 @@ export function envelopeRows(results: readonly CurveRun[], leftOut?: string): En
       if (!own || !Number.isFinite(own.gap)) return;
       row.scenarios += 1;
       row.worstSum += own.gap;
-      if (own.gap >= -TARGET_TOLERANCE.curve) row.curveWithin += 1;
-      if (own.gap >= Math.max(...[...byPolicy.values()].map((g) => g.gap).filter(Number.isFinite))) row.nearest += 1;
+      if (withinTolerance(own.gap, TARGET_TOLERANCE.curve)) row.curveWithin += 1;
+      // Ties count for each: two worst gaps of exactly 2 points may differ by float noise.
+      if (withinTolerance(own.gap - Math.max(...[...byPolicy.values()].map((g) => g.gap).filter(Number.isFinite)), 0))
+        row.nearest += 1;
       if (own.gap < row.worst.gap) row.worst = { gap: own.gap, scenario: r.name, horizonS: own.horizonS };
     });
     return row;

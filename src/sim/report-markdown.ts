@@ -15,7 +15,7 @@ import { envelopeOwnersSection } from "./report-envelope-owners";
 import { num, pct, pts, yes } from "./report-format";
 import { pairwiseSection } from "./report-pairwise";
 import { compareOrderings, type MeasureOrdering, ORDERING_TIES } from "./run-ordering";
-import { TARGET_TOLERANCE, type TargetCheck } from "./targets";
+import { TARGET_TOLERANCE, type TargetCheck, withinTolerance } from "./targets";
 
 /** Figures of the end-to-end confirmation (wrangler dev + engine servers + bench client), per scenario and policy. */
 export interface E2eResult {
@@ -241,7 +241,7 @@ export function curveBoundSection(results: readonly ScenarioResult[], checks: re
   const marginOf = (b: { margin: number }) => Math.round(b.margin * 1e6) / 1e6;
   const margins = bounded.map((r) => marginOf(r.curveBound as ScenarioCurveBound));
   const gaps = results.flatMap((r, i) => (r.curveBound ? [(checks[i] as TargetCheck).worstCurveGap.gap] : []));
-  const reachable = margins.filter((m) => m >= -TARGET_TOLERANCE.curve).length;
+  const reachable = margins.filter((m) => withinTolerance(m, TARGET_TOLERANCE.curve)).length;
   const lines = [
     "## Could any schedule meet the curve target? A clairvoyant bound\n",
     "The curve target compares the default, at each horizon, with the best other policy *at that horizon*: a different policy may be best at each. `src/sim/curve-bound.ts` asks whether one schedule can be near that envelope at every horizon at once: a linear program (HiGHS) over the same seeds' requests that knows every arrival in advance and relaxes the system in the requests' favour (each request may start at any moment of its oracle window, whether or not its client is there; it completes in its least possible time, alone on the fastest replica; the fleet starts requests at its measured rate plus a budget of one start per slot; starts may be fractional). Its margin is the largest m such that one schedule serves at least the envelope plus m at every horizon. It is a bound under the oracle's capacity model (the fleet's measured rate), not a law of nature: tests check that every policy's own simulated curve fits under it in a small scenario, and that the default's worst gap is no better than the bound's margin in every scenario here. Reproduce: `npm run eval` (about a minute more; `--no-bound` skips it).\n",

@@ -2,7 +2,7 @@ import type { ScenarioResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S } from "./metrics";
 import { STATIC_POLICY_IDS } from "./policies";
 import { pts } from "./report-format";
-import { curveOf, TARGET_TOLERANCE } from "./targets";
+import { curveOf, TARGET_TOLERANCE, withinTolerance } from "./targets";
 
 /**
  * The default against one other policy alone, over every scenario: how many scenarios it is within the curve
@@ -51,9 +51,11 @@ export function pairwiseRows(results: readonly ScenarioResult[], defaultPolicy: 
         worstHere = Math.min(worstHere, gap);
         if (gap < row.worst.gap) row.worst = { gap, scenario: r.name, horizonS: h };
       }
-      if (worstHere >= -TARGET_TOLERANCE.curve) row.curveWithin += 1;
-      if (def.metrics.servedFraction - other.metrics.servedFraction >= -TARGET_TOLERANCE.served) row.servedWithin += 1;
-      if (def.metrics.attemptsPerOffered <= other.metrics.attemptsPerOffered + 1e-9) row.attemptsAtMost += 1;
+      if (withinTolerance(worstHere, TARGET_TOLERANCE.curve)) row.curveWithin += 1;
+      if (withinTolerance(def.metrics.servedFraction - other.metrics.servedFraction, TARGET_TOLERANCE.served))
+        row.servedWithin += 1;
+      if (withinTolerance(other.metrics.attemptsPerOffered - def.metrics.attemptsPerOffered, 0))
+        row.attemptsAtMost += 1;
     }
     return row;
   });
@@ -88,7 +90,7 @@ export function horizonTallies(
       if (!def || !other) continue;
       const gap = curveOf(def, horizonS) - curveOf(other, horizonS);
       if (gap > 0) tally.ahead += 1;
-      else if (gap < -TARGET_TOLERANCE.curve) tally.behind += 1;
+      else if (!withinTolerance(gap, TARGET_TOLERANCE.curve)) tally.behind += 1;
     }
     return tally;
   });

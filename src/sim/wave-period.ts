@@ -1,7 +1,7 @@
 import { DEFAULT_POLICY_ID } from "./policies";
 import { pct, pts } from "./report-format";
 import type { Scenario } from "./scenario";
-import { TARGET_TOLERANCE } from "./targets";
+import { TARGET_TOLERANCE, withinTolerance } from "./targets";
 
 /**
  * The `waves` scenario with another period: its lead-in kept, every later phase (each wave and each trough) `halfS`
@@ -78,7 +78,7 @@ export function bestOtherServed(point: WavePeriodPoint): { id: string; served: n
  * ```
  */
 export function servedMisses(report: WavePeriodReport): WavePeriodPoint[] {
-  return report.points.filter((p) => servedGap(p) < -TARGET_TOLERANCE.served);
+  return report.points.filter((p) => !withinTolerance(servedGap(p), TARGET_TOLERANCE.served));
 }
 
 /** The default's final served share less the best other policy's at a point. */
@@ -108,7 +108,9 @@ export function shortQueueLeads(report: WavePeriodReport): {
   return {
     shortest,
     staticLeads: halves.filter((h) =>
-      atShortest(h).every((p) => bestOtherServed(p).id === "static-30" && servedGap(p) < -TARGET_TOLERANCE.served),
+      atShortest(h).every(
+        (p) => bestOtherServed(p).id === "static-30" && !withinTolerance(servedGap(p), TARGET_TOLERANCE.served),
+      ),
     ),
     defaultLeads: halves.filter((h) => atShortest(h).every((p) => servedGap(p) >= 0)),
   };
