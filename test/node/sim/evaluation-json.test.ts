@@ -496,6 +496,46 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's run 21 and the README: router_queue_drain_rate with the jitter off the floor", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run17, run18, run20, run20Rs, run21] = [RUN_17, RUN_18, RUN_20_DEFAULT, RUN_20_RS, RUN_21_RQDR].map(
+      runOf,
+    ) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    expect(run21.seeds).toEqual(run17.seeds);
+    expect(run21.commit).not.toBe(run20.commit);
+    expect(run21.policies.map((p) => p.id)).toEqual(["router_queue_drain_rate"]);
+    expectBenchmarkRows(bench, run21);
+    expect(flat).toContain(`\`${run21.generatedBy}\``.replace(/\s+/g, " "));
+    expect(flat).toContain(`with nothing else running (commit \`${run21.commit}\`)`);
+    const rqdr = (run: E2eOpenAiRun) => run.policies.find((p) => p.id === "router_queue_drain_rate") as E2eOpenAiPolicy;
+    const moved = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
+      (
+        100 * Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))))
+      ).toFixed(1);
+    const pct = (run: E2eOpenAiRun) => `${(100 * rqdr(run).servedFraction).toFixed(1)}%`;
+    expect(flat).toContain(
+      `Its completion curve moved by at most ${moved(rqdr(run21), rqdr(run17))} points from run 17 and ${moved(rqdr(run21), rqdr(run18))} from run 18 (${moved(rqdr(run17), rqdr(run18))} between runs 17 and 18, the same code), and it served ${pct(run21)} against ${pct(run17)} and ${pct(run18)}`,
+    );
+    // "does not show beyond the run-to-run movement": no further from either run than they are from each other by more than 1.
+    expect(Number(moved(rqdr(run21), rqdr(run18)))).toBeLessThanOrEqual(Number(moved(rqdr(run17), rqdr(run18))) + 1);
+    const held = [
+      ...run17.policies.filter((p) => p.id === "static-30"),
+      rqdr(run21),
+      ...run20Rs.policies,
+      defaultOf(run20),
+    ];
+    const check = checkE2eTargets(held, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    const gap = (100 * (check?.worst.gap ?? 0)).toFixed(1);
+    expect(flat).toContain(
+      `run 20's default meets every end-to-end target (worst gap ${gap} at ${check?.worst.horizonS} s, ${defaultOf(run20).attemptsPerOffered.toFixed(3)} attempts per offered request)`,
+    );
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      `run again with its jitter spread off the 1 s floor (run 21: worst gap ${gap} points;`,
+    );
+  });
+
   it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets; elsewhere than waves the gaps move by less than a point", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, noProbe] = [json.variants[0], json.variants.find((v) => v.id === "no-probe")] as VariantSummary[];
@@ -2305,6 +2345,7 @@ const RUN_19_DEFAULT = "docs/evaluation-e2e-openai-run19.json";
 /** Run 20: the default and `retry_schedule`, each alone, on run 17's seeds with the code after retry_schedule's work-conservation fix. */
 const RUN_20_DEFAULT = "docs/evaluation-e2e-openai-run20.json";
 const RUN_20_RS = "docs/evaluation-e2e-openai-run20-retry-schedule.json";
+const RUN_21_RQDR = "docs/evaluation-e2e-openai-run21-rqdr.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
