@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DrainAccuracyTracker, type DrainObservation } from "../../../src/core/drain-accuracy";
-import { CLIENT_STYLES, type ClientStyle } from "../../../src/sim/client-model";
-import { outcomesByClientStyle } from "../../../src/sim/client-outcomes";
+import { CLIENT_STYLES } from "../../../src/sim/client-model";
+import { type ClientStyleOutcome, outcomesByClientStyle } from "../../../src/sim/client-outcomes";
 import { poolTraces } from "../../../src/sim/evaluation";
 import { IdleMeter } from "../../../src/sim/idle-meter";
 import { computeMetrics, type RunMetrics } from "../../../src/sim/metrics";
@@ -458,15 +458,8 @@ describe("computeMetrics against the documented definitions", () => {
 
 // ---- outcomes per client style --------------------------------------------------------------------------------
 
-interface StyleOutcomeModel {
-  style: ClientStyle;
-  requests: number;
-  served: number;
-  servedWithin60s: number;
-  lostOfAll: number;
-  attemptsPerRequest: number;
-  timedOutPerRequest: number;
-}
+/** The model computes the module's documented fields, each from the definitions above. */
+type StyleOutcomeModel = ClientStyleOutcome;
 
 /** Per style present, in `CLIENT_STYLES` order: shares of its own requests, and its lost share of all requests. */
 function modelStyleOutcomes(run: RunTrace): StyleOutcomeModel[] {

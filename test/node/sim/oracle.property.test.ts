@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { drawClient } from "../../../src/sim/client-mix";
-import type { ClientStyle } from "../../../src/sim/client-model";
+import { CLIENT_STYLES, type ClientStyle } from "../../../src/sim/client-model";
 import { COMPLETION_HORIZONS_S } from "../../../src/sim/metrics";
 import { computeOracle, type OracleJob, type OracleModel, oracleModel, poolOracles } from "../../../src/sim/oracle";
 import { randomStream } from "../../../src/sim/random-streams";
@@ -117,14 +117,8 @@ function scenarioOf(s: ScenarioShape): Scenario {
   });
 }
 
-const STYLES: ClientStyle[] = [
-  "openai_node",
-  "openai_python",
-  "headerless_hints",
-  "backoff_only",
-  "no_show",
-  "legacy_sdk",
-];
+/** Every client style the simulator knows. */
+const STYLES = CLIENT_STYLES;
 
 /** A mix of one to four styles with random shares. */
 const mixArb = fc
