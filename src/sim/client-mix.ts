@@ -18,7 +18,10 @@ const roundTripSchema = z.discriminatedUnion("kind", [
   /** Every attempt reaches the router at the instant the client chose (the earlier model). */
   z.strictObject({ kind: z.literal("zero") }),
   /** Per client, a round trip drawn once from a log-normal with this median and 99th percentile (ms). */
-  z.strictObject({ kind: z.literal("lognormal"), medianMs: z.number().positive(), p99Ms: z.number().positive() }),
+  z
+    .strictObject({ kind: z.literal("lognormal"), medianMs: z.number().positive(), p99Ms: z.number().positive() })
+    // A p99 below the median would turn the spread negative: the value given as p99 would be the 1st percentile.
+    .refine((r) => r.p99Ms >= r.medianMs, { message: "p99Ms must be at least medianMs", path: ["p99Ms"] }),
 ]);
 
 const mixSchema = z
