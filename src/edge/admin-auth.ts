@@ -4,6 +4,11 @@ import { openAIError } from "./openai-error";
 
 const encoder = new TextEncoder();
 
+/** No lone UTF-16 surrogate (String.prototype.isWellFormed: Node 20 and workerd have it; the ES2023 lib does not). */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
 async function digest(text: string): Promise<ArrayBuffer> {
   return crypto.subtle.digest("SHA-256", encoder.encode(text));
 }
@@ -17,6 +22,9 @@ async function digest(text: string): Promise<ArrayBuffer> {
  * ```
  */
 export async function secretsEqual(a: string, b: string): Promise<boolean> {
+  // TextEncoder turns every lone surrogate into U+FFFD, so two such strings would hash alike: compare them as they are
+  // (no header can carry one; only a caller of this function elsewhere could pass it).
+  if (!isWellFormed(a) || !isWellFormed(b)) return a === b;
   const [da, db] = await Promise.all([digest(a), digest(b)]);
   return crypto.subtle.timingSafeEqual(da, db);
 }
