@@ -1,4 +1,5 @@
 import { COMPLETION_HORIZONS_S } from "./metrics";
+import { withinTolerance } from "./targets";
 
 /** The policies issue 15's end-to-end target holds the default to, at each horizon the best of them. */
 export const E2E_REFERENCE_POLICIES: readonly string[] = ["static-30", "router_queue_drain_rate", "retry_schedule"];
@@ -56,9 +57,9 @@ export function checkE2eTargets(
     worst,
     attemptsPerOffered: def.attemptsPerOffered,
     met: {
-      served: def.servedFraction >= 0.99,
-      curve: worst.gap >= -0.02,
-      attempts: def.attemptsPerOffered <= 1.5,
+      served: withinTolerance(def.servedFraction - 0.99, 0),
+      curve: withinTolerance(worst.gap, 0.02),
+      attempts: withinTolerance(1.5 - def.attemptsPerOffered, 0),
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { ScenarioResult } from "./evaluation";
+import { withinTolerance } from "./targets";
 
 /** Served shares of one scenario's clients by what they send: issue 15 holds header-less clients to SDK clients. */
 export interface HeaderClientShares {
@@ -68,7 +69,7 @@ export function headerlessBehindPts(shares: {
  */
 export function headerlessMet(shares: HeaderClientShares): boolean | undefined {
   if (shares.headerless === undefined) return undefined;
-  return shares.sdk - shares.headerless <= HEADERLESS_GAP_TARGET + 1e-12;
+  return withinTolerance(shares.headerless - shares.sdk, HEADERLESS_GAP_TARGET);
 }
 
 /**

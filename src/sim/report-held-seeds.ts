@@ -1,5 +1,6 @@
 import { HEADERLESS_GAP_TARGET } from "./header-clients";
 import type { HeldSeedsRun, HeldSeedsSummary } from "./held-seeds";
+import { withinTolerance } from "./targets";
 
 /** The placeholders that quote one variant against the default on the held-out seeds, and the variant of each. */
 const AGAINST_DEFAULT = {
@@ -57,7 +58,7 @@ export function heldSeedsFills(run: HeldSeedsRun | undefined): HeldSeedsFills {
   const seeds = seedsWord(run.seedsPerScenario);
   const gap = (id: string) => summary(run, id)?.perScenario["sustained-1.3x"]?.headerlessGapPts;
   const [gapDefault, gapOff] = [gap("default"), gap("sdk-room-off")];
-  const within = (g: number) => g <= 100 * HEADERLESS_GAP_TARGET + 1e-9;
+  const within = (gapPts: number) => withinTolerance(-gapPts / 100, HEADERLESS_GAP_TARGET);
   const headerless =
     gapDefault === undefined || gapDefault === null
       ? NOT_RUN
