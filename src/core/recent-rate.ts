@@ -1,3 +1,5 @@
+import { ringSlot } from "./ring-slot";
+
 /**
  * Events per second over the last few whole seconds, in one-second buckets (memory: one number per second of the
  * window, whatever the rate). The current second is left out until it is over: a partial second would read as a
@@ -46,9 +48,7 @@ export class RecentRate {
     this.current = second;
   }
 
-  /** The bucket of an absolute second; seconds before 0 (a clock near its origin) wrap like the rest. */
   private slot(second: number): number {
-    const n = this.buckets.length;
-    return ((second % n) + n) % n;
+    return ringSlot(second, this.buckets.length);
   }
 }

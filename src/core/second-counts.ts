@@ -1,3 +1,5 @@
+import { ringSlot } from "./ring-slot";
+
 /**
  * Counts per absolute second (floor(ms / 1000)) in a moving window: the seconds from `keepS` before the current one
  * to the end of the ring (`size` seconds in all). A ring of one-second buckets: moving the clock forward clears the
@@ -75,6 +77,6 @@ export class SecondCounts {
   }
 
   private slot(second: number): number {
-    return ((second % this.size) + this.size) % this.size;
+    return ringSlot(second, this.size);
   }
 }
