@@ -21,7 +21,8 @@ const zero = (): Record<HintTiming, number> => ({ early: 0, on_time: 0, late: 0 
 /**
  * X measured in production: the router remembers the fingerprint of every request it refused with a hint (a
  * bounded map, oldest forgotten first) and, when the same request comes back, counts it by outcome (admitted to
- * the queue, or refused again) and timing (early, on time, late against the hinted instant). The RFC's open
+ * the queue, or refused again; the router counts one let in at an empty queue only to wait for a probe by the
+ * probe's answer) and timing (early, on time, late against the hinted instant). The RFC's open
  * question - what share of retries made at the suggested time is admitted - is then a ratio of two counters on
  * `/spillway/metrics` (`spillway_hinted_retries_total{outcome,timing}`). A request whose hint was forgotten, or
  * that never returns, is simply not counted.

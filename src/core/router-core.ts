@@ -16,7 +16,7 @@ import {
   type OfferResult,
   type PriorityClass,
 } from "./fair-queue";
-import { type HintedRetryCounts, HintedRetryTracker } from "./hinted-retries";
+import { type HintedRetryCounts, HintedRetryTracker, type HintOutcome, type HintTiming } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
 import { RefusalCounts } from "./refusal-counts";
@@ -232,6 +232,11 @@ export class RouterCore {
    * cancelled, timed out) is simply not found there when the round that would refuse it comes.
    */
   private awaitingProbe: string | undefined;
+  /**
+   * When the request waiting for a probe is a hinted retry, its timing: counted once the probe answers (refused by
+   * `shedAwaitingProbe`, or placed), not as it joins the queue - it joined only to wait for that answer.
+   */
+  private awaitingProbeTiming: HintTiming | undefined;
   private completed = 0;
   private readonly rejections: Record<Rung, number> = { computed: 0, static_fallback: 0, none: 0 };
   private readonly rejectionsByReason: Record<RejectionReason, number> = {
@@ -353,7 +358,9 @@ export class RouterCore {
     this.estimator.advance(now, this.queue.size);
     const timing = this.hintedRetries.returned(options.fingerprint, now);
     const result = this.admit(ticket, options, now);
-    if (timing !== undefined) this.hintedRetries.count(result.kind === "queued" ? "admitted" : "refused", timing);
+    if (timing !== undefined && result.kind === "queued" && this.awaitingProbe === ticket)
+      this.awaitingProbeTiming = timing;
+    else if (timing !== undefined) this.hintedRetries.count(result.kind === "queued" ? "admitted" : "refused", timing);
     if (result.kind === "queued" && this.admission.forgetRefusalsWhenQueued) this.refusals?.forget(options.fingerprint);
     return result;
   }
@@ -424,6 +431,8 @@ export class RouterCore {
     // the round probes first; if every replica then proves full it is refused after all (`shedAwaitingProbe`).
     if (offered.kind === "refused" && this.queue.size === 0 && this.replicaMayHaveRoom(now)) {
       offered = this.queue.offer(queued, Number.POSITIVE_INFINITY);
+      // One is let in only at an empty queue: the one before has left it (placed, cancelled or timed out).
+      if (this.awaitingProbe !== undefined) this.settleAwaitingProbe(this.awaitingProbe, "admitted");
       this.awaitingProbe = ticket;
     }
     if (offered.kind === "refused") {
@@ -583,6 +592,7 @@ export class RouterCore {
     // Placed, the request is served: its refusals are forgotten (a later request with the same fingerprint - the
     // same body sent again - starts afresh). Not when queued: the queue may still shed it.
     if (!this.admission.forgetRefusalsWhenQueued) this.refusals?.forget(fingerprint);
+    this.settleAwaitingProbe(ticket, "admitted");
     this.standingQueue?.update(now, this.queue.size);
     this.streak = 0;
     this.cache.assign(replica);
@@ -672,7 +682,10 @@ export class RouterCore {
   cancel(ticket: string): "dequeued" | "released" | "unknown" {
     // A client that left says nothing of the forecast: its promise is neither kept nor broken.
     this.promisedInQueue.delete(ticket);
-    if (this.queue.remove(ticket)) return "dequeued";
+    if (this.queue.remove(ticket)) {
+      this.settleAwaitingProbe(ticket, "admitted");
+      return "dequeued";
+    }
     return this.release(ticket) ? "released" : "unknown";
   }
 
@@ -689,6 +702,7 @@ export class RouterCore {
     }
     for (const ticket of expired) {
       this.settlePromise(ticket, false);
+      this.settleAwaitingProbe(ticket, "admitted");
       const entry = this.queue.remove(ticket);
       timedOut.push({ ticket, rejection: this.reject("queue_timeout", now, entry) });
     }
@@ -827,8 +841,10 @@ export class RouterCore {
     for (const entry of beyond) this.queue.remove(entry.ticket);
     // Let in at an empty queue, it is the oldest waiting: last in newest-first order.
     const awaiting = this.awaitingProbe === undefined ? undefined : this.queue.remove(this.awaitingProbe);
+    const shed = this.refuseShed(awaiting ? [...beyond, awaiting] : beyond, "queue_full", now);
+    // Not found: it left the queue another way (placed, cancelled, timed out) and was counted then.
     this.awaitingProbe = undefined;
-    return this.refuseShed(awaiting ? [...beyond, awaiting] : beyond, "queue_full", now);
+    return shed;
   }
 
   /** The queue's bound: `maxQueuedRequests`, -1 meaning unlimited (Ray's `max_queued_requests = -1`). */
@@ -840,6 +856,13 @@ export class RouterCore {
     return this.refuseShed(this.queue.clear(), reason, now);
   }
 
+  /** A hinted retry that waited for a probe (`awaitingProbeTiming`) is counted now, with what became of it. */
+  private settleAwaitingProbe(ticket: string, outcome: HintOutcome): void {
+    if (ticket !== this.awaitingProbe || this.awaitingProbeTiming === undefined) return;
+    this.hintedRetries.count(outcome, this.awaitingProbeTiming);
+    this.awaitingProbeTiming = undefined;
+  }
+
   /** Refuses entries already taken out of the queue, each with its hint; a promise one of them held ends broken. */
   private refuseShed(
     entries: readonly FairEntry[],
@@ -848,6 +871,7 @@ export class RouterCore {
   ): Array<{ ticket: string; rejection: Rejection }> {
     return entries.map((entry) => {
       this.settlePromise(entry.ticket, false);
+      this.settleAwaitingProbe(entry.ticket, "refused");
       return { ticket: entry.ticket, rejection: this.reject(reason, now, entry) };
     });
   }

@@ -60,4 +60,27 @@ describe("a router with no queue", () => {
     expect(core.submit("t2").kind).toBe("queued");
     expect(round(0)).toMatchObject({ kind: "placed", ticket: "t2" });
   });
+
+  it("counts a hinted request let in only to wait for the probe by the probe's answer, not as admitted at once", () => {
+    // It was counted "admitted" as it joined the queue, and then refused by the probe: X read a refusal as admitted.
+    const { core, round, advance } = noQueue();
+    core.submit("t0");
+    round(1); // `a` is full of other routers' requests (t0 is refused): the fresh report says so
+    for (const [fingerprint, probeLoad] of [
+      ["refused-again", 1],
+      ["placed", 0],
+    ] as const) {
+      const refused = core.submit(`${fingerprint}.0`, { fingerprint });
+      if (refused.kind !== "rejected") throw new Error("expected a refusal");
+      expect(refused.rejection.decision.jitteredS).toBeDefined();
+      advance(QUEUE_LENGTH_STALE_MS + 1); // the report is stale: `a` may have room, the retry waits for a probe
+      expect(core.submit(`${fingerprint}.1`, { fingerprint }).kind).toBe("queued");
+      const before = core.stats().hintedRetries;
+      expect(before.admitted.late + before.refused.late).toBe(probeLoad === 1 ? 0 : 1); // not yet: the probe decides
+      round(probeLoad);
+    }
+    const counts = core.stats().hintedRetries;
+    expect(counts.refused.late).toBe(1);
+    expect(counts.admitted.late).toBe(1);
+  });
 });
