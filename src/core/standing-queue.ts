@@ -66,7 +66,8 @@ export class StandingQueue {
 
   /** Moves the state to `nowMs` with the queue `queueDepth` deep; returns whether it stands. */
   update(nowMs: number, queueDepth: number): boolean {
-    const intervalMs = this.options.standingIntervalS * 1000;
+    // Whole milliseconds: 16.1 s is 16100.000000000002 ms in floats, which a clock in ms reaches one update late.
+    const intervalMs = Math.round(this.options.standingIntervalS * 1000);
     const draining = this.isDraining(nowMs);
     if (this.standing) {
       // Leave once the overload has passed: nothing refused for a whole interval, or the queue draining.

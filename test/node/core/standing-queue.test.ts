@@ -14,6 +14,15 @@ describe("StandingQueue (the queue-delay target's standing state)", () => {
     expect(queue.isStanding).toBe(true);
   });
 
+  it("an interval given in fractions of a second is whole milliseconds, not their float product", () => {
+    // 16.1 * 1000 is 16100.000000000002: the spell began (and ended) at the update after the interval, not at it.
+    const queue = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 16.1 }, () => 10, 0);
+    expect(queue.update(16_099, 50)).toBe(false);
+    expect(queue.update(16_100, 50)).toBe(true);
+    expect(queue.update(32_199, 50)).toBe(true);
+    expect(queue.update(32_200, 50)).toBe(false);
+  });
+
   it("stays standing, whatever the depth, until nothing has been refused for the interval", () => {
     const queue = new StandingQueue({ queueDelayTargetS: 1, standingIntervalS: 30 }, () => 10, 0);
     queue.update(30_000, 50);
