@@ -51,29 +51,58 @@ export function bearerKey(header: string | undefined): string | undefined | null
   return key !== undefined && key.length <= MAX_KEY_LENGTH ? key : null;
 }
 
+/** A lookup's answer kept in the isolate: the plan (`undefined`: KV does not know the key) and when it expires. */
+type CachedPlan = { plan: TenantPlan | undefined; expiresAtMs: number };
+
 /**
- * Plans read from KV, kept in the isolate for a short time (a key seen again within the TTL costs no KV read;
- * an unknown key is remembered too, so a flood of bad keys does not become a flood of reads). Bounded: the
- * oldest entry leaves first.
+ * Plans read from KV, kept in the isolate for a short time: a key seen again within the TTL costs no KV read,
+ * and an unknown key (no record, or a malformed one) is remembered for the TTL too, so a bad key repeated does not
+ * become a flood of reads. Every new key costs one read, and no more when many requests ask for it at once: the
+ * lookups of a key not yet cached share one read in flight (a burst of a new customer is one KV read). A read
+ * that fails fails each lookup waiting on it and is not remembered: the next lookup reads again.
+ *
+ * Bounded, known and unknown keys apart: at most `maxEntries` plans and `maxUnknownEntries` unknown keys; in each,
+ * the entry read longest ago leaves first. A flood of distinct bad keys only cycles the unknown keys, never
+ * pushing a known tenant out (each such key still costs its one read).
  *
  * @example
  * ```ts
- * const cache = new PlanCache(1024);
- * const plan = await cache.get(env.SPILLWAY_TENANT_KEYS, hash, Date.now(), 30_000);
+ * const cache = new PlanCache(1024, 256); // 1024 plans, 256 unknown keys
+ * const plan = await cache.get(env.SPILLWAY_TENANT_KEYS, hash, Date.now(), 30_000); // undefined: unknown key
  * ```
  */
 export class PlanCache {
-  private readonly entries = new Map<string, { plan: TenantPlan | undefined; expiresAtMs: number }>();
+  private readonly plans = new Map<string, CachedPlan>();
+  private readonly unknown = new Map<string, CachedPlan>();
+  private readonly reading = new Map<string, Promise<TenantPlan | undefined>>();
 
-  constructor(private readonly maxEntries = 4096) {}
+  constructor(
+    private readonly maxEntries = 4096,
+    private readonly maxUnknownEntries = Math.min(1024, maxEntries),
+  ) {}
 
   async get(store: PlanStore, hash: string, nowMs: number, ttlMs: number): Promise<TenantPlan | undefined> {
-    const cached = this.entries.get(hash);
+    const cached = this.plans.get(hash) ?? this.unknown.get(hash);
     if (cached && cached.expiresAtMs > nowMs) return cached.plan;
+    const inFlight = this.reading.get(hash);
+    if (inFlight) return inFlight;
+    const read = this.read(store, hash, nowMs + ttlMs);
+    this.reading.set(hash, read);
+    // Registered before any caller awaits `read`, so the read is forgotten before anyone sees it settle.
+    const forget = () => {
+      if (this.reading.get(hash) === read) this.reading.delete(hash);
+    };
+    read.then(forget, forget);
+    return read;
+  }
+
+  private async read(store: PlanStore, hash: string, expiresAtMs: number): Promise<TenantPlan | undefined> {
     const plan = parsePlanRecord(await store.get(hash));
-    this.entries.delete(hash);
-    this.entries.set(hash, { plan, expiresAtMs: nowMs + ttlMs });
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    this.plans.delete(hash);
+    this.unknown.delete(hash);
+    const [entries, max] = plan ? [this.plans, this.maxEntries] : [this.unknown, this.maxUnknownEntries];
+    entries.set(hash, { plan, expiresAtMs });
+    if (entries.size > max) entries.delete(entries.keys().next().value as string);
     return plan;
   }
 }

@@ -13,6 +13,35 @@ function countingStore(records: Record<string, string>): PlanStore & { reads: st
   };
 }
 
+/**
+ * A KV namespace whose reads wait for the test: each `get` is counted and held until the test calls `release()`
+ * (which answers the held reads with the records, and every later one at once) or `fail(error)` (which fails the
+ * held reads; later ones are held again).
+ */
+function gatedStore(records: Record<string, string>) {
+  const reads: string[] = [];
+  const held: { answer: () => void; fail: (error: Error) => void }[] = [];
+  let open = false;
+  return {
+    reads,
+    get(key: string): Promise<string | null> {
+      reads.push(key);
+      return new Promise((resolve, reject) => {
+        const answer = () => resolve(Object.hasOwn(records, key) ? (records[key] as string) : null);
+        if (open) answer();
+        else held.push({ answer, fail: reject });
+      });
+    },
+    release() {
+      open = true;
+      for (const read of held.splice(0)) read.answer();
+    },
+    fail(error: Error) {
+      for (const read of held.splice(0)) read.fail(error);
+    },
+  };
+}
+
 describe("tenant resolver", () => {
   it("hashes with SHA-256 in lower-case hex (the digest sha256sum prints)", async () => {
     expect(await hashApiKey("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -63,5 +92,81 @@ describe("tenant resolver", () => {
     for (const hash of ["a", "b", "c", "d"]) await cache.get(store, hash, 0, 60_000);
     await cache.get(store, "a", 1, 60_000);
     expect(store.reads).toEqual(["a", "b", "c", "d", "a"]);
+  });
+
+  it.each([
+    ["a key KV knows (a new customer's burst)", true],
+    ["a key KV does not know", false],
+  ])("concurrent lookups of one uncached key share one KV read: %s", async (_, known) => {
+    const hash = await hashApiKey("sk-newcomer");
+    const tenants = tenantsSchema.parse({ kvCacheTtlS: 30 });
+    const store = gatedStore(known ? { [hash]: JSON.stringify({ name: "newcomer" }) } : {});
+    const cache = new PlanCache();
+    const burst = Array.from({ length: 20 }, () => resolveTenant("Bearer sk-newcomer", tenants, store, 0, cache));
+    // Let the burst hash its key and reach the cache before the read is answered (a lookup that came later would
+    // find the answer cached: one read either way).
+    await Promise.all(burst.map(() => hashApiKey("sk-newcomer")));
+    store.release();
+    const name = known ? "newcomer" : "anonymous";
+    for (const who of await Promise.all(burst)) expect(who).toMatchObject({ kind: "tenant", plan: { name } });
+    expect(store.reads).toEqual([hash]);
+    // The shared read's answer is cached for the TTL like any other.
+    await resolveTenant("Bearer sk-newcomer", tenants, store, 29_000, cache);
+    expect(store.reads).toEqual([hash]);
+  });
+
+  it("a failed KV read fails every lookup waiting on it, is not cached, and the next lookup reads again", async () => {
+    const hash = await hashApiKey("sk-acme");
+    const tenants = tenantsSchema.parse({ kvCacheTtlS: 30 });
+    const store = gatedStore({ [hash]: JSON.stringify({ name: "acme" }) });
+    const cache = new PlanCache();
+    const resolve = () => resolveTenant("Bearer sk-acme", tenants, store, 0, cache);
+    const burst = Array.from({ length: 5 }, resolve);
+    await Promise.all(burst.map(() => hashApiKey("sk-acme")));
+    store.fail(new Error("KV GET failed: 503"));
+    for (const result of await Promise.allSettled(burst))
+      expect(result).toMatchObject({ status: "rejected", reason: { message: "KV GET failed: 503" } });
+    expect(store.reads).toEqual([hash]);
+
+    const retry = resolve();
+    store.release();
+    expect(await retry).toMatchObject({ kind: "tenant", plan: { name: "acme" } });
+    expect(store.reads).toEqual([hash, hash]);
+    expect(await resolve()).toMatchObject({ kind: "tenant", plan: { name: "acme" } });
+    expect(store.reads).toEqual([hash, hash]);
+  });
+
+  it("a KV store that throws instead of rejecting does not poison later lookups either", async () => {
+    let reads = 0;
+    const store: PlanStore = {
+      get() {
+        reads++;
+        if (reads === 1) throw new Error("binding gone");
+        return Promise.resolve(null);
+      },
+    };
+    const cache = new PlanCache();
+    await expect(cache.get(store, "a", 0, 30_000)).rejects.toThrow("binding gone");
+    expect(await cache.get(store, "a", 0, 30_000)).toBeUndefined();
+    expect(await cache.get(store, "a", 1, 30_000)).toBeUndefined();
+    expect(reads).toBe(2);
+  });
+
+  it("a flood of more distinct unknown keys than the cache holds does not evict a known tenant", async () => {
+    const acme = await hashApiKey("sk-acme");
+    const tenants = tenantsSchema.parse({ requireKey: true, kvCacheTtlS: 30 });
+    const store = countingStore({ [acme]: JSON.stringify({ name: "acme" }) });
+    const cache = new PlanCache(); // the isolate's size: 4096
+    expect(await resolveTenant("Bearer sk-acme", tenants, store, 0, cache)).toMatchObject({ plan: { name: "acme" } });
+    for (let i = 0; i < 5000; i++) {
+      const who = await resolveTenant(`Bearer sk-bad-${i}`, tenants, store, 1, cache);
+      expect(who.kind).toBe("unauthorized");
+    }
+    expect(store.reads).toHaveLength(5001);
+    expect(await resolveTenant("Bearer sk-acme", tenants, store, 2, cache)).toMatchObject({ plan: { name: "acme" } });
+    expect(store.reads.filter((hash) => hash === acme)).toHaveLength(1);
+    // The latest unknown keys are still remembered: a bad key repeated at once costs no read.
+    await resolveTenant("Bearer sk-bad-4999", tenants, store, 3, cache);
+    expect(store.reads).toHaveLength(5001);
   });
 });

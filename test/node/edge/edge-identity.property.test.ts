@@ -43,8 +43,9 @@ import {
  *   malformed records), a clock and a bounded plan cache: the plan is the configured one for the key's hash, else
  *   the KV record's if valid (a key in the configuration is never looked up in KV), else `anonymous`, or a 401 when
  *   `requireKey` (the "didn't provide" message exactly when there is no header); KV is read only by hash, only on
- *   a cache miss or after `kvCacheTtlS` (unknown keys remembered too), and the cache drops the entry loaded
- *   longest ago when full. Nothing returned, read from KV or logged contains the raw key.
+ *   a cache miss or after `kvCacheTtlS` (unknown keys remembered too), and the cache holds plans and unknown keys
+ *   apart, each bounded, dropping from the full one the entry loaded longest ago. Nothing returned, read from KV
+ *   or logged contains the raw key.
  *   `resolvedPlan`: `undefined` is anonymous or a 401, a valid plan its parsed self, an invalid one an Error.
  * - service-tier.ts. For any value (any JSON value, as a body carries it through `readRequestBody`, and anything
  *   else): absent, `null`, `auto` and `default` keep the plan's class, `flex` is `batch`, `priority` is
@@ -469,6 +470,7 @@ describe("tenant resolution", () => {
         kvCacheTtlS: fc.constantFrom(0, 1, 30, 30),
         withStore: fc.constantFrom(true, true, false),
         cacheSize: fc.integer({ min: 1, max: 4 }),
+        unknownCacheSize: fc.integer({ min: 1, max: 4 }),
       })
       .chain((w) => {
         const n = w.keys.length;
@@ -526,9 +528,11 @@ describe("tenant resolution", () => {
             return records.get(hash) ?? null;
           },
         };
-        const cache = new PlanCache(w.cacheSize);
-        // The model of the cache: hash -> plan and expiry, in the order the entries were loaded from KV.
+        const cache = new PlanCache(w.cacheSize, w.unknownCacheSize);
+        // The model of the cache: hash -> plan and expiry, in the order the entries were loaded from KV; plans
+        // and unknown keys (plan undefined) apart, each with its own bound.
         const model = new Map<string, { plan: TenantPlan | undefined; expiresAtMs: number }>();
+        const unknownModel = new Map<string, { plan: undefined; expiresAtMs: number }>();
         const ttlMs = w.kvCacheTtlS * 1000;
         let now = 1_000_000;
 
@@ -548,7 +552,7 @@ describe("tenant resolution", () => {
             plan = Object.hasOwn(tenants.keys, hash) ? tenants.keys[hash] : undefined;
             if (plan) seen.configured++;
             else if (w.withStore) {
-              const cached = model.get(hash);
+              const cached = model.get(hash) ?? unknownModel.get(hash);
               if (cached && cached.expiresAtMs > now) {
                 plan = cached.plan;
                 seen.cached++;
@@ -557,9 +561,12 @@ describe("tenant resolution", () => {
                 plan = parsedRecord(records.get(hash) ?? null);
                 if (plan) seen.kv++;
                 model.delete(hash);
-                model.set(hash, { plan, expiresAtMs: now + ttlMs });
-                if (model.size > w.cacheSize) {
-                  model.delete(model.keys().next().value as string);
+                unknownModel.delete(hash);
+                if (plan) model.set(hash, { plan, expiresAtMs: now + ttlMs });
+                else unknownModel.set(hash, { plan, expiresAtMs: now + ttlMs });
+                const [full, size] = plan ? [model, w.cacheSize] : [unknownModel, w.unknownCacheSize];
+                if (full.size > size) {
+                  full.delete(full.keys().next().value as string);
                   seen.evicted++;
                 }
               }
