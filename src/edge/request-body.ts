@@ -34,7 +34,7 @@ export interface BodyProblem {
   param: string | null;
 }
 
-/** A body that passed the edge's checks: its text (forwarded as is), its model and what quotas and tiers read. */
+/** A body that passed the edge's checks: its text (forwarded as is, less a leading BOM), its model and what quotas and tiers read. */
 export interface AcceptedBody {
   text: string;
   model: string;
@@ -46,7 +46,8 @@ export interface AcceptedBody {
 
 /**
  * Reads and checks an OpenAI request body well enough to refuse malformed ones before they take a queue
- * place. Returns the raw text so the engine receives exactly what the client sent.
+ * place. Returns the raw text so the engine receives exactly what the client sent, but for a leading UTF-8 BOM,
+ * which is dropped (JSON may not begin with one: RFC 8259 lets a parser ignore it, and many engines' parsers refuse it).
  *
  * @example
  * ```ts
