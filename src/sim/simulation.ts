@@ -295,6 +295,9 @@ export function runSimulation(
     drainSamples,
     idleWhileWaitingSlotS: meter.slotSeconds,
     fleetSlots: meanFleetSlots(replicaNames.length * maxOngoing, aliveSlots, loss?.atS, spanS),
+    ...(loss
+      ? { slotLoss: { atS: loss.atS, slotsBefore: replicaNames.length * maxOngoing, slotsAfter: aliveSlots } }
+      : {}),
     spanS,
     trafficS,
     ...(ledger ? { ledger } : {}),

@@ -8,8 +8,11 @@ export interface TimelineRow {
   /** Requests whose first attempt was sent in the bin. */
   firstAttempts: number;
   /**
-   * Slot-seconds spent serving over the fleet's slot-seconds, a request counted from its admission to the moment its
-   * client had the whole response: that includes the way back, so a saturated fleet reads a little above 1.
+   * Slot-seconds spent serving over the slot-seconds the fleet had in the bin (all its slots before a loss of
+   * replicas, those left after it, time-weighted in the bin the loss falls in; 0 in a bin with no slots), a request
+   * counted from its admission to the moment its client had the whole response: that includes the way back, so a
+   * saturated fleet reads a little above 1, and the bin just after a loss higher still (the lost replicas finish the
+   * requests they held).
    */
   busyShare: number;
   /** Attempts refused in the bin, and those of them told to come back more than 30 s later. */
@@ -73,6 +76,7 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     meanTrust: undefined,
   }));
   const rowAt = (ms: number) => rows[Math.min(rows.length - 1, Math.floor(ms / binMs))] as TimelineRow;
+  const busyMs = new Map<TimelineRow, number>();
   const hintSums = new Map<TimelineRow, { sum: number; n: number }>();
   const firstServed = new Map<TimelineRow, { waits: number[]; onReplica: number[] }>();
   for (const request of trace.requests) {
@@ -108,9 +112,14 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     // Busy from the admission to the response's end, split over the bins it spans.
     for (let t = admitted.answeredAtMs; t < done; ) {
       const end = Math.min(done, (Math.floor(t / binMs) + 1) * binMs);
-      rowAt(t).busyShare += (end - t) / (trace.fleetSlots * binMs);
+      const row = rowAt(t);
+      busyMs.set(row, (busyMs.get(row) ?? 0) + (end - t));
       t = end;
     }
+  }
+  for (const [row, ms] of busyMs) {
+    const slotMs = slotMsBetween(trace, row.fromS * 1000, row.fromS * 1000 + binMs);
+    row.busyShare = slotMs > 0 ? ms / slotMs : 0;
   }
   // A sample closes its second: it belongs to the bin that second began in.
   const trustSums = new Map<TimelineRow, { sum: number; n: number }>();
@@ -131,4 +140,15 @@ export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
     row.firstOnReplicaP50S = percentile(onReplica, 50) ?? undefined;
   }
   return rows;
+}
+
+/**
+ * The fleet's slot-milliseconds from `fromMs` to `toMs`: `fleetSlots` throughout, or with replicas lost part way
+ * (`slotLoss`) all the slots until the loss and those left after it, as `meanFleetSlots` weighs them over the run.
+ */
+function slotMsBetween(trace: RunTrace, fromMs: number, toMs: number): number {
+  const loss = trace.slotLoss;
+  if (!loss) return trace.fleetSlots * (toMs - fromMs);
+  const lossMs = Math.min(Math.max(fromMs, loss.atS * 1000), toMs);
+  return loss.slotsBefore * (lossMs - fromMs) + loss.slotsAfter * (toMs - lossMs);
 }

@@ -64,6 +64,11 @@ export interface RunTrace {
    * simulated span, for normalising.
    */
   fleetSlots: number;
+  /**
+   * Replicas lost part way (the scenario's `fleet.loss`): the fleet's slots before `atS` and from it on, for
+   * figures taken over part of the run (the timeline's bins). Absent: the fleet had `fleetSlots` throughout.
+   */
+  slotLoss?: { atS: number; slotsBefore: number; slotsAfter: number };
   spanS: number;
   /** Seconds of offered traffic (the phases, without the tail). */
   trafficS: number;

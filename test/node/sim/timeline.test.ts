@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { measureCapacity } from "../../../src/sim/capacity";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
-import { runSimulation } from "../../../src/sim/simulation";
+import { meanFleetSlots, runSimulation } from "../../../src/sim/simulation";
 import { timelineOf } from "../../../src/sim/timeline";
 import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
 import { generateWorkload } from "../../../src/sim/workload";
 import { admittedAt, refusedAt, runTraceOf } from "./run-trace";
-import { defaultRunOfSmallBurst, smallBurst } from "./small-scenario";
+import { defaultPolicySpec, defaultRunOfSmallBurst, smallBurst } from "./small-scenario";
 
 const request = (arrivalS: number, attempts: AttemptRecord[], completedS?: number): RequestTrace => ({
   id: arrivalS,
@@ -44,6 +44,70 @@ describe("timelineOf", () => {
     expect(rows[0]?.busyShare).toBeCloseTo(10 / 100, 9);
     expect(rows[2]?.busyShare).toBeCloseTo(10 / 100, 9);
     expect(() => timelineOf(trace([]), 0)).toThrow(/positive/);
+  });
+
+  it("divides each bin's busy slot-seconds by the slots the fleet had in it when replicas are lost part way", () => {
+    // 4 slots until a loss at 15 s, 2 after it: 2.75 slots on average over the 40 s.
+    const lossTrace = (requests: RequestTrace[]) =>
+      runTraceOf(requests, {
+        fleetSlots: meanFleetSlots(4, 2, 15, 40),
+        slotLoss: { atS: 15, slotsBefore: 4, slotsAfter: 2 },
+        spanS: 40,
+        trafficS: 40,
+      });
+    const busy = (fromS: number, toS: number, n: number) =>
+      Array.from({ length: n }, () => request(fromS, [admittedAt(fromS)], toS));
+    const rows = timelineOf(
+      lossTrace([
+        ...busy(0, 10, 4), // every slot before the loss: 40 of 4 x 10 slot-seconds
+        ...busy(10, 15, 4), // the bin of the loss: 4 x 5 + 2 x 5 = 30 slot-seconds, all of them busy
+        ...busy(15, 20, 2),
+        ...busy(20, 30, 2), // both slots left after the loss: 20 of 2 x 10
+        request(30, [admittedAt(30)], 35), // one of the two slots for half the last bin
+      ]),
+      10,
+    );
+    expect(rows.map((r) => r.fromS)).toEqual([0, 10, 20, 30]);
+    // Over the run's mean of 2.75 slots these read 1.45, 1.09, 0.73 and 0.18.
+    expect(rows[0]?.busyShare).toBeCloseTo(1, 9);
+    expect(rows[1]?.busyShare).toBeCloseTo(1, 9);
+    expect(rows[2]?.busyShare).toBeCloseTo(1, 9);
+    expect(rows[3]?.busyShare).toBeCloseTo(5 / 20, 9);
+    // A fleet that lost every replica has no slots to be busy in: its bins read 0, not a division by zero.
+    const gone = runTraceOf([request(12, [admittedAt(12)], 14)], {
+      fleetSlots: meanFleetSlots(4, 0, 10, 20),
+      slotLoss: { atS: 10, slotsBefore: 4, slotsAfter: 0 },
+      spanS: 20,
+    });
+    expect(timelineOf(gone, 10).map((r) => r.busyShare)).toEqual([0, 0]);
+  });
+
+  it("in a simulated run with a replica lost, bins before the loss count every slot, after it those left", () => {
+    const base = smallBurst();
+    // One of the two replicas (4 slots each) is lost at 13 s, during the burst (10-18 s).
+    const scenario = smallBurst({ fleet: { ...base.fleet, loss: { atS: 13, replicas: 1 } } });
+    const run = runSimulation(scenario, defaultPolicySpec(), generateWorkload(scenario, measureCapacity(base)));
+    expect(run.slotLoss).toEqual({ atS: 13, slotsBefore: 8, slotsAfter: 4 });
+    expect(run.fleetSlots).toBeCloseTo(meanFleetSlots(8, 4, 13, run.spanS), 9);
+    // The same trace read as a fleet that kept 8 slots, or had 4 throughout, gives each bin's busy slot-seconds.
+    const { slotLoss: _, ...withoutLoss } = run;
+    const rows = timelineOf(run, 2);
+    const all = timelineOf({ ...withoutLoss, fleetSlots: 8 }, 2);
+    const left = timelineOf({ ...withoutLoss, fleetSlots: 4 }, 2);
+    rows.forEach((row, i) => {
+      const busySlotS = (all[i]?.busyShare ?? Number.NaN) * 8 * 2;
+      expect(busySlotS).toBeCloseTo((left[i]?.busyShare ?? Number.NaN) * 4 * 2, 6);
+      // 12-14 s holds the loss: 8 slots for 1 s, 4 for 1 s.
+      const slotS = row.fromS + 2 <= 13 ? 8 * 2 : row.fromS >= 13 ? 4 * 2 : 8 + 4;
+      expect(row.busyShare).toBeCloseTo(busySlotS / slotS, 9);
+    });
+    // The burst and its retries keep the fleet full on both sides of the loss: its busiest bins before it (the
+    // burst's first seconds) and after it (past the bins where the lost replica finishes what it held) read alike.
+    const peak = (rs: typeof rows) => Math.max(...rs.map((r) => r.busyShare));
+    const before = peak(rows.filter((r) => r.fromS + 2 <= 13));
+    const after = peak(rows.filter((r) => r.fromS >= 20 && r.fromS < 38));
+    expect(after / before).toBeGreaterThan(0.9);
+    expect(after / before).toBeLessThan(1.1);
   });
 
   it("gives the median slot wait and time on a replica of the first attempts admitted in each bin, and served", () => {
