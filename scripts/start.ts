@@ -34,21 +34,32 @@ const { values } = commandLine("npm start -- [--traffic] [--port <n>] [--engine-
 const workerPort = positiveIntFlag("port", values.port, 8787);
 const enginePorts = values["engine-ports"].split(",").map((p) => positiveIntFlag("engine-ports", p, 8001));
 
+/** The sample configuration: wrangler.toml's SPILLWAY_CONFIG line. */
+function sampleConfig(): { deployments: Record<string, { replicas: string[] }> } {
+  const sample = /^SPILLWAY_CONFIG = '(.*)'$/m.exec(readFileSync("wrangler.toml", "utf8"))?.[1];
+  if (!sample) throw new Error("wrangler.toml has no SPILLWAY_CONFIG line");
+  return JSON.parse(sample) as { deployments: Record<string, { replicas: string[] }> };
+}
+
 /** The sample configuration with the replicas moved to `ports` (undefined: the sample's own ports). */
 function configFor(ports: number[]): string | undefined {
   if (ports.join(",") === "8001,8002,8003") return undefined;
-  const sample = /^SPILLWAY_CONFIG = '(.*)'$/m.exec(readFileSync("wrangler.toml", "utf8"))?.[1];
-  if (!sample) throw new Error("wrangler.toml has no SPILLWAY_CONFIG line");
-  const config = JSON.parse(sample) as { deployments: Record<string, { replicas: string[] }> };
+  const config = sampleConfig();
   for (const d of Object.values(config.deployments)) d.replicas = ports.map((p) => `http://127.0.0.1:${p}`);
   return JSON.stringify(config);
 }
 
 // wrangler loads .dev.vars (gitignored) by itself; without one, the demo token is passed on the command line.
-const ownToken = existsSync(".dev.vars") && /^SPILLWAY_ADMIN_TOKEN\s*=/m.test(readFileSync(".dev.vars", "utf8"));
+const devVars = existsSync(".dev.vars") ? readFileSync(".dev.vars", "utf8") : "";
+const ownToken = /^SPILLWAY_ADMIN_TOKEN\s*=/m.test(devVars);
 const vars: Record<string, string> = ownToken ? {} : { SPILLWAY_ADMIN_TOKEN: DEMO_TOKEN };
 const config = configFor(enginePorts);
 if (config) vars.SPILLWAY_CONFIG = config;
+// Every engine is a replica of every deployment of the sample: with a signing secret (SPILLWAY_SIGNING_SECRET in
+// .dev.vars and in this environment) they refuse requests the edge signed for any other. A SPILLWAY_CONFIG of
+// .dev.vars that the command line does not replace may name other deployments: then the engines accept any.
+const ownConfig = config === undefined && /^SPILLWAY_CONFIG\s*=/m.test(devVars);
+const deployments = ownConfig ? [] : Object.keys(sampleConfig().deployments);
 
 const taken = await takenPorts([...enginePorts, workerPort]);
 if (taken.length > 0) {
@@ -103,6 +114,7 @@ enginePorts.forEach((port, i) => {
         "--log-level",
         "warning",
         "--disable-access-log",
+        ...(deployments.length > 0 ? ["--deployment", deployments.join(",")] : []),
       ],
       { watchParent: true },
     ),

@@ -64,6 +64,12 @@ const FLAGS: Flag[] = [
     kind: "number",
     help: "Accepted clock skew of an edge signature, seconds (default 30).",
   },
+  {
+    flag: "deployment",
+    key: "deployment",
+    kind: "string",
+    help: "With SPILLWAY_SIGNING_SECRET set, serve only requests the edge signed for this deployment (a,b for several; default any).",
+  },
   { flag: "page-size", key: "pageSize", kind: "int", help: "KV page size in tokens (default 1)." },
   {
     flag: "context-length",

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { ReplayGuard, verifyRequest } from "../core/request-signature";
+import { ReplayGuard, type SignatureFailure, verifyRequest } from "../core/request-signature";
 import type { Logger } from "./log-line";
 import { errorBody } from "./openai-error";
 
@@ -11,9 +11,18 @@ export interface EdgeSignatureOptions {
   windowMs: number;
   /** Also require a signature on `/load` and `/metrics` (the router's probe signs `/load`). */
   protectLoadAndMetrics: boolean;
+  /**
+   * The deployments this engine serves: a valid signature made for any other is refused, so a request captured
+   * on its way to another deployment's engine (one secret may sign for several) cannot be replayed here. Unset
+   * or empty: any deployment. `/load` and `/metrics` are exempt (the edge's probes sign them for no deployment).
+   */
+  deployments?: readonly string[];
   logger: Logger;
   now?: () => number;
 }
+
+/** Why the engine refused a request: the signature's own failures, or `deployment` (signed for another). */
+export type EdgeRefusal = SignatureFailure | "deployment";
 
 /** Paths open to anyone: liveness and the model list reveal nothing and cost nothing. */
 const OPEN_PATHS = new Set(["/health", "/v1/models"]);
@@ -21,18 +30,21 @@ const LOAD_AND_METRICS = new Set(["/load", "/metrics"]);
 
 /**
  * Accepts inference only from the edge: a request must carry spillway's HMAC signature over its method, path,
- * body digest, deployment and timestamp, within the window and never seen before. Anything else gets 401 and
- * one warning line (the reason stays in the log; the client learns nothing).
+ * body digest, deployment and timestamp, within the window and never seen before, and (with `deployments` set)
+ * made for one of this engine's deployments. Anything else gets 401 and one warning line (the reason stays in
+ * the log; the client learns nothing).
  *
  * @example
  * ```ts
  * app.use(requireEdgeSignature({ secrets: [process.env.SPILLWAY_SIGNING_SECRET!], windowMs: 30_000,
- *   protectLoadAndMetrics: true, logger }));
+ *   protectLoadAndMetrics: true, deployments: ["llama"], logger }));
  * ```
  */
 export function requireEdgeSignature(options: EdgeSignatureOptions): MiddlewareHandler {
   const guard = new ReplayGuard(options.windowMs);
   const now = options.now ?? Date.now;
+  const served = options.deployments && options.deployments.length > 0 ? new Set(options.deployments) : undefined;
+  const servedList = [...(served ?? [])].map((d) => JSON.stringify(d)).join(", ");
   return async function requireEdgeSignature(c, next) {
     const path = c.req.path;
     if (OPEN_PATHS.has(path) || (!options.protectLoadAndMetrics && LOAD_AND_METRICS.has(path))) return next();
@@ -50,10 +62,14 @@ export function requireEdgeSignature(options: EdgeSignatureOptions): MiddlewareH
           options.windowMs,
         )
       : ({ ok: false, failure: "missing" } as const);
-    if (!result.ok) {
-      options.logger.warning(`refused ${c.req.method} ${path}: edge signature ${result.failure}`);
+    const refuse = (reason: EdgeRefusal, detail = "") => {
+      options.logger.warning(`refused ${c.req.method} ${path}: edge signature ${reason}${detail}`);
       return c.json(errorBody("unauthorized", "authentication_error", null, 401), 401);
-    }
+    };
+    if (!result.ok) return refuse(result.failure);
+    // The signature is valid, so the deployment is the edge's own text, safe to name in the log.
+    if (served && !LOAD_AND_METRICS.has(path) && !served.has(result.deployment))
+      return refuse("deployment", ` (signed for ${JSON.stringify(result.deployment)}, serving ${servedList})`);
     await next();
   };
 }

@@ -7,7 +7,7 @@ import type { EngineCore } from "./generation";
 import { startLlamaBackend } from "./llama/llama-backend";
 import { createLogger } from "./log-line";
 import { createEngineMetrics, type EngineMetrics } from "./metrics";
-import { type EngineOptions, type EngineOptionsInput, engineOptionsSchema } from "./options";
+import { deploymentNames, type EngineOptions, type EngineOptionsInput, engineOptionsSchema } from "./options";
 import type { OutputLengthModel } from "./output-length-model";
 import { createPacer } from "./pacer";
 import { seededRandom } from "./rng";
@@ -137,6 +137,7 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
       secrets: (signingSecrets ?? []).filter((secret) => secret.length > 0),
       windowMs: options.signatureWindowS * 1000,
       protectLoadAndMetrics: options.protectLoadMetrics,
+      deployments: options.deployment === undefined ? undefined : deploymentNames(options.deployment),
       logger,
     },
   });

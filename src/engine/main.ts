@@ -5,6 +5,7 @@ import { CliError, engineHelp } from "./cli";
 import { COMMAND_HELP, parseEngineCommand } from "./engine-command";
 import { startEngineServer } from "./index";
 import { LlamaStartError } from "./llama/errors";
+import { deploymentNames } from "./options";
 import { createShutdownGate } from "./shutdown";
 
 let command: ReturnType<typeof parseEngineCommand>;
@@ -34,7 +35,12 @@ try {
   console.error(`engine: ${error.message}`);
   process.exit(1);
 }
-if (signingSecrets.length > 0) console.log("engine server: inference requires the edge's signature");
+if (signingSecrets.length > 0) {
+  const deployment = server.options.deployment;
+  console.log(
+    `engine server: inference requires the edge's signature${deployment === undefined ? "" : ` for deployment ${deploymentNames(deployment).join(", ")}`}`,
+  );
+}
 console.log(
   `engine server listening on ${server.url} (model ${server.options.servedModelName}, engine ${server.options.engine}, max-total-tokens ${server.options.maxTotalTokens}${server.options.engine === "simulated" ? `, speed ${server.options.speed}` : ""})`,
 );

@@ -69,6 +69,17 @@ export const engineOptionsSchema = z
     protectLoadMetrics: z.boolean().default(false),
     /** How far a signature's timestamp may be from this machine's clock. */
     signatureWindowS: positive().max(3600).default(30),
+    /**
+     * With a signing secret set: the deployment(s) this engine serves, comma-separated (see
+     * {@link deploymentNames}); a request the edge signed for any other is refused. Unset: any deployment.
+     */
+    deployment: z
+      .string()
+      .refine(
+        (v) => v.split(",").every((name) => name.trim() !== ""),
+        "expected deployment names separated by commas, none of them empty (e.g. llama or llama,llama-long)",
+      )
+      .optional(),
   })
   .strict()
   .refine((o) => o.eosMinFraction <= o.eosMaxFraction, {
@@ -84,3 +95,15 @@ export const engineOptionsSchema = z
 export type EngineOptionsInput = z.input<typeof engineOptionsSchema>;
 /** Options after validation and defaults. */
 export type EngineOptions = z.output<typeof engineOptionsSchema>;
+
+/**
+ * The deployment names of a `deployment` option: split at commas, each trimmed.
+ *
+ * @example
+ * ```ts
+ * deploymentNames("llama, llama-long"); // ["llama", "llama-long"]
+ * ```
+ */
+export function deploymentNames(deployment: string): string[] {
+  return deployment.split(",").map((name) => name.trim());
+}
