@@ -104,6 +104,8 @@ async function startEngineProcess(name: string, speed: number): Promise<{ url: s
     const args = ["src/engine/main.ts", "--port", String(port), "--speed", String(speed), "--name", name];
     // A short shutdown grace: stopping the soak must not wait 30 s (the default) for a request cut off by it.
     args.push("--disable-access-log", "--log-level", "error", "--shutdown-grace-s", "1");
+    // The edge signs every request for its deployment; the engine refuses any signed for another.
+    args.push("--deployment", DEPLOYMENT);
     const env = { ...process.env, SPILLWAY_SIGNING_SECRET: SIGNING_SECRET };
     const engine = startManaged(name, "node_modules/.bin/tsx", args, { env, quiet: true });
     const url = `http://127.0.0.1:${port}`;
@@ -121,6 +123,7 @@ async function startEngineProcess(name: string, speed: number): Promise<{ url: s
 
 const ADMIN_TOKEN = "soak-admin-token";
 const SIGNING_SECRET = "soak-signing-secret";
+const DEPLOYMENT = "demo-model";
 
 /**
  * Every router shard's stats of the soak's deployment (`demo-model`), from the Worker's stats route.
@@ -183,7 +186,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const config = {
       logRejections: false,
       deployments: {
-        "demo-model": {
+        [DEPLOYMENT]: {
           replicas: engines.map((e) => e.url),
           maxOngoingRequests: options.maxOngoingRequests,
           maxQueuedRequests: options.maxQueuedRequests,
