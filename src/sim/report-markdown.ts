@@ -617,7 +617,7 @@ export function renderReport(input: {
   out.push(sweepTable(input.sweeps, input.defaultPolicy), "");
   out.push(sweepTargetsLine(input.sweeps, input.defaultPolicy), "");
   out.push(
-    "Whether static 30 s's lead in `waves` at the shortest queues is the waves' period (30 s at 2x, 30 s at 0.3x: a request refused in a wave and sent back 30 s later lands in the next trough): the same points with waves of 15 to 45 s, in [docs/wave-period.md](wave-period.md) (`npm run eval:wave-period`). Whether the bursts' curve gaps are their burst length's: `burst-3x` and `burst-10x` with bursts of 5 to 60 s, in [docs/burst-length.md](burst-length.md) (`npm run eval:burst-length`).",
+    "Whether static 30 s's lead in `waves` at the shortest queues is the waves' period (30 s at 2x, 30 s at 0.3x: a request refused in a wave and sent back 30 s later lands in the next trough): the same points with waves of 15 to 45 s, in [docs/wave-period.md](wave-period.md) (`npm run eval:wave-period`). Whether the bursts' curve gaps are their burst length's: `burst-3x` and `burst-10x` with bursts of 5 to 60 s, in [docs/burst-length.md](burst-length.md) (`npm run eval:burst-length`). Whether the best other policy at each horizon is the luck of the seeds that pick it: the default held to the policies best on the other set of seeds (tuning or held-out), in [docs/envelope-noise.md](envelope-noise.md) (`npm run eval:envelope-noise`).",
     "",
   );
   out.push("## End to end: openai-node clients through a delaying proxy (`npm run eval:e2e`)\n");
