@@ -52,7 +52,7 @@ export interface TimelineRow {
  * @example
  * ```ts
  * const rows = timelineOf(runSimulation(scenario, policy, workload), 10);
- * rows[6]; // { fromS: 60, firstAttempts: 211, busyShare: 1.01, refusals: 37, meanHintS: 65.5, firstSlotWaitP50S: 9.3, ... }
+ * rows[6]; // burst-3x, seed 1: { fromS: 60, firstAttempts: 229, busyShare: 0.96, refusals: 37, meanHintS: 31.3, firstSlotWaitP50S: 6.41, ... }
  * ```
  */
 export function timelineOf(trace: RunTrace, binS: number): TimelineRow[] {
