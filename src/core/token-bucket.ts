@@ -1,4 +1,7 @@
-/** Slack for the refill's float arithmetic (units and ms): a wait of 1700.0000001 ms is 1700 ms. */
+/**
+ * Slack for the refill's float arithmetic, in units: an amount at most this much above the level fits. `take` and
+ * `waitMs` use the same slack (not one in milliseconds), so they agree on the instant it fits.
+ */
 const FIT_TOLERANCE = 1e-6;
 
 /**
@@ -10,7 +13,11 @@ const FIT_TOLERANCE = 1e-6;
  * The level may go below zero: a charge corrected upwards after the fact (a response used more tokens than
  * reserved) is a debt, repaid by the refill before anything else is admitted.
  *
- * Pure: the clock is a parameter of every call.
+ * Amounts may be fractional, and an amount above `limit` never fits (`waitMs`: `Infinity`; `take`: false).
+ *
+ * Pure: the clock is a parameter of every call. A clock that goes back refills nothing, and nothing refills until
+ * it is past the latest instant the bucket saw again (no stretch of time is refilled twice); a wait is counted from
+ * the clock passed, so it includes the time until then.
  *
  * @example
  * ```ts
@@ -41,20 +48,29 @@ export class TokenBucket {
   /** Takes `amount` if that much is available now; false (and nothing taken) otherwise. */
   take(amount: number, nowMs: number): boolean {
     this.refill(nowMs);
-    // Tolerance for the refill's float arithmetic: at the instant `waitMs` named, the amount fits.
-    if (this.level + FIT_TOLERANCE < amount) return false;
+    // Tolerance for the refill's float arithmetic: at the instant `waitMs` named, the amount fits. Above the limit
+    // it never does (`waitMs` says `Infinity`), however close.
+    if (amount > this.rate.limit || this.level + FIT_TOLERANCE < amount) return false;
     this.level -= amount;
     return true;
   }
 
-  /** Milliseconds until `amount` is available (0: now); `Infinity` when `amount` exceeds the limit itself. */
+  /**
+   * Milliseconds from `nowMs` until `amount` is available (0: now): `take` takes it then and not a millisecond
+   * before, if nothing else happens meanwhile; `Infinity` when `amount` exceeds the limit itself.
+   */
   waitMs(amount: number, nowMs: number): number {
     if (amount > this.rate.limit) return Number.POSITIVE_INFINITY;
     this.refill(nowMs);
     const missing = amount - this.level;
     if (missing <= FIT_TOLERANCE) return 0;
+    // The slack in units, as `take`'s: at the named instant it fits, a millisecond before it does not. Counted from
+    // the caller's clock: one behind the latest instant seen refills nothing until it is past that instant again.
     // At least 1 ms: what does not fit now (`take` refuses it) must not be told it does.
-    return Math.max(1, Math.ceil((missing * this.rate.periodMs) / this.rate.limit - FIT_TOLERANCE));
+    const refillMs = ((missing - FIT_TOLERANCE) * this.rate.periodMs) / this.rate.limit;
+    const behind = this.atMs - nowMs;
+    const wholeMs = Math.floor(behind); // added apart: a fraction of a millisecond is not lost to a long time behind
+    return Math.max(1, wholeMs + Math.ceil(refillMs + (behind - wholeMs)));
   }
 
   /** Milliseconds until the bucket is full again (OpenAI's `x-ratelimit-reset-*`). */
