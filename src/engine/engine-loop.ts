@@ -110,9 +110,12 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       l.sink.onError(ended.message ?? "request aborted", usageOf(l, ended.outputTokenIds.length));
       return;
     }
-    const rest = l.stop.push(l.text.flush()).text + l.stop.flush();
+    // The decoder's held-back tail (a character cut by the last token) may still complete a stop string: the
+    // text is cut there, and the finish reason is then "stop", not "length".
+    const last = l.stop.push(l.text.flush());
+    const rest = last.text + l.stop.flush();
     if (rest !== "") l.sink.onText(rest);
-    l.sink.onFinish(ended.reason, usageOf(l, ended.outputTokenIds.length));
+    l.sink.onFinish(last.stopped ? "stop" : ended.reason, usageOf(l, ended.outputTokenIds.length));
   };
 
   const handleEvents = (events: readonly SchedulerEvent[]) => {
