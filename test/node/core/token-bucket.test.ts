@@ -45,6 +45,16 @@ describe("TokenBucket: the wait it names is when take takes it", () => {
     expect(ledger.admit(limits, 0, 3000).admitted).toBe(true);
   });
 
+  it("far behind, a fraction of a millisecond of refill is not lost to the whole milliseconds behind", () => {
+    const bucket = new TokenBucket({ limit: 1000, periodMs: 1 }, 0);
+    bucket.take(1, 0);
+    // 1e-7 units beyond the slack: 1e-10 ms of refill, which 1048576 + 1e-10 rounds away.
+    const amount = 999 + 1.1e-6;
+    expect(bucket.waitMs(amount, -1_048_576)).toBe(1_048_577);
+    expect(bucket.take(amount, 0)).toBe(false);
+    expect(bucket.take(amount, 1)).toBe(true);
+  });
+
   it("an amount above the limit, however close, is never taken (waitMs says Infinity)", () => {
     const bucket = new TokenBucket({ limit: 30, periodMs: 60_000 }, 0);
     expect(bucket.waitMs(30 + 5e-7, 0)).toBe(Number.POSITIVE_INFINITY);
