@@ -61,6 +61,11 @@ export interface RetryAfterOptions {
   retryAfterS: number | undefined;
   /** Relative jitter: the value is multiplied by 1 + jitter * (2u - 1). */
   jitter: number;
+  /**
+   * The computed rung's jitter when it is not `jitter`: the ledger policies place their own hint inside its second
+   * and pass 0; their static fallback keeps `jitter` (the spec jitters computed and static values alike).
+   */
+  computedJitter?: number;
   saturation: SaturationOptions;
 }
 
@@ -123,11 +128,11 @@ export function estimateRetryAfterS(
 
 /**
  * Jitter that stays inside `[min, max]` without piling on the bounds: `value * (1 + jitter * (2u - 1))` when
- * that range fits inside them; near `max`, `min(value, max)` jittered downward only, uniform in
- * `[max * (1 - jitter), max]` (spec correction: clamping after jitter sent every draw above the cap to exactly
- * the cap - half the refusals of a long overload on one second); near `min`, jittered upward only, uniform in
- * `[base, base * (1 + jitter)]` (the same correction at the floor: clamping sent every draw below 1 s to exactly
- * 1 s - half the refusals of a short queue, one herd on the floor).
+ * that range fits inside them; near `max`, `base = min(value, max)` jittered downward only, uniform in
+ * `[base * (1 - jitter), base]` (`[max * (1 - jitter), max]` from the cap up; spec correction: clamping after
+ * jitter sent every draw above the cap to exactly the cap - half the refusals of a long overload on one second);
+ * near `min`, jittered upward only, uniform in `[base, base * (1 + jitter)]` (the same correction at the floor:
+ * clamping sent every draw below 1 s to exactly 1 s - half the refusals of a short queue, one herd on the floor).
  *
  * @example
  * ```ts
@@ -178,8 +183,8 @@ const NO_HINT: RetryAfterDecision = {
 /**
  * The fallback ladder: computed (policy has an estimate) -> static `retryAfterS` -> no header. Computed values
  * are clamped to [1, maxS] s (60 s unless the client is known to honour longer) and jittered inside that range
- * ({@link jitterWithin}); static values are jittered but not clamped. A policy error falls to the next rung: a
- * hint never fails or delays a rejection.
+ * ({@link jitterWithin}, with `computedJitter` when set); static values are jittered (`jitter`) but not clamped. A
+ * policy error falls to the next rung: a hint never fails or delays a rejection.
  *
  * @example
  * ```ts
@@ -204,7 +209,7 @@ export function decideRetryAfter(
   if (computed !== undefined && Number.isFinite(computed) && computed >= 0) {
     const cap = Math.max(COMPUTED_MIN_S, maxS);
     const preJitterS = clamp(computed, COMPUTED_MIN_S, cap);
-    const jitteredS = jitterWithin(preJitterS, options.jitter, random(), COMPUTED_MIN_S, cap);
+    const jitteredS = jitterWithin(preJitterS, options.computedJitter ?? options.jitter, random(), COMPUTED_MIN_S, cap);
     return { rung: "computed", preJitterS, jitteredS, ...toHeaderValues(jitteredS) };
   }
   const fallback = options.retryAfterS;

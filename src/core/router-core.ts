@@ -922,15 +922,17 @@ export class RouterCore {
       reason === "no_replica_available"
         ? decideRetryAfter(signals, retryAfter, this.random, () => undefined)
         : schedule
-          ? // The schedule places the hint inside the booked second itself: the +-20% jitter would leave it.
-            decideRetryAfter(signals, { ...retryAfter, jitter: 0 }, this.random, () =>
+          ? // The schedule places the hint inside the booked second itself: the +-20% jitter would leave it. (Its
+            // static fallback keeps the jitter: a cold router's refusals must not all name the same second.)
+            decideRetryAfter(signals, { ...retryAfter, computedJitter: 0 }, this.random, () =>
               signals.warm ? schedule.estimate(now, signals, this.random) : undefined,
             )
           : booking
-            ? // The ledger places the hint inside its second (or spreads a best effort over the horizon).
+            ? // The ledger places the hint inside its second (or spreads a best effort over the horizon); the static
+              // fallback keeps the jitter.
               decideRetryAfter(
                 signals,
-                { ...retryAfter, jitter: 0 },
+                { ...retryAfter, computedJitter: 0 },
                 this.random,
                 () => {
                   // Back at the first step of a two-step promise: told the rest of it; else a new booking.

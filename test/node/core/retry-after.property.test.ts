@@ -637,6 +637,58 @@ describe("RouterCore's refusals carry the ladder's hint", () => {
     for (const rung of ["computed", "static_fallback", "none"]) expect([...seen]).toContain(`queue_full/${rung}`);
     expect([...seen].some((key) => key.startsWith("no_replica_available/"))).toBe(true);
   });
+
+  it("regression: a cold booked_capacity or retry_schedule router, static 5 s, jitter 0.2, draw 0 -> Retry-After 4 (was 5)", () => {
+    for (const policy of ["booked_capacity", "retry_schedule"] as const) {
+      const options = routerOptions(
+        { replicas: ["a"], maxQueuedRequests: 1 },
+        { retryAfterPolicy: policy, jitter: 0.2 },
+      );
+      const core = new RouterCore(options, { now: () => 0 }, () => 0);
+      let result = core.submit("first");
+      for (let i = 0; result.kind !== "rejected" && i < 5; i++) result = core.submit(`more-${i}`);
+      expect(result.kind, policy).toBe("rejected");
+      if (result.kind !== "rejected") return;
+      expect(result.rejection.decision, policy).toMatchObject({
+        rung: "static_fallback",
+        retryAfterS: 4,
+        retryAfterMs: 4000,
+      });
+    }
+  });
+
+  it("every policy jitters its static fallback (spec: jitter is applied to computed and static values alike)", () => {
+    // The ledger policies zero the jitter for their own booked hint (it is placed inside its second); the static
+    // rung is not theirs, and a cold router's refusals must not all name the same second.
+    fc.assert(
+      fc.property(
+        fc.constantFrom<RetryAfterPolicyName>(...RETRY_AFTER_POLICIES),
+        fc.constantFrom(5, 7.5, 30, 120),
+        real(0.05, 1),
+        fc.integer(),
+        fc.array(routerOp, { minLength: 1, maxLength: 60 }),
+        (policy, retryAfterS, jitter, seed, ops) => {
+          const retryAfter = opts({ retryAfterPolicy: policy, retryAfterS, jitter });
+          const refusals = runRouter(
+            routerOptions({ replicas: ["a", "b"], maxOngoingRequests: 1, maxQueuedRequests: 2 }, retryAfter),
+            seed,
+            [{ kind: "submit", n: 6 }, ...ops],
+          );
+          let statics = 0;
+          for (const { rejection, u } of refusals) {
+            const what = `${policy} ${rejection.reason} u ${u}`;
+            if (rejection.decision.rung !== "static_fallback") continue;
+            statics += 1;
+            close(rejection.decision.jitteredS, specStaticJitter(retryAfterS, jitter, u), `${what}: static jittered`);
+            checkHeaders(rejection.decision, what);
+          }
+          // The first burst refuses at a cold router: the static rung is exercised every run.
+          expect(statics).toBeGreaterThan(0);
+        },
+      ),
+      { ...RUN, numRuns: Math.min(RUN.numRuns, 100) },
+    );
+  });
 });
 
 /**
