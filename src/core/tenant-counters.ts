@@ -10,7 +10,8 @@ export const OTHER_TENANTS = "other";
 
 /**
  * Per-tenant admitted / shed counts with bounded memory: the first `maxTenants` tenants get their own entry, later
- * ones are counted under `other` (a router sees few tenants; a flood of names cannot grow it).
+ * ones are counted under `other` (a router sees few tenants; a flood of names cannot grow it), as is a tenant named
+ * `other`, which takes none of those entries' places.
  *
  * @example
  * ```ts
@@ -27,7 +28,9 @@ export class TenantCounters {
   add(tenant: string, kind: keyof TenantCount): void {
     let count = this.counts.get(tenant);
     if (!count) {
-      const name = this.counts.size >= this.maxTenants || tenant === OTHER_TENANTS ? OTHER_TENANTS : tenant;
+      // Tenants with an entry of their own: `other` is not one (a tenant named so included), so takes no one's place.
+      const own = this.counts.size - (this.counts.has(OTHER_TENANTS) ? 1 : 0);
+      const name = own >= this.maxTenants || tenant === OTHER_TENANTS ? OTHER_TENANTS : tenant;
       count = this.counts.get(name) ?? { admitted: 0, shed: 0 };
       this.counts.set(name, count);
     }
