@@ -123,6 +123,9 @@ export function estimateRetryAfterS(
   if (!signals.warm || rate === undefined || !Number.isFinite(rate) || rate <= 0) return undefined;
   const factor = policy === "router_queue_drain_rate" ? saturationFactor(signals, saturation) : 1;
   const estimate = (signals.queueDepth / rate) * factor;
+  // A rate so small (a long-stalled EWMA) that the wait overflows a double is still a wait: longer than any cap, as
+  // the spec computes it (falling back there gave a deeper queue a shorter hint than a shallow one).
+  if (estimate === Number.POSITIVE_INFINITY) return Number.MAX_VALUE;
   return Number.isFinite(estimate) && estimate >= 0 ? estimate : undefined;
 }
 

@@ -740,13 +740,13 @@ function modelFactor(s: LoadSignals, o: SaturationOptions): number {
   return 1 + o.occupancyWeight * occupancy + o.backoffWeight * backoff;
 }
 
-/** The spec's computed estimate, or undefined (static policy, cold, rate 0/NaN/infinite, estimate not finite). */
+/** The spec's computed estimate, or undefined (static policy, cold, rate 0/NaN/infinite); an overflow is a huge wait. */
 function modelEstimate(policy: RetryAfterOptions["retryAfterPolicy"], s: LoadSignals, o: SaturationOptions) {
   if (policy === "static") return undefined;
   const rate = s.drainRate;
   if (!s.warm || rate === undefined || !(rate > 0) || rate === Number.POSITIVE_INFINITY) return undefined;
   const estimate = (s.queueDepth / rate) * (policy === "router_queue_drain_rate" ? modelFactor(s, o) : 1);
-  return Number.isFinite(estimate) ? estimate : undefined;
+  return estimate === Number.POSITIVE_INFINITY ? Number.MAX_VALUE : estimate;
 }
 
 /** Header values: whole ms of the jittered value rounded up (sub-nanosecond float error aside), seconds from them. */
