@@ -344,7 +344,8 @@ describe("routerUnavailable: shed or pass when the router cannot answer", () => 
         fc.integer({ min: 1, max: 3 }),
         fc.uniqueArray(fc.integer({ min: 8001, max: 8009 }), { minLength: 1, maxLength: 3 }),
         fc.array(unavailableOp, { maxLength: 12 }),
-        async (mode, retryAfterS, maxOngoingRequests, ports, ops) => {
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        async (mode, retryAfterS, maxOngoingRequests, ports, ops, u) => {
           vi.restoreAllMocks();
           const log = vi.spyOn(console, "log").mockImplementation(() => {});
           log.mockClear();
@@ -370,7 +371,7 @@ describe("routerUnavailable: shed or pass when the router cannot answer", () => 
               continue;
             }
             const inFlight = held.filter((h) => h.times === 0).length;
-            const decision = routerUnavailable(config, deployment, { cause: op.cause, message: "why" });
+            const decision = routerUnavailable(config, deployment, { cause: op.cause, message: "why" }, () => u);
             logged++;
             expect(log).toHaveBeenCalledTimes(logged);
             const line = JSON.parse(String(log.mock.lastCall?.[0]));
@@ -396,8 +397,12 @@ describe("routerUnavailable: shed or pass when the router cannot answer", () => 
                 expect(res.headers.get("retry-after")).toBeNull();
                 expect(res.headers.get("retry-after-ms")).toBeNull();
               } else {
-                expect(res.headers.get("retry-after")).toBe(String(Math.ceil(retryAfterS)));
-                expect(res.headers.get("retry-after-ms")).toBe(String(Math.round(retryAfterS * 1000)));
+                // Jittered as every static hint is (spec: value x (1 + jitter x (2u - 1))), in whole ms rounded up,
+                // and the header the second that holds them: clients shed together do not come back together.
+                const jitteredMs = retryAfterS * (1 + 0.2 * (2 * u - 1)) * 1000;
+                const ms = Number(res.headers.get("retry-after-ms"));
+                expect(ms).toBe(Math.max(0, Math.ceil(jitteredMs - 1e-6)));
+                expect(res.headers.get("retry-after")).toBe(String(Math.ceil(ms / 1000)));
               }
               const body = (await res.json()) as { error: { type: string; code: string } };
               expect(body.error).toMatchObject({ type: "server_error", code: "service_unavailable" });
