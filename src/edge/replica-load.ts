@@ -1,3 +1,4 @@
+import { type PromSample, parsePrometheusText } from "./prometheus-text";
 import { type ReplicaTarget, readMetrics } from "./replica-probe";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
@@ -20,7 +21,9 @@ export interface ReplicaLoad {
 }
 
 /**
- * Reads the value of the first sample of `name` in Prometheus text exposition (any labels).
+ * Reads the value of the first sample of `name` in Prometheus text exposition (any labels) whose value is finite;
+ * `null` when there is none. Each line is read by the strict parser (blanks or tabs between tokens, a timestamp
+ * after the value, `\r\n`); a line that is not a well-formed sample is skipped.
  *
  * @example
  * ```ts
@@ -29,16 +32,14 @@ export interface ReplicaLoad {
  */
 export function promValue(text: string, name: string): number | null {
   for (const line of text.split("\n")) {
-    if (!line.startsWith(name)) continue;
-    const rest = line.slice(name.length);
-    if (rest[0] !== "{" && rest[0] !== " ") continue;
-    const value = Number(
-      rest
-        .slice(rest.lastIndexOf(rest[0] === "{" ? "}" : " ") + 1)
-        .trim()
-        .split(" ")[0],
-    );
-    if (!Number.isNaN(value)) return value;
+    if (!line.trimStart().startsWith(name)) continue;
+    let sample: PromSample | undefined;
+    try {
+      [sample] = parsePrometheusText(`${line}\n`);
+    } catch {
+      continue; // not a well-formed sample line
+    }
+    if (sample?.name === name && Number.isFinite(sample.value)) return sample.value;
   }
   return null;
 }
@@ -70,14 +71,17 @@ export async function replicaLoad(
   const result = unknownLoad(replica);
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
   const [load, metrics] = await Promise.allSettled([
-    get(replicaUrl(replica, "/load"), secret, timeoutMs).then((r) => r.json() as Promise<Record<string, unknown>>),
+    get(replicaUrl(replica, "/load"), secret, timeoutMs).then(
+      (r) => r.json() as Promise<Record<string, unknown> | null>,
+    ),
     get(replicaUrl(replica, "/metrics"), secret, timeoutMs).then((r) => r.text()),
   ]);
   if (load.status === "fulfilled") {
-    result.queueLength = num(load.value.queueLength);
-    result.running = num(load.value.running);
-    result.waiting = num(load.value.waiting);
-    result.tokenUsage = num(load.value.tokenUsage);
+    // `null` is JSON too (a proxy's answer): no figures, and no TypeError out of a function that never throws.
+    result.queueLength = num(load.value?.queueLength);
+    result.running = num(load.value?.running);
+    result.waiting = num(load.value?.waiting);
+    result.tokenUsage = num(load.value?.tokenUsage);
   }
   if (metrics.status === "fulfilled") {
     result.retractions = promValue(metrics.value, "sglang:num_retracted_requests_total");

@@ -52,8 +52,9 @@ export interface ProbeCredentials {
 
 /**
  * Reads a replica's load from its Prometheus page. Unknown (`undefined`) when the page is malformed or cut off,
- * when any gauge the sum needs is missing (a partial page is not an idle replica), or when a sample carries a
- * timestamp older than `staleMs` (an exporter replaying old values).
+ * when any gauge the sum needs is missing (a partial page is not an idle replica), when any of its samples is
+ * not a count (NaN, ±Inf or negative: one series' -3 must not cancel another's 3) or the total overflows, or when
+ * a sample carries a timestamp older than `staleMs` (an exporter replaying old values).
  *
  * @example
  * ```ts
@@ -80,10 +81,11 @@ export function readMetrics(
     const used = matching(samples, name, where);
     if (used.length === 0) return undefined;
     if (used.some((s) => s.timestampMs !== undefined && nowMs - s.timestampMs > staleMs)) return undefined;
-    const sum = sumSamples(used, name) as number;
-    if (!Number.isFinite(sum) || sum < 0) return undefined;
-    queueLength += sum;
+    // Each sample must be a count: one series' -3 must not cancel another's 3 into an idle replica.
+    if (!used.every((s) => Number.isFinite(s.value) && s.value >= 0)) return undefined;
+    queueLength += sumSamples(used, name) as number;
   }
+  if (!Number.isFinite(queueLength)) return undefined;
   let tokenUsage: number | null = null;
   for (const name of usage) {
     const used = matching(samples, name, where).filter((s) => Number.isFinite(s.value));
@@ -114,7 +116,8 @@ async function fetchProbe(
 /**
  * Asks one replica for its queue length within `deadlineMs`: spillway's engine by `GET /load`, vLLM, SGLang and
  * TGI by `GET /metrics`. A missed deadline reads as `"timeout"` (slow), any other failure or an unreadable
- * answer as `undefined`. A `none` replica is never probed (the router counts for it); asking anyway is a bug.
+ * answer as `undefined` (a `/load` whose `queueLength` is not a finite count >= 0 included: the core would count a
+ * negative one as 0, a free replica). A `none` replica is never probed (the router counts for it); asking anyway is a bug.
  *
  * @example
  * ```ts
@@ -133,8 +136,11 @@ export async function probeReplica(
     if (target.load === "spillway") {
       const res = await fetchProbe(target, "/load", deadline, credentials);
       if (!res.ok) return undefined;
-      const load = (await res.json()) as { queueLength?: unknown };
-      return typeof load.queueLength === "number" ? load.queueLength : undefined;
+      const queueLength = ((await res.json()) as { queueLength?: unknown } | null)?.queueLength;
+      // Only a count: a negative one would read as a free replica (the core counts it as 0).
+      return typeof queueLength === "number" && Number.isFinite(queueLength) && queueLength >= 0
+        ? queueLength
+        : undefined;
     }
     const res = await fetchProbe(target, "/metrics", deadline, credentials);
     if (!res.ok || servedStale(res, QUEUE_LENGTH_STALE_MS)) {
