@@ -1,21 +1,15 @@
 import { signRequest } from "../core/request-signature";
 import { replicaUrl } from "./replica-url";
 
-/** Hop-by-hop headers (RFC 9110 7.6.1) and ones the platform sets itself: never forwarded. */
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  // Not standard, but sent by old clients as Connection's twin (RFC 9110 7.6.1 names it): hop-by-hop too.
-  "proxy-connection",
-  "host",
-  "content-length",
-]);
+/**
+ * Hop-by-hop headers (RFC 9110 7.6.1): for one connection only, never forwarded in either direction. Any `Proxy-*`
+ * header is one too (Proxy-Authorization and Proxy-Authenticate are the next proxy's; Proxy-Connection is sent by
+ * old clients as Connection's twin, RFC 9110 7.6.1 names it).
+ */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"]);
+
+/** Request headers the platform sets itself for the next hop: never forwarded. */
+const PLATFORM = new Set(["host", "content-length"]);
 
 /**
  * The client's credential: it is spillway's to check (the tenant's API key), never the engine's to see. The
@@ -26,9 +20,21 @@ const CLIENT_CREDENTIALS = new Set(["authorization"]);
 /** Prefix of spillway's internal headers: stripped from client requests, never trusted from outside. */
 export const INTERNAL_HEADER_PREFIX = "x-spillway-";
 
+/** Whether a header of a message with these headers is hop-by-hop: listed, `Proxy-*`, or named by its Connection. */
+function hopByHop(headers: Headers): (lowerName: string) => boolean {
+  // RFC 9110 7.6.1: the fields a Connection header names are for this hop only.
+  const named = new Set(
+    (headers.get("connection") ?? "")
+      .split(",")
+      .map((field) => field.trim().toLowerCase())
+      .filter((field) => field !== ""),
+  );
+  return (lower) => HOP_BY_HOP.has(lower) || lower.startsWith("proxy-") || named.has(lower);
+}
+
 /**
  * The headers to send upstream: the client's, minus hop-by-hop (those named in its `Connection` header included),
- * Cloudflare's own, spillway's internal ones and the client's API key.
+ * Host and Content-Length (the runtime's), Cloudflare's own, spillway's internal ones and the client's API key.
  *
  * @example
  * ```ts
@@ -38,19 +44,30 @@ export const INTERNAL_HEADER_PREFIX = "x-spillway-";
  */
 export function upstreamHeaders(incoming: Headers): Headers {
   const headers = new Headers();
-  // RFC 9110 7.6.1: the fields a Connection header names are for this hop only.
-  const named = new Set(
-    (incoming.get("connection") ?? "")
-      .split(",")
-      .map((field) => field.trim().toLowerCase())
-      .filter((field) => field !== ""),
-  );
+  const isHopByHop = hopByHop(incoming);
   for (const [name, value] of incoming) {
     const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named.has(lower) || CLIENT_CREDENTIALS.has(lower)) continue;
+    if (isHopByHop(lower) || PLATFORM.has(lower) || CLIENT_CREDENTIALS.has(lower)) continue;
     if (lower.startsWith("cf-") || lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     headers.append(name, value);
   }
+  return headers;
+}
+
+/**
+ * The headers of a replica's answer to relay to the client: all of them (Retry-After, Set-Cookie and the rest as
+ * sent) but hop-by-hop ones, those its `Connection` header names included.
+ *
+ * @example
+ * ```ts
+ * downstreamHeaders(new Headers({ connection: "close, x-trace", "x-trace": "1", "retry-after": "2" }));
+ * // retry-after only
+ * ```
+ */
+export function downstreamHeaders(upstream: Headers): Headers {
+  const headers = new Headers();
+  const isHopByHop = hopByHop(upstream);
+  for (const [name, value] of upstream) if (!isHopByHop(name.toLowerCase())) headers.append(name, value);
   return headers;
 }
 
@@ -64,7 +81,7 @@ export type ForwardOutcome =
 /** What to forward where. */
 export interface ForwardRequest {
   replica: string;
-  /** Path and query as the client sent them, e.g. `/v1/chat/completions`. */
+  /** Path and query as the client's URL has them (never percent-decoded), e.g. `/v1/chat/completions`. */
   pathAndSearch: string;
   headers: Headers;
   body: string;
@@ -78,7 +95,8 @@ export interface ForwardRequest {
 
 /**
  * Sends one request to a replica: signed when a secret is set, bounded by a deadline for the response headers
- * (an engine that accepts and then hangs ends as `timeout`), abandoned if the client leaves.
+ * (an engine that accepts and then hangs ends as `timeout`), abandoned if the client leaves (before the call or
+ * while the request is signed included: it never goes out then).
  *
  * @example
  * ```ts
@@ -109,6 +127,9 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
   }, request.headersTimeoutMs);
   const onClientAbort = () => controller.abort();
   request.clientSignal.addEventListener("abort", onClientAbort, { once: true });
+  // A client that left before the listener was there (while the request was signed, or before the call) fires
+  // no event: its request must not go out either.
+  if (request.clientSignal.aborted) controller.abort();
   try {
     const response = await fetch(url, { method: "POST", headers, body: request.body, signal: controller.signal });
     return { kind: "response", response };
@@ -133,7 +154,7 @@ const encoder = new TextEncoder();
  * @example
  * ```ts
  * const body = relayBody(upstream.body, (failed) => ctx.waitUntil(router.release(ticket, failed)), signal, true);
- * return new Response(body, upstream);
+ * return new Response(body, { status: upstream.status, headers: downstreamHeaders(upstream.headers) });
  * ```
  */
 export function relayBody(

@@ -6,7 +6,7 @@ import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
-import { forwardToReplica, relayBody, upstreamHeaders } from "./forward";
+import { downstreamHeaders, forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
@@ -76,9 +76,10 @@ function clientClosed(): Response {
 }
 
 /**
- * The replica's answer, passed on untouched, with the slot released when it has been delivered: SSE is relayed
- * chunk by chunk (released when the stream ends, fails or the client leaves); a whole JSON answer is small, so
- * it is read, the slot released, and answered (cheaper than relaying a stream).
+ * The replica's answer, passed on untouched (its status, body and headers, hop-by-hop ones aside), with the slot
+ * released when it has been delivered: SSE (`text/event-stream`, in any case) is relayed chunk by chunk, without the
+ * replica's Content-Length (released when the stream ends, fails or the client leaves); any other answer is
+ * small, so it is read, the slot released, and answered (cheaper than relaying a stream).
  */
 async function answerFrom(
   upstream: Response,
@@ -86,14 +87,23 @@ async function answerFrom(
   clientSignal: AbortSignal,
   onUsage?: (totalTokens: number | undefined) => void,
 ): Promise<Response> {
+  // Hop-by-hop headers are the replica's connection's, not the client's.
+  const init = {
+    status: upstream.status,
+    statusText: upstream.statusText,
+    headers: downstreamHeaders(upstream.headers),
+  };
   if (!upstream.body) {
     release(false);
     onUsage?.(undefined);
-    return new Response(null, upstream);
+    return new Response(null, init);
   }
-  if (upstream.headers.get("content-type")?.includes("text/event-stream")) {
+  // Media types are case-insensitive (RFC 9110 8.3.1).
+  if (upstream.headers.get("content-type")?.toLowerCase().includes("text/event-stream")) {
     const relayed = relayBody(upstream.body, release, clientSignal, true);
-    return new Response(onUsage ? tapEventStreamUsage(relayed, onUsage) : relayed, upstream);
+    // The relayed stream may end with an error event the replica never sent: its length is not the replica's.
+    init.headers.delete("content-length");
+    return new Response(onUsage ? tapEventStreamUsage(relayed, onUsage) : relayed, init);
   }
   let answer: ArrayBuffer;
   try {
@@ -105,7 +115,7 @@ async function answerFrom(
   }
   release(false);
   onUsage?.(usageOfJson(answer));
-  return new Response(answer, upstream);
+  return new Response(answer, init);
 }
 
 /**
@@ -179,7 +189,10 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     }
     const { charge } = quota;
     const tenant = { tenant: plan.name, priority };
-    const pathAndSearch = c.req.path + new URL(c.req.url).search;
+    // The path as the client's URL has it: `c.req.path` is percent-decoded (`%5C` a backslash, `%2E` a dot, `%0A`
+    // a newline), which the replica's URL would then re-read as separators, dot segments, or drop.
+    const { pathname, search } = new URL(c.req.url);
+    const pathAndSearch = pathname + search;
     // Every attempt of the same request has the same fingerprint: it picks the shard (so a retry meets the
     // router that refused it) and is the only key to the promise that router made it.
     const fingerprint = await requestFingerprint({
