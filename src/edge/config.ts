@@ -11,13 +11,20 @@ const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL"
 const replicaEntry = z
   .union([
     replicaUrl,
-    z.strictObject({
-      url: replicaUrl,
-      /** How the router reads this replica's load (see README, "In front of vLLM / SGLang / TGI"). */
-      load: z.enum(LOAD_SOURCES).default("spillway"),
-      /** Count only the `/metrics` samples labelled `model_name="<model>"`. */
-      model: z.string().min(1).optional(),
-    }),
+    z
+      .strictObject({
+        url: replicaUrl,
+        /** How the router reads this replica's load (see README, "In front of vLLM / SGLang / TGI"). */
+        load: z.enum(LOAD_SOURCES).default("spillway"),
+        /** Count only the `/metrics` samples labelled `model_name="<model>"` (vLLM and SGLang label them so). */
+        model: z.string().min(1).optional(),
+      })
+      // TGI's gauges carry no labels, and `/load` and `none` read no metrics: a `model` there would select nothing
+      // (a TGI replica with one read as unknown for ever, never probed as free), so it is refused, not ignored.
+      .refine((r) => r.model === undefined || r.load === "vllm" || r.load === "sglang", {
+        message: "`model` selects `model_name` labels, which only `vllm` and `sglang` metrics carry",
+        path: ["model"],
+      }),
   ])
   .transform((entry): ReplicaTarget => (typeof entry === "string" ? { url: entry, load: "spillway" } : entry));
 
@@ -46,7 +53,8 @@ export const deploymentConfigSchema = z.strictObject({
     ),
   /**
    * Name of a Worker secret holding the backend's API key (e.g. vLLM's `--api-key`): sent upstream as
-   * `Authorization: Bearer <key>` in place of the client's own `Authorization`. Unset: the client's is passed on.
+   * `Authorization: Bearer <key>` in place of the client's own `Authorization`. Unset: no `Authorization` goes
+   * upstream (the client's authenticated to the Worker, not the backend, and is never passed on).
    */
   upstreamApiKeySecret: z
     .string()

@@ -34,6 +34,9 @@ describe("replica entries in the configuration", () => {
     ["a non-http URL", { replicas: [{ url: "ftp://a", load: "vllm" }] }, "replicas.0"],
     ["an unknown replica field", { replicas: [{ url: "http://a", lode: "vllm" }] }, "replicas.0"],
     ["a URL listed twice", { replicas: ["http://a", { url: "http://a", load: "vllm" }] }, "listed twice"],
+    // TGI labels nothing: a replica with a `model` would read as unknown for ever (never placed on).
+    ["a model on a TGI replica", { replicas: [{ url: "http://a", load: "tgi", model: "m" }] }, "replicas.0.model"],
+    ["a model on spillway's engine", { replicas: [{ url: "http://a", model: "m" }] }, "only `vllm` and `sglang`"],
     ["a secret name that is not a binding name", { replicas: ["http://a"], upstreamApiKeySecret: "my key" }, "binding"],
     ["an unknown location hint", { replicas: ["http://a"], locationHint: "mars" }, "locationHint"],
   ])("refuses %s", (_, deployment, mention) => {

@@ -244,12 +244,14 @@ const replica = fc
     base,
     fc.oneof(
       fc.constant(undefined),
+      fc.record({ load: fc.constantFrom(...LOAD_SOURCES) }, { requiredKeys: [] }),
+      // `model` selects `model_name` labels: only the load sources whose metrics carry them take one.
       fc.record(
         {
-          load: fc.constantFrom(...LOAD_SOURCES),
+          load: fc.constantFrom("vllm" as const, "sglang" as const),
           model: fc.string({ minLength: 1, maxLength: 12 }),
         },
-        { requiredKeys: [] },
+        { requiredKeys: ["load"] },
       ),
     ),
   )
