@@ -15,6 +15,12 @@ import {
   saturationFactor,
 } from "../../../src/core/retry-after";
 import { type Rejection, RouterCore } from "../../../src/core/router-core";
+import {
+  fixedDraw as at,
+  idleSignals as idle,
+  retryAfterOptions as opts,
+  warmSignals as warmAt,
+} from "../../support/retry-after-signals";
 import { routerOptions } from "../../support/router-options";
 
 /**
@@ -253,25 +259,6 @@ function checkDecision(d: RetryAfterDecision, e: Expected, jitter: number, what:
 // ---------------------------------------------------------------------------------------------------------------
 // The properties
 // ---------------------------------------------------------------------------------------------------------------
-
-const idle: LoadSignals = {
-  queueDepth: 0,
-  drainRate: undefined,
-  warm: false,
-  replicaQueueLengthSum: 0,
-  numReplicas: 2,
-  maxOngoingRequests: 4,
-  backoffStreak: 0,
-};
-const warmAt = (queueDepth: number, drainRate: number): LoadSignals => ({ ...idle, queueDepth, drainRate, warm: true });
-const opts = (over: Partial<RetryAfterOptions> = {}): RetryAfterOptions => ({
-  retryAfterPolicy: "router_queue_drain_rate",
-  retryAfterS: undefined,
-  jitter: 0.2,
-  saturation: DEFAULT_SATURATION_OPTIONS,
-  ...over,
-});
-const at = (u: number) => () => u;
 
 describe("Retry-After: the spec's vectors", () => {
   it.each([

@@ -6,28 +6,14 @@ import {
   estimateRetryAfterS,
   jitterWithin,
   type LoadSignals,
-  type RetryAfterOptions,
   saturationFactor,
 } from "../../../src/core/retry-after";
-
-const idle: LoadSignals = {
-  queueDepth: 0,
-  drainRate: undefined,
-  warm: false,
-  replicaQueueLengthSum: 0,
-  numReplicas: 2,
-  maxOngoingRequests: 4,
-  backoffStreak: 0,
-};
-const warm = (queueDepth: number, drainRate: number): LoadSignals => ({ ...idle, queueDepth, drainRate, warm: true });
-const opts = (over: Partial<RetryAfterOptions> = {}): RetryAfterOptions => ({
-  retryAfterPolicy: "router_queue_drain_rate",
-  retryAfterS: undefined,
-  jitter: 0.2,
-  saturation: DEFAULT_SATURATION_OPTIONS,
-  ...over,
-});
-const u = (value: number) => () => value;
+import {
+  idleSignals as idle,
+  retryAfterOptions as opts,
+  fixedDraw as u,
+  warmSignals as warm,
+} from "../../support/retry-after-signals";
 
 describe("jitter and rounding (spec vectors, jitter 0.2)", () => {
   it.each([
