@@ -43,7 +43,8 @@ export function usageOfEventStream(text: string): number | undefined {
 
 /**
  * Passes an SSE body through untouched and reports the stream's final usage when it ends (`undefined` when it
- * carried none, failed or was cancelled). Only the last chunks covering the final usage event are kept (copies,
+ * carried none, failed or was cancelled). Behind the edge's relay a replica's stream that fails ends normally with
+ * spillway's error event, so a usage event that arrived before the failure is still reported (and charged). Only the last chunks covering the final usage event are kept (copies,
  * by reference, at least {@link TAIL_BYTES} of them) and nothing is decoded until the stream ends: the usage
  * chunk is the last but one event, so decoding every chunk and re-slicing a tail string per chunk (as this did)
  * cost a few microseconds per token for nothing.
