@@ -150,9 +150,14 @@ function jsonResponse(
       },
     };
     const abort = core.submit(generation, sink);
-    // The client went away: free the request's slots now rather than generating for nobody.
-    const onAbort = () => abort();
-    if (signal.aborted) abort();
+    // The client went away: free the request's slots now rather than generating for nobody, and settle the
+    // answer (nobody reads it; the engine calls no sink after an abort, and the shutdown gate counts a request
+    // in flight until its handler has answered).
+    const onAbort = () => {
+      abort();
+      resolve(new Response(null, { status: 499 })); // no body: nothing to send, nothing to wait for
+    };
+    if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
   });
 }
