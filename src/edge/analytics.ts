@@ -6,7 +6,7 @@ import type { Rejection } from "../core/router-core";
  *
  * | column | meaning |
  * | --- | --- |
- * | `index1` | deployment |
+ * | `index1` | deployment (one of more than 96 UTF-8 bytes: its first bytes, `~` and a hash of the whole name) |
  * | `blob1` | deployment |
  * | `blob2` | outcome: `admitted` or `rejected` |
  * | `blob3` | rejection reason (`queue_full`, `queue_timeout`, `no_replica_available`, `quota`), `""` when admitted |
@@ -19,6 +19,11 @@ import type { Rejection } from "../core/router-core";
  * | `double4` | drain rate at a rejection (requests/s; 0 while the estimator is cold, and for admissions) |
  * | `double5` | HTTP status (200 admitted, else 429/503) |
  * | `double6` | router shard (-1: refused by the tenant's quota before any router was asked) |
+ *
+ * Analytics Engine refuses a data point (`writeDataPoint` throws a TypeError, and the row is lost) whose index
+ * exceeds 96 bytes or whose blobs exceed 16 KB together (https://developers.cloudflare.com/analytics/analytics-engine/limits/;
+ * workerd's own check is 5120 bytes). So the index is cut as above, and each blob to its first 853 UTF-8 bytes
+ * (5120 / 6; never inside a character): a deployment name or replica URL that long is cut, never the row.
  */
 export interface DecisionPoint {
   deployment: string;
@@ -32,6 +37,41 @@ export interface DecisionPoint {
   drainRate: number | null;
   status: number;
   tenant?: string;
+}
+
+/** Analytics Engine's limit on an index, in UTF-8 bytes. */
+const MAX_INDEX_BYTES = 96;
+/** Each of the six blobs' share of the 5120 bytes all blobs may hold together (workerd's check; the docs say 16 KB). */
+const MAX_BLOB_BYTES = Math.floor(5120 / 6);
+
+/** The UTF-8 size of one code point (a lone surrogate is written as U+FFFD: 3 bytes). */
+function utf8Bytes(codePoint: number): number {
+  return codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
+}
+
+/** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes that ends between two code points. */
+function utf8Prefix(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text; // a UTF-16 unit is at most 3 UTF-8 bytes
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    bytes += utf8Bytes(char.codePointAt(0) as number);
+    if (bytes > maxBytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * The deployment as an index: itself when it fits in 96 bytes, else its first 87 bytes, `~` and the FNV-1a hash
+ * of the whole name (8 hex digits), so that two long names with one prefix stay apart.
+ */
+function indexOf(deployment: string): string {
+  const prefix = utf8Prefix(deployment, MAX_INDEX_BYTES);
+  if (prefix.length === deployment.length) return deployment;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < deployment.length; i++) hash = Math.imul(hash ^ deployment.charCodeAt(i), 0x01000193);
+  return `${utf8Prefix(deployment, MAX_INDEX_BYTES - 9)}~${(hash >>> 0).toString(16).padStart(8, "0")}`;
 }
 
 /**
@@ -48,7 +88,7 @@ export function writeDecision(dataset: AnalyticsEngineDataset | undefined, point
   if (!dataset) return;
   try {
     dataset.writeDataPoint({
-      indexes: [point.deployment],
+      indexes: [indexOf(point.deployment)],
       blobs: [
         point.deployment,
         point.outcome,
@@ -56,7 +96,7 @@ export function writeDecision(dataset: AnalyticsEngineDataset | undefined, point
         point.rung ?? "",
         point.replica ?? "",
         point.tenant ?? "",
-      ],
+      ].map((blob) => utf8Prefix(blob, MAX_BLOB_BYTES)),
       doubles: [1, point.suggestedS ?? 0, point.queueDepth, point.drainRate ?? 0, point.status, point.shard],
     });
   } catch (error) {
