@@ -8,6 +8,7 @@ import { prometheusText } from "../../../src/edge/prometheus";
 import { PrometheusTextError, type PromSample, parsePrometheusText } from "../../../src/edge/prometheus-text";
 import type { ShardStats } from "../../../src/edge/router-protocol";
 import type { TenantQuotaStats } from "../../../src/edge/tenant-quota-stats";
+import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../support/prometheus-spelling";
 
 /**
  * The Prometheus text format (0.0.4, https://prometheus.io/docs/instrumenting/exposition_formats/) on both sides of
@@ -586,28 +587,6 @@ const written = (names: fc.Arbitrary<string>): fc.Arbitrary<Written> =>
     },
     { requiredKeys: ["name", "labels", "value", "spelling", "pad"] },
   );
-
-function spell(v: number, how: number): string {
-  if (Number.isNaN(v)) return "NaN";
-  if (v === Number.POSITIVE_INFINITY) return how % 2 === 0 ? "+Inf" : "Inf";
-  if (v === Number.NEGATIVE_INFINITY) return "-Inf";
-  if (Object.is(v, -0)) return ["-0", "-0.0", "-0e0"][how % 3] as string;
-  const shortest = String(v);
-  switch (how) {
-    case 1:
-      return v.toExponential();
-    case 2:
-      return v.toExponential().toUpperCase();
-    case 3:
-      return v >= 0 ? `+${shortest}` : shortest;
-    case 4:
-      return /[.e]/.test(shortest) ? shortest : `${shortest}.0`;
-    default:
-      return shortest;
-  }
-}
-
-const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
 function writeSample(s: Written, layout: (s: Written) => { afterName: string; beforeValue: string }): string {
   const { lead, inner, beforeTimestamp, trailingComma } = s.pad;

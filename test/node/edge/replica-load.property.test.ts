@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { QUEUE_LENGTH_STALE_MS } from "../../../src/core/queue-length-cache";
 import { promValue, type ReplicaLoad, replicaLoad } from "../../../src/edge/replica-load";
 import { type MetricsReading, type ProbeAnswer, probeReplica, readMetrics } from "../../../src/edge/replica-probe";
+import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../support/prometheus-spelling";
 
 /**
  * How the router (`probeReplica`, `readMetrics`) and the dashboard (`replicaLoad`, `promValue`) read a replica's
@@ -256,29 +257,6 @@ function pageOf(
     })
     .map((lines) => ({ kind, lines }));
 }
-
-/** The valid spellings of a value (Go's ParseFloat reads them all as the same double). */
-function spell(v: number, how: number): string {
-  if (Number.isNaN(v)) return "NaN";
-  if (v === Number.POSITIVE_INFINITY) return how % 2 === 0 ? "+Inf" : "Inf";
-  if (v === Number.NEGATIVE_INFINITY) return "-Inf";
-  if (Object.is(v, -0)) return ["-0", "-0.0", "-0e0"][how % 3] as string;
-  const shortest = String(v);
-  switch (how) {
-    case 1:
-      return v.toExponential();
-    case 2:
-      return v.toExponential().toUpperCase();
-    case 3:
-      return v >= 0 ? `+${shortest}` : shortest;
-    case 4:
-      return /[.e]/.test(shortest) ? shortest : `${shortest}.0`;
-    default:
-      return shortest;
-  }
-}
-
-const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
 function sampleLine(s: Series): string {
   const { lead, afterName, inner, beforeValue, beforeTimestamp, trail, trailingComma, emptyBraces } = s.layout;
