@@ -47,6 +47,13 @@ export interface EnvelopeNoiseReport {
 
 const shareAt = (p: PolicyCurve, h: number): number => p.curve[String(h)] ?? 0;
 
+/** The policy other than the default that serves the most within `h` (the first listed of a tie), on one set. */
+function bestOtherAt(set: readonly PolicyCurve[], defaultPolicy: string, h: number): PolicyCurve {
+  const others = set.filter((p) => p.id !== defaultPolicy);
+  if (others.length === 0) throw new Error("no other policy to hold the default to");
+  return others.reduce((a, b) => (shareAt(b, h) > shareAt(a, h) ? b : a));
+}
+
 /** The default's worst gap on `scored`, each horizon's opponent picked (as the best other policy) on `picked`. */
 function worstGap(
   defaultPolicy: string,
@@ -57,9 +64,7 @@ function worstGap(
   if (!own) throw new Error(`no curve for the default policy ${defaultPolicy}`);
   let worst = { horizonS: COMPLETION_HORIZONS_S[0] as number, gap: Number.POSITIVE_INFINITY, policy: "" };
   for (const h of COMPLETION_HORIZONS_S) {
-    const others = picked.filter((p) => p.id !== defaultPolicy);
-    if (others.length === 0) throw new Error("no other policy to hold the default to");
-    const best = others.reduce((a, b) => (shareAt(b, h) > shareAt(a, h) ? b : a));
+    const best = bestOtherAt(picked, defaultPolicy, h);
     const opponent = scored.find((p) => p.id === best.id);
     if (!opponent) throw new Error(`${best.id} has no curve on the seeds it is scored on`);
     const gap = shareAt(own, h) - shareAt(opponent, h);
@@ -111,11 +116,11 @@ export function envelopeAgreement(curves: readonly SeedSetCurves[]): { same: num
   let of = 0;
   let largestPick = 0;
   for (const c of curves) {
-    const others = (set: readonly PolicyCurve[]) => set.filter((p) => p.id !== c.defaultPolicy);
     for (const h of COMPLETION_HORIZONS_S) {
-      const bestOf = (set: readonly PolicyCurve[]) =>
-        others(set).reduce((a, b) => (shareAt(b, h) > shareAt(a, h) ? b : a));
-      const [onTuning, onHeld] = [bestOf(c.tuning), bestOf(c.heldOut)];
+      const [onTuning, onHeld] = [
+        bestOtherAt(c.tuning, c.defaultPolicy, h),
+        bestOtherAt(c.heldOut, c.defaultPolicy, h),
+      ];
       of += 1;
       if (onTuning.id === onHeld.id) {
         same += 1;
