@@ -82,7 +82,7 @@ export function readMetrics(
     if (used.length === 0) return undefined;
     if (used.some((s) => s.timestampMs !== undefined && nowMs - s.timestampMs > staleMs)) return undefined;
     // Each sample must be a count: one series' -3 must not cancel another's 3 into an idle replica.
-    if (!used.every((s) => Number.isFinite(s.value) && s.value >= 0)) return undefined;
+    if (!used.every((s) => isCount(s.value))) return undefined;
     queueLength += sumSamples(used, name) as number;
   }
   if (!Number.isFinite(queueLength)) return undefined;
@@ -95,6 +95,11 @@ export function readMetrics(
     break;
   }
   return { queueLength, tokenUsage };
+}
+
+/** A queue length a replica may report: a finite number, not below 0 (anything else is no reading). */
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0;
 }
 
 /** A proxy cache's `Age` older than the stale limit means the page is not the server's present state. */
@@ -138,9 +143,7 @@ export async function probeReplica(
       if (!res.ok) return undefined;
       const queueLength = ((await res.json()) as { queueLength?: unknown } | null)?.queueLength;
       // Only a count: a negative one would read as a free replica (the core counts it as 0).
-      return typeof queueLength === "number" && Number.isFinite(queueLength) && queueLength >= 0
-        ? queueLength
-        : undefined;
+      return isCount(queueLength) ? queueLength : undefined;
     }
     const res = await fetchProbe(target, "/metrics", deadline, credentials);
     if (!res.ok || servedStale(res, QUEUE_LENGTH_STALE_MS)) {
