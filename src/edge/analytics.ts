@@ -44,22 +44,15 @@ const MAX_INDEX_BYTES = 96;
 /** Each of the six blobs' share of the 5120 bytes all blobs may hold together (workerd's check; the docs say 16 KB). */
 const MAX_BLOB_BYTES = Math.floor(5120 / 6);
 
-/** The UTF-8 size of one code point (a lone surrogate is written as U+FFFD: 3 bytes). */
-function utf8Bytes(codePoint: number): number {
-  return codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
-}
+const utf8 = new TextEncoder();
 
-/** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes that ends between two code points. */
+/**
+ * The longest prefix of `text` of at most `maxBytes` UTF-8 bytes that ends between two code points (`encodeInto`
+ * writes whole characters only; a lone surrogate is written as U+FFFD, as the platform stores it).
+ */
 function utf8Prefix(text: string, maxBytes: number): string {
   if (text.length * 3 <= maxBytes) return text; // a UTF-16 unit is at most 3 UTF-8 bytes
-  let bytes = 0;
-  let end = 0;
-  for (const char of text) {
-    bytes += utf8Bytes(char.codePointAt(0) as number);
-    if (bytes > maxBytes) break;
-    end += char.length;
-  }
-  return text.slice(0, end);
+  return text.slice(0, utf8.encodeInto(text, new Uint8Array(maxBytes)).read);
 }
 
 /**
