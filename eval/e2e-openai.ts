@@ -23,10 +23,11 @@
  */
 
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+
 import { resolve } from "node:path";
 import OpenAI from "openai";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import { PROMISE_OUTCOME_KEYS, type PromiseOutcomes } from "../src/core/capacity-booking";
 import type { RunningEngineServer } from "../src/engine/index";
@@ -45,6 +46,8 @@ import {
 import { arrivalSchedule, dealArrivals, E2E_PHASES, E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 /**
  * The commit the run measured, with "-dirty" when the code it runs differed from it: the docs say which default a
  * run is evidence for, since the default changes between runs. Read before the run starts, as the code it loads.
@@ -326,7 +329,7 @@ try {
   await stopAll();
 }
 const out = values.out ?? "docs/evaluation-e2e-openai.json";
-writeFileSync(
+writeGenerated(
   resolve(root, out),
   `${JSON.stringify(
     {

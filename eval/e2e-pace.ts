@@ -13,14 +13,17 @@
  * Flags: --concurrency <n> (default 24), --warmup <s> (default 10), --seconds <s> (measured, default 30),
  * --out <path>. Loopback only; it stops everything it started on exit, on error and after a bounded time.
  */
-import { writeFileSync } from "node:fs";
+
 import { resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import type { RunningEngineServer } from "../src/engine/index";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine(
   "npm run eval:e2e-pace -- [--concurrency <n>] [--warmup <s>] [--seconds <s>] [--out <path>]",
   {
@@ -120,7 +123,7 @@ const result = {
   pace: measuredRps / capacityRps,
 };
 const out = values.out ?? "docs/e2e-pace.json";
-writeFileSync(resolve(root, out), `${JSON.stringify(result, null, 1)}\n`);
+writeGenerated(resolve(root, out), `${JSON.stringify(result, null, 1)}\n`);
 console.log(
   `${answered.length} answers in ${MEASURED_S} s: ${measuredRps.toFixed(2)} req/s against the simulator's ${capacityRps.toFixed(2)} (pace ${result.pace.toFixed(3)}; by thirds of the window ${windowRps.map((r) => r.toFixed(2)).join(", ")}); statuses ${JSON.stringify(statuses)}\nwrote ${out}`,
 );

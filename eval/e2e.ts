@@ -7,9 +7,10 @@
  * One deployment per policy (same replicas), run one after the other, so each policy has its own router and
  * estimator and the fleet is idle when each run starts. Flags: --policies a,b (default: the header policies).
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import type { RequestOutcome } from "../src/bench/request-outcome";
 import { sendRequest } from "../src/bench/send-request";
 import { startWorkerOnFreePort, startWranglerDev, waitForWorker } from "../src/bench/stack";
@@ -19,6 +20,8 @@ import type { E2eResult } from "../src/sim/report-markdown";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine("npx tsx eval/e2e.ts [--policies <id,...>] [--port <n>]", {
   options: { policies: { type: "string" }, port: { type: "string" } },
 });
@@ -163,5 +166,5 @@ for (const result of results) {
   const kept = before?.policies.filter((p) => !policyIds.includes(p.id)) ?? [];
   result.policies = [...kept, ...result.policies];
 }
-writeFileSync(outPath, `${JSON.stringify(results, null, 1)}\n`);
+writeGenerated(outPath, `${JSON.stringify(results, null, 1)}\n`);
 console.log(`wrote docs/evaluation-e2e.json (capacity unit ${capacityRps.toFixed(2)} req/s)`);

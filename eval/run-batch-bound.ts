@@ -6,9 +6,10 @@
  *
  * Flags: --scenario <name> (repeatable: only those, merged into the committed report).
  */
-import { writeFileSync } from "node:fs";
+
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { batchBoundInstance, batchSizes } from "../src/sim/batch-bound";
 import { type BatchBoundReport, type BatchBoundScenario, renderBatchBound } from "../src/sim/batch-bound-report";
 import { curveBound, seedInstances } from "../src/sim/curve-bound";
@@ -17,6 +18,8 @@ import { boundEachScenario, EVALUATION_PATH } from "./scenario-bound-runs";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const highs = await loadHighs();
 const scenarios = await boundEachScenario<BatchBoundScenario>(
   "npm run eval:batch-bound",
@@ -46,6 +49,6 @@ const scenarios = await boundEachScenario<BatchBoundScenario>(
 );
 
 const report: BatchBoundReport = { generatedBy: "npm run eval:batch-bound", from: EVALUATION_PATH, scenarios };
-writeFileSync(join(root, "docs/batch-bound.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/batch-bound.md"), renderBatchBound(report));
+writeGenerated(join(root, "docs/batch-bound.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/batch-bound.md"), renderBatchBound(report));
 console.log("wrote docs/batch-bound.json and docs/batch-bound.md");

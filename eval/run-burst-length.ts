@@ -3,8 +3,9 @@
  * bursts of 5 to 60 s, every policy on the same arrivals (their seeds), and writes docs/burst-length.json and
  * docs/burst-length.md (about 2 minutes here).
  */
-import { writeFileSync } from "node:fs";
+
 import { join, resolve } from "node:path";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { type BurstLengthRow, renderBurstLength, withBurstLength } from "../src/sim/burst-length";
 import { evaluateScenario } from "../src/sim/evaluation";
 import { EVAL_POLICIES } from "../src/sim/policies";
@@ -12,6 +13,8 @@ import { checkTargets } from "../src/sim/targets";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const SCENARIOS = ["burst-3x", "burst-10x"];
 const BURSTS_S = [5, 10, 20, 30, 45, 60];
 const SEEDS = 3;
@@ -33,6 +36,6 @@ for (const name of SCENARIOS) {
   scenarios.push({ name, ownBurstS, seeds });
 }
 const report = { generatedBy: "npm run eval:burst-length", scenarios, rows };
-writeFileSync(join(root, "docs/burst-length.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/burst-length.md"), renderBurstLength(report));
+writeGenerated(join(root, "docs/burst-length.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/burst-length.md"), renderBurstLength(report));
 console.log("wrote docs/burst-length.json and docs/burst-length.md");

@@ -19,9 +19,10 @@
  *
  * Flags: --seeds <n> (default 6: the scenario's seed and the next ones; the replaying twins use the run's seeds).
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy, type PolicyResult } from "../src/sim/evaluation";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
@@ -44,6 +45,8 @@ import {
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 /** The full end-to-end runs every twin is compared with. */
 const REAL_RUN_FILES = ["docs/evaluation-e2e-openai-run11.json", "docs/evaluation-e2e-openai-run12.json"];
 /**
@@ -246,7 +249,7 @@ const out = {
   chained,
   replay,
 };
-writeFileSync(join(root, "docs/e2e-twin.json"), `${JSON.stringify(out, null, 1)}\n`);
+writeGenerated(join(root, "docs/e2e-twin.json"), `${JSON.stringify(out, null, 1)}\n`);
 const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
 for (const t of results) {
   console.log(`\n${t.id}: ${t.description}\n`);

@@ -4,8 +4,9 @@
  * tuning-seed curves from docs/evaluation.json, then writes docs/envelope-noise.json and docs/envelope-noise.md
  * (src/sim/envelope-noise.ts; a few minutes).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { type EnvelopeNoiseReport, renderEnvelopeNoise, type SeedSetCurves } from "../src/sim/envelope-noise";
 import { evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
@@ -13,6 +14,8 @@ import { EVAL_POLICIES } from "../src/sim/policies";
 import { readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
   seedsPerScenario: number;
   scenarios: ScenarioResult[];
@@ -42,6 +45,6 @@ for (const scenario of readScenarios()) {
   });
 }
 const report: EnvelopeNoiseReport = { generatedBy: "npm run eval:envelope-noise", scenarios };
-writeFileSync(join(root, "docs/envelope-noise.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/envelope-noise.md"), renderEnvelopeNoise(report));
+writeGenerated(join(root, "docs/envelope-noise.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/envelope-noise.md"), renderEnvelopeNoise(report));
 console.log("wrote docs/envelope-noise.json and docs/envelope-noise.md");

@@ -13,10 +13,11 @@
  * docs/evaluation.json holds, with the end-to-end runs' JSON and the templates read again - for a change to those;
  * after a change to the code, run without it).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import loadHighs, { type Highs } from "highs";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { type ArrivalCurves, arrivalCurves, binReleases } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet, scenarioCurveBound } from "../src/sim/curve-bound";
@@ -57,6 +58,8 @@ const ORDER = [
 ];
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine(
   "npm run eval -- [--seeds <n>] [--only <scenario,...>] [--no-sweep] [--no-variants] [--no-bound] [--no-held-out] [--render-only]",
   {
@@ -235,7 +238,7 @@ const { results, checks, sweeps, variants, heldOut, seedsPerScenario, arrivals }
 const figuresDir = join(docs, "figures");
 mkdirSync(figuresDir, { recursive: true });
 const figures: Record<string, string[]> = { summary: ["figures/served-within-30s.svg"] };
-writeFileSync(
+writeGenerated(
   join(figuresDir, "served-within-30s.svg"),
   groupedBarChart({
     title: "Share of offered requests served within 30 s of their first attempt, per scenario and policy",
@@ -258,7 +261,7 @@ for (const r of results) {
   }
   const file = `figures/retries-${r.name}.svg`;
   const shown = r.policies.filter((p) => p.id !== "none" && p.id !== "static-1");
-  writeFileSync(
+  writeGenerated(
     join(docs, file),
     lineChart({
       title: `${r.name}: retries sent per ${shown[0]?.timeline.binS ?? 2} s (seed ${r.seeds[0]}; shaded: load above capacity)`,
@@ -309,8 +312,8 @@ const json = {
   heldOut: heldOut ?? null,
   arrivals: arrivals ?? null,
 };
-writeFileSync(join(docs, "evaluation.json"), `${JSON.stringify(json, null, 1)}\n`);
-writeFileSync(
+writeGenerated(join(docs, "evaluation.json"), `${JSON.stringify(json, null, 1)}\n`);
+writeGenerated(
   join(docs, "evaluation.md"),
   renderReport({
     results,
@@ -337,7 +340,7 @@ if (staleHeldSeeds.length > 0)
   console.warn(
     `docs/held-out-seeds.json is stale (the default's curve differs in ${staleHeldSeeds.join(", ")}): run npm run eval:held-seeds, then npm run eval -- --render-only`,
   );
-writeFileSync(
+writeGenerated(
   join(docs, "retry-policy.md"),
   renderPolicyDoc({
     template: readFileSync(join(root, "eval/retry-policy.md"), "utf8"),

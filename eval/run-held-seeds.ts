@@ -8,13 +8,16 @@
  *
  * Flags: --seeds <n> (held-out seeds per scenario, default 10).
  */
-import { writeFileSync } from "node:fs";
+
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { HELD_SEEDS_DEFAULT_COUNT, heldSeedsRun } from "../src/sim/held-seeds";
 import { readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine("npm run eval:held-seeds -- [--seeds <n>]", {
   options: { seeds: { type: "string" } },
 });
@@ -24,7 +27,7 @@ const run = heldSeedsRun(readScenarios(), seedCount, (name) =>
   console.log(`${name} (${((performance.now() - started) / 1000).toFixed(0)} s)`),
 );
 const file = join(root, "docs/held-out-seeds.json");
-writeFileSync(file, `${JSON.stringify(run, null, 2)}\n`);
+writeGenerated(file, `${JSON.stringify(run, null, 2)}\n`);
 for (const s of run.summaries)
   console.log(
     `${s.id}: summed worst curve gaps ${s.worstCurveGapSumPts.toFixed(1)} pts; curve / served / oracle / attempts met ${s.met.curve} / ${s.met.served} / ${s.met.oracle} / ${s.met.attempts}`,

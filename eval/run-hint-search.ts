@@ -10,9 +10,10 @@
  * Flags: --scenario <name> (repeatable: only those, merged into the committed report), --sweeps <n> (default 2),
  * --render-only (no search: docs/hint-search.md again from the committed JSON).
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy, evaluateScenario } from "../src/sim/evaluation";
 import { HELD_OUT_SEED_OFFSET } from "../src/sim/held-out";
@@ -37,6 +38,8 @@ const WINDOWS: Record<string, { fromS: number; toS: number }> = {
 };
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine(`${COMMAND} -- [--scenario <name>]... [--sweeps <n>] [--render-only]`, {
   options: {
     scenario: { type: "string", multiple: true },
@@ -47,7 +50,7 @@ const { values } = commandLine(`${COMMAND} -- [--scenario <name>]... [--sweeps <
 const reportPath = join(root, REPORT);
 if (values["render-only"]) {
   const committed = JSON.parse(readFileSync(reportPath, "utf8")) as HintSearchReport;
-  writeFileSync(join(root, "docs/hint-search.md"), renderHintSearch(committed));
+  writeGenerated(join(root, "docs/hint-search.md"), renderHintSearch(committed));
   console.log("wrote docs/hint-search.md");
   process.exit(0);
 }
@@ -150,6 +153,6 @@ for (const [name, window] of Object.entries(WINDOWS)) {
 }
 
 const report: HintSearchReport = { generatedBy: COMMAND, from: EVALUATION_PATH, scenarios: rows };
-writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/hint-search.md"), renderHintSearch(report));
+writeGenerated(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/hint-search.md"), renderHintSearch(report));
 console.log("wrote docs/hint-search.json and docs/hint-search.md");

@@ -9,10 +9,11 @@
  * (the planning margin's setting; default 1.75 s and 4 starts), --plans <n> (the re-planned setting's plans in all;
  * default 4).
  */
-import { writeFileSync } from "node:fs";
+
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
 import { commandLine } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { type BoundSet, jointCurveBound } from "../src/sim/curve-bound";
 import { poolTraces } from "../src/sim/evaluation";
 import { type CompletionCurve, computeMetrics, type RunMetrics } from "../src/sim/metrics";
@@ -32,6 +33,8 @@ import { EVALUATION_PATH, readEvaluation } from "./scenario-bound-runs";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine(
   "npm run eval:plan-replay -- [--scenario <name>]... [--margin-s <s>] [--depth <n>] [--plans <n>]",
   {
@@ -132,6 +135,6 @@ for (const name of names) {
 }
 
 const report: PlanReplayReport = { generatedBy: "npm run eval:plan-replay", from: EVALUATION_PATH, rows };
-writeFileSync(join(root, "docs/plan-replay.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/plan-replay.md"), renderPlanReplay(report));
+writeGenerated(join(root, "docs/plan-replay.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/plan-replay.md"), renderPlanReplay(report));
 console.log("wrote docs/plan-replay.json and docs/plan-replay.md");

@@ -6,9 +6,10 @@
  *
  * Flags: --scenario <name> (repeatable: only those, merged into the committed report).
  */
-import { writeFileSync } from "node:fs";
+
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { jointCurveBound } from "../src/sim/curve-bound";
 import {
   type QueueBoundReport,
@@ -21,6 +22,8 @@ import { boundEachScenario, EVALUATION_PATH } from "./scenario-bound-runs";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const highs = await loadHighs();
 const scenarios = await boundEachScenario<QueueBoundScenario>(
   "npm run eval:queue-bound",
@@ -51,6 +54,6 @@ const scenarios = await boundEachScenario<QueueBoundScenario>(
 );
 
 const report: QueueBoundReport = { generatedBy: "npm run eval:queue-bound", from: EVALUATION_PATH, scenarios };
-writeFileSync(join(root, "docs/queue-bound.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/queue-bound.md"), renderQueueBound(report));
+writeGenerated(join(root, "docs/queue-bound.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/queue-bound.md"), renderQueueBound(report));
 console.log("wrote docs/queue-bound.json and docs/queue-bound.md");

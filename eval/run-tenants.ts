@@ -8,9 +8,10 @@
  *
  * Flags: --seeds <n> (default 3).
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { DEFAULT_TENANT_HEADROOM_SLOTS, TENANT_ACTIVE_WINDOW_MS } from "../src/core/tenant-headroom";
 import { measureCapacity } from "../src/sim/capacity";
 import { jainIndex, maxMinFairShares } from "../src/sim/fairness";
@@ -66,6 +67,8 @@ interface VariantResult {
 }
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine("npm run eval:tenants -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 3);
 const spec = JSON.parse(readFileSync(join(root, "eval/tenants/scenarios.json"), "utf8")) as {
@@ -272,7 +275,7 @@ const report = {
   cases: results,
   headroomSweep: sweep,
 };
-writeFileSync(join(root, "docs/tenants.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/tenants.json"), `${JSON.stringify(report, null, 2)}\n`);
 
 const pct = (x: number | null) => (x === null ? "-" : `${(x * 100).toFixed(1)}%`);
 const sec = (x: number | null) => (x === null ? "-" : x.toFixed(2));
@@ -470,5 +473,5 @@ if (mix) {
   );
 }
 lines.push("", ...headroomSection());
-writeFileSync(join(root, "docs/tenants.md"), `${lines.join("\n")}`);
+writeGenerated(join(root, "docs/tenants.md"), `${lines.join("\n")}`);
 console.log(`wrote docs/tenants.json and docs/tenants.md in ${((performance.now() - started) / 1000).toFixed(1)} s`);

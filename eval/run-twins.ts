@@ -6,10 +6,11 @@
  *
  * Flags: --seeds <n> (default 3, as `npm run eval`).
  */
-import { writeFileSync } from "node:fs";
+
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { type BoundSet, curveBound, jointCurveBound, scenarioBoundSet } from "../src/sim/curve-bound";
 import { evaluateScenario } from "../src/sim/evaluation";
 import { type OnlineBoundReport, renderOnlineBound, type TwinPairResult } from "../src/sim/online-bound-report";
@@ -19,6 +20,8 @@ import { checkTargets } from "../src/sim/targets";
 import { readScenario } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine("npm run eval:twins -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
 const seedCount = positiveIntFlag("seeds", values.seeds, 3);
 
@@ -126,6 +129,6 @@ for (const twin of TWINS) {
 }
 
 const report: OnlineBoundReport = { generatedBy: "npm run eval:twins", seedsPerScenario: seedCount, pairs };
-writeFileSync(join(root, "docs/online-bound.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/online-bound.md"), renderOnlineBound(report));
+writeGenerated(join(root, "docs/online-bound.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/online-bound.md"), renderOnlineBound(report));
 console.log("wrote docs/online-bound.json and docs/online-bound.md");

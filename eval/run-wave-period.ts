@@ -3,8 +3,9 @@
  * and trough half-periods of 15 to 45 s at the queue-bound sweep's queue bounds, every policy on the same arrivals
  * (3 seeds), and writes docs/wave-period.json and docs/wave-period.md (about 6 minutes here).
  */
-import { writeFileSync } from "node:fs";
+
 import { join, resolve } from "node:path";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluateScenario } from "../src/sim/evaluation";
 import { EVAL_POLICIES } from "../src/sim/policies";
@@ -13,6 +14,8 @@ import { readScenario } from "./scenario-files";
 import { SWEEP_DRAIN_S, sweepQueueBound } from "./sweep";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const HALF_PERIODS_S = [15, 20, 25, 30, 35, 40, 45];
 const SEEDS = 3;
 
@@ -44,6 +47,6 @@ for (const halfPeriodS of HALF_PERIODS_S) {
   }
 }
 const report = { generatedBy: "npm run eval:wave-period", scenario: waves.name, seeds, ownHalfPeriodS, points };
-writeFileSync(join(root, "docs/wave-period.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(root, "docs/wave-period.md"), renderWavePeriod(report));
+writeGenerated(join(root, "docs/wave-period.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/wave-period.md"), renderWavePeriod(report));
 console.log("wrote docs/wave-period.json and docs/wave-period.md");

@@ -12,9 +12,10 @@
  * Flags: --chains <n> (default 2), --iterations <n> per chain (default 70), --seed <n> (default 1); --render-only
  * re-renders docs/tune-search.md from docs/tune-search.json.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../src/core/capacity-booking";
 import { DEFAULT_BOOKING_ADMISSION } from "../src/core/router-options";
 import { seededRandom } from "../src/engine/rng";
@@ -37,6 +38,8 @@ import { E2E_REPLAY_RUN_FILE, type E2eRunArrivals, e2eReplayTwins } from "./e2e-
 import { readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
 const { values } = commandLine("npm run eval:tune -- [--chains <n>] [--iterations <n>] [--seed <n>] [--render-only]", {
   options: {
     chains: { type: "string" },
@@ -48,7 +51,7 @@ const { values } = commandLine("npm run eval:tune -- [--chains <n>] [--iteration
 // --render-only: docs/tune-search.md again from docs/tune-search.json, for a change to the report's template.
 if (values["render-only"]) {
   const report = JSON.parse(readFileSync(join(root, "docs/tune-search.json"), "utf8")) as TuneReport;
-  writeFileSync(join(root, "docs/tune-search.md"), renderTuneReport(report));
+  writeGenerated(join(root, "docs/tune-search.md"), renderTuneReport(report));
   console.log("wrote docs/tune-search.md");
   process.exit(0);
 }
@@ -197,8 +200,8 @@ const report: TuneReport = {
     twin: twinFigures(byGap.candidate),
   },
 };
-writeFileSync(join(root, "docs/tune-search.json"), `${JSON.stringify(report, null, 1)}\n`);
-writeFileSync(join(root, "docs/tune-search.md"), renderTuneReport(report));
+writeGenerated(join(root, "docs/tune-search.json"), `${JSON.stringify(report, null, 1)}\n`);
+writeGenerated(join(root, "docs/tune-search.md"), renderTuneReport(report));
 console.log(
   `wrote docs/tune-search.json, docs/tune-search.md (${((performance.now() - started) / 1000).toFixed(0)} s)`,
 );
