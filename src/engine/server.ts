@@ -62,6 +62,19 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
   });
   app.notFound((c) => c.json(errorBody(`no route for ${c.req.method} ${c.req.path}`, "not_found_error"), 404));
 
+  // The body limit comes before the edge signature, which reads the body of any request that claims one: after
+  // it, a claimed signature (anyone can send the header) made the engine buffer a body of any size, and a signed
+  // body without Content-Length (chunked) was read twice and answered 500.
+  app.use(
+    bodyLimit({
+      maxSize: deps.maxBodyBytes,
+      onError: (c) =>
+        c.json(
+          errorBody(`request body exceeds ${deps.maxBodyBytes} bytes`, "invalid_request_error", null, "body_too_large"),
+          413,
+        ),
+    }),
+  );
   if (deps.edgeSignature && deps.edgeSignature.secrets.length > 0) app.use(requireEdgeSignature(deps.edgeSignature));
 
   app.get("/health", (c) => c.json({ ok: true, name: deps.name }));
@@ -85,18 +98,9 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
     }),
   );
 
-  const limit = bodyLimit({
-    maxSize: deps.maxBodyBytes,
-    onError: (c) =>
-      c.json(
-        errorBody(`request body exceeds ${deps.maxBodyBytes} bytes`, "invalid_request_error", null, "body_too_large"),
-        413,
-      ),
-  });
-
   for (const endpoint of ["completion", "chat"] as const) {
     const path = endpoint === "chat" ? "/v1/chat/completions" : "/v1/completions";
-    app.post(path, limit, async (c) => {
+    app.post(path, async (c) => {
       let json: unknown;
       try {
         json = JSON.parse(await c.req.text());
