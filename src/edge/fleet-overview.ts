@@ -28,10 +28,11 @@ export interface DeploymentOverview {
   /** Hinted requests that came back, by outcome and timing, summed over shards (X = admitted / all, live). */
   hintedRetries: HintedRetryCounts;
   /**
-   * `booked_capacity`'s ledgers: their promises summed over shards, and their trust in the forecast averaged over
-   * them (below 1: promises were broken, and fewer are made). null for the other policies.
+   * `booked_capacity`'s ledgers: their promises summed over shards, their trust in the forecast averaged over
+   * them (below 1: promises were broken, and fewer are made), and their forecasts of fresh arrivals (requests per
+   * second) summed over the shards that have one (null while none has). null for the other policies.
    */
-  ledger: { promises: PromiseOutcomes; trust: number } | null;
+  ledger: { promises: PromiseOutcomes; trust: number; freshBaseline: number | null } | null;
   /** The latest suggested-vs-observed drain times, oldest first. */
   recentObservations: DrainObservation[];
   /** Admitted and shed (capacity) per tenant, summed over shards: the 10 busiest, the rest as `other`. */
@@ -75,7 +76,13 @@ function mergeLedgers(shards: ShardStats[]): DeploymentOverview["ledger"] {
   if (views.length === 0) return null;
   const promises: PromiseOutcomes = { made: 0, kept: 0, broken: 0, noShow: 0 };
   for (const v of views) for (const k of PROMISE_OUTCOME_KEYS) promises[k] += v.promises[k];
-  return { promises, trust: views.reduce((sum, v) => sum + v.trust, 0) / views.length };
+  // Each shard forecasts the fresh arrivals it sees: the deployment's are their sum (the dashboard's tooltip).
+  const baselines = views.flatMap((v) => (v.freshBaseline === null ? [] : [v.freshBaseline]));
+  return {
+    promises,
+    trust: views.reduce((sum, v) => sum + v.trust, 0) / views.length,
+    freshBaseline: baselines.length > 0 ? baselines.reduce((a, b) => a + b, 0) : null,
+  };
 }
 
 /**

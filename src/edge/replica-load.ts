@@ -1,5 +1,6 @@
+import { QUEUE_LENGTH_STALE_MS } from "../core/queue-length-cache";
 import { type PromSample, parsePrometheusText } from "./prometheus-text";
-import { type ReplicaTarget, readMetrics } from "./replica-probe";
+import { isCount, type ReplicaTarget, readMetrics, servedStale } from "./replica-probe";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
 
@@ -50,10 +51,22 @@ async function get(url: string, secret: string | undefined, timeoutMs: number): 
   return res;
 }
 
+/** A `/metrics` page's text, refused as the router's probe refuses it when a cache served it stale (`Age`). */
+async function getMetrics(url: string, secret: string | undefined, timeoutMs: number): Promise<string> {
+  const res = await get(url, secret, timeoutMs);
+  if (servedStale(res, QUEUE_LENGTH_STALE_MS)) {
+    await res.body?.cancel();
+    throw new Error(`${new URL(url).pathname} served stale (age ${res.headers.get("age")} s)`);
+  }
+  return res.text();
+}
+
 /**
  * Fetches a replica's `/load` and `/metrics` (signed when a secret is set, as the router's probes are). A
  * replica that does not answer in `timeoutMs` reads as `ok: false` with nulls; it never throws. A vLLM, SGLang or
- * TGI replica is read from `/metrics` alone; a `none` replica is not asked at all (`ok: false`, nulls).
+ * TGI replica is read from `/metrics` alone; a `none` replica is not asked at all (`ok: false`, nulls). What the
+ * router's probe reads as unknown is unknown (null) here too: a `/load` count that is not one (negative, or not
+ * finite), and a `/metrics` page a cache served stale (`Age` over 10 s: not answered, `ok: false`).
  *
  * @example
  * ```ts
@@ -70,17 +83,19 @@ export async function replicaLoad(
   if (target.load !== "spillway") return metricsOnlyLoad(target, secret, timeoutMs);
   const result = unknownLoad(replica);
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  // Counts as the router's probe reads them: a negative one is no reading, not an idle replica.
+  const count = (v: unknown) => (isCount(v) ? v : null);
   const [load, metrics] = await Promise.allSettled([
     get(replicaUrl(replica, "/load"), secret, timeoutMs).then(
       (r) => r.json() as Promise<Record<string, unknown> | null>,
     ),
-    get(replicaUrl(replica, "/metrics"), secret, timeoutMs).then((r) => r.text()),
+    getMetrics(replicaUrl(replica, "/metrics"), secret, timeoutMs),
   ]);
   if (load.status === "fulfilled") {
     // `null` is JSON too (a proxy's answer): no figures, and no TypeError out of a function that never throws.
-    result.queueLength = num(load.value?.queueLength);
-    result.running = num(load.value?.running);
-    result.waiting = num(load.value?.waiting);
+    result.queueLength = count(load.value?.queueLength);
+    result.running = count(load.value?.running);
+    result.waiting = count(load.value?.waiting);
     result.tokenUsage = num(load.value?.tokenUsage);
   }
   if (metrics.status === "fulfilled") {
@@ -118,7 +133,7 @@ async function metricsOnlyLoad(
   const load = target.load;
   if (load === "none" || load === "spillway") return { ...result, error: 'load "none": never probed' };
   try {
-    const text = await (await get(replicaUrl(target.url, "/metrics"), secret, timeoutMs)).text();
+    const text = await getMetrics(replicaUrl(target.url, "/metrics"), secret, timeoutMs);
     const reading = readMetrics(load, text, { model: target.model, nowMs: Date.now() });
     if (!reading) return { ...result, error: "unreadable /metrics" };
     return { ...result, ok: true, queueLength: reading.queueLength, tokenUsage: reading.tokenUsage };

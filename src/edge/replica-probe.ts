@@ -97,13 +97,30 @@ export function readMetrics(
   return { queueLength, tokenUsage };
 }
 
-/** A queue length a replica may report: a finite number, not below 0 (anything else is no reading). */
-function isCount(value: unknown): value is number {
+/**
+ * A queue length a replica may report: a finite number, not below 0 (anything else is no reading). The router's
+ * probe and the dashboard read a replica's counts by it alike.
+ *
+ * @example
+ * ```ts
+ * isCount(3); // true
+ * isCount(-1); // false: no reading, not a free replica
+ * ```
+ */
+export function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0;
 }
 
-/** A proxy cache's `Age` older than the stale limit means the page is not the server's present state. */
-function servedStale(res: Response, staleMs: number): boolean {
+/**
+ * A proxy cache's `Age` older than the stale limit means the page is not the server's present state. The router's
+ * probe and the dashboard both read such a `/metrics` page as no reading.
+ *
+ * @example
+ * ```ts
+ * servedStale(new Response("", { headers: { age: "60" } }), QUEUE_LENGTH_STALE_MS); // true
+ * ```
+ */
+export function servedStale(res: Response, staleMs: number): boolean {
   const age = Number(res.headers.get("age") ?? "0");
   return Number.isFinite(age) && age * 1000 > staleMs;
 }

@@ -617,16 +617,24 @@ function expectedLoad(
   if (target.load !== "spillway") {
     const a = answers["/metrics"] as Answer;
     const page = pages["/metrics"];
-    // The dashboard does not look at Age: it shows what the server said.
-    const reading = answered(a) && page ? expectedReading(page, target.model) : undefined;
+    // As the router's probe: a page a cache served stale is no reading.
+    const reading =
+      answered(a) && !servedStale(a.kind === "http" ? a.age : undefined) && page
+        ? expectedReading(page, target.model)
+        : undefined;
     if (!reading) return { ...base, failed: true };
     return { ...base, ok: true, queueLength: reading.queueLength, tokenUsage: reading.tokenUsage, failed: false };
   }
   const load = answers["/load"] as Answer;
   const metrics = answers["/metrics"] as Answer;
   const json = answered(load) && load.kind === "http" ? parseJson(load.body) : { ok: false as const };
-  const metricsPage = answered(metrics) ? pages["/metrics"] : undefined;
+  const metricsPage =
+    answered(metrics) && !servedStale(metrics.kind === "http" ? metrics.age : undefined)
+      ? pages["/metrics"]
+      : undefined;
   const finite = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  // Counts as the router's probe reads them: not a count, no reading.
+  const count = (v: unknown) => (typeof v === "number" && isCount(v) ? v : null);
   const fields = (json.ok && typeof json.value === "object" && json.value !== null ? json.value : {}) as Record<
     string,
     unknown
@@ -634,9 +642,9 @@ function expectedLoad(
   const result = {
     ...base,
     ok: json.ok && metricsPage !== undefined,
-    queueLength: json.ok ? finite(fields.queueLength) : null,
-    running: json.ok ? finite(fields.running) : null,
-    waiting: json.ok ? finite(fields.waiting) : null,
+    queueLength: json.ok ? count(fields.queueLength) : null,
+    running: json.ok ? count(fields.running) : null,
+    waiting: json.ok ? count(fields.waiting) : null,
     tokenUsage: json.ok ? finite(fields.tokenUsage) : null,
     failed: !(json.ok && metricsPage !== undefined),
   };
