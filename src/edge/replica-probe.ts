@@ -31,15 +31,29 @@ export interface MetricsReading {
   tokenUsage: number | null;
 }
 
-/** The gauges each server exports: queue length is the sum of `queue`, token usage the mean of `usage`. */
-const METRICS: Record<Exclude<LoadSource, "spillway" | "none">, { queue: string[]; usage: string[] }> = {
+/**
+ * The gauges each server exports: queue length is the sum of `queue`, token usage the mean of `usage`.
+ * `rankCopies` are the labels that tell apart copies of one scheduler's figures: SGLang runs one scheduler per
+ * tensor- and pipeline-parallel rank, all holding the same requests (their schedules are kept in step across
+ * ranks); only rank 0 of each data-parallel group exports by default, but with `--enable-metrics-for-all-schedulers`
+ * every rank exports the same queue under its own `tp_rank` / `pp_rank`, and a sum would count it once per rank.
+ */
+const METRICS: Record<
+  Exclude<LoadSource, "spillway" | "none">,
+  { queue: string[]; usage: string[]; rankCopies: string[] }
+> = {
   // vLLM >= 0.10 renamed gpu_cache_usage_perc to kv_cache_usage_perc (both are fractions, 0..1).
   vllm: {
     queue: ["vllm:num_requests_running", "vllm:num_requests_waiting"],
     usage: ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"],
+    rankCopies: [],
   },
-  sglang: { queue: ["sglang:num_running_reqs", "sglang:num_queue_reqs"], usage: ["sglang:token_usage"] },
-  tgi: { queue: ["tgi_queue_size", "tgi_batch_current_size"], usage: [] },
+  sglang: {
+    queue: ["sglang:num_running_reqs", "sglang:num_queue_reqs"],
+    usage: ["sglang:token_usage"],
+    rankCopies: ["tp_rank", "pp_rank"],
+  },
+  tgi: { queue: ["tgi_queue_size", "tgi_batch_current_size"], usage: [], rankCopies: [] },
 };
 
 /** Credentials a probe carries. */
@@ -51,7 +65,9 @@ export interface ProbeCredentials {
 }
 
 /**
- * Reads a replica's load from its Prometheus page. Unknown (`undefined`) when the page is malformed or cut off,
+ * Reads a replica's load from its Prometheus page: every label set of a queue gauge summed (vLLM's `engine`s,
+ * SGLang's `dp_rank`s), except that SGLang series differing only in `tp_rank` / `pp_rank` are one scheduler's
+ * copies and count once. Unknown (`undefined`) when the page is malformed or cut off,
  * when any gauge the sum needs is missing (a partial page is not an idle replica), when any of its samples is
  * not a count (NaN, ±Inf or negative: one series' -3 must not cancel another's 3) or the total overflows, or when
  * a sample carries a timestamp older than `staleMs` (an exporter replaying old values).
@@ -75,7 +91,7 @@ export function readMetrics(
     return undefined;
   }
   const where: Record<string, string> = model === undefined ? {} : { model_name: model };
-  const { queue, usage } = METRICS[load];
+  const { queue, usage, rankCopies } = METRICS[load];
   let queueLength = 0;
   for (const name of queue) {
     const used = matching(samples, name, where);
@@ -83,7 +99,7 @@ export function readMetrics(
     if (used.some((s) => s.timestampMs !== undefined && nowMs - s.timestampMs > staleMs)) return undefined;
     // Each sample must be a count: one series' -3 must not cancel another's 3 into an idle replica.
     if (!used.every((s) => isCount(s.value))) return undefined;
-    queueLength += sumSamples(used, name) as number;
+    queueLength += rankCopies.length > 0 ? sumOverSchedulers(used, rankCopies) : (sumSamples(used, name) as number);
   }
   if (!Number.isFinite(queueLength)) return undefined;
   let tokenUsage: number | null = null;
@@ -95,6 +111,26 @@ export function readMetrics(
     break;
   }
   return { queueLength, tokenUsage };
+}
+
+/**
+ * The sum of one gauge's samples over the schedulers that export them, each scheduler counted once: samples whose
+ * labels differ only in `copyLabels` are one scheduler's copies, and the largest of them counts (copies scraped
+ * between two of the ranks' updates may differ; the replica is never read as less busy than one of them says).
+ */
+function sumOverSchedulers(samples: readonly PromSample[], copyLabels: readonly string[]): number {
+  const byScheduler = new Map<string, number>();
+  for (const sample of samples) {
+    const scheduler = JSON.stringify(
+      Object.entries(sample.labels)
+        .filter(([label]) => !copyLabels.includes(label))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
+    byScheduler.set(scheduler, Math.max(byScheduler.get(scheduler) ?? 0, sample.value));
+  }
+  let total = 0;
+  for (const value of byScheduler.values()) total += value;
+  return total;
 }
 
 /**
