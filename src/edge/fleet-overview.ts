@@ -54,15 +54,17 @@ function addInto(target: Record<string, number>, source: Record<string, number>)
 }
 
 function sumTenants(shards: ShardStats[]): Record<string, TenantCount> {
-  const sum: Record<string, TenantCount> = {};
+  // A Map, not an object: a tenant may be named `__proto__` (the config allows it), and `sum["__proto__"]` would
+  // have been Object.prototype, its `admitted` and `shed` written onto every object of the isolate.
+  const sum = new Map<string, TenantCount>();
   for (const s of shards)
     for (const [name, count] of Object.entries(s.tenants ?? {})) {
-      const into = sum[name] ?? { admitted: 0, shed: 0 };
+      const into = sum.get(name) ?? { admitted: 0, shed: 0 };
       into.admitted += count.admitted;
       into.shed += count.shed;
-      sum[name] = into;
+      sum.set(name, into);
     }
-  return sum;
+  return Object.fromEntries(sum);
 }
 
 function sumTimings(counts: Record<HintTiming, number>[]): Record<HintTiming, number> {

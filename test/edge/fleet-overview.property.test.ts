@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { QUEUE_LENGTH_STALE_MS } from "../../src/core/queue-length-cache";
+import { topTenants } from "../../src/core/tenant-counters";
 import type { SpillwayConfig } from "../../src/edge/config";
 import type { Env } from "../../src/edge/env";
 import { fleetOverview, mergeShards } from "../../src/edge/fleet-overview";
@@ -21,7 +22,8 @@ import type { ShardStats } from "../../src/edge/router-protocol";
  * - `mergeShards` sums a deployment's shards: depths, leases and counters add, the bound is -1 when any shard's is
  *   unlimited, the drain rate is the sum of the shards that have one (null when none has), the histogram's counts
  *   add per bound, the observations are the latest 64 in time order, the ledgers' promises add and their trust is
- *   the mean, and the fresh-arrival forecast (the dashboard's tooltip reads it) is the sum of the shards that have one.
+ *   the mean, and the fresh-arrival forecast (the dashboard's tooltip reads it) is the sum of the shards that have one;
+ *   tenants add by name, whatever the name (`__proto__` included: the config allows it), polluting no prototype.
  */
 
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
@@ -240,6 +242,18 @@ const shardArb = (deployment: string, shard: number): fc.Arbitrary<ShardStats> =
         }),
         { maxLength: 40 },
       ),
+      tenants: fc
+        .uniqueArray(
+          fc.tuple(
+            fc.oneof(
+              fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty", "other", "anonymous"),
+              fc.stringMatching(/^[A-Za-z0-9._-]{1,8}$/),
+            ),
+            fc.record({ admitted: fc.nat(100), shed: fc.nat(100) }),
+          ),
+          { maxLength: 14, selector: ([name]) => name },
+        )
+        .map((entries) => Object.fromEntries(entries)),
       ledger: fc.option(
         fc.record({
           promises: fc.record({ made: fc.nat(50), kept: fc.nat(50), broken: fc.nat(50), noShow: fc.nat(50) }),
@@ -292,6 +306,15 @@ describe("mergeShards", () => {
           expect(atMs).toEqual([...atMs].sort((a, b) => a - b));
           const latest = [...all].sort((a, b) => b.atMs - a.atMs).slice(0, view.recentObservations.length);
           if (latest.length > 0) expect(atMs[0]).toBe(latest[latest.length - 1]?.atMs);
+          // Tenants add by name, whatever the name (the config allows `__proto__`), and pollute nothing.
+          const tenants = new Map<string, { admitted: number; shed: number }>();
+          for (const s of shards)
+            for (const [name, c] of Object.entries(s.tenants)) {
+              const into = tenants.get(name) ?? { admitted: 0, shed: 0 };
+              tenants.set(name, { admitted: into.admitted + c.admitted, shed: into.shed + c.shed });
+            }
+          expect(Object.entries(view.tenants)).toEqual(Object.entries(topTenants(Object.fromEntries(tenants), 10)));
+          expect(Object.hasOwn(Object.prototype, "admitted")).toBe(false);
           const ledgers = shards.flatMap((s) => (s.ledger ? [s.ledger] : []));
           if (ledgers.length === 0) expect(view.ledger).toBeNull();
           else {
@@ -310,5 +333,13 @@ describe("mergeShards", () => {
       ),
       { numRuns: RUNS, seed: SEED },
     );
+  });
+
+  it("regression: a tenant named __proto__ is summed like any other, and Object.prototype is left alone", () => {
+    const shard = { ...idleShard("m", 0), tenants: Object.fromEntries([["__proto__", { admitted: 2, shed: 1 }]]) };
+    const view = mergeShards("m", [shard, { ...shard, shard: 1 }], []);
+    // Was {} and Object.prototype.admitted = NaN: `sum["__proto__"]` read and wrote the prototype.
+    expect(Object.entries(view.tenants)).toEqual([["__proto__", { admitted: 4, shed: 2 }]]);
+    expect(Object.hasOwn(Object.prototype, "admitted")).toBe(false);
   });
 });
