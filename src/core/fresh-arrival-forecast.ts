@@ -145,15 +145,9 @@ export class FreshArrivalForecast {
     const q = this.options.overloadFloorQuantile;
     const ratio = this.options.overloadFloorSkipsRise;
     const rise = ratio > 1 ? riseLength(this.fastRates, this.fastCount, windowS, ratio) : 0;
-    // Skipping the rise, the window is read that many seconds earlier, and the current rate (inside it) is left out.
-    this.floorRate = quantileOfRing(
-      this.fastRates,
-      this.fastCount,
-      rise,
-      windowS,
-      q,
-      rise > 0 ? Number.POSITIVE_INFINITY : current,
-    );
+    // Skipping the rise, the window is read that many seconds earlier. The current rate is the window's newest second
+    // already (the ring's last write): passed again, the quantile would count that second twice.
+    this.floorRate = quantileOfRing(this.fastRates, this.fastCount, rise, windowS, q, Number.POSITIVE_INFINITY);
     if (!Number.isFinite(this.floorRate)) this.floorRate = 0;
     if (this.movingRates.length > 0 && this.floorRate < drainRate) {
       const moving = quantileOfRing(this.movingRates, this.fastCount, rise, windowS, q, Number.POSITIVE_INFINITY);
