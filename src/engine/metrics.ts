@@ -6,10 +6,16 @@ const ITL_BUCKETS = [
   0.75, 1, 2.5,
 ];
 const E2E_BUCKETS = [0.1, 0.2, 0.4, 0.8, 1, 2, 5, 10, 20, 40, 60, 80, 100, 150, 200, 250, 300, 350, 500, 1000];
+/** SGLang's `SchedulerMetricsCollector.queue_time` buckets (seconds). */
+const QUEUE_TIME_BUCKETS = [
+  0, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 600, 700, 800, 900,
+  1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000,
+];
 
 /**
- * The labels SGLang's scheduler puts on its series (`SchedulerMetricsMixin.init_metrics`): gauges and the
- * retraction counters carry these beside `model_name`; one engine is one unified (not disaggregated) rank 0.
+ * The labels SGLang's scheduler puts on its series (`SchedulerMetricsMixin.init_metrics`): gauges, the
+ * retraction counters and the queue-time histogram carry these beside `model_name`; one engine is one unified (not
+ * disaggregated) rank 0.
  */
 export const SCHEDULER_LABELS = { engine_type: "unified", tp_rank: "0", pp_rank: "0" } as const;
 const SCHEDULER_LABEL_NAMES = Object.keys(SCHEDULER_LABELS);
@@ -21,6 +27,12 @@ export interface SchedulerGauge {
   get: Gauge["get"];
 }
 
+/** A histogram bound to {@link SCHEDULER_LABELS}. */
+export interface SchedulerHistogram {
+  observe(value: number): void;
+  get: Histogram["get"];
+}
+
 /** A counter bound to {@link SCHEDULER_LABELS}. */
 export interface SchedulerCounter {
   inc(value?: number): void;
@@ -30,9 +42,10 @@ export interface SchedulerCounter {
 /**
  * The engine's Prometheus metrics under SGLang's names and labels, in a per-server {@link Registry} (several
  * servers in one process - tests, the simulator - must not share counters). Every series carries `model_name`,
- * as SGLang's do; the scheduler's series (gauges, retraction counters) also carry SGLang's scheduler labels
- * `engine_type`, `tp_rank`, `pp_rank` ({@link SCHEDULER_LABELS}); the request series (request and token counters,
- * latency histograms) are the tokenizer manager's in SGLang and carry `model_name` only.
+ * as SGLang's do; the scheduler's series (gauges, retraction counters, `queue_time_seconds`) also carry SGLang's
+ * scheduler labels `engine_type`, `tp_rank`, `pp_rank` ({@link SCHEDULER_LABELS}); the request series (request
+ * and token counters, the TTFT, inter-token and end-to-end latency histograms) are the tokenizer manager's in
+ * SGLang and carry `model_name` only.
  *
  * Request and token counters count when a request ends (SGLang's `observe_one_finished_request`): a request
  * in flight is in none of them.
@@ -63,6 +76,10 @@ export function createEngineMetrics(modelName: string) {
     const c = new Counter({ name: `sglang:${name}`, help, labelNames: SCHEDULER_LABEL_NAMES, registers });
     c.inc(SCHEDULER_LABELS, 0);
     return { inc: (value = 1) => c.inc(SCHEDULER_LABELS, value), get: () => c.get() };
+  };
+  const schedulerHistogram = (name: string, help: string, buckets: number[]): SchedulerHistogram => {
+    const h = new Histogram({ name: `sglang:${name}`, help, buckets, labelNames: SCHEDULER_LABEL_NAMES, registers });
+    return { observe: (value) => h.observe(SCHEDULER_LABELS, value), get: () => h.get() };
   };
   const counter = (name: string, help: string) => new Counter({ name: `sglang:${name}`, help, registers });
   const histogram = (name: string, help: string, buckets: number[]) =>
@@ -98,7 +115,11 @@ export function createEngineMetrics(modelName: string) {
     timeToFirstToken: histogram("time_to_first_token_seconds", "Time to first token.", TTFT_BUCKETS),
     interTokenLatency: histogram("inter_token_latency_seconds", "Time between output tokens.", ITL_BUCKETS),
     e2eRequestLatency: histogram("e2e_request_latency_seconds", "End-to-end request latency.", E2E_BUCKETS),
-    queueTime: histogram("queue_time_seconds", "Time from arrival to first admission.", E2E_BUCKETS),
+    queueTime: schedulerHistogram(
+      "queue_time_seconds",
+      "Time from arrival to first admission (SGLang's scheduler histogram).",
+      QUEUE_TIME_BUCKETS,
+    ),
   };
 }
 
