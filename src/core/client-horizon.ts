@@ -4,7 +4,11 @@
  * promise a time beyond it.
  */
 
-/** openai-node 6.x honours any positive hint; we still keep its promises within two minutes. */
+/**
+ * Recent openai-node releases (6.x since spring 2026, e.g. 6.49.0) honour any positive hint; we still keep its
+ * promises within two minutes. Earlier releases (4.x, 5.x, early 6.x) honour only hints below 60 s (a longer one,
+ * 60 s included, falls to their 0.5-8 s backoff): the version header is not read (see `clientHorizonS`).
+ */
 export const JS_SDK_HORIZON_S = 120;
 /** openai-python honours (0, 60] s (120 s in recent versions); unknown clients get the conservative 60 s. */
 export const DEFAULT_HORIZON_S = 60;
@@ -18,10 +22,13 @@ export interface ClientIdentity {
 }
 
 /**
- * The horizon (seconds) of a client: 120 for openai-node (`x-stainless-lang: js`, which honours any value),
- * 60 for everyone else - openai-python of either generation, and clients that send no SDK header at all (their
- * limit is unknown, and 60 s is what the strictest SDK honours). The headers only lengthen a hint for clients
- * that honour it; they never grant anything else.
+ * The horizon (seconds) of a client: 120 for openai-node (`x-stainless-lang: js`, which in its recent releases
+ * honours any value), 60 for everyone else - openai-python of either generation, and clients that send no SDK
+ * header at all (their limit is unknown, and 60 s is what the strictest SDK honours). The headers only lengthen a
+ * hint; they never grant anything else.
+ *
+ * Known limit: `x-stainless-package-version` is not read, so an older openai-node (before the 60 s cap was dropped
+ * in spring 2026, openai/openai-node#1840) also gets 120 s, and ignores a hint of 60 s or more from its horizon.
  *
  * @example
  * ```ts
