@@ -20,7 +20,8 @@ export interface StandingQueueOptions {
  * `DRAINING_WINDOW_S`). CoDel leaves its dropping state when the delay falls; here the target itself holds the delay
  * down, so the overload's end is what is watched, and a moment without a refusal is not its end. A queue that drains
  * by itself (the attempts offered lately below `drainingOfferedShare` of the drain rate) never stands. Pure: the
- * caller passes the clock and the drain rate (`undefined` while the estimate is cold).
+ * caller passes the clock and the drain rate (`undefined` while the estimate is cold). A clock that goes back moves
+ * none of its instants back (the last short queue, the last refusal): a spell neither begins nor ends early for it.
  *
  * @example
  * ```ts
@@ -61,7 +62,7 @@ export class StandingQueue {
 
   /** Notes a refusal: the standing state ends only after `standingIntervalS` without one. */
   refused(nowMs: number): void {
-    this.refusedAtMs = nowMs;
+    this.refusedAtMs = Math.max(this.refusedAtMs, nowMs);
   }
 
   /** Moves the state to `nowMs` with the queue `queueDepth` deep; returns whether it stands. */
@@ -73,10 +74,10 @@ export class StandingQueue {
       // Leave once the overload has passed: nothing refused for a whole interval, or the queue draining.
       if (draining || nowMs - this.refusedAtMs >= Math.max(intervalMs, DRAINING_WINDOW_S * 1000)) {
         this.standing = false;
-        this.shortQueueAtMs = nowMs;
+        this.shortQueueAtMs = Math.max(this.shortQueueAtMs, nowMs);
       }
     } else if (draining || queueDepth <= this.targetDepth()) {
-      this.shortQueueAtMs = nowMs;
+      this.shortQueueAtMs = Math.max(this.shortQueueAtMs, nowMs);
     } else if (nowMs - this.shortQueueAtMs >= intervalMs) {
       this.standing = true;
       // The spell's quiet time starts with it: a refusal long before (or none yet, while the queue was kept) is not
