@@ -6,7 +6,15 @@ import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
 import { replicaProber } from "./replica-probe";
 import { edgeRouterIO } from "./router-io";
-import type { AcquireAnswer, ShardStats } from "./router-protocol";
+import {
+  checkedAcquire,
+  checkedReleaseAll,
+  checkedReplicaFailed,
+  checkedShard,
+  checkedTicket,
+  RouterMessageError,
+} from "./router-messages";
+import { type AcquireAnswer, routerName, type ShardStats } from "./router-protocol";
 import type { CarriedSlots, HandedOffSlot, HandoffLeave, ReleasedSlot } from "./slot-batch";
 import { upstreamApiKey } from "./upstream-credential";
 
@@ -19,6 +27,11 @@ const EARLY_CANCELS_MAX = 1024;
  *
  * State lives in memory only: a restarted router starts cold (empty queue, no estimate) and falls back to the
  * static Retry-After until its estimator is warm again.
+ *
+ * Every call is checked where it arrives (src/edge/router-messages.ts): one that names another router (a
+ * deployment or shard other than the one `routerName` gave this object, or a shard the deployment does not have),
+ * or carries an option out of its range (a weight, priority or tenant name the tenant configuration would refuse,
+ * a negative wait, ...), is refused with a `RouterMessageError` naming what is wrong, and changes nothing.
  *
  * @example
  * ```ts
@@ -60,11 +73,12 @@ export class DeploymentRouter extends DurableObject<Env> {
     options: SubmitOptions = {},
     carried: CarriedSlots = { released: [], handedOff: [] },
   ): Promise<AcquireAnswer> {
-    const driver = this.driverFor(deployment, shard);
+    const call = checkedAcquire(shard, ticket, options, carried);
+    const driver = this.driverFor(deployment, call.shard);
     this.calls.acquire += 1;
-    const known = this.take(driver, carried.released, carried.handedOff);
+    const known = this.take(driver, call.carried.released, call.carried.handedOff);
     return new Promise<AcquireAnswer>((resolve) =>
-      driver.acquire(ticket, options, (result) =>
+      driver.acquire(call.ticket, call.options, (result) =>
         resolve(result.kind === "admitted" && known ? { ...result, ...this.leave(driver) } : result),
       ),
     );
@@ -72,9 +86,10 @@ export class DeploymentRouter extends DurableObject<Env> {
 
   /** Ends a lease; `replicaFailed` marks the replica down until a probe succeeds. */
   async release(ticket: string, replicaFailed = false): Promise<void> {
+    const [checked, failed] = [checkedTicket(ticket), checkedReplicaFailed(replicaFailed)];
     this.calls.releaseCalls += 1;
     this.calls.slotsReleased += 1;
-    this.driver?.release(ticket, replicaFailed);
+    this.driver?.release(checked, failed);
   }
 
   /**
@@ -82,20 +97,22 @@ export class DeploymentRouter extends DurableObject<Env> {
    * `SlotBatch`); answers with the isolate's leave to go on handing slots on, if it has it.
    */
   async releaseAll(released: readonly ReleasedSlot[], handedOff: readonly HandedOffSlot[] = []): Promise<HandoffLeave> {
+    const batch = checkedReleaseAll(released, handedOff);
     this.calls.releaseCalls += 1;
     if (!this.driver) return {};
-    return this.take(this.driver, released, handedOff) ? this.leave(this.driver) : {};
+    return this.take(this.driver, batch.released, batch.handedOff) ? this.leave(this.driver) : {};
   }
 
   /** The client went away: leave the queue or give back the slot. Safe to call for any ticket, any time. */
   async cancel(ticket: string): Promise<void> {
-    if (this.driver) this.driver.cancel(ticket);
-    else if (this.earlyCancels.push(ticket) > EARLY_CANCELS_MAX) this.earlyCancels.shift();
+    const checked = checkedTicket(ticket);
+    if (this.driver) this.driver.cancel(checked);
+    else if (this.earlyCancels.push(checked) > EARLY_CANCELS_MAX) this.earlyCancels.shift();
   }
 
   /** Read-only state for the stats endpoint. */
   async stats(deployment: string, shard: number): Promise<ShardStats> {
-    const driver = this.driverFor(deployment, shard);
+    const driver = this.driverFor(deployment, checkedShard(shard));
     const stats = driver.stats();
     const internal = {
       waiters: driver.waiters,
@@ -142,11 +159,31 @@ export class DeploymentRouter extends DurableObject<Env> {
     return this.slotHandoffMs > 0 && driver.core.handoffAllowed() ? { handoffMs: this.slotHandoffMs } : {};
   }
 
+  /**
+   * This router's driver, built by the first call. Every call names the router it means (deployment and shard);
+   * one that names another - a shard the deployment does not have, or not the one this object is (its name is
+   * `routerName(deployment, shard)`) - is refused, never served by the wrong queue.
+   */
   private driverFor(deployment: string, shard: number): RouterDriver {
-    if (this.driver) return this.driver;
+    if (this.driver) {
+      const { deployment: own, shard: ownShard } = this.identity;
+      if (deployment !== own || shard !== ownShard)
+        throw new RouterMessageError(
+          `router ${routerName(own, ownShard)} was called as ${routerName(deployment, shard)}`,
+        );
+      return this.driver;
+    }
     const config = configFromEnv(this.env.SPILLWAY_CONFIG);
     const deploymentConfig = Object.hasOwn(config.deployments, deployment) ? config.deployments[deployment] : undefined;
-    if (!deploymentConfig) throw new Error(`unknown deployment ${deployment}`);
+    if (!deploymentConfig) throw new RouterMessageError(`unknown deployment ${deployment}`);
+    if (shard >= deploymentConfig.routerShards)
+      throw new RouterMessageError(
+        `deployment ${deployment} has ${deploymentConfig.routerShards} router shard(s), 0 to ${deploymentConfig.routerShards - 1}: no shard ${shard}`,
+      );
+    // Where the runtime knows this object's name (`getByName`), the call must name this object.
+    const name = this.ctx.id.name;
+    if (name !== undefined && name !== routerName(deployment, shard))
+      throw new RouterMessageError(`router ${name} was called as ${routerName(deployment, shard)}`);
     this.identity = { deployment, shard };
     this.logRejections = config.logRejections;
     this.slotHandoffMs = deploymentConfig.slotHandoffMs;
