@@ -5,11 +5,17 @@
  */
 
 /**
- * Recent openai-node releases (6.x since spring 2026, e.g. 6.49.0) honour any positive hint; we still keep its
- * promises within two minutes. Earlier releases (4.x, 5.x, early 6.x) honour only hints below 60 s (a longer one,
- * 60 s included, falls to their 0.5-8 s backoff): the version header is not read (see `clientHorizonS`).
+ * openai-node from 6.35.0 (2026-04-28) honours any positive hint; we still keep its promises within two minutes.
+ * Earlier releases (4.x, 5.x, 6.x before it) honour a hint only below 60 s: a longer one, 60 s included, falls to
+ * their 0.5-8 s backoff (`!(timeoutMillis && 0 <= timeoutMillis && timeoutMillis < 60 * 1000)`). The cap went in a
+ * codegen commit reported on 2026-04-24 (openai/openai-node#1840, open; the pull requests restoring it were closed);
+ * 6.34.0 (2026-04-08) may already lack it, and is treated as capped: a shorter hint is still honoured.
  */
 export const JS_SDK_HORIZON_S = 120;
+/** The first openai-node release known to honour a hint of 60 s or more: `[major, minor, patch]`. */
+export const JS_SDK_UNCAPPED_SINCE: readonly [number, number, number] = [6, 35, 0];
+/** The horizon of an older openai-node, or one that names no version: hints below 60 s (its cap is exclusive). */
+export const CAPPED_JS_SDK_HORIZON_S = 59;
 /** openai-python honours (0, 60] s (120 s in recent versions); unknown clients get the conservative 60 s. */
 export const DEFAULT_HORIZON_S = 60;
 
@@ -22,25 +28,41 @@ export interface ClientIdentity {
 }
 
 /**
- * The horizon (seconds) of a client: 120 for openai-node (`x-stainless-lang: js`, which in its recent releases
- * honours any value), 60 for everyone else - openai-python of either generation, and clients that send no SDK
- * header at all (their limit is unknown, and 60 s is what the strictest SDK honours). The headers only lengthen a
- * hint; they never grant anything else.
- *
- * Known limit: `x-stainless-package-version` is not read, so an older openai-node (before the 60 s cap was dropped
- * in spring 2026, openai/openai-node#1840) also gets 120 s, and ignores a hint of 60 s or more from its horizon.
+ * The horizon (seconds) of a client: for openai-node (`x-stainless-lang: js`) 120 from 6.35.0
+ * (`x-stainless-package-version`), which honours any value, and 59 before it or without a version it can read (those
+ * releases ignore a hint of 60 s or more and retry on their own 0.5-8 s backoff: a 90 s hint would spend a retry at
+ * once); 60 for everyone else - openai-python of either generation, and clients that send no SDK header at all
+ * (their limit is unknown, and 60 s is what openai-python honours). A pre-release of 6.35.0 counts as before it.
+ * The headers only lengthen a hint within what that client honours; they never grant anything else.
  *
  * @example
  * ```ts
  * clientHorizonS({ lang: "js", packageVersion: "6.49.0" }); // 120
+ * clientHorizonS({ lang: "js", packageVersion: "4.104.0" }); // 59
  * clientHorizonS({ lang: "python" });                        // 60
  * clientHorizonS({});                                        // 60
  * ```
  */
 export function clientHorizonS(identity: ClientIdentity): number {
   const lang = identity.lang?.trim().toLowerCase();
-  if (lang === "js") return JS_SDK_HORIZON_S;
-  return DEFAULT_HORIZON_S;
+  if (lang !== "js") return DEFAULT_HORIZON_S;
+  return versionAtLeast(identity.packageVersion, JS_SDK_UNCAPPED_SINCE) ? JS_SDK_HORIZON_S : CAPPED_JS_SDK_HORIZON_S;
+}
+
+/**
+ * Whether `version` (semver `major.minor.patch`, a pre-release counting as before its release) is at least `least`;
+ * false when it is missing or unreadable.
+ */
+function versionAtLeast(version: string | undefined, least: readonly [number, number, number]): boolean {
+  const match = /^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.exec(version?.trim() ?? "");
+  if (!match) return false;
+  const parts = [Number(match[1]), Number(match[2]), Number(match[3])];
+  for (let i = 0; i < 3; i++) {
+    const part = parts[i] as number;
+    const bound = least[i] as number;
+    if (part !== bound) return part > bound;
+  }
+  return match[4] === undefined;
 }
 
 /**

@@ -215,8 +215,8 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       failed: (carried: CarriedSlots) => waitUntil(slots.putBack(router, carried, routerOf)),
     };
     const clientSignal = c.req.raw.signal;
-    // The SDK headers only say how long a hint the client honours (openai-node: any; others: 60 s), and that it
-    // honours one at all (`booking.sdkClientsLeaveShare`).
+    // The SDK headers only say how long a hint the client honours (openai-node from 6.35.0: 120 s, earlier 59 s;
+    // others: 60 s), and that it honours one at all (`booking.sdkClientsLeaveShare`).
     const identity = {
       lang: c.req.header("x-stainless-lang"),
       packageVersion: c.req.header("x-stainless-package-version"),

@@ -2,8 +2,10 @@
  * How simulated clients retry. Each style is a kind of client seen in front of OpenAI-compatible APIs; a
  * scenario mixes them (src/sim/client-mix.ts).
  *
- * - `openai_node`: openai-node 6.x. Honours any positive `retry-after-ms` / `Retry-After`, sends
- *   `x-stainless-retry-count`, `x-stainless-lang: js`.
+ * - `openai_node`: openai-node 6.49.0 (what `npm run eval:e2e` drives; 6.35.0 and later). Honours any positive
+ *   `retry-after-ms` / `Retry-After`, sends `x-stainless-retry-count`, `x-stainless-lang: js` and its version.
+ *   Releases before 6.35.0 honour only hints below 60 s; the router gives them 59 s at most
+ *   (src/core/client-horizon.ts), and the simulator does not model them.
  * - `openai_python`: openai-python. Honours a hint only in (0, 60] s (120 s in recent versions; the simulator
  *   models the 60 s ones), sends the same headers with `x-stainless-lang: python`.
  * - `headerless_hints`: curl `--retry`, tenacity and hand-written loops: honours `Retry-After` (whole seconds,
@@ -41,6 +43,8 @@ export interface ClientProfile {
   sendsSdkHeaders: boolean;
   /** `x-stainless-lang`, when it sends SDK headers. */
   lang?: "js" | "python";
+  /** `x-stainless-package-version`, when it sends SDK headers and the router reads it (openai-node's). */
+  packageVersion?: string;
   /** Retries after the first attempt; `undefined`: the scenario's `client.maxRetries`. */
   maxRetries?: number;
 }
@@ -59,6 +63,7 @@ export const CLIENT_PROFILES: Record<ClientStyle, ClientProfile> = {
     readsRetryAfterMs: true,
     sendsSdkHeaders: true,
     lang: "js",
+    packageVersion: "6.49.0",
   },
   openai_python: {
     style: "openai_python",

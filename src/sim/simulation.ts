@@ -79,7 +79,7 @@ function shardOf(requestId: number, shards: number): number {
 /** What the Worker tells the router about an attempt: the fingerprint, the SDK headers' horizon and whether it sent them. */
 function submitOptionsFor(client: SimClient, requestId: number, retriesSoFar: number): SubmitOptions {
   const { profile } = client;
-  const identity = profile.sendsSdkHeaders ? { lang: profile.lang } : {};
+  const identity = profile.sendsSdkHeaders ? { lang: profile.lang, packageVersion: profile.packageVersion } : {};
   return {
     retry: profile.sendsSdkHeaders && retriesSoFar > 0,
     fingerprint: `req-${requestId}`,

@@ -501,7 +501,12 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
       const hint = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
       if (hint) ledger.book(`r${i}`, nowMs, hint);
     }
-    const node = ledger.hint(nowMs, { queueDepth: 0, drainRate: 10 }, clientHorizonS({ lang: "js" }), () => 0.5);
+    const node = ledger.hint(
+      nowMs,
+      { queueDepth: 0, drainRate: 10 },
+      clientHorizonS({ lang: "js", packageVersion: "6.49.0" }),
+      () => 0.5,
+    );
     expect(node?.promised).toBe(true);
     expect(node?.delayS).toBeGreaterThan(59);
     expect(node?.delayS).toBeLessThanOrEqual(120);

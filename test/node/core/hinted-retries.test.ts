@@ -31,9 +31,10 @@ describe("HintedRetryTracker (X in production)", () => {
 });
 
 describe("clientHorizonS", () => {
-  it("is 120 s for openai-node, 60 s for openai-python and for clients without SDK headers", () => {
+  it("is 120 s for openai-node from 6.35.0 (59 s before), 60 s for openai-python and clients without SDK headers", () => {
     expect(clientHorizonS({ lang: "js", packageVersion: "6.49.0" })).toBe(120);
-    expect(clientHorizonS({ lang: " JS " })).toBe(120);
+    expect(clientHorizonS({ lang: " JS ", packageVersion: "6.35.0" })).toBe(120);
+    expect(clientHorizonS({ lang: "js", packageVersion: "5.23.2" })).toBe(59);
     expect(clientHorizonS({ lang: "python", packageVersion: "1.99.0" })).toBe(60);
     expect(clientHorizonS({})).toBe(60);
   });
