@@ -23,7 +23,8 @@ const WITHOUT_ROUTER: LoadSignals = {
  *   `retry-after-ms`; no header when unset). No estimate exists without the router, so none is invented.
  * - `pass`: forward to a replica picked at random, at most `maxOngoingRequests` at once per Worker isolate
  *   (blind routing, bounded); past that bound, shed as above.
- * Either way one structured log line records it (`spillway.router_unavailable`).
+ * Either way one structured log line records it (`spillway.router_unavailable`). `random` (uniform in [0, 1)) draws
+ * both the replica passed to and the jitter of the hint; the Worker passes nothing (`Math.random`).
  *
  * @example
  * ```ts
@@ -50,7 +51,8 @@ export function routerUnavailable(
     }),
   );
   if (passSlot) {
-    const replica = (config.replicas[Math.floor(Math.random() * config.replicas.length)] as ReplicaTarget).url;
+    // The injected draw, as for the hint's jitter below: a seeded caller replays the pick (Math.random would not).
+    const replica = (config.replicas[Math.floor(random() * config.replicas.length)] as ReplicaTarget).url;
     return { replica, release: () => passSlot() };
   }
   const headers: Record<string, string> = {};
