@@ -66,7 +66,7 @@ async function getMetrics(url: string, secret: string | undefined, timeoutMs: nu
  * replica that does not answer in `timeoutMs` reads as `ok: false` with nulls; it never throws. A vLLM, SGLang or
  * TGI replica is read from `/metrics` alone; a `none` replica is not asked at all (`ok: false`, nulls). What the
  * router's probe reads as unknown is unknown (null) here too: a `/load` count that is not one (negative, or not
- * finite), and a `/metrics` page a cache served stale (`Age` over 10 s: not answered, `ok: false`).
+ * finite), and a `/metrics` page a cache served stale (`Age` over 10 s, or not one integer: not answered, `ok: false`).
  *
  * @example
  * ```ts

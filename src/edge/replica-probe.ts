@@ -148,17 +148,25 @@ export function isCount(value: unknown): value is number {
 }
 
 /**
- * A proxy cache's `Age` older than the stale limit means the page is not the server's present state. The router's
+ * A proxy cache's `Age` older than the stale limit means the page is not the server's present state; an `Age` that
+ * is not one non-negative integer of seconds (RFC 9111 5.1: `"abc"`, `"-5"`, `"1.5"`, `"Infinity"`, or a list
+ * such as `"30, 30"`, as fetch combines duplicate headers) says a cache served the page but not how long ago, so
+ * the page's freshness is unknown and it counts as stale too. No `Age` at all: not from a cache, fresh. The router's
  * probe and the dashboard both read such a `/metrics` page as no reading.
  *
  * @example
  * ```ts
  * servedStale(new Response("", { headers: { age: "60" } }), QUEUE_LENGTH_STALE_MS); // true
+ * servedStale(new Response("", { headers: { age: "5, 5" } }), QUEUE_LENGTH_STALE_MS); // true: unknown age
+ * servedStale(new Response("", { headers: { age: "5" } }), QUEUE_LENGTH_STALE_MS); // false
  * ```
  */
 export function servedStale(res: Response, staleMs: number): boolean {
-  const age = Number(res.headers.get("age") ?? "0");
-  return Number.isFinite(age) && age * 1000 > staleMs;
+  const age = res.headers.get("age");
+  if (age === null) return false;
+  // Digits only (delta-seconds): Number() would read "" as 0 and "abc" or "30, 30" as NaN, and both as fresh.
+  if (!/^[0-9]+$/.test(age)) return true;
+  return Number(age) * 1000 > staleMs;
 }
 
 async function fetchProbe(

@@ -480,8 +480,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const AGES = ["0", "5", "10", "10.5", "11", "60", "abc", "-3"];
-const servedStale = (age: string | undefined) => age !== undefined && Number.isFinite(Number(age)) && Number(age) > 10;
+const AGES = ["0", "5", "10", "10.5", "11", "60", "abc", "-3", "5, 5", "30, 30", "Infinity", "1e1", ""];
+/** An `Age` over 10 s, or one that is not a single integer of seconds (RFC 9111 5.1): freshness unknown, stale. */
+const servedStale = (age: string | undefined) => age !== undefined && (!/^\d+$/.test(age) || Number(age) > 10);
 
 /** A `/load` body: a JSON object with a queue length of any JSON value, or something else entirely. */
 const loadBody = fc.oneof(
@@ -742,6 +743,26 @@ describe("regressions", () => {
     }
     stubFetch(() => ({ kind: "http", status: 200, body: '{"queueLength":3}' }));
     expect(await probeReplica({ url: "http://gpu.example", load: "spillway" }, 1000, {})).toBe(3);
+  });
+
+  it("probeReplica and replicaLoad: a /metrics page whose Age is not one integer of seconds is no reading", async () => {
+    const page = "tgi_queue_size 1\ntgi_batch_current_size 2\n";
+    const target = { url: "http://gpu.example", load: "tgi" } as const;
+    // Were 3 and ok: Number(age) is NaN or negative (or 0 for ""), and such an age read as fresh. A list is what
+    // fetch makes of duplicate headers; the age of the page behind it is unknown.
+    for (const age of ["5, 5", "30, 30", "abc", "Infinity", "-5", "1.5", ""]) {
+      stubFetch(() => ({ kind: "http", status: 200, age, body: page }));
+      expect(await probeReplica(target, 1000, {}), `age ${JSON.stringify(age)}`).toBeUndefined();
+      expect(await replicaLoad(target, undefined, 1000), `age ${JSON.stringify(age)}`).toMatchObject({
+        ok: false,
+        queueLength: null,
+      });
+    }
+    for (const age of [undefined, "0", "10"]) {
+      stubFetch(() => ({ kind: "http", status: 200, age, body: page }));
+      expect(await probeReplica(target, 1000, {}), `age ${age}`).toBe(3);
+      expect(await replicaLoad(target, undefined, 1000), `age ${age}`).toMatchObject({ ok: true, queueLength: 3 });
+    }
   });
 
   it("replicaLoad: a /load answering JSON null does not throw", async () => {
