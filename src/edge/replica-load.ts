@@ -1,6 +1,6 @@
 import { QUEUE_LENGTH_STALE_MS } from "../core/queue-length-cache";
 import { type PromSample, parsePrometheusText } from "./prometheus-text";
-import { isCount, type ReplicaTarget, readMetrics, servedStale } from "./replica-probe";
+import { isCount, isFraction, type ReplicaTarget, readMetrics, servedStale } from "./replica-probe";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
 
@@ -12,7 +12,7 @@ export interface ReplicaLoad {
   queueLength: number | null;
   running: number | null;
   waiting: number | null;
-  /** KV token usage, 0..1. */
+  /** KV token usage, 0..1; null when unknown or out of that range. */
   tokenUsage: number | null;
   /** `sglang:num_retracted_requests_total`. */
   retractions: number | null;
@@ -82,9 +82,10 @@ export async function replicaLoad(
   const replica = target.url;
   if (target.load !== "spillway") return metricsOnlyLoad(target, secret, timeoutMs);
   const result = unknownLoad(replica);
-  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
   // Counts as the router's probe reads them: a negative one is no reading, not an idle replica.
   const count = (v: unknown) => (isCount(v) ? v : null);
+  // Usage as readMetrics reads it: outside 0..1 it is unknown, not a negative or absurd percent on the page.
+  const fraction = (v: unknown) => (isFraction(v) ? v : null);
   const [load, metrics] = await Promise.allSettled([
     get(replicaUrl(replica, "/load"), secret, timeoutMs).then(
       (r) => r.json() as Promise<Record<string, unknown> | null>,
@@ -96,12 +97,12 @@ export async function replicaLoad(
     result.queueLength = count(load.value?.queueLength);
     result.running = count(load.value?.running);
     result.waiting = count(load.value?.waiting);
-    result.tokenUsage = num(load.value?.tokenUsage);
+    result.tokenUsage = fraction(load.value?.tokenUsage);
   }
   if (metrics.status === "fulfilled") {
     result.retractions = promValue(metrics.value, "sglang:num_retracted_requests_total");
     result.genThroughput = promValue(metrics.value, "sglang:gen_throughput");
-    result.tokenUsage ??= promValue(metrics.value, "sglang:token_usage");
+    result.tokenUsage ??= fraction(promValue(metrics.value, "sglang:token_usage"));
   }
   result.ok = load.status === "fulfilled" && metrics.status === "fulfilled";
   const failed = [load, metrics].find((r) => r.status === "rejected");

@@ -27,7 +27,7 @@ export type ProbeAnswer = number | undefined | "timeout";
 export interface MetricsReading {
   /** Requests the server holds: running plus waiting. */
   queueLength: number;
-  /** KV cache usage, 0..1, when the server exports it. */
+  /** KV cache usage, 0..1, when the server exports it (a value outside 0..1 is none: see `isFraction`). */
   tokenUsage: number | null;
 }
 
@@ -104,7 +104,8 @@ export function readMetrics(
   if (!Number.isFinite(queueLength)) return undefined;
   let tokenUsage: number | null = null;
   for (const name of usage) {
-    const used = matching(samples, name, where).filter((s) => Number.isFinite(s.value));
+    // Only fractions: a -0.5 or a 1.5 is no usage reading, and must not pull the mean of the others either way.
+    const used = matching(samples, name, where).filter((s) => isFraction(s.value));
     if (used.length === 0) continue;
     // Data-parallel engines each report their own cache: the mean is the deployment replica's fill.
     tokenUsage = used.reduce((total, s) => total + s.value, 0) / used.length;
@@ -145,6 +146,21 @@ function sumOverSchedulers(samples: readonly PromSample[], copyLabels: readonly 
  */
 export function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+/**
+ * A KV token usage a replica may report: a fraction of its cache, 0 to 1 (vLLM's `kv_cache_usage_perc`, SGLang's
+ * `token_usage` and spillway's `/load` `tokenUsage` all are); anything else (negative, above 1, NaN, ±Inf) is no
+ * reading, not a negative or absurd percent. The router's probe and the dashboard read usage by it alike.
+ *
+ * @example
+ * ```ts
+ * isFraction(0.42); // true
+ * isFraction(1.5); // false: unknown usage
+ * ```
+ */
+export function isFraction(value: unknown): value is number {
+  return typeof value === "number" && value >= 0 && value <= 1;
 }
 
 /**

@@ -12,7 +12,7 @@ import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../supp
  *
  * - queue length = running + waiting, every label set of each gauge summed (vLLM's `engine`s, SGLang's `dp_rank`s),
  *   with `model` only the samples labelled `model_name="<model>"`; token usage = the mean of the first usage gauge
- *   that has a finite sample (vLLM's new name before the old one);
+ *   that has a sample in 0..1 (vLLM's new name before the old one): a usage outside 0..1, NaN or ±Inf is none;
  * - unknown (`undefined`), never idle, when a gauge is missing, any of its samples is older than the stale limit,
  *   or any of its samples is not a count (NaN, ±Inf, negative) or the total overflows;
  * - the page is strict Prometheus text: cut off, a non-numeric value, a garbage line, OpenMetrics-only syntax ->
@@ -20,8 +20,8 @@ import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../supp
  * - over HTTP: a missed deadline (no headers, or a body that stalls) is `"timeout"`, a network error, a non-2xx
  *   answer, a page served from a cache (`Age` over 10 s) or an unreadable `/load` is `undefined`; a `/load` answer
  *   is read as a queue length only when it is a count (finite, >= 0): anything else must not read as a free replica;
- * - the dashboard's `replicaLoad` never throws, reads the same figures, and `promValue` is the value of the first
- *   sample of a name with a finite value.
+ * - the dashboard's `replicaLoad` never throws, reads the same figures (a token usage outside 0..1, from `/load` or
+ *   `/metrics`, is unknown: null), and `promValue` is the value of the first sample of a name with a finite value.
  *
  * Pages are generated with random extra metrics (near-miss names, the other servers' gauges, histograms), label
  * sets in any order with values full of the format's punctuation and escapes, HELP/TYPE/free comments and blank
@@ -145,6 +145,8 @@ const anyValue = fc.oneof(
 const usageValue = fc.oneof(
   { weight: 5, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }) },
   { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY) },
+  // Out of range: no fraction of a cache (a percent exported by mistake, a negative).
+  { weight: 1, arbitrary: fc.constantFrom(-0.5, -1e-300, 1.0000001, 1.5, 42, -Number.MAX_VALUE) },
 );
 
 /** No timestamp (as servers write them), fresh, exactly at the stale limit, or older. */
@@ -285,6 +287,8 @@ const seriesOf = (page: Page): Series[] => page.lines.flatMap((l) => ("series" i
 // The model.
 
 const isCount = (v: number) => Number.isFinite(v) && v >= 0;
+/** A token usage: a fraction of the cache. */
+const isFraction = (v: number) => v >= 0 && v <= 1;
 
 /** What `readMetrics` must return for a page (README's table and rules). */
 function expectedReading(page: Page, model: string | undefined, nowMs = NOW): MetricsReading | undefined {
@@ -302,7 +306,7 @@ function expectedReading(page: Page, model: string | undefined, nowMs = NOW): Me
   if (!Number.isFinite(queueLength)) return undefined;
   let tokenUsage: number | null = null;
   for (const name of USAGE[page.kind]) {
-    const used = samples.filter((s) => counted(s, name) && Number.isFinite(s.value));
+    const used = samples.filter((s) => counted(s, name) && isFraction(s.value));
     if (used.length === 0) continue;
     tokenUsage = used.reduce((total, s) => total + s.value, 0) / used.length;
     break;
@@ -494,7 +498,7 @@ const loadBody = fc.oneof(
         fc.constantFrom("1.5", "-0", "1e400", "-1e400", "1e308", '"3"', "null", "true", "[]", "{}"),
       ),
       running: fc.constantFrom("1", "-2", "1e400", '"x"'),
-      tokenUsage: fc.constantFrom("0.25", "-1", "1e400", "null"),
+      tokenUsage: fc.constantFrom("0.25", "0", "1", "-1", "1.5", "62", "1e400", "null"),
     })
     .map((r) => `{"queueLength":${r.queueLength},"running":${r.running},"waiting":0,"tokenUsage":${r.tokenUsage}}`),
   fc.constantFrom("{}", "null", "[]", "3", '"3"', "true", "<html>upstream down</html>", "", '{"queueLength":'),
@@ -633,7 +637,8 @@ function expectedLoad(
     answered(metrics) && !servedStale(metrics.kind === "http" ? metrics.age : undefined)
       ? pages["/metrics"]
       : undefined;
-  const finite = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  // A token usage outside 0..1 is unknown, as readMetrics reads it.
+  const fraction = (v: unknown) => (typeof v === "number" && isFraction(v) ? v : null);
   // Counts as the router's probe reads them: not a count, no reading.
   const count = (v: unknown) => (typeof v === "number" && isCount(v) ? v : null);
   const fields = (json.ok && typeof json.value === "object" && json.value !== null ? json.value : {}) as Record<
@@ -646,13 +651,13 @@ function expectedLoad(
     queueLength: json.ok ? count(fields.queueLength) : null,
     running: json.ok ? count(fields.running) : null,
     waiting: json.ok ? count(fields.waiting) : null,
-    tokenUsage: json.ok ? finite(fields.tokenUsage) : null,
+    tokenUsage: json.ok ? fraction(fields.tokenUsage) : null,
     failed: !(json.ok && metricsPage !== undefined),
   };
   if (metricsPage) {
     result.retractions = expectedPromValue(metricsPage, "sglang:num_retracted_requests_total");
     result.genThroughput = expectedPromValue(metricsPage, "sglang:gen_throughput");
-    result.tokenUsage ??= expectedPromValue(metricsPage, "sglang:token_usage");
+    result.tokenUsage ??= fraction(expectedPromValue(metricsPage, "sglang:token_usage"));
   }
   return result;
 }
@@ -763,6 +768,37 @@ describe("regressions", () => {
       expect(await probeReplica(target, 1000, {}), `age ${age}`).toBe(3);
       expect(await replicaLoad(target, undefined, 1000), `age ${age}`).toMatchObject({ ok: true, queueLength: 3 });
     }
+  });
+
+  it("readMetrics and replicaLoad: a token usage outside 0..1 is unknown, not a negative or absurd percent", async () => {
+    // Were -0.5, 1.5 and (mean of -0.5 and 1.5) 0.5: no range check, and two wrong values averaged into a right one.
+    for (const usage of ["-0.5", "1.5"])
+      expect(
+        readMetrics("sglang", `sglang:num_running_reqs 1\nsglang:num_queue_reqs 0\nsglang:token_usage ${usage}\n`, {
+          nowMs: NOW,
+        }),
+      ).toEqual({ queueLength: 1, tokenUsage: null });
+    const mixed =
+      'vllm:num_requests_running 1\nvllm:num_requests_waiting 0\nvllm:kv_cache_usage_perc{engine="0"} -0.5\n';
+    const pair = `${mixed}vllm:kv_cache_usage_perc{engine="1"} 1.5\nvllm:gpu_cache_usage_perc 0.25\n`;
+    expect(readMetrics("vllm", pair, { nowMs: NOW })).toEqual({ queueLength: 1, tokenUsage: 0.25 });
+    // The dashboard: /load's tokenUsage, then /metrics' sglang:token_usage, each unknown out of range.
+    stubFetch((path) =>
+      path === "/load"
+        ? { kind: "http", status: 200, body: '{"queueLength":1,"tokenUsage":-1}' }
+        : { kind: "http", status: 200, body: "sglang:token_usage 62\n" },
+    );
+    expect(await replicaLoad({ url: "http://gpu.example", load: "spillway" }, undefined, 1000)).toMatchObject({
+      ok: true,
+      tokenUsage: null,
+    });
+    const target = { url: "http://gpu.example", load: "sglang" } as const;
+    stubFetch(() => ({
+      kind: "http",
+      status: 200,
+      body: "sglang:num_running_reqs 1\nsglang:num_queue_reqs 0\nsglang:token_usage 1.5\n",
+    }));
+    expect(await replicaLoad(target, undefined, 1000)).toMatchObject({ ok: true, queueLength: 1, tokenUsage: null });
   });
 
   it("replicaLoad: a /load answering JSON null does not throw", async () => {
