@@ -344,9 +344,19 @@ export const DASHBOARD_JS = `"use strict";
       });
     });
   });
+  // A malformed escape in the link (#token=%E0%A4%A) makes decodeURIComponent throw: read as no token, with the
+  // sign-in form as the way in, rather than an uncaught URIError that ends this script.
+  function linkToken(raw) {
+    try {
+      return decodeURIComponent(raw);
+    } catch (e) {
+      return null;
+    }
+  }
   var fromHash = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (fromHash) history.replaceState(null, "", location.pathname);
-  var saved = fromHash ? decodeURIComponent(fromHash[1]) : sessionStorage.getItem("spillway-token");
+  var saved = fromHash ? linkToken(fromHash[1]) : sessionStorage.getItem("spillway-token");
   if (saved) start(saved);
+  else if (fromHash) setStatus("the link's token is malformed: enter the token", "bad");
 })();
 `;
