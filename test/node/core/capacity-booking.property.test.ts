@@ -168,10 +168,10 @@ function bookInModel(
 describe("the capacity ledger under arbitrary refusals and returns", () => {
   it("keeps hints within horizons and counts exactly the promises outstanding", () => {
     fc.assert(
-      fc.property(fc.array(op, { minLength: 20, maxLength: 150 }), settings, (ops, overrides) => {
+      fc.property(fc.array(op, { minLength: 20, maxLength: 150, size: "max" }), settings, (ops, overrides) => {
         expect(run(ops, overrides)).toEqual([]);
       }),
-      { numRuns: 200, seed: 20261205 },
+      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
     );
   });
 });

@@ -25,7 +25,7 @@ const secondArb: fc.Arbitrary<Second> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ drains: fc.constant(0), queued: fc.boolean() }) },
   { weight: 5, arbitrary: fc.record({ drains: fc.integer({ min: 1, max: 40 }), queued: fc.boolean() }) },
 );
-const secondsArb = fc.array(secondArb, { maxLength: 40 });
+const secondsArb = fc.array(secondArb, { maxLength: 40, size: "max" });
 const idle: Second = { drains: 0, queued: false };
 
 /**
@@ -121,7 +121,7 @@ describe("DrainRateEstimator: the spec's EWMA over 1 s intervals", () => {
     fc.assert(
       fc.property(
         secondsArb,
-        fc.array(fc.integer({ min: 0, max: 10 }), { maxLength: 40 }),
+        fc.array(fc.integer({ min: 0, max: 10 }), { maxLength: 40, size: "max" }),
         fc.integer({ min: 2, max: 5 }),
         (seconds, extra, c) => {
           // Extra drains only in seconds that are samples already (an idle second given a drain would add a sample).

@@ -150,7 +150,7 @@ function run(ops: readonly Op[], drawn: Omit<FairQueueOptions, "clock" | "servic
 describe("the fair queue under arbitrary offers, dispatches and removals", () => {
   it("holds exactly what it accepted, hands each out once, and keeps interactive work first", () => {
     fc.assert(
-      fc.property(fc.array(op, { minLength: 10, maxLength: 120 }), queueOptions, (ops, drawn) => {
+      fc.property(fc.array(op, { minLength: 10, maxLength: 120, size: "max" }), queueOptions, (ops, drawn) => {
         expect(run(ops, drawn)).toEqual([]);
       }),
       { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },

@@ -251,6 +251,7 @@ describe("riseLength (a one-change-point fit of the newest values)", () => {
         fc.array(fc.oneof(fc.integer({ min: 0, max: 20 }), fc.double({ min: 0, max: 50, noNaN: true })), {
           minLength: 1,
           maxLength: 40,
+          size: "max",
         }),
         fc.integer({ min: 1, max: 40 }),
         fc.integer({ min: 1, max: 50 }),

@@ -137,7 +137,7 @@ describe("drain-rate.ts: DrainRateEstimator", () => {
       fc.property(
         drainOptionsArb,
         fc.integer({ min: 0, max: 1e9 }),
-        fc.array(drainOp, { maxLength: 120 }),
+        fc.array(drainOp, { maxLength: 120, size: "max" }),
         (options, start, ops) => {
           const intervalMs = Math.round(options.intervalS * 1000);
           let now = start;
@@ -283,7 +283,7 @@ describe("recent-rate.ts: RecentRate", () => {
       fc.property(
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: 0, max: 1e10 }),
-        fc.array(recentOp, { maxLength: 120 }),
+        fc.array(recentOp, { maxLength: 120, size: "max" }),
         (windowS, start, ops) => {
           const rate = new RecentRate(windowS);
           let now = start;
@@ -385,7 +385,8 @@ class ForecastModel {
     const fastRing = Float64Array.from(this.fast);
     const rise =
       this.o.overloadFloorSkipsRise > 1 ? riseLength(fastRing, fastRing.length, w, this.o.overloadFloorSkipsRise) : 0;
-    let floor = ForecastModel.quantile(ForecastModel.window(this.fast, rise, w), q, rise > 0 ? undefined : current);
+    // The window's seconds, each once: the current rate is its newest second already (9a73774 stopped counting it twice).
+    let floor = ForecastModel.quantile(ForecastModel.window(this.fast, rise, w), q);
     if (!Number.isFinite(floor)) floor = 0;
     if (Math.floor(this.o.overloadFloorMovingS) > 0 && floor < drainRate) {
       const moving = ForecastModel.quantile(ForecastModel.window(this.moving, rise, w), q);
@@ -483,7 +484,7 @@ function checkForecast(
 describe("fresh-arrival-forecast.ts: FreshArrivalForecast", () => {
   it("baseline, recent rate and overload floor equal their documented definitions recomputed from the counts", () => {
     fc.assert(
-      fc.property(forecastOptionsArb, fc.array(forecastOp(40), { maxLength: 150 }), (options, ops) => {
+      fc.property(forecastOptionsArb, fc.array(forecastOp(40), { maxLength: 150, size: "max" }), (options, ops) => {
         const forecast = new FreshArrivalForecast(options);
         const model = new ForecastModel(options);
         for (const op of ops) {
@@ -918,7 +919,7 @@ describe("retry-after.ts and backoff.ts: the hint ladder", () => {
   it("the ladder over a live estimator: computed exactly when it is warm with a rate > 0, else the static value", () => {
     fc.assert(
       fc.property(
-        fc.array(drainOp, { maxLength: 80 }),
+        fc.array(drainOp, { maxLength: 80, size: "max" }),
         fc.integer({ min: 0, max: 500 }),
         fc.option(real(0, 300), { nil: undefined }),
         uArb,

@@ -652,7 +652,7 @@ describe("RouterCore's refusals carry the ladder's hint", () => {
         fc.constantFrom(5, 7.5, 30, 120),
         real(0.05, 1),
         fc.integer(),
-        fc.array(routerOp, { minLength: 1, maxLength: 60 }),
+        fc.array(routerOp, { minLength: 1, maxLength: 60, size: "max" }),
         (policy, retryAfterS, jitter, seed, ops) => {
           const retryAfter = opts({ retryAfterPolicy: policy, retryAfterS, jitter });
           const refusals = runRouter(

@@ -100,7 +100,7 @@ function run(ops: readonly Op[]): string[] {
 describe("the retry_schedule ledger under arbitrary arrivals, refusals and retries", () => {
   it("books each hint in its second, counts exactly the bookings outstanding and gives each to one retry", () => {
     fc.assert(
-      fc.property(fc.array(op, { minLength: 20, maxLength: 150 }), (ops) => {
+      fc.property(fc.array(op, { minLength: 20, maxLength: 150, size: "max" }), (ops) => {
         expect(run(ops)).toEqual([]);
       }),
       { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },

@@ -160,7 +160,7 @@ describe("SecondCounts (promises per second in a sliding window)", () => {
 
   it("reads exactly the counts of the window's seconds, clears them exactly as they fall behind", () => {
     fc.assert(
-      fc.property(fc.array(op, { minLength: 10, maxLength: 120 }), ring, (ops, r) => {
+      fc.property(fc.array(op, { minLength: 10, maxLength: 120, size: "max" }), ring, (ops, r) => {
         expect(run(ops, r)).toEqual([]);
       }),
       { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
@@ -243,9 +243,13 @@ describe("RefusalCounts (how often, and since when, each request was refused)", 
 
   it("counts each request's refusals and first refusal exactly, forgetting the least recently refused first", () => {
     fc.assert(
-      fc.property(fc.array(op, { minLength: 10, maxLength: 120 }), fc.integer({ min: 0, max: 5 }), (ops, capacity) => {
-        expect(run(ops, capacity)).toEqual([]);
-      }),
+      fc.property(
+        fc.array(op, { minLength: 10, maxLength: 120, size: "max" }),
+        fc.integer({ min: 0, max: 5 }),
+        (ops, capacity) => {
+          expect(run(ops, capacity)).toEqual([]);
+        },
+      ),
       { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
     );
   });
@@ -394,7 +398,7 @@ describe("HintedRetryTracker (the live X metric)", () => {
 
   it("classes each returning request exactly at its tolerances, once, and remembers the newest hints", () => {
     fc.assert(
-      fc.property(fc.array(op, { minLength: 10, maxLength: 120 }), trackerOptions, (ops, options) => {
+      fc.property(fc.array(op, { minLength: 10, maxLength: 120, size: "max" }), trackerOptions, (ops, options) => {
         expect(run(ops, options)).toEqual([]);
       }),
       { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
@@ -598,7 +602,7 @@ describe("StandingQueue (whether the queue stands above its delay target)", () =
   it("stands, and stops standing, exactly when the delay target's conditions hold", () => {
     fc.assert(
       fc.property(
-        fc.array(op, { minLength: 10, maxLength: 150 }),
+        fc.array(op, { minLength: 10, maxLength: 150, size: "max" }),
         queueOptions,
         fc.integer({ min: 0, max: 50_000 }),
         fc.constantFrom(undefined, 2, 2, 10, 7.5),

@@ -321,7 +321,7 @@ describe("rateLimitHeaders", () => {
 
   it("tells the ledger's and leases' states truly: full after the reset, admitted after the refusal's wait", () => {
     fc.assert(
-      fc.property(limitsArb, fc.array(op, { maxLength: 30 }), (limits, ops) => {
+      fc.property(limitsArb, fc.array(op, { maxLength: 30, size: "max" }), (limits, ops) => {
         const ledger = new QuotaLedger();
         let now = 0;
         let lease: QuotaLease | undefined;

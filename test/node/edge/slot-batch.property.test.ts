@@ -672,7 +672,7 @@ describe("the slot batch under arbitrary ends, hand-offs, router answers and clo
   it("releases every slot once, reports every hand-off once and in order, and hands on only under the leave", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(op, { minLength: 5, maxLength: 80 }),
+        fc.array(op, { minLength: 5, maxLength: 80, size: "max" }),
         fc.array(releaseOutcome, { minLength: 1, maxLength: 12 }),
         fc.array(acquireOutcome, { minLength: 1, maxLength: 12 }),
         fc.record({ endFirst: fc.boolean(), replicaFailed: fc.boolean(), newestFirst: fc.boolean() }),

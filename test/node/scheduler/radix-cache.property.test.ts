@@ -647,7 +647,7 @@ describe("the page pool against a counter", () => {
       fc.property(
         fc.integer({ min: 0, max: 300 }),
         pageSizeArb,
-        fc.array(fc.record({ allocate: fc.boolean(), pages: fc.nat({ max: 30 }) }), { maxLength: 40 }),
+        fc.array(fc.record({ allocate: fc.boolean(), pages: fc.nat({ max: 30 }) }), { maxLength: 40, size: "max" }),
         (maxTotalTokens, P, ops) => {
           const pool = new PagePool(maxTotalTokens, P);
           const total = Math.floor(maxTotalTokens / P);

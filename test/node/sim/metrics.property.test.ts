@@ -515,7 +515,7 @@ describe("IdleMeter against the integral of min(free slots, clients sleeping)", 
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 16 }),
-        fc.array(meterStepArb, { maxLength: 60 }),
+        fc.array(meterStepArb, { maxLength: 60, size: "max" }),
         gridMs(3_000),
         (slots, steps, tailMs) => {
           let now = 0;
@@ -599,23 +599,27 @@ const observationKey = (o: DrainObservation) => JSON.stringify([o.atMs, o.queueD
 describe("DrainAccuracyTracker against the documented observed drain time", () => {
   it("a rejection with depth D and counter C0 is observed drained when the counter reaches C0 + D", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 5 }), fc.array(drainStepArb, { maxLength: 60 }), (startCount, steps) => {
-        const seen: DrainObservation[] = [];
-        // As the simulator builds it: every observation kept, none dropped.
-        const tracker = new DrainAccuracyTracker(Number.MAX_SAFE_INTEGER, 0, (o) => seen.push(o));
-        let now = 0;
-        let count = startCount;
-        for (const step of steps) {
-          now += step.dtMs;
-          if (step.kind === "reject") tracker.recordRejection(now, step.depth, count, step.suggestedS);
-          else {
-            count += step.by;
-            tracker.onDrain(now, count);
+      fc.property(
+        fc.integer({ min: 0, max: 5 }),
+        fc.array(drainStepArb, { maxLength: 60, size: "max" }),
+        (startCount, steps) => {
+          const seen: DrainObservation[] = [];
+          // As the simulator builds it: every observation kept, none dropped.
+          const tracker = new DrainAccuracyTracker(Number.MAX_SAFE_INTEGER, 0, (o) => seen.push(o));
+          let now = 0;
+          let count = startCount;
+          for (const step of steps) {
+            now += step.dtMs;
+            if (step.kind === "reject") tracker.recordRejection(now, step.depth, count, step.suggestedS);
+            else {
+              count += step.by;
+              tracker.onDrain(now, count);
+            }
           }
-        }
-        const expected = modelDrainObservations(startCount, steps);
-        expect(seen.map(observationKey).sort()).toStrictEqual(expected.map(observationKey).sort());
-      }),
+          const expected = modelDrainObservations(startCount, steps);
+          expect(seen.map(observationKey).sort()).toStrictEqual(expected.map(observationKey).sort());
+        },
+      ),
       PARAMS,
     );
   });
