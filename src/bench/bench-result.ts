@@ -109,7 +109,13 @@ const section = (padded: string, fill: string) => {
  * ```
  */
 export function formatResult(r: BenchResult): string {
-  const rate = r.requestRate === Number.POSITIVE_INFINITY ? "inf" : String(r.requestRate);
+  // bench_serving's rate is a Python float: 4 prints as "4.0".
+  const rate =
+    r.requestRate === Number.POSITIVE_INFINITY
+      ? "inf"
+      : Number.isInteger(r.requestRate)
+        ? r.requestRate.toFixed(1)
+        : String(r.requestRate);
   const lines = [
     section(" Serving Benchmark Result ", "="),
     intRow("Backend:", r.backend),
