@@ -85,7 +85,8 @@ export async function sendRequest(prompt: BenchPrompt, options: SendOptions): Pr
         usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
       };
       if (event.error) {
-        outcome.error = event.error.message ?? "stream error";
+        // `||`, not `??`: an empty message must still mark the request failed (success is "no error recorded").
+        outcome.error = event.error.message || "stream error";
         break;
       }
       const text = event.choices?.[0]?.text ?? "";
