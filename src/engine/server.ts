@@ -202,14 +202,17 @@ function streamResponse(
     signal.removeEventListener("abort", onAbort);
   };
   let first = true;
+  // With include_usage, OpenAI gives every chunk before the usage chunk `"usage": null` (its API reference).
+  const chunk = (part: Parameters<typeof chunkBody>[1]) =>
+    sseEvent(includeUsage ? { ...chunkBody(ctx, part), usage: null } : chunkBody(ctx, part));
   const sink: GenerationSink = {
     onText: (text) => {
       if (text === "") return;
-      send(sseEvent(chunkBody(ctx, { text, finish: null, role: first && ctx.endpoint === "chat" })));
+      send(chunk({ text, finish: null, role: first && ctx.endpoint === "chat" }));
       first = false;
     },
     onFinish: (reason: FinishReason, usage: GenerationUsage) => {
-      send(sseEvent(chunkBody(ctx, { text: "", finish: reason, role: first && ctx.endpoint === "chat" })));
+      send(chunk({ text: "", finish: reason, role: first && ctx.endpoint === "chat" }));
       if (includeUsage) send(sseEvent(usageChunkBody(ctx, usage)));
       end();
     },
