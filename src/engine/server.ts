@@ -146,7 +146,8 @@ function jsonResponse(
       },
       onFinish: (reason, usage) => {
         signal.removeEventListener("abort", onAbort);
-        resolve(Response.json(completionBody(ctx, text, reason, usage)));
+        // The id in x-request-id as on a stream: the openai client reads it as `_request_id`.
+        resolve(Response.json(completionBody(ctx, text, reason, usage), { headers: { "x-request-id": ctx.id } }));
       },
       onError: (message) => {
         signal.removeEventListener("abort", onAbort);

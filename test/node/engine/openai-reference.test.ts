@@ -214,6 +214,18 @@ describe("OpenAI reference: refusals are 400s naming the parameter, in OpenAI's 
   });
 });
 
+describe("OpenAI reference: request ids", () => {
+  it("sends the answer's id as x-request-id, streamed and not, which the client reports as request_id", async () => {
+    const whole = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 2 }).withResponse();
+    expect(whole.request_id).toBe(whole.data.id);
+    const streamed = await client.completions
+      .create({ model: MODEL, prompt: "hi", max_tokens: 2, stream: true })
+      .withResponse();
+    const chunks = await chunksOf(streamed.data);
+    expect(streamed.request_id).toBe(chunks[0]?.id);
+  });
+});
+
 describe("OpenAI reference: /v1/models", () => {
   it("lists the served model in the list shape the client pages through", async () => {
     const models: OpenAI.Model[] = [];
