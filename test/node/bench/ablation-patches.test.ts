@@ -9,8 +9,13 @@ const dir = resolve(root, "src/bench/edge/ablations");
 describe("scripts/edge-ablation.sh's patches", () => {
   const patches = readdirSync(dir).filter((f) => f.endsWith(".patch"));
 
-  it("there are the three the docs name", () => {
-    expect(patches.sort()).toEqual(["answer-passed-through.patch", "no-router.patch", "router-answers-at-once.patch"]);
+  it("there are the four the docs name", () => {
+    expect(patches.sort()).toEqual([
+      "answer-passed-through.patch",
+      "no-message-checks.patch",
+      "no-router.patch",
+      "router-answers-at-once.patch",
+    ]);
   });
 
   it.each(patches)("%s still applies to this tree (an ablation of code that moved measures nothing)", (patch) => {
