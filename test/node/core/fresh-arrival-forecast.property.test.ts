@@ -5,11 +5,13 @@ import {
   type FreshArrivalForecastOptions,
   riseLength,
 } from "../../../src/core/fresh-arrival-forecast";
+import { ForecastModel } from "../../support/fresh-arrival-forecast-model";
 
 /**
  * `FreshArrivalForecast` (what `booked_capacity` expects fresh arrivals to take) driven by arbitrary arrivals, seconds
  * closed one at a time or many at once (a quiet spell longer than every ring, which the forecast folds in at once),
- * and overload floors asked for, against a model written from its JSDoc that keeps every closed second's count and
+ * and overload floors asked for, against the model written from its JSDoc (test/support/fresh-arrival-forecast-model.ts,
+ * shared with load-estimators.property.test.ts) that keeps every closed second's count and
  * recomputes everything from that history, one second at a time:
  *
  * - `recent` is the `burstAlpha`-smoothed count of the closed seconds (the first second sets it; 0 before one);
@@ -30,81 +32,6 @@ const runs = { numRuns: Number(process.env.RUNS ?? 1500), seed: Number(process.e
 
 /** Relative float noise allowed between folded and second-by-second decay (`(1 - a) ** n` against n products). */
 const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
-
-/** The documented quantile: index floor(q * n) of the sorted values, the last at most; `Infinity` when none. */
-function quantile(values: readonly number[], q: number): number {
-  if (values.length === 0) return Number.POSITIVE_INFINITY;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(Math.max(0, q) * sorted.length))] as number;
-}
-
-/** The `n` newest values of a history before its last `skip` (as many as there are). */
-const before = (history: readonly number[], skip: number, n: number) =>
-  history.slice(Math.max(0, history.length - skip - n), Math.max(0, history.length - skip));
-
-class ForecastModel {
-  /** Fresh arrivals of each closed second, oldest first. */
-  readonly counts: number[] = [];
-  readonly slow: number[] = [];
-  readonly fast: number[] = [];
-  /** The moving mean of the last `overloadFloorMovingS` counts as of each closed second. */
-  readonly moving: number[] = [];
-  inSecond = 0;
-  floor = 0;
-
-  constructor(private readonly options: FreshArrivalForecastOptions) {}
-
-  closeOne(): void {
-    const sample = this.inSecond;
-    this.inSecond = 0;
-    const { freshAlpha, burstAlpha } = this.options;
-    const lastSlow = this.slow.at(-1);
-    const lastFast = this.fast.at(-1);
-    this.counts.push(sample);
-    this.slow.push(lastSlow === undefined ? sample : freshAlpha * sample + (1 - freshAlpha) * lastSlow);
-    this.fast.push(lastFast === undefined ? sample : burstAlpha * sample + (1 - burstAlpha) * lastFast);
-    const movingS = Math.max(1, Math.floor(this.options.overloadFloorMovingS));
-    const last = this.counts.slice(-movingS);
-    this.moving.push(last.reduce((a, b) => a + b, 0) / last.length);
-  }
-
-  get baseline(): number | undefined {
-    if (this.slow.length === 0) return undefined;
-    return Math.min(...this.slow.slice(-Math.max(1, this.options.baselineWindowS)));
-  }
-
-  get recent(): number {
-    return this.fast.at(-1) ?? 0;
-  }
-
-  overloadFloor(overloadStarts: boolean, queueDepth: number, drainRate: number): number {
-    const o = this.options;
-    const windowS = Math.floor(o.overloadFloorS);
-    if (!(windowS > 0)) return 0;
-    if (!overloadStarts) {
-      this.floor = Math.min(this.floor, this.recent);
-      return this.floor;
-    }
-    const q = o.overloadFloorQuantile;
-    const rise =
-      o.overloadFloorSkipsRise > 1
-        ? riseLength(Float64Array.from(this.fast), this.fast.length, windowS, o.overloadFloorSkipsRise)
-        : 0;
-    let floor = quantile(before(this.fast, rise, windowS), q);
-    if (!Number.isFinite(floor)) floor = 0;
-    if (Math.floor(o.overloadFloorMovingS) > 0 && floor < drainRate) {
-      const moving = quantile(before(this.moving, rise, windowS), q);
-      if (moving < drainRate) floor = Math.max(floor, moving);
-    }
-    if (floor >= drainRate) {
-      const fillS = Math.ceil(Math.min(30, queueDepth / drainRate));
-      const earlier = quantile(before(this.fast, fillS, windowS), q);
-      floor = Number.isFinite(earlier) ? earlier : 0;
-    }
-    this.floor = floor;
-    return floor;
-  }
-}
 
 type Op =
   | { kind: "count"; n: number }
@@ -169,16 +96,16 @@ describe("FreshArrivalForecast against a second-by-second model", () => {
     for (const o of ops) {
       if (o.kind === "count") {
         for (let i = 0; i < o.n; i++) forecast.count();
-        model.inSecond += o.n;
+        model.count(o.n);
       } else if (o.kind === "close") {
         forecast.closeSeconds(o.seconds);
-        for (let s = 0; s < o.seconds; s++) model.closeOne();
+        for (let s = 0; s < o.seconds; s++) model.closeSeconds(1);
       } else if (o.kind === "steady") {
         for (let s = 0; s < o.seconds; s++) {
           for (let i = 0; i < o.n; i++) forecast.count();
           forecast.closeSeconds(1);
-          model.inSecond += o.n;
-          model.closeOne();
+          model.count(o.n);
+          model.closeSeconds(1);
         }
       } else {
         const got = forecast.overloadFloor(o.starts, o.depth, o.rate);
