@@ -24,8 +24,9 @@ export interface EdgeSignatureOptions {
 /** Why the engine refused a request: the signature's own failures, or `deployment` (signed for another). */
 export type EdgeRefusal = SignatureFailure | "deployment";
 
-/** Paths open to anyone: liveness and the model list reveal nothing and cost nothing. */
+/** Paths open to anyone: liveness and the model list (and its one model, by id) reveal nothing and cost nothing. */
 const OPEN_PATHS = new Set(["/health", "/v1/models"]);
+const isOpenPath = (path: string) => OPEN_PATHS.has(path) || /^\/v1\/models\/[^/]+$/.test(path);
 const LOAD_AND_METRICS = new Set(["/load", "/metrics"]);
 
 /**
@@ -47,7 +48,7 @@ export function requireEdgeSignature(options: EdgeSignatureOptions): MiddlewareH
   const servedList = [...(served ?? [])].map((d) => JSON.stringify(d)).join(", ");
   return async function requireEdgeSignature(c, next) {
     const path = c.req.path;
-    if (OPEN_PATHS.has(path) || (!options.protectLoadAndMetrics && LOAD_AND_METRICS.has(path))) return next();
+    if (isOpenPath(path) || (!options.protectLoadAndMetrics && LOAD_AND_METRICS.has(path))) return next();
     // Read the body only for requests that claim a signature, so unsigned floods cost a header check.
     const claimsSignature = c.req.header("x-spillway-signature") !== undefined;
     const body = claimsSignature && c.req.method !== "GET" ? await c.req.text() : "";

@@ -41,7 +41,7 @@ export class ApiError extends Error {
  *
  * @example
  * ```ts
- * errorBody("Out of memory", "internal_server_error", null, 500);
+ * errorBody("Out of memory", "server_error", null, 500);
  * ```
  */
 export function errorBody(
@@ -53,9 +53,8 @@ export function errorBody(
   return { error: { message, type, param, code } };
 }
 
+// OpenAI's two types for what an engine refuses: the client's request (4xx, unknown models and URLs included) or
+// the server (5xx). The edge uses the same two.
 function defaultType(status: number): string {
-  if (status === 404) return "not_found_error";
-  if (status === 413) return "invalid_request_error";
-  if (status >= 500) return "internal_server_error";
-  return "invalid_request_error";
+  return status >= 500 ? "server_error" : "invalid_request_error";
 }

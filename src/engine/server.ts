@@ -29,7 +29,7 @@ export interface EngineAppDeps {
 
 /**
  * The engine server's HTTP app: OpenAI-compatible `POST /v1/completions` and `/v1/chat/completions`
- * (JSON or SSE), `GET /v1/models`, `/health`, `/load` (the router's probe) and `/metrics`.
+ * (JSON or SSE), `GET /v1/models` (and `/v1/models/{id}`), `/health`, `/load` (the router's probe) and `/metrics`.
  * Use {@link startEngineServer} to get one listening with its engine loop.
  *
  * @example
@@ -58,9 +58,12 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
   app.onError((error, c) => {
     if (error instanceof ApiError) return c.json(error.toBody(), error.status as ContentfulStatusCode);
     deps.logger.error(`unhandled error: ${(error as Error).stack ?? String(error)}`);
-    return c.json(errorBody("internal server error", "internal_server_error", null, 500), 500);
+    return c.json(errorBody("internal server error", "server_error", null, 500), 500);
   });
-  app.notFound((c) => c.json(errorBody(`no route for ${c.req.method} ${c.req.path}`, "not_found_error"), 404));
+  // OpenAI answers an unknown URL with an invalid_request_error, not a type of its own.
+  app.notFound((c) =>
+    c.json(errorBody(`Invalid URL (${c.req.method} ${c.req.path})`, "invalid_request_error", null, "unknown_url"), 404),
+  );
 
   // The body limit comes before the edge signature, which reads the body of any request that claims one: after
   // it, a claimed signature (anyone can send the header) made the engine buffer a body of any size, and a signed
@@ -83,20 +86,25 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
     c.header("content-type", deps.metrics.registry.contentType);
     return c.body(await deps.metrics.registry.metrics());
   });
-  app.get("/v1/models", (c) =>
-    c.json({
-      object: "list",
-      data: [
-        {
-          id: deps.limits.servedModelName,
-          object: "model",
-          created: 0,
-          owned_by: "spillway",
-          max_model_len: deps.limits.contextLength,
-        },
-      ],
-    }),
-  );
+  const servedModel = {
+    id: deps.limits.servedModelName,
+    object: "model",
+    created: 0,
+    owned_by: "spillway",
+    max_model_len: deps.limits.contextLength,
+  };
+  app.get("/v1/models", (c) => c.json({ object: "list", data: [servedModel] }));
+  // The official clients' `models.retrieve(id)` (an id with a slash comes percent-encoded, one segment): the served
+  // model, or OpenAI's 404 for any other name.
+  app.get("/v1/models/:model", (c) => {
+    const model = c.req.param("model");
+    if (model !== servedModel.id)
+      throw new ApiError(404, `The model '${model}' does not exist; this server serves '${servedModel.id}'.`, {
+        param: "model",
+        code: "model_not_found",
+      });
+    return c.json(servedModel);
+  });
 
   for (const endpoint of ["completion", "chat"] as const) {
     const path = endpoint === "chat" ? "/v1/chat/completions" : "/v1/completions";
@@ -151,7 +159,7 @@ function jsonResponse(
       },
       onError: (message) => {
         signal.removeEventListener("abort", onAbort);
-        resolve(Response.json(errorBody(message, "internal_server_error", null, 500), { status: 500 }));
+        resolve(Response.json(errorBody(message, "server_error", null, 500), { status: 500 }));
       },
     };
     const abort = core.submit(generation, sink);
@@ -218,7 +226,7 @@ function streamResponse(
       end();
     },
     onError: (message) => {
-      send(sseEvent(errorBody(message, "internal_server_error", null, 500)));
+      send(sseEvent(errorBody(message, "server_error", null, 500)));
       end();
     },
   };

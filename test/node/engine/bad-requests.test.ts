@@ -117,6 +117,6 @@ describe("engine server, bad input", () => {
   it("answers unknown routes with a 404 error body", async () => {
     const res = await fetch(`${server.url}/v2/nothing`);
     expect(res.status).toBe(404);
-    expect(((await res.json()) as { error: { type: string } }).error.type).toBe("not_found_error");
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe("invalid_request_error");
   });
 });

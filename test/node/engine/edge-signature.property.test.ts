@@ -10,7 +10,7 @@ import { createLogger } from "../../../src/engine/log-line";
 
 /**
  * The engine's guard (`requireEdgeSignature`) through its HTTP interface, against a model of its contract
- * (src/engine/edge-signature.ts, README "engine server"): `/health` and `/v1/models` are open; `/load` and
+ * (src/engine/edge-signature.ts, README "engine server"): `/health`, `/v1/models` and `/v1/models/{id}` are open; `/load` and
  * `/metrics` are open unless `protectLoadAndMetrics`, and then need a valid signature made for any deployment;
  * everything else needs a valid, fresh, never-seen signature over its method, path with query and body, made (with
  * `deployments` set) for one of the engine's deployments. A refusal is 401 with one warning line naming the reason
@@ -29,7 +29,7 @@ const SECRETS = ["current", "previous"] as const;
 
 const INFERENCE = ["/v1/completions", "/v1/chat/completions"] as const;
 const PROBES = ["/load", "/metrics"] as const;
-const OPEN = ["/health", "/v1/models"] as const;
+const OPEN = ["/health", "/v1/models", "/v1/models/demo-model"] as const;
 type Path = (typeof INFERENCE)[number] | (typeof PROBES)[number] | (typeof OPEN)[number];
 
 interface Setup {

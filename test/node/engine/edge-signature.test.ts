@@ -50,9 +50,10 @@ describe("engine server: trust between edge and engine", () => {
     expect((await post(headers)).status).toBe(401);
   });
 
-  it("keeps /health and /v1/models open, and guards /load and /metrics when asked", async () => {
+  it("keeps /health, /v1/models and /v1/models/{id} open, and guards /load and /metrics when asked", async () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     expect((await fetch(`${server.url}/v1/models`)).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/models/demo-model`)).status).toBe(200);
     expect((await fetch(`${server.url}/load`)).status).toBe(401);
     expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
     const load = await fetch(`${server.url}/load`, { headers: await signed("current", "GET", "/load", "") });

@@ -233,4 +233,32 @@ describe("OpenAI reference: /v1/models", () => {
     expect(models).toEqual([expect.objectContaining({ id: MODEL, object: "model", owned_by: expect.any(String) })]);
     expect(typeof models[0]?.created).toBe("number");
   });
+
+  it("retrieves the served model by its id, as the list names it", async () => {
+    const model = await client.models.retrieve(MODEL);
+    expect(model).toMatchObject({ id: MODEL, object: "model", owned_by: expect.any(String) });
+  });
+
+  it("answers any other model id with OpenAI's 404 (the client's NotFoundError)", async () => {
+    for (const id of ["other-model", "org/other-model", MODEL.toUpperCase()]) {
+      const error = await refusal(client.models.retrieve(id));
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(error.error).toMatchObject({ type: "invalid_request_error", param: "model", code: "model_not_found" });
+      expect(error.message).toContain(id);
+    }
+  });
+});
+
+describe("OpenAI reference: error types", () => {
+  it("uses OpenAI's invalid_request_error for an unknown model and an unknown URL, as the edge does", async () => {
+    const unknownModel = await refusal(chat({ model: "other-model" }));
+    expect(unknownModel.status).toBe(404);
+    expect(unknownModel.error).toMatchObject({ type: "invalid_request_error", code: "model_not_found" });
+    const unknownUrl = await refusal(client.get("/nothing/here"));
+    expect(unknownUrl.status).toBe(404);
+    expect(unknownUrl.error).toMatchObject({
+      type: "invalid_request_error",
+      message: "Invalid URL (GET /v1/nothing/here)",
+    });
+  });
 });
