@@ -58,7 +58,10 @@ export function validateGgufFile(path: string): GgufSummary {
     throw new GgufError(`model file ${path}: cannot open it (${(error as NodeJS.ErrnoException).code ?? error})`);
   }
   try {
-    return validateOpen(path, new FileReader(fd, fstatSync(fd).size, path));
+    // A directory opens fine on Linux and only fails at the first read (EISDIR), past every check below.
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new GgufError(`model file ${path}: not a regular file`);
+    return validateOpen(path, new FileReader(fd, stat.size, path));
   } finally {
     closeSync(fd);
   }

@@ -62,6 +62,11 @@ describe("GGUF validation", () => {
     expect(() => validateGgufFile(join(model.dir, "absent.gguf"))).toThrow(/cannot open it \(ENOENT\)/);
   });
 
+  it("refuses a directory given as the model file (it opens, then every read fails with EISDIR)", () => {
+    expect(() => validateGgufFile(model.dir)).toThrow(GgufError);
+    expect(() => validateGgufFile(model.dir)).toThrow(`model file ${model.dir}: not a regular file`);
+  });
+
   it("startEngineServer refuses a bad model file with a GgufError before loading anything", async () => {
     const noFfn = variant("no-ffn-2.gguf", buildTestModel({ omitKeys: ["llama.feed_forward_length"] }));
     await expect(startEngineServer({ port: 0, engine: "llama", modelPath: noFfn, log: () => {} })).rejects.toThrow(
