@@ -1,5 +1,5 @@
 import type { Logger } from "../log-line";
-import { LlamaGpuError } from "./errors";
+import { LlamaGpuError, LlamaStartError } from "./errors";
 import { type GgufSummary, validateGgufFile } from "./gguf-validate";
 import {
   importNodeLlamaCpp,
@@ -70,7 +70,7 @@ export interface LlamaRuntime {
  * Each sequence's context shift throws: the scheduler keeps every request inside its cells, so a shift
  * (which would silently drop a request's oldest tokens) can only be a bug.
  *
- * @throws GgufError, LlamaNotInstalledError, LlamaGpuError.
+ * @throws GgufError, LlamaNotInstalledError, LlamaGpuError, LlamaStartError (llama.cpp refused the model).
  * @example
  * ```ts
  * const rt = await loadLlamaRuntime({ modelPath, gpu: "cpu", sequences: 8, contextLength: 2048, threads: 1, logger });
@@ -115,7 +115,15 @@ export async function loadLlamaRuntime(o: LlamaRuntimeOptions): Promise<LlamaRun
     llama = await getLlama({ ...common, gpu: false });
   }
   try {
-    const model = await llama.loadModel({ modelPath: o.modelPath, gpuLayers: o.gpu === "cuda" ? "max" : 0 });
+    // A file that passes our checks can still be refused by llama.cpp (a missing tensor, a wrong shape); its
+    // own log lines say why, and the operator gets one line instead of node-llama-cpp's stack trace.
+    const model = await llama
+      .loadModel({ modelPath: o.modelPath, gpuLayers: o.gpu === "cuda" ? "max" : 0 })
+      .catch((error: unknown) => {
+        throw new LlamaStartError(
+          `model file ${o.modelPath}: llama.cpp could not load it (${(error as Error).message}); its log lines above say why`,
+        );
+      });
     const context = await model.createContext({
       sequences: o.sequences,
       contextSize: o.contextLength,

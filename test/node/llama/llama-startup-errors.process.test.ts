@@ -51,6 +51,19 @@ describeLlama("llama engine: startup errors are clear messages, never a crashed 
     expect(run.stderr).toContain(`engine: model file ${bad}: missing metadata key llama.feed_forward_length`);
   });
 
+  it("the CLI exits 1 with one line when llama.cpp itself refuses a file our checks passed (a missing tensor)", async () => {
+    const bytes = buildTestModel();
+    const name = Buffer.from("blk.1.ffn_up.weight");
+    bytes.set(Buffer.from("blk.1.ffn_XX.weight"), bytes.indexOf(name)); // same length: the file stays valid GGUF
+    const bad = join(model.dir, "missing-tensor.gguf");
+    writeFileSync(bad, bytes);
+    const run = await runEngineCli(["--engine", "llama", "--model-path", bad, "--port", "0", "--threads", "1"]);
+    expect(run.signal).toBeNull();
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`engine: model file ${bad}: llama.cpp could not load it (Failed to load model)`);
+    expect(run.stderr).not.toMatch(/^\s+at /m); // no stack trace
+  });
+
   it("the CLI refuses --engine llama without --model-path (status 2, naming the flag)", async () => {
     const run = await runEngineCli(["--engine", "llama", "--port", "0"]);
     expect(run.code).toBe(2);
