@@ -110,24 +110,61 @@ export const LLAMA_PACKAGE_DIR = "engines/llama";
  */
 export const LLAMA_INSTALL_COMMAND = "NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm ci --prefix engines/llama";
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-
 /**
- * Where node-llama-cpp's entry point would be, and whether it is installed there.
+ * node-llama-cpp's version: the one `engines/llama/package.json` pins and the types above mirror.
  *
  * @example
  * ```ts
- * if (!nodeLlamaCppLocation().installed) console.log(`install it: ${LLAMA_INSTALL_COMMAND}`);
+ * `npm install node-llama-cpp@${LLAMA_PACKAGE_VERSION}`;
  * ```
  */
-export function nodeLlamaCppLocation(): { entry: string; installed: boolean } {
+export const LLAMA_PACKAGE_VERSION = "3.21.1";
+
+/**
+ * How to install node-llama-cpp beside an installed `spillway-engine` package, which has no `engines/llama`.
+ *
+ * @example
+ * ```ts
+ * console.error(`install it next to spillway-engine: ${LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND}`);
+ * ```
+ */
+export const LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND = `NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm install node-llama-cpp@${LLAMA_PACKAGE_VERSION}`;
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, "../../..");
+
+/**
+ * Where node-llama-cpp's entry point would be, whether it is installed there, and how to install it. In this
+ * repository that is the optional `engines/llama` package. In the `spillway-engine` package (this file bundled
+ * into `node_modules/spillway-engine/dist/`) there is no `engines/llama`: node-llama-cpp is installed beside it
+ * and found in the `node_modules` folders above, as Node finds a package.
+ *
+ * @example
+ * ```ts
+ * const where = nodeLlamaCppLocation();
+ * if (!where.installed) console.log(`install it: ${where.installCommand}`);
+ * ```
+ */
+export function nodeLlamaCppLocation(): { entry: string; installed: boolean; installCommand: string } {
   const entry = join(repoRoot, LLAMA_PACKAGE_DIR, "node_modules/node-llama-cpp/dist/index.js");
-  return { entry, installed: existsSync(entry) };
+  if (existsSync(join(repoRoot, LLAMA_PACKAGE_DIR, "package.json")))
+    return { entry, installed: existsSync(entry), installCommand: LLAMA_INSTALL_COMMAND };
+  const beside = (dir: string) => join(dir, "node_modules/node-llama-cpp/dist/index.js");
+  for (let dir = here; ; dir = dirname(dir)) {
+    if (existsSync(beside(dir)))
+      return { entry: beside(dir), installed: true, installCommand: LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND };
+    if (dirname(dir) === dir) break;
+  }
+  return {
+    entry: `node_modules/node-llama-cpp in ${here} or a folder above it`,
+    installed: false,
+    installCommand: LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND,
+  };
 }
 
 /**
- * Imports node-llama-cpp from the optional `engines/llama` package (a dynamic import, so the default install
- * and the simulated engine never load it).
+ * Imports node-llama-cpp from the optional `engines/llama` package, or from beside the installed
+ * `spillway-engine` package (a dynamic import, so the default install and the simulated engine never load it).
  *
  * @throws LlamaNotInstalledError with the install command when it is missing.
  * @example
@@ -136,11 +173,11 @@ export function nodeLlamaCppLocation(): { entry: string; installed: boolean } {
  * ```
  */
 export async function importNodeLlamaCpp(): Promise<NodeLlamaCpp> {
-  const { entry, installed } = nodeLlamaCppLocation();
+  const { entry, installed, installCommand } = nodeLlamaCppLocation();
   if (!installed)
     throw new LlamaNotInstalledError(
       `--engine llama needs the optional node-llama-cpp package, which is not installed (looked for ${entry}). ` +
-        `Install it with: ${LLAMA_INSTALL_COMMAND}`,
+        `Install it with: ${installCommand}`,
     );
   return (await import(pathToFileURL(entry).href)) as NodeLlamaCpp;
 }

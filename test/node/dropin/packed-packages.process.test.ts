@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAndPack } from "../../../scripts/packages";
 import { startFakeBackend } from "../../../src/bench/fake-openai-backends";
 import { type ManagedProcess, startWorkerOnFreePort } from "../../../src/bench/stack";
+import { LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND } from "../../../src/engine/llama/node-llama-cpp";
+import { buildTestModel } from "../../../src/engine/llama/test-model";
+import { describeLlama } from "../llama/llama-support";
 
 const ROOT = resolve(".");
 const UPSTREAM_KEY = "example-vllm-key";
@@ -206,6 +209,25 @@ describe("the spillway-engine package, installed from its tarball", () => {
   let host = "";
   let engine: ChildProcess | undefined;
 
+  /** Starts the installed `spillway-engine` command; resolves with its URL once it listens. */
+  const startEngine = (args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      engine = spawn(join(host, "node_modules/.bin/spillway-engine"), args, {
+        cwd: host,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      engine.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(out);
+        if (match) resolve(match[1] as string);
+      });
+      engine.stderr?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      engine.on("exit", (code) => reject(new Error(`spillway-engine exited with ${code}: ${out}`)));
+    });
+
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), "spillway-engine-pkg-"));
     host = join(work, "gpu-host");
@@ -231,19 +253,7 @@ describe("the spillway-engine package, installed from its tarball", () => {
   });
 
   it("spillway-engine starts a server that answers /load and a chat completion", async () => {
-    engine = spawn(join(host, "node_modules/.bin/spillway-engine"), ["--port", "0", "--speed", "1000"], {
-      cwd: host,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      engine?.stdout?.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(out);
-        if (match) resolve(match[1] as string);
-      });
-      engine?.on("exit", (code) => reject(new Error(`spillway-engine exited with ${code}: ${out}`)));
-    });
+    const url = await startEngine(["--port", "0", "--speed", "1000"]);
     const load = (await (await fetch(`${url}/load`)).json()) as { queueLength: number };
     expect(load.queueLength).toBe(0);
     const res = await fetch(`${url}/v1/chat/completions`, {
@@ -253,5 +263,36 @@ describe("the spillway-engine package, installed from its tarball", () => {
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { object: string }).object).toBe("chat.completion");
+    engine?.kill("SIGKILL");
   }, 120_000);
+
+  // The package has no engines/llama folder: node-llama-cpp is installed beside it, as its error says.
+  it("spillway-engine --engine llama without node-llama-cpp names the command that installs it beside the package", () => {
+    writeFileSync(join(work, "tiny.gguf"), buildTestModel());
+    const run = spawnSync(
+      join(host, "node_modules/.bin/spillway-engine"),
+      ["--engine", "llama", "--model-path", join(work, "tiny.gguf"), "--port", "0"],
+      { cwd: host, encoding: "utf8", timeout: 60_000 },
+    );
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stderr).toContain(`Install it with: ${LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND}`);
+    // The version it names is the one the repository's engines/llama pins (and the engine's types mirror).
+    const pinned = JSON.parse(readFileSync("engines/llama/package.json", "utf8")).dependencies["node-llama-cpp"];
+    expect(LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND).toContain(`node-llama-cpp@${pinned}`);
+  }, 120_000);
+
+  describeLlama("with node-llama-cpp installed beside it", () => {
+    it("spillway-engine --engine llama finds it and serves a completion with the model", async () => {
+      // What the install command gives, without a registry: the repository's copy, linked into the host project.
+      symlinkSync(resolve("engines/llama/node_modules/node-llama-cpp"), join(host, "node_modules/node-llama-cpp"));
+      const url = await startEngine(["--engine", "llama", "--model-path", join(work, "tiny.gguf"), "--port", "0"]);
+      const res = await fetch(`${url}/v1/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "demo-model", max_tokens: 4, prompt: "hi" }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(4);
+    }, 120_000);
+  });
 });
