@@ -89,6 +89,11 @@ export const engineOptionsSchema = z
   .refine((o) => o.engine !== "llama" || o.modelPath !== undefined, {
     message: "--engine llama needs --model-path FILE.gguf",
     path: ["modelPath"],
+  })
+  // A bad flag, so the CLI's status 2 naming it (startLlamaBackend checks it again for its own callers).
+  .refine((o) => o.engine !== "llama" || o.pageSize === 1, {
+    message: "--engine llama needs --page-size 1 (a llama.cpp cell holds one token)",
+    path: ["pageSize"],
   });
 
 /** Options as callers write them (everything optional). */

@@ -110,6 +110,13 @@ describe("engine CLI", () => {
     expect(() => parseEngineArgs(["--bogus"])).toThrow(CliError);
     expect(() => parseEngineArgs([], { SGLANG_INIT_NEW_TOKEN_RATIO: "x" })).toThrow(/SGLANG_INIT_NEW_TOKEN_RATIO/);
   });
+  it("refuses --engine llama with a --page-size other than 1 as a bad flag (status 2), not at startup", () => {
+    const llama = ["--engine", "llama", "--model-path", "model.gguf"];
+    expect(() => parseEngineArgs([...llama, "--page-size", "16"])).toThrow(CliError);
+    expect(() => parseEngineArgs([...llama, "--page-size", "16"])).toThrow(/^--page-size: --engine llama needs/);
+    expect(parseEngineArgs([...llama, "--page-size", "1"])).toMatchObject({ engine: "llama", pageSize: 1 });
+    expect(parseEngineArgs(["--page-size", "16"])).toMatchObject({ engine: "simulated", pageSize: 16 });
+  });
   it("documents every flag in --help", () => {
     const help = engineHelp();
     for (const flag of [
