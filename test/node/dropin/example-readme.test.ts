@@ -1,0 +1,19 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+
+const readme = readFileSync("examples/worker/README.md", "utf8");
+const { name, version } = JSON.parse(readFileSync("packages/spillway/package.json", "utf8")) as {
+  name: string;
+  version: string;
+};
+
+// Until spillway is published, `npm install` in the example would ask a registry for a package it has never seen.
+describe("examples/worker/README.md", () => {
+  it("installs spillway from the tarball `npm run check:packages` writes, not from a registry", () => {
+    const commands = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => (m[1] as string).split("\n"));
+    const installs = commands.filter((line) => /^npm (install|i|ci)\b/.test(line.trim()));
+    expect(installs.length).toBeGreaterThan(0);
+    expect(installs[0]).toContain(`../../.wrangler/packed/${name}-${version}.tgz`);
+    expect(commands.some((line) => line.startsWith("npm run check:packages"))).toBe(true);
+  });
+});
