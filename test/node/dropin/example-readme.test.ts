@@ -17,3 +17,11 @@ describe("examples/worker/README.md", () => {
     expect(commands.some((line) => line.startsWith("npm run check:packages"))).toBe(true);
   });
 });
+
+describe("README.md, 'Install in your Worker'", () => {
+  it("shows the example Worker's src/index.ts as it is (the one the drop-in test type-checks and runs)", () => {
+    const root = readFileSync("README.md", "utf8");
+    const shown = /`src\/index\.ts`[^\n]*:\n\n```ts\n([\s\S]*?)```/.exec(root)?.[1];
+    expect(shown).toBe(readFileSync("examples/worker/src/index.ts", "utf8"));
+  });
+});
