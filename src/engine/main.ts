@@ -31,8 +31,14 @@ try {
   server = await startEngineServer({ ...options, signingSecrets, wrapFetch: gate.wrap });
 } catch (error) {
   // A bad model file, a missing optional package or an unusable GPU: the message says what to do.
-  if (!(error instanceof LlamaStartError)) throw error;
-  console.error(`engine: ${error.message}`);
+  if (error instanceof LlamaStartError) {
+    console.error(`engine: ${error.message}`);
+    process.exit(1);
+  }
+  // The address is taken (another engine still running) or not this machine's: one line, not a stack trace.
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== "EADDRINUSE" && code !== "EADDRNOTAVAIL" && code !== "EACCES") throw error;
+  console.error(`engine: cannot listen on ${options.host}:${options.port} (${code})`);
   process.exit(1);
 }
 if (signingSecrets.length > 0) {
