@@ -24,6 +24,7 @@ import { itemsOf } from "./drive.js";
  *   prefilled in page-aligned chunks of the chunk budget, only the last reserving decode tokens;
  * - decode check, victim order (fewest outputs, longest prompt, later in batch), keep-one / abort, the never-fits
  *   abort, the ratio after a retraction, its decay on a passed check and its reset when idle;
+ * - `abort` and `finish` (between steps or while one runs) free the request's slots at once;
  * - every submitted request ends exactly once, with the reason the model expects, and the pool never overflows.
  */
 
@@ -110,16 +111,22 @@ describe("the scheduler's steps match a model of the spec (prefix cache off; fcf
           }
         };
 
-        const clientAbort = () => {
-          const live = [...queue, ...running, ...(chunked === null ? [] : [chunked])];
+        /** The client goes (abort, 499) or a stop string is found (finish, "stop"): one of `among` ends at once. */
+        const endOne = (among: readonly ModelReq[]) => {
+          const live = among.filter((r) => !ends.has(r.id));
           if (live.length === 0) return;
           const r = live[Math.floor(rnd() * live.length)] as ModelReq;
-          expect(s.abort(r.id)?.status).toBe(499);
+          if (rnd() < 0.5) {
+            expect(s.abort(r.id)?.status).toBe(499);
+            endModel(r, "abort");
+          } else {
+            expect(s.finish(r.id)?.reason).toBe("stop");
+            endModel(r, "stop");
+          }
           const qi = queue.indexOf(r);
           if (qi >= 0) queue.splice(qi, 1);
           running = running.filter((x) => x !== r);
           if (chunked === r) chunked = null;
-          endModel(r, "abort");
         };
 
         interface Expected {
@@ -282,7 +289,7 @@ describe("the scheduler's steps match a model of the spec (prefix cache off; fcf
         const drive = (allowSubmit: boolean): boolean => {
           if (allowSubmit) {
             submitSome();
-            if (rnd() < 0.04) clientAbort();
+            if (rnd() < 0.04) endOne([...queue, ...running, ...(chunked === null ? [] : [chunked])]);
           }
           checkState();
           const exp = predict();
@@ -294,6 +301,8 @@ describe("the scheduler's steps match a model of the spec (prefix cache off; fcf
           seen.neverFits += exp.ended.filter((e) => e.message === NEVER_FITS_AGAIN_MESSAGE).length;
           for (const e of batch.ended) expect(ends.get(e.id)).toBe("abort");
           if (batch.kind === "idle") return false;
+          // While the step runs: the request's slots go at once and its token is ignored.
+          if (rnd() < 0.04) endOne(batch.kind === "prefill" ? exp.entries.map((e) => e.r) : exp.decode);
           const items = itemsOf(batch);
           const stopped = items.filter((r) => !r.ignoreEos && rnd() < 0.08).map((r) => r.id);
           const done = s.completeBatch({ tokenIds: items.map(() => Math.floor(rnd() * 50)), stopped, now: steps });
@@ -309,6 +318,7 @@ describe("the scheduler's steps match a model of the spec (prefix cache off; fcf
           if (batch.kind === "prefill") {
             seen.prefills++;
             for (const e of exp.entries) {
+              if (ends.has(e.r.id)) continue;
               if (!e.last) {
                 seen.chunks++;
                 continue;
@@ -323,8 +333,8 @@ describe("the scheduler's steps match a model of the spec (prefix cache off; fcf
               if (!finishIfDone(e.r)) running.push(e.r);
             }
           } else {
-            for (const r of exp.decode) r.out++;
-            running = running.filter((r) => !finishIfDone(r));
+            for (const r of exp.decode) if (!ends.has(r.id)) r.out++;
+            running = running.filter((r) => !ends.has(r.id) && !finishIfDone(r));
           }
           expect(done.ended.map((e) => `${e.id}:${e.reason}`)).toEqual(endedNow);
           steps++;
