@@ -1,0 +1,27 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { PACKAGES } from "../../../scripts/packages";
+
+describe("the packages' READMEs", () => {
+  it.each(PACKAGES)("npm pack puts a README.md into $name", ({ dir }) => {
+    const listing = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+      cwd: dir,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const files = (JSON.parse(listing) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path);
+    expect(files).toContain("README.md");
+  });
+
+  it("spillway's README shows the example Worker's src/index.ts as it is", () => {
+    const readme = readFileSync("packages/spillway/README.md", "utf8");
+    const shown = /`src\/index\.ts`:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(shown).toBe(readFileSync("examples/worker/src/index.ts", "utf8"));
+  });
+
+  it("spillway-engine's README names the node-llama-cpp version the engine asks for", () => {
+    const pinned = JSON.parse(readFileSync("engines/llama/package.json", "utf8")).dependencies["node-llama-cpp"];
+    expect(readFileSync("packages/engine/README.md", "utf8")).toContain(`node-llama-cpp@${pinned}`);
+  });
+});
