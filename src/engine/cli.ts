@@ -218,7 +218,8 @@ export function engineHelp(): string {
   const lines = FLAGS.map((f) => `  ${`--${f.flag}${f.kind === "bool" ? "" : " <value>"}`.padEnd(width)}${f.help}`);
   const env = ENV_VARS.map((e) => `  ${e.name.padEnd(40)}${e.help}`);
   return [
-    "Usage: npm run engine -- [flags]",
+    // The same text serves the repository's script and the spillway-engine package's command.
+    "Usage: spillway-engine [flags]   (in the repository: npm run engine -- [flags])",
     "",
     "Starts one engine server (simulated GPU, or llama.cpp with --engine llama) with an OpenAI-compatible API,",
     "/load, /metrics and /health.",

@@ -117,6 +117,11 @@ describe("engine CLI", () => {
     expect(parseEngineArgs([...llama, "--page-size", "1"])).toMatchObject({ engine: "llama", pageSize: 1 });
     expect(parseEngineArgs(["--page-size", "16"])).toMatchObject({ engine: "simulated", pageSize: 16 });
   });
+  it("names both ways to run it in --help: the package's command and the repository's script", () => {
+    const usage = engineHelp().split("\n")[0];
+    expect(usage).toMatch(/^Usage: spillway-engine \[flags\]/);
+    expect(usage).toContain("npm run engine -- [flags]");
+  });
   it("documents every flag in --help", () => {
     const help = engineHelp();
     for (const flag of [
