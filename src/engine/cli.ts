@@ -25,7 +25,7 @@ const FLAGS: Flag[] = [
     flag: "max-running-requests",
     key: "maxRunningRequests",
     kind: "int",
-    help: "Most requests decoding at once (default min(max-total-tokens/2, 4096)).",
+    help: "Most requests decoding at once (default min(max-total-tokens/2, 4096); --engine llama: 8 sequences).",
   },
   {
     flag: "max-prefill-tokens",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CliError, engineHelp, parseEngineArgs } from "../../../src/engine/cli";
+import { LLAMA_DEFAULT_SEQUENCES } from "../../../src/engine/llama/llama-backend";
 import { eosAfterTokens } from "../../../src/engine/output-length-model";
 import { StopMatcher } from "../../../src/engine/stop-matcher";
 import { batchSeconds, decodeStepSeconds, defaultTimingModel, prefillSeconds } from "../../../src/engine/timing-model";
@@ -121,6 +122,12 @@ describe("engine CLI", () => {
     const usage = engineHelp().split("\n")[0];
     expect(usage).toMatch(/^Usage: spillway-engine \[flags\]/);
     expect(usage).toContain("npm run engine -- [flags]");
+  });
+  it("gives --max-running-requests' default with --engine llama in --help (its sequences, not the pool's rule)", () => {
+    const line = engineHelp()
+      .split("\n")
+      .find((l) => l.includes("--max-running-requests"));
+    expect(line).toContain(`--engine llama: ${LLAMA_DEFAULT_SEQUENCES} sequences`);
   });
   it("documents every flag in --help", () => {
     const help = engineHelp();
