@@ -75,7 +75,7 @@ const FLAGS: Flag[] = [
     flag: "context-length",
     key: "contextLength",
     kind: "int",
-    help: "Longest prompt + max_tokens accepted (default max-total-tokens).",
+    help: "Longest prompt + max_tokens accepted (default max-total-tokens; --engine llama: the model's context_length, at most max-total-tokens).",
   },
   {
     flag: "log-level",

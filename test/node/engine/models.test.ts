@@ -129,6 +129,12 @@ describe("engine CLI", () => {
       .find((l) => l.includes("--max-running-requests"));
     expect(line).toContain(`--engine llama: ${LLAMA_DEFAULT_SEQUENCES} sequences`);
   });
+  it("gives --context-length's default with --engine llama in --help (the model's own context)", () => {
+    const line = engineHelp()
+      .split("\n")
+      .find((l) => l.includes("--context-length"));
+    expect(line).toContain("--engine llama: the model's context_length, at most max-total-tokens");
+  });
   it("documents every flag in --help", () => {
     const help = engineHelp();
     for (const flag of [
