@@ -13,12 +13,13 @@ import { itemsOf } from "./drive.js";
  *   free + evictable - forecast of the running requests` (forecast: clipped remaining max_new_tokens times the
  *   ratio, 1.0 for ignore_eos), each then charged `ceil_page(extend) + min(maxNew, CLIP)` (0 for a first chunk);
  * - a reused prefix is whole pages, shorter than the sequence, and the prefill starts right after it;
+ * - under fcfs, the round admits the head of the queue in order and leaves behind no request the rules admit;
  * - running + newly admitted never exceed `maxRunningRequests`; the batch's prompt tokens stay within
  *   `maxPrefillTokens` unless it holds one request (or a chunk);
  * - used slots never exceed the pool, and every submitted request ends exactly once.
  */
 
-const RUNS = Number(process.env.RUNS ?? 100);
+const RUNS = Number(process.env.RUNS ?? 250);
 const SEED = Number(process.env.SEED ?? 20261207);
 
 const optionsArb = fc.record({
@@ -37,7 +38,7 @@ const ceilP = (n: number, P: number) => Math.ceil(n / P) * P;
 
 describe("admission with the prefix cache never takes more than free + evictable minus the forecast", () => {
   it("under every policy, page size and chunk size", () => {
-    const seen = { cachedHits: 0, multiAdmits: 0 };
+    const seen = { cachedHits: 0, multiAdmits: 0, leftBehindChecks: 0 };
     fc.assert(
       fc.property(optionsArb, fc.integer({ min: 0, max: 2 ** 31 - 1 }), (o, seed) => {
         const P = o.pageSize;
@@ -57,6 +58,10 @@ describe("admission with the prefix cache never takes more than free + evictable
           ends.set(id, (ends.get(id) ?? 0) + 1);
           live.delete(id);
         };
+        /** The waiting queue's order, tracked from outside under fcfs: arrivals, then retracted requests, at the back. */
+        const queueIds: string[] = [];
+        const fcfs = o.schedulePolicy === "fcfs";
+        const chunkSize = options.chunkedPrefillSize as number;
         let next = 0;
         const submitSome = () => {
           for (let n = Math.floor(rnd() * 3); n > 0; n--) {
@@ -71,6 +76,7 @@ describe("admission with the prefix cache never takes more than free + evictable
                 ignoreEos: rnd() < 0.3,
               });
               live.add(id);
+              queueIds.push(id);
             } catch {
               // larger than the pool: refused, nothing to end
             }
@@ -87,14 +93,19 @@ describe("admission with the prefix cache never takes more than free + evictable
           const after = s.state();
           expect(after.usedTokens).toBeLessThanOrEqual(capacity);
           expect(after.running).toBeLessThanOrEqual(o.maxRunningRequests);
+          const endedNow = new Set(batch.ended.map((e) => e.id));
+          const retractions = batch.events.filter((e) => e.type === "retraction");
+          for (const e of retractions) for (const id of e.retractedIds) if (!endedNow.has(id)) queueIds.push(id);
           // A retraction that aborted the last running request admits within the same call, from a state this test
           // did not see: only rounds that started from `before` are checked.
-          const retracted = batch.events.some((e) => e.type === "retraction");
-          if (batch.kind === "prefill" && !retracted) {
+          if (retractions.length > 0) {
+            if (batch.kind === "prefill") {
+              queueIds.splice(0, batch.entries.filter((e) => e.startPosition === e.cachedTokens).length);
+            }
+          } else {
+            const entries = batch.kind === "prefill" ? batch.entries : [];
             // Requests decoding before this round (a chunk in progress is "running" but not in the batch).
-            const chunkIds = new Set(
-              batch.entries.filter((e) => e.startPosition > e.cachedTokens).map((e) => e.request.id),
-            );
+            const chunkIds = new Set(entries.filter((e) => e.startPosition > e.cachedTokens).map((e) => e.request.id));
             let scaled = 0;
             let fixed = 0;
             for (const r of runningViews) {
@@ -106,9 +117,10 @@ describe("admission with the prefix cache never takes more than free + evictable
             const remTotal = before.freeTokens + before.evictableTokens - (scaled * before.newTokenRatio + fixed);
             let charged = 0;
             let prefillTokens = 0;
-            let fromQueue = 0;
-            const first = batch.entries[0];
-            for (const e of batch.entries) {
+            /** Prefixes the round locked: capacity lost, at most (part of one may have been locked already). */
+            let lockedAtMost = 0;
+            const admitted: string[] = [];
+            for (const e of entries) {
               const r = e.request;
               const fill = r.promptTokenIds.length + r.outputTokenIds.length;
               const continuing = e.startPosition > e.cachedTokens; // a later chunk of a prompt under way
@@ -117,7 +129,8 @@ describe("admission with the prefix cache never takes more than free + evictable
                 charged += ceilP(e.extendTokens, P) + (e.lastChunk ? Math.min(r.maxNewTokens, clip) : 0);
                 continue;
               }
-              fromQueue++;
+              admitted.push(r.id);
+              lockedAtMost += e.cachedTokens;
               expect(e.cachedTokens % P).toBe(0);
               expect(e.cachedTokens).toBeLessThan(fill);
               expect(e.startPosition).toBe(e.cachedTokens);
@@ -127,11 +140,32 @@ describe("admission with the prefix cache never takes more than free + evictable
               expect(charged + total, `${r.id} admitted past the token budget`).toBeLessThan(remTotal);
               charged += e.lastChunk ? extend + Math.min(r.maxNewTokens, clip) : e.extendTokens;
             }
-            if (fromQueue > 1) seen.multiAdmits++;
-            const runningBefore = before.running - (before.chunking ? 1 : 0);
-            expect(runningBefore + batch.entries.length).toBeLessThanOrEqual(o.maxRunningRequests);
-            if (batch.entries.length > 1 && first !== undefined && first.startPosition === first.cachedTokens) {
+            if (admitted.length > 1) seen.multiAdmits++;
+            expect(before.running + entries.length).toBeLessThanOrEqual(o.maxRunningRequests);
+            const first = entries[0];
+            if (entries.length > 1 && first !== undefined && first.startPosition === first.cachedTokens) {
               expect(prefillTokens).toBeLessThanOrEqual(o.maxPrefillTokens);
+            }
+            if (fcfs) {
+              expect(admitted).toEqual(queueIds.slice(0, admitted.length));
+              queueIds.splice(0, admitted.length);
+              // Nothing is left behind that the rules admit: the next in line would have fitted even with no cached
+              // prefix (a hit lowers its cost by as much as its own lock can lower capacity) and with every prefix
+              // the round locked counted as capacity lost.
+              const candidate = queueIds[0] === undefined ? undefined : s.get(queueIds[0]);
+              const roundLeftOpen = entries.length === 0 || entries[entries.length - 1]?.lastChunk === true;
+              if (candidate !== undefined && roundLeftOpen) {
+                const extend = ceilP(candidate.promptTokenIds.length + candidate.outputTokenIds.length, P);
+                const left = Math.min(Math.max(candidate.maxNewTokens - candidate.outputTokenIds.length, 0), clip);
+                const remChunk = chunkSize > 0 ? chunkSize - prefillTokens : Number.POSITIVE_INFINITY;
+                const fits =
+                  before.running + entries.length < o.maxRunningRequests &&
+                  extend + left < remTotal - lockedAtMost - charged &&
+                  (entries.length === 0 || extend <= o.maxPrefillTokens - prefillTokens) &&
+                  (extend <= remChunk || Math.floor(remChunk / P) > 0);
+                seen.leftBehindChecks++;
+                expect(fits, `${candidate.id} fits but waits`).toBe(false);
+              }
             }
           }
           if (batch.kind === "idle") return false;
@@ -158,5 +192,6 @@ describe("admission with the prefix cache never takes more than free + evictable
     );
     expect(seen.cachedHits).toBeGreaterThan(0);
     expect(seen.multiAdmits).toBeGreaterThan(0);
+    expect(seen.leftBehindChecks).toBeGreaterThan(0);
   });
 });
