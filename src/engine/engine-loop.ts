@@ -10,6 +10,7 @@ import {
   SchedulerInputError,
   type SchedulerOptions,
 } from "../scheduler/index";
+import { endsGeneration } from "./end-of-generation";
 import type { Engine } from "./engine";
 import type { EngineCore, GenerationRequest, GenerationSink, GenerationUsage, LoadReport } from "./generation";
 import { IncrementalDecoder } from "./incremental-decoder";
@@ -168,7 +169,8 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     if (l.lastTokenS === null) metrics.timeToFirstToken.observe(t - l.arrivalS);
     else metrics.interTokenLatency.observe(t - l.lastTokenS);
     l.lastTokenS = t;
-    if (token === tokenizer.eosTokenId) return false;
+    // An end-of-generation token is no text (its special-token text would leak into the answer).
+    if (endsGeneration(tokenizer, token)) return false;
     const { text, stopped } = l.stop.push(l.text.push(token));
     if (text !== "") l.sink.onText(text);
     return stopped;
@@ -205,7 +207,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       if (!l || !yields[i]) continue;
       const token = tokenIds[i] as number;
       const stopString = emitToken(l, token, t);
-      if (stopString || (!r.ignoreEos && token === tokenizer.eosTokenId)) stopped.push(r.id);
+      if (stopString || (!r.ignoreEos && endsGeneration(tokenizer, token))) stopped.push(r.id);
     }
     const { ended, events } = scheduler.completeBatch({ tokenIds, stopped, now: t });
     handleEvents(events);

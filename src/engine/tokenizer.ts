@@ -22,6 +22,11 @@ export interface Tokenizer {
   decode(ids: readonly number[]): string;
   /** The end-of-sequence token the engine emits when a request stops early. */
   readonly eosTokenId: number;
+  /**
+   * Whether a sampled token ends the generation besides `eosTokenId`: a chat model's end of turn (Llama 3's
+   * `<|eot_id|>`, ChatML's `<|im_end|>`), which llama.cpp calls end-of-generation tokens. Absent: EOS alone.
+   */
+  isEndOfGeneration?(token: number): boolean;
   /** Ids in [0, vocabSize) are valid prompt tokens. */
   readonly vocabSize: number;
 }

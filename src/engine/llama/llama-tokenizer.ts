@@ -27,6 +27,9 @@ export function createLlamaTokenizer(model: LlamaModel, vocabSize: number): Toke
     decode: (ids) => model.detokenize(ids, false, context),
     // A model without EOS never stops early by itself; -1 matches no sampled token.
     eosTokenId: model.tokens.eos ?? -1,
+    // A chat model ends its turn with EOT (or another end-of-generation token), not always with EOS: stopping on
+    // EOS alone ran such a model on past its answer into a made-up next turn, to max_tokens.
+    isEndOfGeneration: (token) => model.isEogToken(token),
     vocabSize,
   };
 }

@@ -54,6 +54,8 @@ export interface LlamaModel {
   tokenize(text: string, specialTokens?: boolean): Token[];
   detokenize(tokens: readonly Token[], specialTokens?: boolean, lastTokens?: readonly Token[]): string;
   readonly tokens: { readonly bos: Token | null; readonly eos: Token | null; readonly shouldPrependBosToken: boolean };
+  /** Whether the token ends a generation (EOS, EOT and the model's other end-of-generation tokens). */
+  isEogToken(token: Token | undefined): boolean;
   createContext(options: {
     sequences: number;
     contextSize: number;
