@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { PACKAGES } from "../../../scripts/packages";
 
 describe("the packages' READMEs", () => {
-  it.each(PACKAGES)("npm pack puts a README.md into $name", ({ dir }) => {
+  it.each(PACKAGES)("npm pack puts a README.md and the repository's LICENSE into $name", ({ dir }) => {
     const listing = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
       cwd: dir,
       encoding: "utf8",
@@ -12,6 +12,12 @@ describe("the packages' READMEs", () => {
     });
     const files = (JSON.parse(listing) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path);
     expect(files).toContain("README.md");
+    // package.json says Apache-2.0, whose section 4(a) asks that every copy carry the License's text.
+    expect(files).toContain("LICENSE");
+    expect(JSON.parse(readFileSync(`${dir}/package.json`, "utf8")).license).toBe("Apache-2.0");
+    const license = readFileSync("LICENSE", "utf8");
+    expect(license).toMatch(/^\s*Apache License\s+Version 2\.0, January 2004/);
+    expect(readFileSync(`${dir}/LICENSE`, "utf8")).toBe(license);
   });
 
   it("spillway's README shows the example Worker's src/index.ts as it is", () => {
