@@ -107,7 +107,7 @@ export class FreshArrivalForecast {
   /** The baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */
   get baseline(): number | undefined {
     if (this.slowCount === 0) return undefined;
-    return lowestOfRing(this.slowRates, this.slowCount, 0, this.slowRates.length, Number.POSITIVE_INFINITY);
+    return lowestOfRing(this.slowRates, this.slowCount, 0, this.slowRates.length);
   }
 
   /** The fast-smoothed rate (`burstAlpha`) as of the last closed second: a burst's current rate; 0 before one. */
@@ -147,16 +147,16 @@ export class FreshArrivalForecast {
     const rise = ratio > 1 ? riseLength(this.fastRates, this.fastCount, windowS, ratio) : 0;
     // Skipping the rise, the window is read that many seconds earlier. The current rate is the window's newest second
     // already (the ring's last write): passed again, the quantile would count that second twice.
-    this.floorRate = quantileOfRing(this.fastRates, this.fastCount, rise, windowS, q, Number.POSITIVE_INFINITY);
+    this.floorRate = quantileOfRing(this.fastRates, this.fastCount, rise, windowS, q);
     if (!Number.isFinite(this.floorRate)) this.floorRate = 0;
     if (this.movingRates.length > 0 && this.floorRate < drainRate) {
-      const moving = quantileOfRing(this.movingRates, this.fastCount, rise, windowS, q, Number.POSITIVE_INFINITY);
+      const moving = quantileOfRing(this.movingRates, this.fastCount, rise, windowS, q);
       // At or above the drain rate, the moving means read the overload itself (a deep queue filling): left out.
       if (moving < drainRate) this.floorRate = Math.max(this.floorRate, moving);
     }
     if (this.floorRate >= drainRate) {
       const fillS = Math.ceil(Math.min(MAX_QUEUE_FILL_S, queueDepth / drainRate));
-      const before = quantileOfRing(this.fastRates, this.fastCount, fillS, windowS, q, Number.POSITIVE_INFINITY);
+      const before = quantileOfRing(this.fastRates, this.fastCount, fillS, windowS, q);
       // A router younger than the queue's fill time has no such seconds: no floor.
       this.floorRate = Number.isFinite(before) ? before : 0;
     }
@@ -165,11 +165,11 @@ export class FreshArrivalForecast {
 }
 
 /**
- * The lowest of `start` and the `n` values written to a ring before its last `skip` writes (`count` writes so far):
- * `skip` 0 reads the latest `n` seconds.
+ * The lowest of the `n` values written to a ring before its last `skip` writes (`count` writes so far; `Infinity`
+ * when there are none): `skip` 0 reads the latest `n` seconds.
  */
-function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number, start: number): number {
-  let low = start;
+function lowestOfRing(ring: Float64Array, count: number, skip: number, n: number): number {
+  let low = Number.POSITIVE_INFINITY;
   for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
     low = Math.min(low, ring[(count - k) % ring.length] as number);
   return low;
@@ -221,17 +221,17 @@ export function riseLength(ring: Float64Array, count: number, n: number, ratio: 
 }
 
 /**
- * The `q`-quantile (0: the lowest) of `extra` (when finite) and the `n` values written to a ring before its last
- * `skip` writes; `Infinity` when there are none.
+ * The `q`-quantile (0: the lowest) of the `n` values written to a ring before its last `skip` writes; `Infinity`
+ * when there are none.
  *
  * @example
  * ```ts
- * quantileOfRing(Float64Array.of(4, 2, 9), 3, 0, 3, 0.5, Number.POSITIVE_INFINITY); // 4
+ * quantileOfRing(Float64Array.of(4, 2, 9), 3, 0, 3, 0.5); // 4
  * ```
  */
-function quantileOfRing(ring: Float64Array, count: number, skip: number, n: number, q: number, extra: number): number {
-  if (q <= 0) return lowestOfRing(ring, count, skip, n, extra);
-  const values: number[] = Number.isFinite(extra) ? [extra] : [];
+function quantileOfRing(ring: Float64Array, count: number, skip: number, n: number, q: number): number {
+  if (q <= 0) return lowestOfRing(ring, count, skip, n);
+  const values: number[] = [];
   for (let k = skip + 1; k <= Math.min(skip + n, count, ring.length); k++)
     values.push(ring[(count - k) % ring.length] as number);
   if (values.length === 0) return Number.POSITIVE_INFINITY;
