@@ -119,7 +119,9 @@ export function admitRound(ctx: AdmissionContext, chunked: Req | null, waiting: 
     const extendPaged = ceilToPage(extend, P);
     const total = extendPaged + req.remainingClipped(ctx.clip);
     if (total >= ctx.available() - offset) break; // no token budget: needs strictly less than what remains
-    if (extendPaged > remPrefill && round.admitted.length > 0) break;
+    // SGLang's PrefillAdder stops at `input_tokens >= rem_input_tokens`: a request that would take exactly what is
+    // left of max_prefill_tokens waits too (the spec's `>` let it in; every SGLang release we read has `>=`).
+    if (extendPaged >= remPrefill && round.admitted.length > 0) break;
     const node = m === null ? null : m.node;
     if (node !== null) ctx.lock(node);
     // Locking made the prefix unevictable, so what remains may have shrunk (SGLang re-checks too).

@@ -161,7 +161,7 @@ describe("admission with the prefix cache never takes more than free + evictable
                 const fits =
                   before.running + entries.length < o.maxRunningRequests &&
                   extend + left < remTotal - lockedAtMost - charged &&
-                  (entries.length === 0 || extend <= o.maxPrefillTokens - prefillTokens) &&
+                  (entries.length === 0 || extend < o.maxPrefillTokens - prefillTokens) &&
                   (extend <= remChunk || Math.floor(remChunk / P) > 0);
                 seen.leftBehindChecks++;
                 expect(fits, `${candidate.id} fits but waits`).toBe(false);

@@ -99,6 +99,12 @@ describe("admission", () => {
     expect(prefillIds(step(s).batch)).toEqual(["r1"]);
     expect(step(s).batch.kind).toBe("decode"); // two running: max reached
 
+    // Exactly what is left of the budget is not enough: SGLang's PrefillAdder stops at `>=` (the spec said `>`).
+    const exact = new Scheduler({ maxTotalTokens: 10_000, maxPrefillTokens: 120 });
+    for (let i = 0; i < 2; i++) exact.submit({ id: `e${i}`, promptTokenIds: prompt(60, i * 100), maxNewTokens: 5 });
+    expect(prefillIds(step(exact).batch)).toEqual(["e0"]); // e1: 60 >= 120 - 60
+    expect(prefillIds(step(exact).batch)).toEqual(["e1"]);
+
     const t = new Scheduler({ maxTotalTokens: 10_000, maxPrefillTokens: 50, chunkedPrefillSize: -1 });
     t.submit({ id: "long", promptTokenIds: prompt(80, 0), maxNewTokens: 5 });
     expect(prefillIds(step(t).batch)).toEqual(["long"]);

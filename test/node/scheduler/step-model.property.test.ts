@@ -19,8 +19,9 @@ import { itemsOf } from "./drive.js";
  * order, each request's KV length and outputs, free pages, ratio) and compared with what the scheduler returns:
  *
  * - admission: `remTotal = free - sum(min(maxNew - out, CLIP) * ratio_r)` (ratio 1 for ignore_eos); a candidate
- *   needs `ceil_page(extend) + min(max(maxNew - out, 0), CLIP) < remTotal`, is refused past `maxPrefillTokens`
- *   unless it is first, at `maxRunningRequests`, and is charged `extend + min(maxNew, CLIP)`; a long prompt is
+ *   needs `ceil_page(extend) + min(max(maxNew - out, 0), CLIP) < remTotal`, is refused at what is left of
+ *   `maxPrefillTokens` or more (SGLang's `>=`) unless it is first, at `maxRunningRequests`, and is charged
+ *   `extend + min(maxNew, CLIP)`; a long prompt is
  *   prefilled in page-aligned chunks of the chunk budget, only the last reserving decode tokens;
  * - decode check, victim order (fewest outputs, longest prompt, later in batch), keep-one / abort, the never-fits
  *   abort, the ratio after a retraction, its decay on a passed check and its reset when idle;
@@ -174,7 +175,7 @@ describe("the scheduler's steps match a model of the spec (prefix cache off; fcf
                 if (running.length + entries.length >= o.maxRunningRequests) break;
                 const extend = ceilP(fill(r), P);
                 if (extend + remClipped(r) >= remTotal) break;
-                if (extend > remPrefill && entries.length > 0) break;
+                if (extend >= remPrefill && entries.length > 0) break; // SGLang's >=, not the spec's >
                 if (extend > remChunk) {
                   const first = floorP(remChunk, P);
                   if (first <= 0) break;
