@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { PACKAGES } from "../../../scripts/packages";
+import { LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND, LLAMA_PACKAGE_VERSION } from "../../../src/engine/llama/node-llama-cpp";
 
 describe("the packages' READMEs", () => {
   it.each(PACKAGES)("npm pack puts a README.md and the repository's LICENSE into $name", ({ dir }) => {
@@ -29,5 +30,8 @@ describe("the packages' READMEs", () => {
   it("spillway-engine's README names the node-llama-cpp version the engine asks for", () => {
     const pinned = JSON.parse(readFileSync("engines/llama/package.json", "utf8")).dependencies["node-llama-cpp"];
     expect(readFileSync("packages/engine/README.md", "utf8")).toContain(`node-llama-cpp@${pinned}`);
+    // The engine's own install hint (an installed package has no engines/llama to read it from).
+    expect(LLAMA_PACKAGE_VERSION).toBe(pinned);
+    expect(LLAMA_BESIDE_PACKAGE_INSTALL_COMMAND).toContain(`node-llama-cpp@${pinned}`);
   });
 });
