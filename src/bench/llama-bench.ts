@@ -11,25 +11,35 @@
  */
 import { existsSync } from "node:fs";
 import os from "node:os";
-import { parseArgs } from "node:util";
 import { createLlamaEngine } from "../engine/llama/llama-engine.js";
 import { loadLlamaRuntime } from "../engine/llama/llama-runtime.js";
 import { DEFAULT_TEST_MODEL_PATH } from "../engine/llama/test-model.js";
 import { createLogger } from "../engine/log-line.js";
 import { Scheduler } from "../scheduler/index.js";
+import { commandFlags, positiveIntFlag } from "./command-line.js";
 
-const { values } = parseArgs({
-  options: {
-    model: { type: "string", default: DEFAULT_TEST_MODEL_PATH },
-    threads: { type: "string", default: String(Math.max(1, os.availableParallelism() - 1)) },
-    steps: { type: "string", default: "400" },
-    trials: { type: "string", default: "5" },
+const {
+  modelPath,
+  threads,
+  steps: STEPS,
+  trials: TRIALS,
+} = commandFlags(
+  `npm run bench:llama -- [--model FILE.gguf (default ${DEFAULT_TEST_MODEL_PATH})] [--threads N (default cores - 1)] [--steps N (decode steps a trial, default 400)] [--trials N (default 5)]`,
+  {
+    options: {
+      model: { type: "string", default: DEFAULT_TEST_MODEL_PATH },
+      threads: { type: "string" },
+      steps: { type: "string" },
+      trials: { type: "string" },
+    },
   },
-});
-const modelPath = values.model as string;
-const threads = Number(values.threads);
-const STEPS = Number(values.steps);
-const TRIALS = Number(values.trials);
+  ({ values }) => ({
+    modelPath: values.model,
+    threads: positiveIntFlag("threads", values.threads, Math.max(1, os.availableParallelism() - 1)),
+    steps: positiveIntFlag("steps", values.steps, 400),
+    trials: positiveIntFlag("trials", values.trials, 5),
+  }),
+);
 const PROMPT = 64;
 const BATCHES = [1, 4, 8];
 const CONTEXT = PROMPT + STEPS + 8;

@@ -31,37 +31,49 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { Miniflare } from "miniflare";
 import { DEFAULT_DRAIN_RATE_OPTIONS } from "../../core/drain-rate";
 import { DEFAULT_SATURATION_OPTIONS, type RetryAfterPolicyName } from "../../core/retry-after";
 import { RouterDriver, type RouterDriverIO } from "../../core/router-driver";
 import { rateLimitHeaders as rateLimitHeadersOf } from "../../edge/rate-limit-headers";
+import { commandFlags, positiveIntFlag, UsageError } from "../command-line";
 import { startFakeBackend } from "../fake-openai-backends";
 import { benchWorkerOptions, bundleWorker, startZeroCostEngines } from "./bench-setup";
 import { closedLoopLoad, type LoadResult } from "./http-load";
 import { childPids, processCpuMs, selfCpuMs } from "./process-cpu";
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: "string", default: "3000" },
-    concurrency: { type: "string", default: "32" },
-    rounds: { type: "string", default: "5" },
-    only: { type: "string" },
-    before: { type: "string" },
-    label: { type: "string", default: "before" },
+const { values, REQUESTS, ROUNDS, CONCURRENCY } = commandFlags(
+  "npm run bench:edge -- [--requests N (default 3000)] [--concurrency N (default 32)] [--rounds N (default 5)] [--only tenants [--before OTHER-CHECKOUT [--label NAME (default before)]]]",
+  {
+    options: {
+      requests: { type: "string" },
+      concurrency: { type: "string" },
+      rounds: { type: "string" },
+      only: { type: "string" },
+      before: { type: "string" },
+      label: { type: "string", default: "before" },
+    },
   },
-});
-if (values.only !== undefined && values.only !== "tenants") throw new Error("--only takes only `tenants`");
-const REQUESTS = Number(values.requests);
-const ROUNDS = Number(values.rounds);
+  ({ values }) => {
+    if (values.only !== undefined && values.only !== "tenants")
+      throw new UsageError(`--only takes only \`tenants\`, got ${values.only}`, 2);
+    // Only the tenants run builds the other checkout's Workers: anywhere else --before would be ignored unsaid.
+    if (values.only === undefined && values.before !== undefined)
+      throw new UsageError("--before goes with --only tenants", 2);
+    return {
+      values,
+      REQUESTS: positiveIntFlag("requests", values.requests, 3000),
+      ROUNDS: positiveIntFlag("rounds", values.rounds, 5),
+      CONCURRENCY: positiveIntFlag("concurrency", values.concurrency, 32),
+    };
+  },
+);
 const TENANTS_ONLY = values.only === "tenants";
 /** How the other checkout's rows are named (`--label`; `scripts/edge-ablation.sh` names them after its patch). */
 const OTHER = values.label;
 /** The tenant variant's API key, and its SHA-256 as the configuration holds it (`printf %s KEY | sha256sum`). */
 const BENCH_KEY = "sk-bench";
 const BENCH_KEY_SHA256 = createHash("sha256").update(BENCH_KEY).digest("hex");
-const CONCURRENCY = Number(values.concurrency);
 
 /** ns per rejection of a full router using `policy`, over `n` submits. */
 function rejectCostNs(policy: RetryAfterPolicyName, n: number): number {

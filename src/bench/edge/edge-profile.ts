@@ -19,20 +19,31 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { Miniflare } from "miniflare";
+import { commandFlags, positiveIntFlag } from "../command-line";
 import { connectInspector } from "../soak/inspector";
 import { benchWorkerOptions, bundleWorker, startZeroCostEngines } from "./bench-setup";
 import { closedLoopLoad } from "./http-load";
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: "string", default: "6000" },
-    entry: { type: "string", default: "src/edge/worker.ts" },
-    interval: { type: "string", default: "100" },
+const {
+  requests: REQUESTS,
+  entry: ENTRY,
+  interval: INTERVAL_US,
+} = commandFlags(
+  "npm run profile:edge -- [--requests N (a phase, default 6000)] [--entry PATH (the Worker, default src/edge/worker.ts)] [--interval US (sampling, default 100)]",
+  {
+    options: {
+      requests: { type: "string" },
+      entry: { type: "string", default: "src/edge/worker.ts" },
+      interval: { type: "string" },
+    },
   },
-});
-const REQUESTS = Number(values.requests);
+  ({ values }) => ({
+    requests: positiveIntFlag("requests", values.requests, 6000),
+    entry: values.entry,
+    interval: positiveIntFlag("interval", values.interval, 100),
+  }),
+);
 const KEY = "sk-bench";
 const KEY_SHA256 = createHash("sha256").update(KEY).digest("hex");
 
@@ -63,7 +74,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(".wrangler", "profile-"));
   try {
     const scriptPath = join(dir, "worker.mjs");
-    await bundleWorker(values.entry as string, scriptPath);
+    await bundleWorker(ENTRY, scriptPath);
     const config = JSON.stringify({
       logRejections: false,
       deployments: {
@@ -91,10 +102,10 @@ async function main(): Promise<void> {
         fetch(url.replace("/v1/completions", "/health")),
       );
       await cdp.call("Profiler.enable");
-      await cdp.call("Profiler.setSamplingInterval", { interval: Number(values.interval) });
+      await cdp.call("Profiler.setSamplingInterval", { interval: INTERVAL_US });
       const body = JSON.stringify({ model: "demo-model", prompt: "hello", max_tokens: 4 });
       const byKind = { anonymous: [] as Map<string, number>[], key: [] as Map<string, number>[] };
-      console.log(`# edge profile (${values.entry}, ${REQUESTS} requests per phase)\n`);
+      console.log(`# edge profile (${ENTRY}, ${REQUESTS} requests per phase)\n`);
       console.log("| phase | req/s | samples per request (busy) |\n| --- | --- | --- |");
       for (const [n, kind] of (["anonymous", "key", "anonymous", "key"] as const).entries()) {
         const headers: Record<string, string> = kind === "key" ? { authorization: `Bearer ${KEY}` } : {};

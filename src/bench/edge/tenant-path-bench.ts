@@ -19,20 +19,24 @@
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { Plugin } from "esbuild";
 import { Miniflare } from "miniflare";
+import { commandFlags, positiveIntFlag } from "../command-line";
 import { bundleWorker } from "./bench-setup";
 
-const { values } = parseArgs({
-  options: {
-    n: { type: "string", default: "20000" },
-    rounds: { type: "string", default: "15" },
-    before: { type: "string" },
-  },
-});
-const N = Number(values.n);
-const ROUNDS = Number(values.rounds);
+const {
+  n: N,
+  rounds: ROUNDS,
+  before: BEFORE,
+} = commandFlags(
+  "npm run bench:tenant-path -- [--n N (calls a case, default 20000)] [--rounds N (default 15)] [--before OTHER-CHECKOUT]",
+  { options: { n: { type: "string" }, rounds: { type: "string" }, before: { type: "string" } } },
+  ({ values }) => ({
+    n: positiveIntFlag("n", values.n, 20000),
+    rounds: positiveIntFlag("rounds", values.rounds, 15),
+    before: values.before,
+  }),
+);
 const WORKER = resolve("src/bench/edge/tenant-path-worker.ts");
 const CASES = ["empty", "resolve", "charge", "headers", "plainResponse", "usage", "all", "streamTapped", "streamPlain"];
 /** A streamed answer (201 chunks) costs a few hundred times a single piece: its cases run `n / STREAM_SCALE` times. */
@@ -65,7 +69,7 @@ async function main(): Promise<void> {
   mkdirSync(".wrangler", { recursive: true });
   const dir = mkdtempSync(join(".wrangler", "tenant-path-"));
   const builds: Array<[string, string]> = [["this tree", await bundle(join(dir, "new.mjs"))]];
-  if (values.before) builds.push([`before (${values.before})`, await bundle(join(dir, "old.mjs"), values.before)]);
+  if (BEFORE) builds.push([`before (${BEFORE})`, await bundle(join(dir, "old.mjs"), BEFORE)]);
   const workers = await Promise.all(
     builds.map(async ([name, scriptPath]) => {
       const mf = new Miniflare({

@@ -19,30 +19,36 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { startEngineServer } from "../../engine/index";
+import { commandFlags, numberFlag, positiveIntFlag } from "../command-line";
 import { closedLoopLoad } from "../edge/http-load";
 import { connectInspector, type HeapUsage } from "./inspector";
 import { routerStats } from "./run-soak";
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "3" },
-    requests: { type: "string", default: "20000" },
-    concurrency: { type: "string", default: "256" },
-    "idle-s": { type: "string", default: "10" },
-    policy: { type: "string", default: "booked_capacity" },
-    "same-body": { type: "boolean", default: false },
-    "settle-s": { type: "string", default: "0" },
+const { values, rounds, requests, concurrency, idleS, settleS } = commandFlags(
+  "npm run soak:heap -- [--rounds N (default 3)] [--requests N (a round, default 20000)] [--concurrency N (default 256)] [--idle-s S (default 10)] [--policy NAME (default booked_capacity)] [--same-body] [--settle-s S (default 0: off)]",
+  {
+    options: {
+      rounds: { type: "string" },
+      requests: { type: "string" },
+      concurrency: { type: "string" },
+      "idle-s": { type: "string" },
+      policy: { type: "string", default: "booked_capacity" },
+      "same-body": { type: "boolean", default: false },
+      "settle-s": { type: "string" },
+    },
   },
-});
-const rounds = Number(values.rounds);
-const requests = Number(values.requests);
-const concurrency = Number(values.concurrency);
-const idleS = Number(values["idle-s"]);
-const settleS = Number(values["settle-s"]);
+  ({ values }) => ({
+    values,
+    rounds: positiveIntFlag("rounds", values.rounds, 3),
+    requests: positiveIntFlag("requests", values.requests, 20000),
+    concurrency: positiveIntFlag("concurrency", values.concurrency, 256),
+    idleS: numberFlag("idle-s", values["idle-s"], 10, { min: 0 }),
+    settleS: numberFlag("settle-s", values["settle-s"], 0, { min: 0 }),
+  }),
+);
 
 const dir = mkdtempSync(join(tmpdir(), "spillway-heap-"));
 const scriptPath = join(dir, "worker.js");

@@ -5,37 +5,52 @@
  * before 2026-12-05; by default each request has its own), --booking '<JSON>' (the deployment's `booking` settings,
  * e.g. '{"standingTimeoutS":5}'; checked by the Worker's configuration schema).
  */
-import { parseArgs } from "node:util";
+import { commandFlags, numberFlag, positiveIntFlag, UsageError } from "../command-line";
 import { runSoak } from "./run-soak";
 
-const { values } = parseArgs({
-  options: {
-    "duration-s": { type: "string", default: "60" },
-    overload: { type: "string", default: "20" },
-    "idle-s": { type: "string", default: "10" },
-    port: { type: "string", default: "0" },
-    "max-requests": { type: "string", default: "60000" },
-    verbose: { type: "boolean", default: false },
-    "same-body": { type: "boolean", default: false },
-    booking: { type: "string" },
+/** `--booking`'s JSON (its keys are the Worker configuration schema's to check). */
+function bookingFlag(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new UsageError(`--booking must be JSON, e.g. '{"standingTimeoutS":5}', got ${text}`, 2);
+  }
+}
+
+const flags = commandFlags(
+  "npm run soak -- [--duration-s S (default 60)] [--overload X (times the capacity, default 20)] [--idle-s S (default 10)] [--port N (wrangler dev's, default 0: any free one)] [--max-requests N (default 60000)] [--same-body] [--booking '<JSON>'] [--verbose]",
+  {
+    options: {
+      "duration-s": { type: "string" },
+      overload: { type: "string" },
+      "idle-s": { type: "string" },
+      port: { type: "string" },
+      "max-requests": { type: "string" },
+      verbose: { type: "boolean", default: false },
+      "same-body": { type: "boolean", default: false },
+      booking: { type: "string" },
+    },
   },
-});
+  ({ values }) => ({
+    port: numberFlag("port", values.port, 0, { min: 0, max: 65535, integer: true }),
+    overload: numberFlag("overload", values.overload, 20, { above: 0 }),
+    durationS: numberFlag("duration-s", values["duration-s"], 60, { above: 0 }),
+    idleS: numberFlag("idle-s", values["idle-s"], 10, { min: 0 }),
+    maxRequests: positiveIntFlag("max-requests", values["max-requests"], 60000),
+    verbose: values.verbose,
+    sameBody: values["same-body"],
+    ...(values.booking ? { booking: bookingFlag(values.booking) } : {}),
+  }),
+);
 
 const report = await runSoak({
-  port: Number(values.port),
+  ...flags,
   replicas: 3,
   maxOngoingRequests: 4,
   maxQueuedRequests: 32,
   maxTokens: 32,
   engineSpeed: 1,
-  overload: Number(values.overload),
-  durationS: Number(values["duration-s"]),
-  idleS: Number(values["idle-s"]),
-  maxRequests: Number(values["max-requests"]),
   log: (line) => console.error(`[soak] ${line}`),
-  verbose: values.verbose,
-  sameBody: values["same-body"],
-  ...(values.booking ? { booking: JSON.parse(values.booking) as Record<string, unknown> } : {}),
 });
 console.log(JSON.stringify(report, null, 2));
 const ok =
