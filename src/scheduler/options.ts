@@ -86,6 +86,8 @@ export const schedulerOptionsSchema = z
     /** Uniform [0, 1) source for the `random` policy, required by it (the engine passes a seeded one, for replay). */
     random: z.custom<() => number>((v) => typeof v === "function", "must be a function").optional(),
   })
+  // A misspelt option (`pagesize`) is refused by name: ignored, the scheduler would silently run on a default.
+  .strict()
   .refine((o) => o.pageSize <= o.maxTotalTokens, { message: "must not exceed maxTotalTokens", path: ["pageSize"] })
   .refine((o) => o.chunkedPrefillSize <= 0 || o.chunkedPrefillSize >= o.pageSize, {
     message: "must be -1 (off) or >= pageSize",

@@ -28,6 +28,12 @@ describe("scheduler options (one schema, one set of defaults)", () => {
     );
   });
 
+  it("refuses an option it does not know, by name, rather than running on a default", () => {
+    const misspelt = { maxTotalTokens: 1000, pagesize: 16 } as unknown as Parameters<typeof resolveSchedulerOptions>[0];
+    expect(() => resolveSchedulerOptions(misspelt)).toThrow(SchedulerConfigError);
+    expect(() => resolveSchedulerOptions(misspelt)).toThrow(/pagesize/);
+  });
+
   it("the engine's options default to the scheduler's values", () => {
     const engine = engineOptionsSchema.parse({});
     expect({
