@@ -536,6 +536,41 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's run 22: the default on today's code, held to runs 21, 20 and 17's other policies", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run17, run20, run20Rs, run21, run22] = [RUN_17, RUN_20_DEFAULT, RUN_20_RS, RUN_21_RQDR, RUN_22_DEFAULT].map(
+      runOf,
+    ) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    expect(run22.seeds).toEqual(run17.seeds);
+    expect(run22.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
+    for (const earlier of [run17, run20, run21]) expect(run22.commit).not.toBe(earlier.commit);
+    expectBenchmarkRows(bench, run22);
+    expect(flat).toContain(`\`${run22.generatedBy}\``);
+    expect(flat).toContain(`with nothing else running (commit \`${run22.commit}\`)`);
+    const moved = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
+      (
+        100 * Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))))
+      ).toFixed(1);
+    const [d17, d20, d22] = [run17, run20, run22].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy, E2eOpenAiPolicy];
+    expect(flat).toContain(
+      `The default's curve moved by at most ${moved(d22, d20)} points from run 20 and ${moved(d22, d17)} from run 17 (${moved(d17, d20)} between runs 17 and 20).`,
+    );
+    const held = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies, d22];
+    expect(held.map((p) => p.id).sort()).toEqual(
+      [DEFAULT_POLICY_ID, "retry_schedule", "router_queue_drain_rate", "static-30"].sort(),
+    );
+    const check = checkE2eTargets(held, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    expect(flat).toContain(
+      `run 22's default meets every end-to-end target (worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} at ${check?.worst.horizonS} s, ${d22.attemptsPerOffered.toFixed(3)} attempts per offered request)`,
+    );
+    const l = d22.ledger as PromiseOutcomes;
+    expect(flat).toContain(
+      `its router broke ${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}% (${l.broken} of ${l.made}) of its promises, and ${d22.requestsByAttempts?.["3"]} requests took a third attempt. ${seedBySeedAttempts(d22)}.`,
+    );
+  });
+
   it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets; elsewhere than waves the gaps move by less than a point", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, noProbe] = [json.variants[0], json.variants.find((v) => v.id === "no-probe")] as VariantSummary[];
@@ -2346,6 +2381,8 @@ const RUN_19_DEFAULT = "docs/evaluation-e2e-openai-run19.json";
 const RUN_20_DEFAULT = "docs/evaluation-e2e-openai-run20.json";
 const RUN_20_RS = "docs/evaluation-e2e-openai-run20-retry-schedule.json";
 const RUN_21_RQDR = "docs/evaluation-e2e-openai-run21-rqdr.json";
+/** Run 22: the default alone on run 17's seeds with the code of 2026-12-06 (docs/benchmarks.md). */
+const RUN_22_DEFAULT = "docs/evaluation-e2e-openai-run22.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
