@@ -569,6 +569,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `its router broke ${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}% (${l.broken} of ${l.made}) of its promises, and ${d22.requestsByAttempts?.["3"]} requests took a third attempt. ${seedBySeedAttempts(d22)}.`,
     );
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      `(run 22: worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} points, ${d22.attemptsPerOffered.toFixed(3)} attempts per offered request; "Run 22")`,
+    );
   });
 
   it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets; elsewhere than waves the gaps move by less than a point", () => {
