@@ -462,19 +462,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     for (const run of [run20, run20Rs]) expect(flat).toContain(`\`${run.generatedBy}\``.replace(/\s+/g, " "));
     expect(flat).toContain(`with nothing else running (commit \`${run20.commit}\`)`);
     const policyOf = (run: E2eOpenAiRun, id: string) => run.policies.find((p) => p.id === id) as E2eOpenAiPolicy;
-    const moved = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
-      (
-        100 * Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))))
-      ).toFixed(1);
     const rs = (run: E2eOpenAiRun) => policyOf(run, "retry_schedule");
     const pct = (run: E2eOpenAiRun) => `${(100 * rs(run).servedFraction).toFixed(1)}%`;
     expect(flat).toContain(
-      `\`retry_schedule\`'s completion curve moved by at most ${moved(rs(run20Rs), rs(run17))} points from run 17 and ${moved(rs(run20Rs), rs(run18))} from run 18 (${moved(rs(run17), rs(run18))} between runs 17 and 18, the same code), and it served ${pct(run20Rs)} against ${pct(run17)} and ${pct(run18)}`,
+      `\`retry_schedule\`'s completion curve moved by at most ${policyCurveMoved(rs(run20Rs), rs(run17))} points from run 17 and ${policyCurveMoved(rs(run20Rs), rs(run18))} from run 18 (${policyCurveMoved(rs(run17), rs(run18))} between runs 17 and 18, the same code), and it served ${pct(run20Rs)} against ${pct(run17)} and ${pct(run18)}`,
     );
     // "does not show beyond the run-to-run movement": no further from either run than they are from each other by more than 0.5.
-    expect(Number(moved(rs(run20Rs), rs(run17)))).toBeLessThanOrEqual(Number(moved(rs(run17), rs(run18))) + 0.5);
+    expect(Number(policyCurveMoved(rs(run20Rs), rs(run17)))).toBeLessThanOrEqual(
+      Number(policyCurveMoved(rs(run17), rs(run18))) + 0.5,
+    );
     expect(flat).toContain(
-      `The default's curve moved by at most ${moved(defaultOf(run20), defaultOf(run17))} points from run 17 and ${moved(defaultOf(run20), defaultOf(run19))} from run 19.`,
+      `The default's curve moved by at most ${policyCurveMoved(defaultOf(run20), defaultOf(run17))} points from run 17 and ${policyCurveMoved(defaultOf(run20), defaultOf(run19))} from run 19.`,
     );
     const held = [
       ...run17.policies.filter((p) => p.id === "router_queue_drain_rate" || p.id === "static-30"),
@@ -509,16 +507,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(`\`${run21.generatedBy}\``.replace(/\s+/g, " "));
     expect(flat).toContain(`with nothing else running (commit \`${run21.commit}\`)`);
     const rqdr = (run: E2eOpenAiRun) => run.policies.find((p) => p.id === "router_queue_drain_rate") as E2eOpenAiPolicy;
-    const moved = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
-      (
-        100 * Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))))
-      ).toFixed(1);
     const pct = (run: E2eOpenAiRun) => `${(100 * rqdr(run).servedFraction).toFixed(1)}%`;
     expect(flat).toContain(
-      `Its completion curve moved by at most ${moved(rqdr(run21), rqdr(run17))} points from run 17 and ${moved(rqdr(run21), rqdr(run18))} from run 18 (${moved(rqdr(run17), rqdr(run18))} between runs 17 and 18, the same code), and it served ${pct(run21)} against ${pct(run17)} and ${pct(run18)}`,
+      `Its completion curve moved by at most ${policyCurveMoved(rqdr(run21), rqdr(run17))} points from run 17 and ${policyCurveMoved(rqdr(run21), rqdr(run18))} from run 18 (${policyCurveMoved(rqdr(run17), rqdr(run18))} between runs 17 and 18, the same code), and it served ${pct(run21)} against ${pct(run17)} and ${pct(run18)}`,
     );
     // "does not show beyond the run-to-run movement": no further from either run than they are from each other by more than 1.
-    expect(Number(moved(rqdr(run21), rqdr(run18)))).toBeLessThanOrEqual(Number(moved(rqdr(run17), rqdr(run18))) + 1);
+    expect(Number(policyCurveMoved(rqdr(run21), rqdr(run18)))).toBeLessThanOrEqual(
+      Number(policyCurveMoved(rqdr(run17), rqdr(run18))) + 1,
+    );
     const held = [
       ...run17.policies.filter((p) => p.id === "static-30"),
       rqdr(run21),
@@ -548,13 +544,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expectBenchmarkRows(bench, run22);
     expect(flat).toContain(`\`${run22.generatedBy}\``);
     expect(flat).toContain(`with nothing else running (commit \`${run22.commit}\`)`);
-    const moved = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
-      (
-        100 * Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))))
-      ).toFixed(1);
     const [d17, d20, d22] = [run17, run20, run22].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy, E2eOpenAiPolicy];
     expect(flat).toContain(
-      `The default's curve moved by at most ${moved(d22, d20)} points from run 20 and ${moved(d22, d17)} from run 17 (${moved(d17, d20)} between runs 17 and 20).`,
+      `The default's curve moved by at most ${policyCurveMoved(d22, d20)} points from run 20 and ${policyCurveMoved(d22, d17)} from run 17 (${policyCurveMoved(d17, d20)} between runs 17 and 20).`,
     );
     const held = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies, d22];
     expect(held.map((p) => p.id).sort()).toEqual(
@@ -2432,6 +2424,12 @@ function repeatSentences(from: E2eOpenAiRun, to: E2eOpenAiRun, fromName: string,
  * docs/benchmarks.md's sentence on a run's default seed by seed, without its closing stop: "Seed by seed the
  * default's attempts per offered request run from 1.427 to 1.483 (at most 1.5 in 6 of 6 seeds)".
  */
+/** The most a policy's served share within 5, 15, 30 or 60 s differs between two end-to-end runs, in points ("0.6"). */
+function policyCurveMoved(a: E2eOpenAiPolicy, b: E2eOpenAiPolicy): string {
+  const most = Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))));
+  return (100 * most).toFixed(1);
+}
+
 function seedBySeedAttempts(d: E2eOpenAiPolicy): string {
   const attempts = (d.perSeed ?? []).map((x) => x.attemptsPerOffered);
   return `Seed by seed the default's attempts per offered request run from ${Math.min(...attempts).toFixed(3)} to ${Math.max(...attempts).toFixed(3)} (at most 1.5 in ${attempts.filter((x) => x <= 1.5).length} of ${attempts.length} seeds)`;
