@@ -22,6 +22,15 @@ const CLOSE_GRACE_MS = 2000;
 
 export type { Engine } from "./engine";
 export type { EngineCore, GenerationRequest, GenerationSink, LoadReport } from "./generation";
+// What startEngineServer throws when --engine llama cannot start (a bad model file, node-llama-cpp missing, no GPU):
+// a caller tells them from bugs by class, as the CLI does.
+export {
+  GgufError,
+  LlamaConfigError,
+  LlamaGpuError,
+  LlamaNotInstalledError,
+  LlamaStartError,
+} from "./llama/errors";
 export type { EngineOptions, EngineOptionsInput } from "./options";
 export { engineOptionsSchema } from "./options";
 export { defaultOutputLengthModel, eosAfterTokens, type OutputLengthModel } from "./output-length-model";
