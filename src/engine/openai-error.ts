@@ -37,6 +37,22 @@ export class ApiError extends Error {
 }
 
 /**
+ * OpenAI's 404 for a model this server does not serve (`model_not_found` on `model`), as a request naming it and a
+ * `GET /v1/models/{id}` for it both get.
+ *
+ * @example
+ * ```ts
+ * throw modelNotFound("gpt-4o", "demo-model"); // 404: The model 'gpt-4o' does not exist; this server serves ...
+ * ```
+ */
+export function modelNotFound(requested: string, served: string): ApiError {
+  return new ApiError(404, `The model '${requested}' does not exist; this server serves '${served}'.`, {
+    param: "model",
+    code: "model_not_found",
+  });
+}
+
+/**
  * Builds an OpenAI error body directly (for the SSE error event and non-thrown paths).
  *
  * @example

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { renderChatPrompt } from "./chat-template";
 import type { GenerationRequest } from "./generation";
-import { ApiError } from "./openai-error";
+import { ApiError, modelNotFound } from "./openai-error";
 import type { ChatRequestBody, CompletionRequestBody } from "./request-schema";
 import type { Tokenizer } from "./tokenizer";
 
@@ -36,15 +36,7 @@ export function prepareGeneration(
   limits: RequestLimits,
 ): GenerationRequest {
   const { body } = input;
-  if (body.model !== limits.servedModelName)
-    throw new ApiError(
-      404,
-      `The model '${body.model}' does not exist; this server serves '${limits.servedModelName}'.`,
-      {
-        param: "model",
-        code: "model_not_found",
-      },
-    );
+  if (body.model !== limits.servedModelName) throw modelNotFound(body.model, limits.servedModelName);
   let promptTokens: number[];
   let promptParam: string;
   let maxTokens: number;

@@ -6,7 +6,7 @@ import { type EdgeSignatureOptions, requireEdgeSignature } from "./edge-signatur
 import type { EngineCore, FinishReason, GenerationSink, GenerationUsage } from "./generation";
 import type { Logger } from "./log-line";
 import type { EngineMetrics } from "./metrics";
-import { ApiError, errorBody } from "./openai-error";
+import { ApiError, errorBody, modelNotFound } from "./openai-error";
 import { chunkBody, completionBody, type ResponseContext, sseEvent, usageChunkBody } from "./openai-response";
 import { prepareGeneration, type RequestLimits } from "./prepare-generation";
 import { chatRequestSchema, completionRequestSchema, parseBody } from "./request-schema";
@@ -98,11 +98,7 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
   // model, or OpenAI's 404 for any other name.
   app.get("/v1/models/:model", (c) => {
     const model = c.req.param("model");
-    if (model !== servedModel.id)
-      throw new ApiError(404, `The model '${model}' does not exist; this server serves '${servedModel.id}'.`, {
-        param: "model",
-        code: "model_not_found",
-      });
+    if (model !== servedModel.id) throw modelNotFound(model, servedModel.id);
     return c.json(servedModel);
   });
 
