@@ -13,6 +13,7 @@ import {
 import { endsGeneration } from "./end-of-generation";
 import type { Engine } from "./engine";
 import type { EngineCore, GenerationRequest, GenerationSink, GenerationUsage, LoadReport } from "./generation";
+import { checkGenerationRequest } from "./generation-request-check";
 import { IncrementalDecoder } from "./incremental-decoder";
 import type { Logger } from "./log-line";
 import type { EngineMetrics } from "./metrics";
@@ -252,6 +253,8 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
   return {
     submit(request, sink) {
       if (closed) throw new ApiError(503, "engine server is shutting down", { type: "server_error" });
+      // Before the scheduler queues it: what throws after that leaves a queued request no sink hears of.
+      checkGenerationRequest(request, sink);
       try {
         scheduler.submit({
           id: request.id,

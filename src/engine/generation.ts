@@ -53,7 +53,10 @@ export interface LoadReport {
  * ```
  */
 export interface EngineCore {
-  /** Queues a generation; returns a function that aborts it (idempotent, a no-op once it ended). */
+  /**
+   * Queues a generation; returns a function that aborts it (idempotent, a no-op once it ended). Throws, queueing
+   * nothing, a TypeError for a field of the wrong type, and an `ApiError` (400) for a request the scheduler refuses.
+   */
   submit(request: GenerationRequest, sink: GenerationSink): () => void;
   load(): LoadReport;
   /** Stops the loop; in-flight generations end with an error. */
