@@ -70,7 +70,8 @@ export interface LlamaRuntime {
  * Each sequence's context shift throws: the scheduler keeps every request inside its cells, so a shift
  * (which would silently drop a request's oldest tokens) can only be a bug.
  *
- * @throws GgufError, LlamaNotInstalledError, LlamaGpuError, LlamaStartError (llama.cpp refused the model).
+ * @throws GgufError, LlamaNotInstalledError, LlamaGpuError, LlamaStartError (llama.cpp refused the model or the
+ *   context).
  * @example
  * ```ts
  * const rt = await loadLlamaRuntime({ modelPath, gpu: "cpu", sequences: 8, contextLength: 2048, threads: 1, logger });
@@ -124,12 +125,22 @@ export async function loadLlamaRuntime(o: LlamaRuntimeOptions): Promise<LlamaRun
           `model file ${o.modelPath}: llama.cpp could not load it (${(error as Error).message}); its log lines above say why`,
         );
       });
-    const context = await model.createContext({
-      sequences: o.sequences,
-      contextSize: o.contextLength,
-      threads: o.threads,
-      failedCreationRemedy: false,
-    });
+    // The model loaded, but the context can still be refused: too large for memory (node-llama-cpp's estimate, or
+    // llama.cpp's allocation), or more sequences than llama.cpp allows (256). One line for the operator here too.
+    const context = await model
+      .createContext({
+        sequences: o.sequences,
+        contextSize: o.contextLength,
+        threads: o.threads,
+        failedCreationRemedy: false,
+      })
+      .catch((error: unknown) => {
+        throw new LlamaStartError(
+          `llama.cpp could not create a context of ${o.sequences} sequences x ${o.contextLength} cells ` +
+            `(${(error as Error).message}); lower --max-running-requests or --context-length; its log lines above say why`,
+          { cause: error },
+        );
+      });
     const overflow = () => {
       throw new Error("llama engine: a sequence ran out of cells (the scheduler should have prevented this)");
     };
