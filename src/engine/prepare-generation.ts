@@ -76,15 +76,14 @@ export function prepareGeneration(
       { param: promptParam, code: "context_length_exceeded" },
     );
   const maxOutput = Math.min(poolLimit - promptPages, limits.contextLength - promptTokens.length);
+  // Named as the client sent it: a client that sent only max_completion_tokens was told about "max_tokens".
+  const maxParam =
+    input.kind === "chat" && input.body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
   if (maxTokens > maxOutput)
     throw new ApiError(
       400,
-      `max_tokens: ${maxTokens} plus the prompt's ${promptTokens.length} tokens exceeds what this server can hold for one request (max-total-tokens ${limits.maxTotalTokens} in pages of ${limits.pageSize}, context length ${limits.contextLength}); ask for at most ${maxOutput}`,
-      {
-        param:
-          input.kind === "chat" && input.body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
-        code: "context_length_exceeded",
-      },
+      `${maxParam}: ${maxTokens} plus the prompt's ${promptTokens.length} tokens exceeds what this server can hold for one request (max-total-tokens ${limits.maxTotalTokens} in pages of ${limits.pageSize}, context length ${limits.contextLength}); ask for at most ${maxOutput}`,
+      { param: maxParam, code: "context_length_exceeded" },
     );
   const stop = body.stop == null ? [] : typeof body.stop === "string" ? [body.stop] : body.stop;
   return {
