@@ -21,7 +21,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy, type PolicyResult } from "../src/sim/evaluation";
@@ -57,8 +57,11 @@ const LATEST_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2
 /** The end-to-end run of today's default on arrival seeds other than the runs above (`--first-seed`), if any. */
 const HELD_RUN_FILE = "docs/evaluation-e2e-openai-held2.json";
 
-const { values } = commandLine("npm run eval:e2e-twin -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
-const seedCount = positiveIntFlag("seeds", values.seeds, 6);
+const seedCount = commandFlags(
+  "npm run eval:e2e-twin -- [--seeds <n>]",
+  { options: { seeds: { type: "string" } } },
+  ({ values }) => positiveIntFlag("seeds", values.seeds, 6),
+);
 
 const E2E_POLICY_IDS = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
 

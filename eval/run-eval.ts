@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import loadHighs, { type Highs } from "highs";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag, UsageError } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type ArrivalCurves, arrivalCurves, binReleases } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
@@ -60,7 +60,7 @@ const ORDER = [
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine(
+const { values, seedCount, only } = commandFlags(
   "npm run eval -- [--seeds <n>] [--only <scenario,...>] [--no-sweep] [--no-variants] [--no-bound] [--no-held-out] [--render-only]",
   {
     options: {
@@ -73,9 +73,15 @@ const { values } = commandLine(
       "render-only": { type: "boolean" },
     },
   },
+  ({ values }) => {
+    const only = values.only?.split(",");
+    // A name that is no scenario would leave the report without it (or empty) rather than stop the run.
+    const known = new Set(readScenarios().map((s) => s.name));
+    const unknown = only?.filter((name) => !known.has(name)) ?? [];
+    if (unknown.length > 0) throw new UsageError(`--only: no scenario ${unknown.join(", ")} in eval/scenarios`, 2);
+    return { values, seedCount: positiveIntFlag("seeds", values.seeds, 3), only };
+  },
 );
-const seedCount = positiveIntFlag("seeds", values.seeds, 3);
-const only = values.only?.split(",");
 
 const scenarios: Scenario[] = readScenarios()
   .filter((s) => !only || only.includes(s.name))

@@ -10,7 +10,7 @@
  */
 
 import { join, resolve } from "node:path";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { HELD_SEEDS_DEFAULT_COUNT, heldSeedsRun } from "../src/sim/held-seeds";
 import { readScenarios } from "./scenario-files";
@@ -18,10 +18,11 @@ import { readScenarios } from "./scenario-files";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine("npm run eval:held-seeds -- [--seeds <n>]", {
-  options: { seeds: { type: "string" } },
-});
-const seedCount = positiveIntFlag("seeds", values.seeds, HELD_SEEDS_DEFAULT_COUNT);
+const seedCount = commandFlags(
+  "npm run eval:held-seeds -- [--seeds <n>]",
+  { options: { seeds: { type: "string" } } },
+  ({ values }) => positiveIntFlag("seeds", values.seeds, HELD_SEEDS_DEFAULT_COUNT),
+);
 const started = performance.now();
 const run = heldSeedsRun(readScenarios(), seedCount, (name) =>
   console.log(`${name} (${((performance.now() - started) / 1000).toFixed(0)} s)`),

@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag, UsageError } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy, evaluateScenario } from "../src/sim/evaluation";
@@ -40,13 +40,23 @@ const WINDOWS: Record<string, { fromS: number; toS: number }> = {
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine(`${COMMAND} -- [--scenario <name>]... [--sweeps <n>] [--render-only]`, {
-  options: {
-    scenario: { type: "string", multiple: true },
-    sweeps: { type: "string" },
-    "render-only": { type: "boolean" },
+const { values, sweeps, only } = commandFlags(
+  `${COMMAND} -- [--scenario <name>]... [--sweeps <n>] [--render-only]`,
+  {
+    options: {
+      scenario: { type: "string", multiple: true },
+      sweeps: { type: "string" },
+      "render-only": { type: "boolean" },
+    },
   },
-});
+  ({ values }) => {
+    const only = values.scenario ?? [];
+    for (const name of only)
+      if (!(name in WINDOWS))
+        throw new UsageError(`--scenario: no window for "${name}" (one of ${Object.keys(WINDOWS).join(", ")})`, 2);
+    return { values, sweeps: positiveIntFlag("sweeps", values.sweeps, 2), only };
+  },
+);
 const reportPath = join(root, REPORT);
 if (values["render-only"]) {
   const committed = JSON.parse(readFileSync(reportPath, "utf8")) as HintSearchReport;
@@ -54,11 +64,6 @@ if (values["render-only"]) {
   console.log("wrote docs/hint-search.md");
   process.exit(0);
 }
-const sweeps = positiveIntFlag("sweeps", values.sweeps, 2);
-const only = values.scenario ?? [];
-for (const name of only)
-  if (!(name in WINDOWS))
-    throw new Error(`${COMMAND}: no window for "${name}" (one of ${Object.keys(WINDOWS).join(", ")})`);
 const evaluation = readEvaluation();
 const defaultSpec = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
 /** The other router searched: static 30 s's, a FIFO queue whose hint outside the table is the constant. */

@@ -12,7 +12,7 @@
 
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
-import { commandLine } from "../scripts/command-line";
+import { commandFlags, numberFlag, UsageError } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type BoundSet, jointCurveBound } from "../src/sim/curve-bound";
 import { poolTraces } from "../src/sim/evaluation";
@@ -35,7 +35,7 @@ import { readScenario } from "./scenario-files";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine(
+const { settings, evaluation, names } = commandFlags(
   "npm run eval:plan-replay -- [--scenario <name>]... [--margin-s <s>] [--depth <n>] [--plans <n>]",
   {
     options: {
@@ -45,23 +45,29 @@ const { values } = commandLine(
       plans: { type: "string" },
     },
   },
-);
-const number = (flag: string, text: string | undefined, fallback: number) => {
-  const value = text === undefined ? fallback : Number(text);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`--${flag}: a number at least 0, not ${text}`);
-  return value;
-};
-const settings: ReplaySetting[] = [
-  { name: "as bounded", marginS: 0 },
-  {
-    name: "planning margin",
-    marginS: number("margin-s", values["margin-s"], 1.75),
-    depth: Math.max(1, Math.round(number("depth", values.depth, 4))),
+  ({ values }) => {
+    const settings: ReplaySetting[] = [
+      { name: "as bounded", marginS: 0 },
+      {
+        name: "planning margin",
+        marginS: numberFlag("margin-s", values["margin-s"], 1.75, { min: 0 }),
+        depth: Math.max(1, Math.round(numberFlag("depth", values.depth, 4, { min: 0 }))),
+      },
+      {
+        name: "re-planned",
+        marginS: 0,
+        plans: Math.max(2, Math.round(numberFlag("plans", values.plans, 4, { min: 0 }))),
+      },
+    ];
+    const evaluation = readEvaluation();
+    const names = values.scenario ?? ["demo-burst-3x", "burst-3x", "waves"];
+    // Checked before any scenario is replayed, not when the loop reaches the name.
+    const unknown = names.filter((name) => !evaluation.scenarios.some((r) => r.name === name));
+    if (unknown.length > 0)
+      throw new UsageError(`--scenario: no scenario ${unknown.join(", ")} in ${EVALUATION_PATH}`, 2);
+    return { settings, evaluation, names };
   },
-  { name: "re-planned", marginS: 0, plans: Math.max(2, Math.round(number("plans", values.plans, 4))) },
-];
-const evaluation = readEvaluation();
-const names = values.scenario ?? ["demo-burst-3x", "burst-3x", "waves"];
+);
 const policy = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as (typeof EVAL_POLICIES)[number];
 const highs = await loadHighs();
 const rows: PlanReplayRow[] = [];

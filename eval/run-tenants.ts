@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { DEFAULT_TENANT_HEADROOM_SLOTS, TENANT_ACTIVE_WINDOW_MS } from "../src/core/tenant-headroom";
 import { measureCapacity } from "../src/sim/capacity";
@@ -69,8 +69,11 @@ interface VariantResult {
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine("npm run eval:tenants -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
-const seedCount = positiveIntFlag("seeds", values.seeds, 3);
+const seedCount = commandFlags(
+  "npm run eval:tenants -- [--seeds <n>]",
+  { options: { seeds: { type: "string" } } },
+  ({ values }) => positiveIntFlag("seeds", values.seeds, 3),
+);
 const spec = JSON.parse(readFileSync(join(root, "eval/tenants/scenarios.json"), "utf8")) as {
   base: unknown;
   cases: CaseSpec[];

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag, UsageError } from "../scripts/command-line";
 import { measureCapacity } from "../src/sim/capacity";
 import { outcomesByClientStyle } from "../src/sim/client-outcomes";
 import { firstAttemptsByArrival } from "../src/sim/first-attempt-fates";
@@ -11,7 +11,15 @@ import { generateWorkload } from "../src/sim/workload";
 import { readScenario } from "./scenario-files";
 
 const _root = resolve(import.meta.dirname, "..");
-const { values, positionals } = commandLine(
+/** `read`'s value, or its error as a refused command line (an unknown scenario or policy), prefixed by `prefix`. */
+function asUsage<T>(read: () => T, prefix = ""): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new UsageError(`${prefix}${(error as Error).message}`, 2);
+  }
+}
+const { name, seeded, policy, binS } = commandFlags(
   "npm run eval:timeline -- <scenario> [--seed <n>] [--policy <id | JSON overrides>] [--bin <s>] [--queue <n>]",
   {
     options: {
@@ -22,24 +30,27 @@ const { values, positionals } = commandLine(
     },
     allowPositionals: true,
   },
-);
-const name = positionals[0] as string;
-const scenario = readScenario(name);
-// --queue: the router's queue bound, as the queue-bound sweep of `npm run eval` sets it.
-const seeded = {
-  ...scenario,
-  seed: values.seed === undefined ? scenario.seed : positiveIntFlag("seed", values.seed, 1),
-  router: {
-    ...scenario.router,
-    maxQueuedRequests:
-      values.queue === undefined
-        ? scenario.router.maxQueuedRequests
-        : positiveIntFlag("queue", values.queue, scenario.router.maxQueuedRequests),
+  ({ values, positionals }) => {
+    const name = positionals[0] as string;
+    const scenario = asUsage(() => readScenario(name));
+    // --queue: the router's queue bound, as the queue-bound sweep of `npm run eval` sets it.
+    const seeded = {
+      ...scenario,
+      seed: values.seed === undefined ? scenario.seed : positiveIntFlag("seed", values.seed, 1),
+      router: {
+        ...scenario.router,
+        maxQueuedRequests:
+          values.queue === undefined
+            ? scenario.router.maxQueuedRequests
+            : positiveIntFlag("queue", values.queue, scenario.router.maxQueuedRequests),
+      },
+    };
+    const policyText = values.policy ?? DEFAULT_POLICY_ID;
+    const policy =
+      EVAL_POLICIES.find((p) => p.id === policyText) ?? asUsage(() => parseVariantSpec(policyText), "--policy: ");
+    return { name, seeded, policy, binS: positiveIntFlag("bin", values.bin, 10) };
   },
-};
-const policyText = values.policy ?? DEFAULT_POLICY_ID;
-const policy = EVAL_POLICIES.find((p) => p.id === policyText) ?? parseVariantSpec(policyText);
-const binS = positiveIntFlag("bin", values.bin, 10);
+);
 
 const capacityRps = measureCapacity(seeded);
 const run = runSimulation(seeded, policy, generateWorkload(seeded, capacityRps), undefined, { capacityRps });

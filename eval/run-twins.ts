@@ -9,7 +9,7 @@
 
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type BoundSet, curveBound, jointCurveBound, scenarioBoundSet } from "../src/sim/curve-bound";
 import { evaluateScenario } from "../src/sim/evaluation";
@@ -22,8 +22,11 @@ import { readScenario } from "./scenario-files";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine("npm run eval:twins -- [--seeds <n>]", { options: { seeds: { type: "string" } } });
-const seedCount = positiveIntFlag("seeds", values.seeds, 3);
+const seedCount = commandFlags(
+  "npm run eval:twins -- [--seeds <n>]",
+  { options: { seeds: { type: "string" } } },
+  ({ values }) => positiveIntFlag("seeds", values.seeds, 3),
+);
 
 /** A twin: the base scenario with one change from `partsAtS` on (phases re-cut there, or the fleet's loss). */
 interface Twin {

@@ -27,7 +27,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import loadHighs from "highs";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, numberFlag, positiveIntFlag, UsageError } from "../scripts/command-line";
 import { promisesEnded } from "../src/core/capacity-booking";
 import { binReleases, curveByArrival } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
@@ -49,7 +49,7 @@ import { E2E_REPLAY_RUN_FILE, type E2eRunArrivals, e2eReplayTwins } from "./e2e-
 import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
-const { values, positionals } = commandLine(
+const { values, spec, only, scenarios, heldSeeds, bins } = commandFlags(
   "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]] [--sweep]",
   {
     options: {
@@ -61,23 +61,36 @@ const { values, positionals } = commandLine(
     },
     allowPositionals: true,
   },
+  ({ values, positionals }) => {
+    let spec: PolicySpec;
+    try {
+      spec = parseVariantSpec(positionals[0] as string);
+    } catch (error) {
+      throw new UsageError((error as Error).message, 2);
+    }
+    const only = values.only?.split(",");
+    const scenarios: Scenario[] = readScenarios().filter((s) => !only || only.includes(s.name));
+    const unknown = only?.filter((name) => !scenarios.some((s) => s.name === name)) ?? [];
+    if (unknown.length > 0) throw new UsageError(`--only: no scenario ${unknown.join(", ")} in eval/scenarios`, 2);
+    if (values.seeds !== undefined && !values.held)
+      throw new UsageError("--seeds: only with --held (the tuning seeds are docs/evaluation.json's)", 2);
+    if (values.sweep && values.held)
+      throw new UsageError("--sweep: the tuning seeds only (docs/evaluation.json's sweep)", 2);
+    // --bins <scenario>[:<s>]: checked now, not after the whole run has been simulated.
+    const [binsName, binText] = values.bins?.split(":") ?? [];
+    if (binsName !== undefined && !scenarios.some((s) => s.name === binsName))
+      throw new UsageError(`--bins: no scenario ${binsName} among those run`, 2);
+    const bins =
+      binsName === undefined ? undefined : { name: binsName, binS: numberFlag("bins", binText, 5, { above: 0 }) };
+    return { values, spec, only, scenarios, heldSeeds: positiveIntFlag("seeds", values.seeds, 3), bins };
+  },
 );
-const spec = parseVariantSpec(positionals[0] as string);
 const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID) as PolicySpec;
 
-const only = values.only?.split(",");
-const scenarios: Scenario[] = readScenarios().filter((s) => !only || only.includes(s.name));
-const unknown = only?.filter((name) => !scenarios.some((s) => s.name === name)) ?? [];
-if (unknown.length > 0) throw new Error(`--only: no scenario ${unknown.join(", ")} in eval/scenarios`);
-
-if (values.seeds !== undefined && !values.held)
-  throw new Error("--seeds: only with --held (the tuning seeds are docs/evaluation.json's)");
-const heldSeeds = positiveIntFlag("seeds", values.seeds, 3);
 const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
   scenarios: ScenarioResult[];
   sweeps: SweepPoint[];
 };
-if (values.sweep && values.held) throw new Error("--sweep: the tuning seeds only (docs/evaluation.json's sweep)");
 
 /** The same figures, to the last digit: the simulator is deterministic, so any difference is a change of code. */
 const sameFigures = (a: PolicyResult, b: PolicyResult) =>
@@ -177,13 +190,12 @@ for (const policy of [base, spec])
   }
 
 // --bins: one scenario's curve by when its requests first arrived, the default's beside the variant's.
-if (values.bins) {
-  const [name, binText] = values.bins.split(":");
+if (bins) {
+  const { name, binS } = bins;
   const index = results.findIndex((r) => r.name === name);
   const scenario = scenarios[index];
   const result = results[index];
   if (!scenario || !result) throw new Error(`--bins: no scenario ${name} among those run`);
-  const binS = Number(binText ?? 5);
   const traces = (policy: PolicySpec) =>
     result.seeds.map((seed) => {
       const seeded = { ...scenario, seed };

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { commandLine } from "../scripts/command-line";
+import { commandFlags, UsageError } from "../scripts/command-line";
 import type { ScenarioResult } from "../src/sim/evaluation";
 
 const root = resolve(import.meta.dirname, "..");
@@ -38,14 +38,18 @@ export async function boundEachScenario<T extends { name: string }>(
   compute: (result: ScenarioResult) => T | Promise<T>,
   progress: (row: T) => string,
 ): Promise<T[]> {
-  const { values } = commandLine(`${command} -- [--scenario <name>]...`, {
-    options: { scenario: { type: "string", multiple: true } },
-  });
-  const evaluation = readEvaluation();
-  const only = values.scenario ?? [];
-  for (const name of only)
-    if (!evaluation.scenarios.some((r) => r.name === name))
-      throw new Error(`${command}: no scenario "${name}" in ${EVALUATION_PATH}`);
+  const { evaluation, only } = commandFlags(
+    `${command} -- [--scenario <name>]...`,
+    { options: { scenario: { type: "string", multiple: true } } },
+    ({ values }) => {
+      const evaluation = readEvaluation();
+      const only = values.scenario ?? [];
+      for (const name of only)
+        if (!evaluation.scenarios.some((r) => r.name === name))
+          throw new UsageError(`--scenario: no scenario "${name}" in ${EVALUATION_PATH}`, 2);
+      return { evaluation, only };
+    },
+  );
   const reportPath = join(root, reportFile);
   const previous: T[] =
     only.length > 0 && existsSync(reportPath)

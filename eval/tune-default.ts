@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { DEFAULT_CAPACITY_BOOKING_OPTIONS } from "../src/core/capacity-booking";
 import { DEFAULT_BOOKING_ADMISSION } from "../src/core/router-options";
@@ -40,14 +40,23 @@ import { readScenarios } from "./scenario-files";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine("npm run eval:tune -- [--chains <n>] [--iterations <n>] [--seed <n>] [--render-only]", {
-  options: {
-    chains: { type: "string" },
-    iterations: { type: "string" },
-    seed: { type: "string" },
-    "render-only": { type: "boolean" },
+const { values, chains, iterations, searchSeed } = commandFlags(
+  "npm run eval:tune -- [--chains <n>] [--iterations <n>] [--seed <n>] [--render-only]",
+  {
+    options: {
+      chains: { type: "string" },
+      iterations: { type: "string" },
+      seed: { type: "string" },
+      "render-only": { type: "boolean" },
+    },
   },
-});
+  ({ values }) => ({
+    values,
+    chains: positiveIntFlag("chains", values.chains, 2),
+    iterations: positiveIntFlag("iterations", values.iterations, 70),
+    searchSeed: positiveIntFlag("seed", values.seed, 1),
+  }),
+);
 // --render-only: docs/tune-search.md again from docs/tune-search.json, for a change to the report's template.
 if (values["render-only"]) {
   const report = JSON.parse(readFileSync(join(root, "docs/tune-search.json"), "utf8")) as TuneReport;
@@ -55,9 +64,6 @@ if (values["render-only"]) {
   console.log("wrote docs/tune-search.md");
   process.exit(0);
 }
-const chains = positiveIntFlag("chains", values.chains, 2);
-const iterations = positiveIntFlag("iterations", values.iterations, 70);
-const searchSeed = positiveIntFlag("seed", values.seed, 1);
 
 const scenarios: Scenario[] = readScenarios();
 const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
