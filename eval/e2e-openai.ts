@@ -26,7 +26,7 @@ import { type ChildProcess, execFileSync } from "node:child_process";
 
 import { resolve } from "node:path";
 import OpenAI from "openai";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import { PROMISE_OUTCOME_KEYS, type PromiseOutcomes } from "../src/core/capacity-booking";
@@ -58,7 +58,7 @@ function sourceCommit(): string {
   return `${git("rev-parse", "--short=12", "HEAD")}${changed === "" ? "" : "-dirty"}`;
 }
 const commit = sourceCommit();
-const { values } = commandLine(
+const { values, CLIENT_PROCESSES, SEEDS } = commandFlags(
   "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--first-seed <n>] [--log] [--out <path>]",
   {
     options: {
@@ -70,6 +70,18 @@ const { values } = commandLine(
       out: { type: "string" },
     },
   },
+  ({ values }) => {
+    /**
+     * Seeds 2026, 2027, ...: 2026 alone gives the arrivals of every run made before --seeds existed. --first-seed
+     * moves them to arrivals no earlier run (nor the simulator's replaying twin) was tuned on.
+     */
+    const firstSeed = positiveIntFlag("first-seed", values["first-seed"], 2026);
+    return {
+      values,
+      CLIENT_PROCESSES: positiveIntFlag("clients", values.clients, 4),
+      SEEDS: Array.from({ length: positiveIntFlag("seeds", values.seeds, 1) }, (_, i) => firstSeed + i),
+    };
+  },
 );
 const policyIds = values.policies?.split(",") ?? [
   "booked_capacity",
@@ -77,13 +89,6 @@ const policyIds = values.policies?.split(",") ?? [
   "retry_schedule",
   "static-30",
 ];
-const CLIENT_PROCESSES = positiveIntFlag("clients", values.clients, 4);
-/**
- * Seeds 2026, 2027, ...: 2026 alone gives the arrivals of every run made before --seeds existed. --first-seed moves
- * them to arrivals no earlier run (nor the simulator's replaying twin) was tuned on.
- */
-const FIRST_SEED = positiveIntFlag("first-seed", values["first-seed"], 2026);
-const SEEDS = Array.from({ length: positiveIntFlag("seeds", values.seeds, 1) }, (_, i) => FIRST_SEED + i);
 
 const REPLICAS = 3;
 const MAX_ONGOING = 4;

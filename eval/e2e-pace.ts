@@ -15,7 +15,7 @@
  */
 
 import { resolve } from "node:path";
-import { commandLine, positiveIntFlag } from "../scripts/command-line";
+import { commandFlags, positiveIntFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type ManagedProcess, startWorkerOnFreePort } from "../src/bench/stack";
 import type { RunningEngineServer } from "../src/engine/index";
@@ -24,7 +24,7 @@ import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine(
+const { values, CONCURRENCY, WARMUP_S, MEASURED_S } = commandFlags(
   "npm run eval:e2e-pace -- [--concurrency <n>] [--warmup <s>] [--seconds <s>] [--out <path>]",
   {
     options: {
@@ -34,10 +34,13 @@ const { values } = commandLine(
       out: { type: "string" },
     },
   },
+  ({ values }) => ({
+    values,
+    CONCURRENCY: positiveIntFlag("concurrency", values.concurrency, 24),
+    WARMUP_S: positiveIntFlag("warmup", values.warmup, 10),
+    MEASURED_S: positiveIntFlag("seconds", values.seconds, 30),
+  }),
 );
-const CONCURRENCY = positiveIntFlag("concurrency", values.concurrency, 24);
-const WARMUP_S = positiveIntFlag("warmup", values.warmup, 10);
-const MEASURED_S = positiveIntFlag("seconds", values.seconds, 30);
 /** The end-to-end run's fleet and request sizes (eval/e2e-openai.ts). */
 const SHAPE = { replicas: 3, maxOngoingRequests: 4, maxQueuedRequests: 16, queueTimeoutS: 10 };
 const OUTPUT_TOKENS = 32;

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { commandLine } from "../scripts/command-line";
+import { commandFlags, numberFlag } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import type { RequestOutcome } from "../src/bench/request-outcome";
 import { sendRequest } from "../src/bench/send-request";
@@ -22,9 +22,12 @@ import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values } = commandLine("npx tsx eval/e2e.ts [--policies <id,...>] [--port <n>]", {
-  options: { policies: { type: "string" }, port: { type: "string" } },
-});
+const { values, port } = commandFlags(
+  "npx tsx eval/e2e.ts [--policies <id,...>] [--port <n>]",
+  { options: { policies: { type: "string" }, port: { type: "string" } } },
+  // --port 0 (the default): a free port.
+  ({ values }) => ({ values, port: numberFlag("port", values.port, 0, { min: 0, max: 65535, integer: true }) }),
+);
 const policyIds = values.policies?.split(",") ?? [
   "static-5",
   "static-30",
@@ -32,7 +35,6 @@ const policyIds = values.policies?.split(",") ?? [
   "queue_drain_rate",
   "retry_schedule",
 ];
-const port = Number(values.port ?? 0);
 
 /** The e2e fleet: 3 engine servers, 2 requests each at a time, prompts 64 and outputs 32 tokens. */
 const REPLICAS = 3;

@@ -5,6 +5,7 @@
  */
 
 import { join, resolve } from "node:path";
+import { commandLine } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type BurstLengthRow, renderBurstLength, withBurstLength } from "../src/sim/burst-length";
 import { evaluateScenario } from "../src/sim/evaluation";
@@ -15,6 +16,8 @@ import { readScenario } from "./scenario-files";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
+// No flags: --help prints the usage and any flag is refused, rather than taken for a run that rewrites docs/.
+commandLine("npm run eval:burst-length", { options: {} });
 const SCENARIOS = ["burst-3x", "burst-10x"];
 const BURSTS_S = [5, 10, 20, 30, 45, 60];
 const SEEDS = 3;

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { commandLine } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type EnvelopeNoiseReport, renderEnvelopeNoise, type SeedSetCurves } from "../src/sim/envelope-noise";
 import { evaluateScenario, type ScenarioResult } from "../src/sim/evaluation";
@@ -16,6 +17,8 @@ import { readScenarios } from "./scenario-files";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
+// No flags: --help prints the usage and any flag is refused, rather than taken for a run that rewrites docs/.
+commandLine("npm run eval:envelope-noise", { options: {} });
 const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "utf8")) as {
   seedsPerScenario: number;
   scenarios: ScenarioResult[];

@@ -5,6 +5,7 @@
  */
 
 import { join, resolve } from "node:path";
+import { commandLine } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluateScenario } from "../src/sim/evaluation";
@@ -16,6 +17,8 @@ import { SWEEP_DRAIN_S, sweepQueueBound } from "./sweep";
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
+// No flags: --help prints the usage and any flag is refused, rather than taken for a run that rewrites docs/.
+commandLine("npm run eval:wave-period", { options: {} });
 const HALF_PERIODS_S = [15, 20, 25, 30, 35, 40, 45];
 const SEEDS = 3;
 
