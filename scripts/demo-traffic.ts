@@ -10,7 +10,7 @@
  * default none, the anonymous tenant).
  */
 import { seededRandom } from "../src/engine/rng";
-import { commandLine } from "./command-line";
+import { commandFlags, numberFlag } from "./command-line";
 
 /** One stretch of the load profile: the arrival rate moves linearly from `fromRps` to `toRps`. */
 export interface TrafficPhase {
@@ -168,7 +168,7 @@ export function formatTick(t: TrafficTick): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = commandLine(
+  const { values, cycles, timeScale } = commandFlags(
     "npm run demo:traffic -- [--base-url <url>] [--model <name>] [--cycles <n>] [--time-scale <x>] [--keys <key,...>]",
     {
       options: {
@@ -179,6 +179,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         keys: { type: "string", default: "" },
       },
     },
+    ({ values }) => ({
+      values,
+      // 0: until Ctrl-C. A time scale of 0 would make a cycle last no time at all.
+      cycles: numberFlag("cycles", values.cycles, 0, { min: 0 }),
+      timeScale: numberFlag("time-scale", values["time-scale"], 1, { above: 0 }),
+    }),
   );
   const stop = new AbortController();
   process.on("SIGINT", () => stop.abort());
@@ -187,8 +193,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   await runTraffic({
     baseUrl: values["base-url"],
     model: values.model,
-    cycles: Number(values.cycles),
-    timeScale: Number(values["time-scale"]),
+    cycles,
+    timeScale,
     apiKeys: values.keys.split(",").filter((k) => k.length > 0),
     signal: stop.signal,
     onTick: (t) => console.log(formatTick(t)),

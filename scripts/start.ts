@@ -16,23 +16,30 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { type ManagedProcess, startManaged, startWranglerDev, takenPorts, waitForHttp } from "../src/bench/stack";
-import { commandLine, positiveIntFlag } from "./command-line";
+import { commandFlags, numberFlag } from "./command-line";
 import { formatTick, runTraffic } from "./demo-traffic";
 
 /** The demo's admin token, for local use only (it guards nothing anyone else can reach on 127.0.0.1). */
 const DEMO_TOKEN = "demo-token";
 const SPEEDS = [1, 2, 4];
 
-const { values } = commandLine("npm start -- [--traffic] [--port <n>] [--engine-ports <n,n,n>] [--persist-to <dir>]", {
-  options: {
-    traffic: { type: "boolean", default: false },
-    port: { type: "string", default: "8787" },
-    "engine-ports": { type: "string", default: "8001,8002,8003" },
-    "persist-to": { type: "string" },
+const PORT = { min: 1, max: 65535, integer: true };
+const { values, workerPort, enginePorts } = commandFlags(
+  "npm start -- [--traffic] [--port <n>] [--engine-ports <n,n,n>] [--persist-to <dir>]",
+  {
+    options: {
+      traffic: { type: "boolean", default: false },
+      port: { type: "string", default: "8787" },
+      "engine-ports": { type: "string", default: "8001,8002,8003" },
+      "persist-to": { type: "string" },
+    },
   },
-});
-const workerPort = positiveIntFlag("port", values.port, 8787);
-const enginePorts = values["engine-ports"].split(",").map((p) => positiveIntFlag("engine-ports", p, 8001));
+  ({ values }) => ({
+    values,
+    workerPort: numberFlag("port", values.port, 8787, PORT),
+    enginePorts: values["engine-ports"].split(",").map((p) => numberFlag("engine-ports", p, 8001, PORT)),
+  }),
+);
 
 /** The sample configuration: wrangler.toml's SPILLWAY_CONFIG line. */
 function sampleConfig(): { deployments: Record<string, { replicas: string[] }> } {

@@ -4,10 +4,13 @@
  * measure the bench client's own ceiling (tokens/s it can parse), separately from any engine.
  */
 import { createServer } from "node:http";
-import { parseArgs } from "node:util";
+import { commandFlags, numberFlag } from "./command-line";
 
-const { values } = parseArgs({ options: { port: { type: "string", default: "8002" } } });
-const port = Number(values.port);
+const port = commandFlags(
+  "npx tsx src/bench/null-server.ts [--port <n>]",
+  { options: { port: { type: "string" } } },
+  ({ values }) => numberFlag("port", values.port, 8002, { min: 1, max: 65535, integer: true }),
+);
 const chunk = `data: ${JSON.stringify({ id: "x", object: "text_completion", created: 0, model: "null", choices: [{ index: 0, text: " the", logprobs: null, finish_reason: null }] })}\n\n`;
 
 const server = createServer((req, res) => {
