@@ -8,6 +8,7 @@ import {
   type LlamaContextSequence,
   type LlamaLogLevelName,
   type LlamaModel,
+  nodeLlamaCppLocation,
 } from "./node-llama-cpp";
 
 /**
@@ -70,8 +71,8 @@ export interface LlamaRuntime {
  * Each sequence's context shift throws: the scheduler keeps every request inside its cells, so a shift
  * (which would silently drop a request's oldest tokens) can only be a bug.
  *
- * @throws GgufError, LlamaNotInstalledError, LlamaGpuError, LlamaStartError (llama.cpp refused the model or the
- *   context).
+ * @throws GgufError, LlamaNotInstalledError, LlamaGpuError, LlamaStartError (no CPU build could be loaded, or llama.cpp
+ *   refused the model or the context).
  * @example
  * ```ts
  * const rt = await loadLlamaRuntime({ modelPath, gpu: "cpu", sequences: 8, contextLength: 2048, threads: 1, logger });
@@ -113,7 +114,17 @@ export async function loadLlamaRuntime(o: LlamaRuntimeOptions): Promise<LlamaRun
       );
     }
   } else {
-    llama = await getLlama({ ...common, gpu: false });
+    try {
+      llama = await getLlama({ ...common, gpu: false });
+    } catch (error) {
+      // No prebuilt binary it can load (its optional @node-llama-cpp/* packages left out, or none for this platform):
+      // node-llama-cpp throws NoBinaryFoundError, whose message is only its name.
+      throw new LlamaStartError(
+        `llama.cpp's prebuilt CPU build could not be loaded (${(error as Error).message || (error as Error).name}); ` +
+          `node-llama-cpp's prebuilt binaries come in its optional dependencies: reinstall it with them (${nodeLlamaCppLocation().installCommand})`,
+        { cause: error },
+      );
+    }
   }
   try {
     // A file that passes our checks can still be refused by llama.cpp (a missing tensor, a wrong shape); its
