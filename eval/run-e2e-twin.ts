@@ -103,6 +103,7 @@ const TWIN_VARIANT_IDS = [
   "probe-every-overload",
   "probe-beyond-30s",
   "draining-ignores-demoted",
+  "fresh-past-target",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -19,11 +19,12 @@ import {
 import { type HintedRetryCounts, HintedRetryTracker, type HintOutcome, type HintTiming } from "./hinted-retries";
 import { chooseTwo, pickShortestAccepting } from "./power-of-two";
 import { QueueLengthCache, type QueueLengthEntry } from "./queue-length-cache";
+import { RecentRate } from "./recent-rate";
 import { RefusalCounts } from "./refusal-counts";
 import { decideRetryAfter, type LoadSignals, type RetryAfterDecision, type Rung } from "./retry-after";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS, RetrySchedule } from "./retry-schedule";
 import { type BookingAdmission, DEFAULT_BOOKING_ADMISSION, type RouterOptions } from "./router-options";
-import { StandingQueue } from "./standing-queue";
+import { DRAINING_WINDOW_S, StandingQueue } from "./standing-queue";
 import { type TenantCount, TenantCounters } from "./tenant-counters";
 import { TenantHeadroom } from "./tenant-headroom";
 
@@ -262,6 +263,8 @@ export class RouterCore {
    * otherwise): for demotion, `lastChanceAfterRefusals` and the ledger's probe (a request's first refusal).
    */
   private readonly refusals: RefusalCounts | undefined;
+  /** Requests never refused, as offered (absent unless `freshPastTargetShare` is set). */
+  private readonly freshOffered: RecentRate | undefined;
 
   /** `accuracy` may be given to observe every hint's accuracy (the simulator does); the default keeps 256. */
   constructor(
@@ -302,6 +305,8 @@ export class RouterCore {
     this.admission = options.booking ?? DEFAULT_BOOKING_ADMISSION;
     // Counted for the ledger too: its probe is for a request's first refusal only (so is a hint schedule's row).
     if (this.booking || options.hintSchedule) this.refusals = new RefusalCounts();
+    if (this.booking && this.admission.freshPastTargetShare !== undefined)
+      this.freshOffered = new RecentRate(DRAINING_WINDOW_S);
     if (this.booking)
       this.standingQueue = new StandingQueue(
         this.admission,
@@ -379,6 +384,8 @@ export class RouterCore {
     const booking = this.booking;
     const { claim, early } = this.arrive(request, retry, now);
     const claimed = claim !== undefined;
+    const fresh = this.freshOffered !== undefined && this.neverRefused(request.fingerprint);
+    if (fresh) this.freshOffered?.add(now);
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, request) };
     if (this.queue.has(ticket)) return { kind: "queued" };
     // A request re-acquired after a router reset queues as if it had arrived when it first did (see `waitedMs`).
@@ -407,7 +414,8 @@ export class RouterCore {
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
       const standing = this.standingQueue?.update(now, this.queue.size) ?? false;
-      if (standing && !lastChance) limit = Math.min(limit, this.standingQueue?.targetDepth() ?? limit);
+      const pastTarget = fresh && this.freshFallShort(now);
+      if (standing && !lastChance && !pastTarget) limit = Math.min(limit, this.standingQueue?.targetDepth() ?? limit);
       if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
       // An SDK client refused now is told when to come back and does; the room it leaves goes to clients that may not.
       const leave = this.admission.sdkClientsLeaveShare ?? 0;
@@ -501,6 +509,17 @@ export class RouterCore {
   private onLastChance(fingerprint: string | undefined): boolean {
     const after = this.admission.lastChanceAfterRefusals;
     return this.refusals !== undefined && after !== undefined && this.refusals.of(fingerprint) >= after;
+  }
+
+  /**
+   * Whether the requests never refused, offered over the last `DRAINING_WINDOW_S`, come to less than
+   * `freshPastTargetShare` of the drain rate (never while the estimate is cold).
+   */
+  private freshFallShort(now: number): boolean {
+    const share = this.admission.freshPastTargetShare;
+    const rate = this.estimator.warm ? this.estimator.rate : undefined;
+    if (this.freshOffered === undefined || share === undefined || rate === undefined) return false;
+    return this.freshOffered.rate(now) < share * rate;
   }
 
   /** Whether some replica is not known to have no room (see `QueueLengthCache.mayHaveRoom`). */

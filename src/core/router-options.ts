@@ -217,6 +217,17 @@ export interface BookingAdmission {
    * docs/retry-policy.md, "Refusals remembered until the request is placed").
    */
   forgetRefusalsWhenQueued?: boolean;
+  /**
+   * While the requests never refused (first attempts, by fingerprint), offered over the last `DRAINING_WINDOW_S`
+   * seconds (src/core/standing-queue.ts), come to less than this share of the drain rate, such a request joins the
+   * queue past the delay target, up to the queue's bound. The target counts every request waiting ahead, but while
+   * the queue stands the newest goes first (`freshNewestWhen` `standing`): as an overload gives way to a quiet spell
+   * (the trough after a wave), a new arrival would wait about a slot's time, not the standing queue's depth, and
+   * refusing it sent it past the promises made in the overload. `undefined`: off (the default). Measured and not
+   * kept (variant `fresh-past-target`, docs/retry-policy.md): it serves the quiet spell's first arrivals sooner and
+   * the overload's later, and leaves the pooled completion curve where it was.
+   */
+  freshPastTargetShare?: number;
 }
 
 /**

@@ -210,6 +210,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { booking: { drainingIgnoresDemoted: true } },
   ),
   variant(
+    "fresh-past-target",
+    "a request never refused joins past the queue-delay target while such requests come to less than the drain rate (the quiet spell after an overload)",
+    { booking: { freshPastTargetShare: 1 } },
+  ),
+  variant(
     "probe-beyond-30s",
     "a first refusal whose earliest room would answer it more than 30 s later is sent back in 10 to 20 s (a probe), not booked there",
     { ledger: { probeBeyondS: 30 } },

@@ -46,6 +46,7 @@ const bookingSettings: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
       demotedFirstUnderS: fc.constantFrom(null, 1),
       drainingIgnoresDemoted: fc.boolean(),
       forgetRefusalsWhenQueued: fc.boolean(),
+      freshPastTargetShare: fc.constantFrom(null, 1),
       sdkClientsLeaveShare: fc.constantFrom(0, 0.5),
       demotedHeadroomSlots: fc.constantFrom(0, 1, 3),
     },

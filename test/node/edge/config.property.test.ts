@@ -79,6 +79,7 @@ const DEPLOYMENT: Record<string, Range> = {
   "booking.demotedFirstUnderS": num(0, 600, true, true),
   "booking.drainingIgnoresDemoted": bool,
   "booking.forgetRefusalsWhenQueued": bool,
+  "booking.freshPastTargetShare": num(0, 10, true, true),
   "booking.sdkClientsLeaveShare": num(0, 0.9),
   "booking.demotedHeadroomSlots": int(0, 10_000),
 };

@@ -53,6 +53,7 @@ describe("parseConfig, field by field", () => {
             demotedFirstUnderS: null,
             drainingIgnoresDemoted: false,
             forgetRefusalsWhenQueued: false,
+            freshPastTargetShare: null,
             sdkClientsLeaveShare: 0.05,
           },
           tenantHeadroomSlots: 1,

@@ -219,6 +219,12 @@ const SETTINGS: Setting[] = [
     effective: (o) => booking(o).forgetRefusalsWhenQueued ?? false,
   },
   {
+    path: "booking.freshPastTargetShare",
+    valid: nullable(num(0, 10, { gt: true })),
+    invalid: [0, 10.5],
+    effective: (o) => booking(o).freshPastTargetShare ?? null,
+  },
+  {
     path: "booking.sdkClientsLeaveShare",
     valid: num(0, 0.9),
     invalid: [-0.1, 0.95],

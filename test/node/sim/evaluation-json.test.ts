@@ -2010,6 +2010,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "best-effort-no-age",
       "draining-ignores-demoted",
       "floor-before-rise",
+      "fresh-past-target",
       "horizon-pack",
       "no-delay-target",
       "no-queue-refill",
@@ -2097,6 +2098,26 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(held.get("best-effort-no-age")?.met.served).toBe(def.held.met.served - 1);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in one fewer scenario on both seed sets (its bullet below).",
+    );
+    // "`fresh-past-target` meets them too ..., is ahead by less than a point on either seed set, and meets the oracle
+    // target in one fewer scenario on both"; its bullet: the sustained overload's p50 is the default's.
+    const pastTarget = { tuned: tunedById.get("fresh-past-target"), held: held.get("fresh-past-target") };
+    for (const [own, base] of [
+      [pastTarget.tuned, def.tuned],
+      [pastTarget.held, def.held],
+    ] as const) {
+      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0);
+      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1);
+      expect(own?.met.oracle).toBe(base.met.oracle - 1);
+      expect(p50(own)).toBeCloseTo(p50(base), 1);
+      // "by less than half a point of served share, across the 95% the target asks" (the oracle serves 100%).
+      for (const [name, figures] of Object.entries(base.perScenario)) {
+        const [a, b] = [figures.servedFraction, own?.perScenario[name]?.servedFraction ?? Number.NaN];
+        if (a >= 0.95 !== b >= 0.95) expect(Math.abs(a - b), name).toBeLessThan(0.005);
+      }
+    }
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in one fewer scenario on both",
     );
   });
 
