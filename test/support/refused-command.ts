@@ -13,9 +13,10 @@ export interface CommandRun {
 }
 
 /**
- * Runs `tsx ENTRY ...args` in the repository root, in its own process group, and kills the group after
- * `killAfterMs`: a command that got past its command line would start its work (an evaluation of minutes, a
- * server), and is stopped with everything it started long before it could write a result.
+ * Runs `tsx ENTRY ...args` in the repository root (with `env` in place of this process's environment, if given), in
+ * its own process group, and kills the group after `killAfterMs`: a command that got past its command line would
+ * start its work (an evaluation of minutes, a server), and is stopped with everything it started long before it
+ * could write a result.
  *
  * @example
  * ```ts
@@ -23,9 +24,13 @@ export interface CommandRun {
  * run.status; // 2
  * ```
  */
-export function runCommand(entry: string, args: readonly string[], killAfterMs = 60_000): Promise<CommandRun> {
+export function runCommand(
+  entry: string,
+  args: readonly string[],
+  { killAfterMs = 60_000, env = process.env }: { killAfterMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<CommandRun> {
   return new Promise((done, fail) => {
-    const child = spawn(tsx, [entry, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(tsx, [entry, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => {

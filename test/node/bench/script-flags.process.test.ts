@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { type CommandRun, runCommand } from "../../support/refused-command";
 
 /**
  * The benchmark and soak commands whose entry points live under src/ read their command line before any work:
@@ -12,7 +12,6 @@ import { describe, expect, it } from "vitest";
  */
 
 const root = resolve(import.meta.dirname, "../../..");
-const tsx = resolve(root, "node_modules/.bin/tsx");
 const scripts = (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { scripts: Record<string, string> })
   .scripts;
 
@@ -30,38 +29,13 @@ const COMMANDS: { name: string; badNumber?: [flag: string, value: string] }[] = 
   { name: "soak:heap" },
 ];
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `npm run NAME -- ...args` without npm: package.json's `[NODE_OPTIONS=...] tsx ENTRY`, run directly. */
-function runScript(name: string, args: string[]): Promise<Run> {
+function runScript(name: string, args: string[]): Promise<CommandRun> {
   const command = scripts[name];
   const parts = command ? /^(?:NODE_OPTIONS=(\S+) )?tsx (\S+)$/.exec(command) : null;
   if (!parts) throw new Error(`package.json's ${name} is not "tsx ENTRY": ${command}`);
   const [, nodeOptions, entry] = parts as unknown as [string, string | undefined, string];
-  const env = { ...process.env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
-  return new Promise((done, fail) => {
-    // Its own process group, so that a run that got past its command line is stopped with everything it started.
-    const child = spawn(tsx, [entry, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    // A command that got past its command line would start its work; a test that waits for it would hang.
-    const timer = setTimeout(() => process.kill(-(child.pid as number), "SIGKILL"), 60_000);
-    child.on("error", fail);
-    child.on("close", (status) => {
-      clearTimeout(timer);
-      done({ status, stdout, stderr });
-    });
-  });
+  return runCommand(entry, args, { env: { ...process.env, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) } });
 }
 
 /** A stack trace's frame line, as node prints an uncaught error. */
