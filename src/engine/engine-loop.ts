@@ -102,22 +102,61 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     metrics.e2eRequestLatency.observe(now() - l.arrivalS);
   };
 
+  /**
+   * Ends a live request before the scheduler does (the client went away, or its sink threw): its KV is freed now,
+   * the abort is logged as SGLang logs it, and no sink method is called here. A no-op once the request ended.
+   */
+  const cancel = (id: string, message?: string, status?: number) => {
+    const l = live.get(id);
+    if (l === undefined) return;
+    live.delete(id);
+    engine.release(id);
+    countEnded(l, scheduler.get(id)?.outputTokenIds.length ?? 0);
+    const event = scheduler.abort(id, now(), message, status);
+    if (event) logger.info(formatEventLine(event));
+    syncMetrics();
+  };
+
+  /**
+   * Calls one method of a request's sink; false when it threw. A package user's sink runs inside this loop, so a
+   * throw is that request's bug alone: it is logged once, the request is cancelled (status 500) if it still runs,
+   * and after a throwing onText the sink hears onError once - never after onFinish or onError, whose throw ends
+   * nothing more. The loop then goes on serving the others.
+   */
+  const callSink = (l: Live, method: keyof GenerationSink, outputTokens: number, call: (s: GenerationSink) => void) => {
+    try {
+      call(l.sink);
+      return true;
+    } catch (error) {
+      logger.error(`GenerationSink.${method} of request ${l.request.id} threw: ${shown(error)}`);
+      const message = `GenerationSink.${method} threw`;
+      cancel(l.request.id, message, 500);
+      if (method === "onText")
+        callSink(l, "onError", outputTokens, (s) => s.onError(message, usageOf(l, outputTokens)));
+      return false;
+    }
+  };
+
   const endLive = (id: string, ended: EndedRequest) => {
     const l = live.get(id);
     if (!l) return;
     live.delete(id);
     engine.release(id);
-    countEnded(l, ended.outputTokenIds.length);
+    const outputTokens = ended.outputTokenIds.length;
+    countEnded(l, outputTokens);
     if (ended.reason === "abort") {
-      l.sink.onError(ended.message ?? "request aborted", usageOf(l, ended.outputTokenIds.length));
+      callSink(l, "onError", outputTokens, (s) =>
+        s.onError(ended.message ?? "request aborted", usageOf(l, outputTokens)),
+      );
       return;
     }
     // The decoder's held-back tail (a character cut by the last token) may still complete a stop string: the
     // text is cut there, and the finish reason is then "stop", not "length".
     const last = l.stop.push(l.text.flush());
     const rest = last.text + l.stop.flush();
-    if (rest !== "") l.sink.onText(rest);
-    l.sink.onFinish(last.stopped ? "stop" : ended.reason, usageOf(l, ended.outputTokenIds.length));
+    const reason = last.stopped ? "stop" : ended.reason;
+    if (rest !== "" && !callSink(l, "onText", outputTokens, (s) => s.onText(rest))) return;
+    callSink(l, "onFinish", outputTokens, (s) => s.onFinish(reason, usageOf(l, outputTokens)));
   };
 
   const handleEvents = (events: readonly SchedulerEvent[]) => {
@@ -173,8 +212,9 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     // An end-of-generation token is no text (its special-token text would leak into the answer).
     if (endsGeneration(tokenizer, token)) return false;
     const { text, stopped } = l.stop.push(l.text.push(token));
-    if (text !== "") l.sink.onText(text);
-    return stopped;
+    if (text === "") return stopped;
+    const outputTokens = scheduler.get(l.request.id)?.outputTokenIds.length ?? 0;
+    return callSink(l, "onText", outputTokens, (s) => s.onText(text)) && stopped;
   };
 
   const runBatch = async (batch: Exclude<Batch, { kind: "idle" }>) => {
@@ -208,6 +248,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       if (!l || !yields[i]) continue;
       const token = tokenIds[i] as number;
       const stopString = emitToken(l, token, t);
+      if (!live.has(r.id)) continue; // its sink threw: cancelled, as if its client had gone away
       if (stopString || (!r.ignoreEos && endsGeneration(tokenizer, token))) stopped.push(r.id);
     }
     const { ended, events } = scheduler.completeBatch({ tokenIds, stopped, now: t });
@@ -220,7 +261,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       live.delete(id);
       engine.release(id);
       countEnded(l, scheduler.get(id)?.outputTokenIds.length ?? 0);
-      l.sink.onError(message, usageOf(l, 0));
+      callSink(l, "onError", 0, (s) => s.onError(message, usageOf(l, 0)));
     }
   };
 
@@ -285,16 +326,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
         footprint,
       });
       wake?.();
-      return () => {
-        const l = live.get(request.id);
-        if (l === undefined) return;
-        live.delete(request.id);
-        engine.release(request.id);
-        countEnded(l, scheduler.get(request.id)?.outputTokenIds.length ?? 0);
-        const event = scheduler.abort(request.id, now());
-        if (event) logger.info(formatEventLine(event));
-        syncMetrics();
-      };
+      return () => cancel(request.id);
     },
     load(): LoadReport {
       const s = scheduler.state();
@@ -320,4 +352,13 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       await running;
     },
   };
+}
+
+/** A thrown value as text; what a package user throws may not even convert to a string. */
+function shown(error: unknown): string {
+  try {
+    return String(error);
+  } catch {
+    return "a value that String() cannot convert";
+  }
 }

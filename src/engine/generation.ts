@@ -22,7 +22,22 @@ export type FinishReason = "stop" | "length";
 
 /**
  * Where the engine core sends a generation's progress. Exactly one of `onFinish` / `onError` is called,
- * once, and nothing after it.
+ * once, and nothing after it (none at all after the request's abort function was called).
+ *
+ * The methods run inside the engine loop, which serves every request: they should return quickly and not throw.
+ * One that throws ends its own request only, and the error is logged as one line: a throwing `onText` cancels the
+ * request (its KV is freed, the abort logged with status 500) and the sink then hears
+ * `onError("GenerationSink.onText threw")`, once; a throwing `onFinish` or `onError` ends nothing more and calls
+ * nothing after it. The other requests go on.
+ *
+ * @example
+ * ```ts
+ * const sink: GenerationSink = {
+ *   onText: (text) => process.stdout.write(text),
+ *   onFinish: (reason, usage) => console.log(`\n${reason}, ${usage.completionTokens} tokens`),
+ *   onError: (message) => console.error(message),
+ * };
+ * ```
  */
 export interface GenerationSink {
   /** New output text (may be "" when a possible stop string is held back). */
@@ -56,6 +71,7 @@ export interface EngineCore {
   /**
    * Queues a generation; returns a function that aborts it (idempotent, a no-op once it ended). Throws, queueing
    * nothing, a TypeError for a field of the wrong type, and an `ApiError` (400) for a request the scheduler refuses.
+   * A sink method that throws later ends that request alone (see {@link GenerationSink}).
    */
   submit(request: GenerationRequest, sink: GenerationSink): () => void;
   load(): LoadReport;
