@@ -35,6 +35,7 @@ import { percentile } from "../src/sim/metrics";
 import type { E2eSeedFigures } from "../src/sim/report-markdown";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
 import { type E2eOpenAiPolicy, type E2eOutcome, summarizeE2ePolicy } from "./e2e-outcomes";
+import { e2ePoliciesFlag } from "./e2e-policies-flag";
 import { forkTypeScript, nextMessage, stopChild } from "./e2e-processes";
 import {
   type E2eAttemptCounts,
@@ -58,7 +59,7 @@ function sourceCommit(): string {
   return `${git("rev-parse", "--short=12", "HEAD")}${changed === "" ? "" : "-dirty"}`;
 }
 const commit = sourceCommit();
-const { values, CLIENT_PROCESSES, SEEDS } = commandFlags(
+const { values, CLIENT_PROCESSES, SEEDS, policyIds } = commandFlags(
   "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--first-seed <n>] [--log] [--out <path>]",
   {
     options: {
@@ -80,15 +81,15 @@ const { values, CLIENT_PROCESSES, SEEDS } = commandFlags(
       values,
       CLIENT_PROCESSES: positiveIntFlag("clients", values.clients, 4),
       SEEDS: Array.from({ length: positiveIntFlag("seeds", values.seeds, 1) }, (_, i) => firstSeed + i),
+      policyIds: e2ePoliciesFlag(values.policies, [
+        "booked_capacity",
+        "router_queue_drain_rate",
+        "retry_schedule",
+        "static-30",
+      ]),
     };
   },
 );
-const policyIds = values.policies?.split(",") ?? [
-  "booked_capacity",
-  "router_queue_drain_rate",
-  "retry_schedule",
-  "static-30",
-];
 
 const REPLICAS = 3;
 const MAX_ONGOING = 4;

@@ -18,23 +18,26 @@ import { seededRandom } from "../src/engine/rng";
 import { percentile } from "../src/sim/metrics";
 import type { E2eResult } from "../src/sim/report-markdown";
 import { measureE2eCapacity, startE2eFleet } from "./e2e-fleet";
+import { e2ePoliciesFlag } from "./e2e-policies-flag";
 
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
 const writeGenerated = generatedWriter(root);
-const { values, port } = commandFlags(
+const { port, policyIds } = commandFlags(
   "npx tsx eval/e2e.ts [--policies <id,...>] [--port <n>]",
   { options: { policies: { type: "string" }, port: { type: "string" } } },
-  // --port 0 (the default): a free port.
-  ({ values }) => ({ values, port: numberFlag("port", values.port, 0, { min: 0, max: 65535, integer: true }) }),
+  ({ values }) => ({
+    // --port 0 (the default): a free port.
+    port: numberFlag("port", values.port, 0, { min: 0, max: 65535, integer: true }),
+    policyIds: e2ePoliciesFlag(values.policies, [
+      "static-5",
+      "static-30",
+      "router_queue_drain_rate",
+      "queue_drain_rate",
+      "retry_schedule",
+    ]),
+  }),
 );
-const policyIds = values.policies?.split(",") ?? [
-  "static-5",
-  "static-30",
-  "router_queue_drain_rate",
-  "queue_drain_rate",
-  "retry_schedule",
-];
 
 /** The e2e fleet: 3 engine servers, 2 requests each at a time, prompts 64 and outputs 32 tokens. */
 const REPLICAS = 3;

@@ -12,6 +12,9 @@ const CASES: { entry: string; args: string[]; flag: string }[] = [
   { entry: "eval/e2e-pace.ts", args: ["--warmup", "0"], flag: "--warmup" },
   // --port abc was read as NaN, i.e. "no port": the whole run started on a free one.
   { entry: "eval/e2e.ts", args: ["--port", "abc"], flag: "--port" },
+  // An unknown policy id passed until the fleet was built, after the run had begun, and ended it with a stack trace.
+  { entry: "eval/e2e.ts", args: ["--policies", "static-30,static-3O"], flag: "--policies" },
+  { entry: "eval/e2e-openai.ts", args: ["--policies", "booked_capacity,no-such-policy"], flag: "--policies" },
   { entry: "eval/run-wave-period.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-burst-length.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-envelope-noise.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
