@@ -55,9 +55,11 @@ function guardGroup(group: number, supervisor: number): void {
 }
 
 /**
- * Starts a command in its own process group with output prefixed by its name. With `watchParent`, the group
- * also watches this process: if it dies without stopping its children (SIGKILL, a closed terminal), the group
- * is killed too, so no engine or workerd outlives the supervisor.
+ * Starts a command in its own process group with output prefixed by its name. The group also watches this process
+ * (unless `watchParent` is false): if it dies without stopping its children (SIGKILL, a closed terminal), the group
+ * is killed too, so no engine or workerd outlives the supervisor. On by default: the child's own process group puts
+ * it out of reach of a Ctrl-C or a group kill aimed at the supervisor, so without its guard it runs on, and an
+ * opt-in is easy to forget.
  *
  * @example
  * ```ts
@@ -76,7 +78,7 @@ export function startManaged(
     env: options.env ?? process.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  if (options.watchParent && child.pid !== undefined) guardGroup(child.pid, process.pid);
+  if (options.watchParent !== false && child.pid !== undefined) guardGroup(child.pid, process.pid);
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   if (!options.quiet) {
     const prefix = (chunk: Buffer) =>
@@ -149,7 +151,10 @@ export interface WranglerDevOptions {
    */
   logLevel?: "warn" | "log";
   root?: string;
-  /** Kill wrangler and its workerd processes if this process dies without stopping them (see `startManaged`). */
+  /**
+   * Kill wrangler and its workerd processes if this process dies without stopping them (see `startManaged`);
+   * default true.
+   */
   watchParent?: boolean;
 }
 
@@ -173,7 +178,7 @@ export function startWranglerDev(options: WranglerDevOptions): ManagedProcess {
   return startManaged("wrangler", resolve(root, "node_modules/.bin/wrangler"), args, {
     env: offlineWranglerEnv(root),
     quiet: options.quiet ?? false,
-    watchParent: options.watchParent ?? false,
+    watchParent: options.watchParent ?? true,
   });
 }
 
