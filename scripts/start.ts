@@ -7,9 +7,9 @@
  *
  * Ctrl-C stops everything: each child runs in its own process group and the whole group is signalled, so no
  * workerd or engine process is left behind. So does a closed terminal (SIGHUP) or a killed parent (npm, tsx: this
- * process is reparented). Killed itself with SIGKILL, it cannot stop anyone: each child group has a guard that
- * watches this process and kills the group when it is gone. Ports already taken (a second `npm start`) are
- * reported in one line before anything starts.
+ * process, or the sh between npm and tsx, is reparented). Killed itself with SIGKILL, it cannot stop anyone: each
+ * child group has a guard that watches this process and kills the group when it is gone. Ports already taken (a
+ * second `npm start`) are reported in one line before anything starts.
  *
  * Flags (for tests and busy machines): `--port` (8787), `--engine-ports 8001,8002,8003` (other ports than the
  * sample's are passed to wrangler as SPILLWAY_CONFIG), `--persist-to DIR`.
@@ -18,6 +18,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { type ManagedProcess, startManaged, startWranglerDev, takenPorts, waitForHttp } from "../src/bench/stack";
 import { commandFlags, numberFlag } from "./command-line";
 import { formatTick, runTraffic } from "./demo-traffic";
+import { watchJobParents } from "./job-parents";
 
 /** The demo's admin token, for local use only (it guards nothing anyone else can reach on 127.0.0.1). */
 const DEMO_TOKEN = "demo-token";
@@ -97,11 +98,8 @@ async function stopAll(code: number): Promise<never> {
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 process.on("SIGHUP", () => void stopAll(0)); // the terminal closed
-// npm or tsx killed: this process is reparented; nobody is left to press Ctrl-C.
-const parentAtStart = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parentAtStart) void stopAll(1);
-}, 500).unref();
+// npm or tsx killed: this process or one above it in its job is reparented; nobody is left to press Ctrl-C.
+watchJobParents(() => void stopAll(1));
 
 enginePorts.forEach((port, i) => {
   const speed = SPEEDS[i % SPEEDS.length] ?? 1;

@@ -19,18 +19,24 @@ function processesMentioning(needle: string): string[] {
     .filter((line) => line.includes(needle) && !line.includes("ps -eo"));
 }
 
-/** Starts `npm start`'s script (as its own process group) on free ports; output is collected. */
-async function startDemo() {
+/**
+ * Starts `npm start`'s script (as its own process group) on free ports, through tsx as the tests below do, or
+ * through npm itself (`npm start -- ...`: npm, its `sh -c`, tsx, the script); output is collected.
+ */
+async function startDemo(launcher: "tsx" | "npm" = "tsx") {
   const [worker, ...engines] = (await Promise.all([freePort(), freePort(), freePort(), freePort()])) as [
     number,
     ...number[],
   ];
   const persistTo = mkdtempSync(join(tmpdir(), "spillway-start-"));
-  const child = spawn(
-    "node_modules/.bin/tsx",
-    ["scripts/start.ts", "--port", String(worker), "--engine-ports", engines.join(","), "--persist-to", persistTo],
-    { stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
+  const flags = ["--port", String(worker), "--engine-ports", engines.join(","), "--persist-to", persistTo];
+  const [command, args] =
+    launcher === "npm" ? ["npm", ["start", "--", ...flags]] : ["node_modules/.bin/tsx", ["scripts/start.ts", ...flags]];
+  const child = spawn(command, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, npm_config_update_notifier: "false" }, // npm stays off the network
+  });
   const out = { text: "" };
   child.stdout.on("data", (d: Buffer) => {
     out.text += d.toString();
@@ -121,6 +127,27 @@ describe("npm start", () => {
         await demo.exited;
         for (let i = 0; i < 100 && leftBehind(ports).length > 0; i++) await new Promise((r) => setTimeout(r, 200));
         expect(leftBehind(ports)).toEqual([]);
+      } finally {
+        demo.cleanUp();
+      }
+    },
+    STARTUP_BOUND_MS + 60_000,
+  );
+
+  it(
+    "with npm itself killed with SIGKILL, the demo stops itself: npm's sh is reparented, so nobody holds the job",
+    async () => {
+      const demo = await startDemo("npm");
+      try {
+        await waitForHttp(`http://127.0.0.1:${demo.worker}/health`, STARTUP_BOUND_MS);
+        const ports = [demo.worker, ...demo.engines];
+        const supervisor = `scripts/start.ts --port ${demo.worker}`;
+        expect(processesMentioning(supervisor).length).toBeGreaterThan(0);
+        process.kill(demo.child.pid as number, "SIGKILL"); // npm alone; its sh, tsx and the script run on
+        await demo.exited;
+        const stillThere = () => [...leftBehind(ports), ...processesMentioning(supervisor)];
+        for (let i = 0; i < 150 && stillThere().length > 0; i++) await new Promise((r) => setTimeout(r, 200));
+        expect(stillThere()).toEqual([]);
       } finally {
         demo.cleanUp();
       }
