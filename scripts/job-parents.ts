@@ -1,41 +1,66 @@
 import { readFileSync } from "node:fs";
 
-/** A process's parent and process group, from Linux's `/proc/<pid>/stat`; undefined once it is gone (or off Linux). */
-function parentAndGroup(pid: number): { parent: number; group: number } | undefined {
+/** How many processes above this one are looked at for npm (npm, its `sh -c`, tsx: three). */
+const MAX_ANCESTORS = 8;
+
+/** A process's parent, from Linux's `/proc/<pid>/stat`; undefined once it is gone (or off Linux). */
+function parentOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // After the command in parentheses (which may hold spaces): state, parent, process group.
-    const [, parent, group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { parent: Number(parent), group: Number(group) };
+    // After the command in parentheses (which may hold spaces): state, then the parent.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
   } catch {
     return undefined;
   }
 }
 
+/** Whether `pid` is npm: npm sets its process title to `npm <command>` (`/proc/<pid>/cmdline`). */
+function isNpm(pid: number): boolean {
+  try {
+    return /^npm(\0| |$)/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Calls `onOrphaned` once this process, or any process above it in its own process group, has a new parent: the
- * parent it had was killed. Under `npm start` that group is npm, its `sh -c` and tsx, all started by the shell as one
- * job; a SIGKILL to npm reparents only the sh below it, and tsx and this process would run on, out of the shell's
- * job control, with nobody left to press Ctrl-C. Off Linux (no `/proc`) only this process's own parent is watched.
+ * The processes between this one and the npm that runs it, each with its parent now: under `npm start` that is
+ * this process (its parent tsx), tsx (its parent npm's `sh -c`) and the sh (its parent npm). Only this process
+ * when it does not run under npm, or npm is not found (off Linux, yarn, pnpm).
+ */
+function linksBelowNpm(): Map<number, number> {
+  const links = new Map<number, number>([[process.pid, process.ppid]]);
+  if (process.env.npm_lifecycle_event === undefined) return links;
+  const above = new Map<number, number>();
+  for (let pid = process.ppid, i = 0; pid > 1 && i < MAX_ANCESTORS; i++) {
+    const parent = parentOf(pid);
+    if (parent === undefined) break;
+    above.set(pid, parent);
+    if (isNpm(parent)) return new Map([...links, ...above]);
+    pid = parent;
+  }
+  return links;
+}
+
+/**
+ * Calls `onOrphaned` once this process, or a process between it and the npm that runs it, has a new parent: the
+ * parent it had was killed. Under `npm start` the chain is npm, its `sh -c`, tsx and this script; a SIGKILL to npm
+ * reparents only the sh below it, and tsx and this process would run on, out of the shell's job control, with
+ * nobody left to press Ctrl-C. npm's own parent is not watched: a script that starts `nohup npm start &` and exits
+ * leaves the demo running, as it asked. Off Linux (no `/proc`), and outside npm, only this process's own parent is
+ * watched.
  *
  * @example
  * ```ts
- * watchJobParents(() => void stopAll(1)); // npm, sh or tsx killed: stop the demo
+ * watchJobParents(() => void stopAll(1)); // npm, its sh or tsx killed: stop the demo
  * ```
  */
 export function watchJobParents(onOrphaned: () => void, intervalMs = 500): void {
-  const parents = new Map<number, number>();
-  const own = parentAndGroup(process.pid);
-  for (let pid = process.ppid; own !== undefined && pid > 1; ) {
-    const above = parentAndGroup(pid);
-    if (above === undefined || above.group !== own.group) break;
-    parents.set(pid, above.parent);
-    pid = above.parent;
-  }
-  const startParent = process.ppid;
+  const links = linksBelowNpm();
   const timer = setInterval(() => {
-    const moved =
-      process.ppid !== startParent || [...parents].some(([pid, parent]) => parentAndGroup(pid)?.parent !== parent);
+    const moved = [...links].some(([pid, parent]) =>
+      pid === process.pid ? process.ppid !== parent : parentOf(pid) !== parent,
+    );
     if (!moved) return;
     clearInterval(timer);
     onOrphaned();

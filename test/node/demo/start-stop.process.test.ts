@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -150,6 +150,49 @@ describe("npm start", () => {
         expect(stillThere()).toEqual([]);
       } finally {
         demo.cleanUp();
+      }
+    },
+    STARTUP_BOUND_MS + 60_000,
+  );
+
+  it(
+    "started in the background by a script that exits once it is up (nohup npm start &), it runs on: npm's parent is not watched",
+    async () => {
+      const [worker, ...engines] = (await Promise.all([freePort(), freePort(), freePort(), freePort()])) as [
+        number,
+        ...number[],
+      ];
+      const persistTo = mkdtempSync(join(tmpdir(), "spillway-start-"));
+      const done = join(persistTo, "launcher-may-exit");
+      const flags = `--port ${worker} --engine-ports ${engines.join(",")} --persist-to ${persistTo}/state`;
+      // A non-interactive bash has no job control: npm joins the script's process group, and is reparented when
+      // the script exits - here once the demo is up, as a script that waits for its health check would.
+      const launcher = spawn(
+        "bash",
+        ["-c", `nohup npm start -- ${flags} > /dev/null 2>&1 & while [ ! -e ${done} ]; do sleep 0.2; done`],
+        { stdio: "ignore", detached: true, env: { ...process.env, npm_config_update_notifier: "false" } },
+      );
+      const launcherExited = new Promise<number | null>((resolve) => launcher.once("exit", (code) => resolve(code)));
+      const supervisor = `scripts/start.ts --port ${worker}`;
+      try {
+        await waitForHttp(`http://127.0.0.1:${worker}/health`, STARTUP_BOUND_MS);
+        writeFileSync(done, "");
+        expect(await launcherExited).toBe(0);
+        // Several of the watcher's rounds (500 ms each): a demo that took npm's new parent for a killed one has
+        // stopped by then. (A slower machine only makes this check weaker, never wrong.)
+        await new Promise((r) => setTimeout(r, 3_000));
+        expect(processesMentioning(supervisor).length).toBeGreaterThan(0);
+        expect((await fetch(`http://127.0.0.1:${worker}/health`)).ok).toBe(true);
+      } finally {
+        try {
+          process.kill(-(launcher.pid as number), "SIGKILL"); // npm, its sh, tsx and the script; guards do the rest
+        } catch {
+          // Already gone.
+        }
+        const ports = [worker, ...engines];
+        for (let i = 0; i < 150 && leftBehind(ports).length > 0; i++) await new Promise((r) => setTimeout(r, 200));
+        rmSync(persistTo, { recursive: true, force: true });
+        expect(leftBehind(ports)).toEqual([]);
       }
     },
     STARTUP_BOUND_MS + 60_000,
