@@ -5,17 +5,7 @@ import {
   type RunningEngineServer,
   startEngineServer,
 } from "../../../src/engine/index";
-
-/** A sink whose `done` resolves with the finish reason (or rejects with the error message). */
-function recordingSink(): GenerationSink & { done: Promise<string> } {
-  let finish!: (reason: string) => void;
-  let fail!: (error: Error) => void;
-  const done = new Promise<string>((resolve, reject) => {
-    finish = resolve;
-    fail = reject;
-  });
-  return { done, onText() {}, onFinish: (reason) => finish(reason), onError: (message) => fail(new Error(message)) };
-}
+import { recordingSink } from "../../support/recording-sink";
 
 const valid = (id: string): GenerationRequest => ({
   id,

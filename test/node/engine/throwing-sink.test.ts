@@ -5,19 +5,8 @@ import {
   type RunningEngineServer,
   startEngineServer,
 } from "../../../src/engine/index";
+import { recordingSink } from "../../support/recording-sink";
 import { fakeScheduler } from "./fake-scheduler";
-
-/** A sink whose `done` resolves with the finish reason, or rejects with the error message. */
-function recordingSink(): GenerationSink & { done: Promise<string> } {
-  let finish!: (reason: string) => void;
-  let fail!: (error: Error) => void;
-  const done = new Promise<string>((resolve, reject) => {
-    finish = resolve;
-    fail = reject;
-  });
-  done.catch(() => {}); // awaited by the test; a rejection before that is not an unhandled one
-  return { done, onText() {}, onFinish: (reason) => finish(reason), onError: (message) => fail(new Error(message)) };
-}
 
 /** A sink whose named methods throw; it counts every call, so a test can see what the engine called after a throw. */
 function throwingSink(throwIn: ReadonlyArray<keyof GenerationSink>) {
