@@ -414,6 +414,9 @@ export class RouterCore {
       // queue. The room held for them is what other requests must leave free (capped, so no-shows cannot starve
       // fresh arrivals); a promise that is broken anyway lowers the ledger's trust in its forecast.
       const standing = this.standingQueue?.update(now, this.queue.size) ?? false;
+      // `freshPastTargetShare`: while the queue stands the newest goes first, so a request never refused, arriving
+      // while such requests fall short of the drain rate (a quiet spell after an overload), waits a slot's time, not
+      // the depth the target counts.
       const pastTarget = fresh && this.freshFallShort(now);
       if (standing && !lastChance && !pastTarget) limit = Math.min(limit, this.standingQueue?.targetDepth() ?? limit);
       if (!claimed) held = Math.min(booking.heldRoom(now), this.admission.maxHeldRoomShare * limit);
