@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,23 +19,17 @@ function processesMentioning(needle: string): string[] {
     .filter((line) => line.includes(needle) && !line.includes("ps -eo"));
 }
 
-/**
- * Starts `npm start`'s script (as its own process group) on free ports, through tsx as the tests below do, or
- * through npm itself (`npm start -- ...`: npm, its `sh -c`, tsx, the script); output is collected.
- */
-async function startDemo(launcher: "tsx" | "npm" = "tsx") {
+/** Starts `npm start`'s script (as its own process group) on free ports, through tsx; output is collected. */
+async function startDemo() {
   const [worker, ...engines] = (await Promise.all([freePort(), freePort(), freePort(), freePort()])) as [
     number,
     ...number[],
   ];
   const persistTo = mkdtempSync(join(tmpdir(), "spillway-start-"));
   const flags = ["--port", String(worker), "--engine-ports", engines.join(","), "--persist-to", persistTo];
-  const [command, args] =
-    launcher === "npm" ? ["npm", ["start", "--", ...flags]] : ["node_modules/.bin/tsx", ["scripts/start.ts", ...flags]];
-  const child = spawn(command, args, {
+  const child = spawn("node_modules/.bin/tsx", ["scripts/start.ts", ...flags], {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
-    env: { ...process.env, npm_config_update_notifier: "false" }, // npm stays off the network
   });
   const out = { text: "" };
   child.stdout.on("data", (d: Buffer) => {
@@ -54,6 +48,17 @@ async function startDemo(launcher: "tsx" | "npm" = "tsx") {
     rmSync(persistTo, { recursive: true, force: true });
   };
   return { worker, engines, child, out, exited, cleanUp };
+}
+
+/** The npm running the process whose command line mentions `needle`: the parent of npm's `sh -c` (from /proc). */
+function npmAbove(needle: string): number {
+  const sh = processesMentioning(needle).find((line) => /^\s*\d+ (\/bin\/)?sh -c /.test(line));
+  if (sh === undefined) throw new Error(`no sh -c running ${needle}`);
+  const stat = readFileSync(`/proc/${Number.parseInt(sh, 10)}/stat`, "utf8");
+  const npm = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  // npm's process title; anything else is not ours to kill.
+  expect(readFileSync(`/proc/${npm}/cmdline`, "utf8")).toMatch(/^npm /);
+  return npm;
 }
 
 /** No process mentions any of the ports (engines and wrangler: `--port P`; workerd: `127.0.0.1:P`). */
@@ -135,28 +140,7 @@ describe("npm start", () => {
   );
 
   it(
-    "with npm itself killed with SIGKILL, the demo stops itself: npm's sh is reparented, so nobody holds the job",
-    async () => {
-      const demo = await startDemo("npm");
-      try {
-        await waitForHttp(`http://127.0.0.1:${demo.worker}/health`, STARTUP_BOUND_MS);
-        const ports = [demo.worker, ...demo.engines];
-        const supervisor = `scripts/start.ts --port ${demo.worker}`;
-        expect(processesMentioning(supervisor).length).toBeGreaterThan(0);
-        process.kill(demo.child.pid as number, "SIGKILL"); // npm alone; its sh, tsx and the script run on
-        await demo.exited;
-        const stillThere = () => [...leftBehind(ports), ...processesMentioning(supervisor)];
-        for (let i = 0; i < 150 && stillThere().length > 0; i++) await new Promise((r) => setTimeout(r, 200));
-        expect(stillThere()).toEqual([]);
-      } finally {
-        demo.cleanUp();
-      }
-    },
-    STARTUP_BOUND_MS + 60_000,
-  );
-
-  it(
-    "started in the background by a script that exits once it is up (nohup npm start &), it runs on: npm's parent is not watched",
+    "started by a script that exits once it is up (nohup npm start &), it runs on; with npm itself then killed, it stops itself",
     async () => {
       const [worker, ...engines] = (await Promise.all([freePort(), freePort(), freePort(), freePort()])) as [
         number,
@@ -183,6 +167,14 @@ describe("npm start", () => {
         await new Promise((r) => setTimeout(r, 3_000));
         expect(processesMentioning(supervisor).length).toBeGreaterThan(0);
         expect((await fetch(`http://127.0.0.1:${worker}/health`)).ok).toBe(true);
+
+        // npm itself killed with SIGKILL: its sh is reparented, nobody holds the job, and the demo stops itself.
+        const npm = npmAbove(supervisor);
+        process.kill(npm, "SIGKILL"); // npm alone; its sh, tsx and the script run on
+        const ports = [worker, ...engines];
+        const stillThere = () => [...leftBehind(ports), ...processesMentioning(supervisor)];
+        for (let i = 0; i < 150 && stillThere().length > 0; i++) await new Promise((r) => setTimeout(r, 200));
+        expect(stillThere()).toEqual([]);
       } finally {
         try {
           process.kill(-(launcher.pid as number), "SIGKILL"); // npm, its sh, tsx and the script; guards do the rest
