@@ -124,11 +124,14 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
    * nothing more. The loop then goes on serving the others.
    */
   const callSink = (l: Live, method: keyof GenerationSink, outputTokens: number, call: (s: GenerationSink) => void) => {
+    const wasLive = live.has(l.request.id);
     try {
       call(l.sink);
       return true;
     } catch (error) {
       logger.error(`GenerationSink.${method} of request ${l.request.id} threw: ${shown(error)}`);
+      // The call itself ended the request (the sink called its abort function, or close()): it hears nothing more.
+      if (wasLive && !live.has(l.request.id)) return false;
       const message = `GenerationSink.${method} threw`;
       cancel(l.request.id, message, 500);
       if (method === "onText")

@@ -120,6 +120,32 @@ describe("EngineCore.submit with a sink whose method throws", () => {
     await expectServingWithNothingLeaked(s);
   });
 
+  it("onText calls the request's own abort function, then throws: the sink hears nothing after its abort", async () => {
+    const { s, lines } = await start();
+    const calls: Array<keyof GenerationSink> = [];
+    let abort = () => {};
+    const sink: GenerationSink = {
+      onText() {
+        calls.push("onText");
+        abort(); // e.g. a package user's sink that has read enough, and then fails on its own bookkeeping
+        throw new Error("package user's bug in onText");
+      },
+      onFinish: () => calls.push("onFinish"),
+      onError: () => calls.push("onError"),
+    };
+    abort = s.core.submit(request("bad", 8), sink);
+    const good = recordingSink();
+    s.core.submit(request("good", 8), good);
+    await expect(good.done).resolves.toBe("length");
+    // GenerationSink's contract: no method at all after the request's abort function was called.
+    expect(calls).toEqual(["onText"]);
+    expect(sinkErrorLines(lines)).toHaveLength(1);
+    expect(lines.filter((l) => /Abort request bad/.test(l))).toHaveLength(1);
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metrics).toMatch(/^sglang:num_aborted_requests_total\{[^}]*\} 1$/m);
+    await expectServingWithNothingLeaked(s);
+  });
+
   it("onError throws at close: close still resolves and every other in-flight request hears of it", async () => {
     const { s } = await start();
     const bad = throwingSink(["onError"]);
