@@ -43,7 +43,7 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
 
   if (deps.accessLog) {
     app.use(async function accessLog(c, next) {
-      await next();
+      // Read before the answer: a client that went away (499) has no socket address left afterwards.
       let peer = "-";
       try {
         const info = getConnInfo(c);
@@ -51,6 +51,7 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
       } catch {
         // app.request() in unit tests has no socket
       }
+      await next();
       deps.logger.info(`${peer} - "${c.req.method} ${c.req.path} HTTP/1.1" ${c.res.status}`);
     });
   }

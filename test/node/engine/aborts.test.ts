@@ -67,6 +67,29 @@ describe("engine server, aborts", () => {
     await until(async () => (await loadOf(s)).running === 0);
   });
 
+  it("logs a disconnected client's 499 with its address, as every other access line (not undefined:undefined)", async () => {
+    const lines: string[] = [];
+    server = await startEngineServer({
+      port: 0,
+      speed: 20,
+      createScheduler: fakeScheduler(),
+      log: (l) => lines.push(l),
+    });
+    const s = server;
+    const controller = new AbortController();
+    const pending = fetch(`${s.url}/v1/completions`, {
+      method: "POST",
+      body: JSON.stringify({ model: "demo-model", prompt: "long one", max_tokens: 5000, ignore_eos: true }),
+      signal: controller.signal,
+    }).catch(() => "aborted");
+    await until(async () => (await loadOf(s)).running === 1);
+    controller.abort();
+    await pending;
+    const access = (status: number) => lines.filter((l) => l.includes(`"POST /v1/completions HTTP/1.1" ${status}`));
+    await until(async () => access(499).length === 1);
+    expect(access(499)[0]).toMatch(/ 127\.0\.0\.1:\d+ - "POST \/v1\/completions HTTP\/1\.1" 499$/);
+  });
+
   it("ends an out-of-memory abort with 500, or an SSE error event when streaming", async () => {
     server = await startEngineServer({
       port: 0,
