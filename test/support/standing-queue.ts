@@ -6,7 +6,7 @@ import { routerOptions } from "./router-options";
  * A `booked_capacity` router over a queue that stands, on a clock the test moves: each `run(seconds)` half-second
  * places one request (two drains a second) and offers five new ones (each its own fingerprint `s<n>`), so a delay
  * target refuses fresh arrivals beyond a couple waiting. `placed` lists the tickets placed, `kinds` what each new
- * arrival got.
+ * arrival got (the n-th is `s<n>`'s); `advance(ms)` moves the clock alone, for a test that offers its own.
  *
  * @example
  * ```ts
@@ -47,5 +47,8 @@ export function standingQueueRouter(
       for (let k = 0; k < 5; k++) kinds.push(core.submit(`s${n}`, { fingerprint: `s${n++}` }).kind);
     }
   };
-  return { core, run, placeOne, placed, kinds };
+  const advance = (ms: number) => {
+    now += ms;
+  };
+  return { core, run, advance, placeOne, placed, kinds };
 }

@@ -1,16 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { RouterCore } from "../../../src/core/router-core";
 import type { BookingAdmission } from "../../../src/core/router-options";
 import { routerSettingsSchema } from "../../../src/core/router-schema";
-import { routerOptions } from "../../support/router-options";
+import { standingQueueRouter } from "../../support/standing-queue";
 
 /**
- * `booked_capacity` with a 1 s delay target (standing after 10 s), two drains a second: ten arrivals a second for
- * 16 s make the queue stand; then two of the burst's refused requests come back each second beside one new
- * arrival every other second. Returns the outcomes of the new arrivals in each phase.
+ * `booked_capacity` with a 1 s delay target (standing after 10 s) on a 40-deep queue, two drains a second: ten
+ * arrivals a second for 16 s make the queue stand; then two of the burst's refused requests come back each second
+ * beside one new arrival every other second. Returns the outcomes of the new arrivals in each phase.
  */
 function burstThenTrough(freshPastTargetShare: number | undefined) {
-  let now = 0;
   const booking: BookingAdmission = {
     queueDelayTargetS: 1,
     standingIntervalS: 10,
@@ -21,45 +19,21 @@ function burstThenTrough(freshPastTargetShare: number | undefined) {
     freshNewestWhen: "standing",
   };
   if (freshPastTargetShare !== undefined) booking.freshPastTargetShare = freshPastTargetShare;
-  const core = new RouterCore(
-    routerOptions(
-      { maxQueuedRequests: 40, queueTimeoutMs: 600_000, booking },
-      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
-    ),
-    { now: () => now },
-    () => 0.5,
-  );
-  const placeOne = () => {
-    const plan = core.beginRound();
-    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-    const outcome = plan ? core.finishRound(plan) : undefined;
-    if (outcome?.kind === "placed") core.release(outcome.ticket);
-    return outcome?.kind === "placed" ? outcome.ticket : undefined;
-  };
-  const refused: string[] = [];
-  const lateInBurst: string[] = [];
-  let n = 0;
-  for (let i = 0; i < 32; i++) {
-    now += 500;
-    placeOne();
-    for (let k = 0; k < 5; k++) {
-      const id = `b${n++}`;
-      const kind = core.submit(id, { fingerprint: id }).kind;
-      if (kind === "rejected") refused.push(id);
-      if (i >= 28) lateInBurst.push(kind);
-    }
-  }
+  const { core, run, advance, placeOne, placed, kinds } = standingQueueRouter(booking, { maxQueuedRequests: 40 });
+  run(16);
+  const lateInBurst = kinds.slice(-20); // the last two seconds' arrivals
+  const refused = kinds.flatMap((kind, n) => (kind === "rejected" ? [`s${n}`] : []));
   const trough: string[] = [];
   let placedNextAfterQueued = 0;
   for (let i = 0; i < 20; i++) {
-    now += 500;
+    advance(500);
     placeOne();
     const back = refused.shift() as string;
     core.submit(`${back}.1`, { fingerprint: back, retry: true });
     if (i % 2 === 1) {
       const kind = core.submit(`f${i}`, { fingerprint: `f${i}` }).kind;
       trough.push(kind);
-      if (kind === "queued" && placeOne() === `f${i}`) placedNextAfterQueued += 1;
+      if (kind === "queued" && placeOne() && placed.at(-1) === `f${i}`) placedNextAfterQueued += 1;
     }
   }
   return { lateInBurst, trough, placedNextAfterQueued };
