@@ -102,16 +102,22 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     metrics.e2eRequestLatency.observe(now() - l.arrivalS);
   };
 
+  /** Takes a request out of the live set: its KV is released and its end counted. Undefined once it has ended. */
+  const retire = (id: string, outputTokens: number): Live | undefined => {
+    const l = live.get(id);
+    if (l === undefined) return undefined;
+    live.delete(id);
+    engine.release(id);
+    countEnded(l, outputTokens);
+    return l;
+  };
+
   /**
    * Ends a live request before the scheduler does (the client went away, or its sink threw): its KV is freed now,
    * the abort is logged as SGLang logs it, and no sink method is called here. A no-op once the request ended.
    */
   const cancel = (id: string, message?: string, status?: number) => {
-    const l = live.get(id);
-    if (l === undefined) return;
-    live.delete(id);
-    engine.release(id);
-    countEnded(l, scheduler.get(id)?.outputTokenIds.length ?? 0);
+    if (retire(id, scheduler.get(id)?.outputTokenIds.length ?? 0) === undefined) return;
     const event = scheduler.abort(id, now(), message, status);
     if (event) logger.info(formatEventLine(event));
     syncMetrics();
@@ -141,12 +147,9 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
   };
 
   const endLive = (id: string, ended: EndedRequest) => {
-    const l = live.get(id);
-    if (!l) return;
-    live.delete(id);
-    engine.release(id);
     const outputTokens = ended.outputTokenIds.length;
-    countEnded(l, outputTokens);
+    const l = retire(id, outputTokens);
+    if (!l) return;
     if (ended.reason === "abort") {
       callSink(l, "onError", outputTokens, (s) =>
         s.onError(ended.message ?? "request aborted", usageOf(l, outputTokens)),
@@ -261,9 +264,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
 
   const failAll = (message: string) => {
     for (const [id, l] of live) {
-      live.delete(id);
-      engine.release(id);
-      countEnded(l, scheduler.get(id)?.outputTokenIds.length ?? 0);
+      retire(id, scheduler.get(id)?.outputTokenIds.length ?? 0);
       callSink(l, "onError", 0, (s) => s.onError(message, usageOf(l, 0)));
     }
   };
