@@ -1,18 +1,11 @@
 import { readFileSync } from "node:fs";
+import { procStat } from "../src/bench/proc-stat";
 
 /** How many processes above this one are looked at for npm (npm, its `sh -c`, tsx: three). */
 const MAX_ANCESTORS = 8;
 
-/** A process's parent, from Linux's `/proc/<pid>/stat`; undefined once it is gone (or off Linux). */
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // After the command in parentheses (which may hold spaces): state, then the parent.
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  } catch {
-    return undefined;
-  }
-}
+/** A process's parent; undefined once it is gone (or off Linux). */
+const parentOf = (pid: number) => procStat(pid)?.ppid;
 
 /** Whether `pid` is npm: npm sets its process title to `npm <command>` (`/proc/<pid>/cmdline`). */
 function isNpm(pid: number): boolean {

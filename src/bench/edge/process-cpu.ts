@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { procStat } from "../proc-stat";
 
 /**
  * CPU time, not wall time: on a shared machine another job's load stretches a run's wall clock, but the CPU a
@@ -16,15 +17,8 @@ export function childPids(command: string): number[] {
   const pids: number[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      // `pid (comm) state ppid ...`; the command may hold spaces, so read after its closing parenthesis.
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (comm === command && ppid === process.pid) pids.push(Number(entry));
-    } catch {
-      // The process ended meanwhile.
-    }
+    const stat = procStat(entry); // undefined: the process ended meanwhile
+    if (stat?.comm === command && stat.ppid === process.pid) pids.push(Number(entry));
   }
   return pids;
 }

@@ -24,6 +24,7 @@ import { Miniflare } from "miniflare";
 import { startEngineServer } from "../../engine/index";
 import { commandFlags, numberFlag, positiveIntFlag } from "../command-line";
 import { closedLoopLoad } from "../edge/http-load";
+import { procStat } from "../proc-stat";
 import { connectInspector, type HeapUsage } from "./inspector";
 import { routerStats } from "./run-soak";
 
@@ -117,10 +118,8 @@ function workerdRssMiB(): number {
   let kib = 0;
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid !== process.pid || !comm.includes("workerd")) continue;
+      const stat = procStat(pid);
+      if (stat?.ppid !== process.pid || !stat.comm.includes("workerd")) continue;
       kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
     } catch {
       // The process ended while we looked.

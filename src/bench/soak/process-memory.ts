@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { procStat } from "../proc-stat";
 
 /**
  * Resident memory (KiB) of every process in process group `pgid` (Linux `/proc`): e.g. `wrangler dev` and the
@@ -20,10 +21,7 @@ export function residentKiBOfGroup(pgid: number): number {
   }
   for (const pid of pids) {
     try {
-      // Field 5 of /proc/<pid>/stat is the process group; the command (field 2) may contain spaces.
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== pgid) continue;
+      if (procStat(pid)?.pgid !== pgid) continue;
       const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       total += Number(match?.[1] ?? 0);
     } catch {

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { procStat } from "../../../src/bench/proc-stat";
 import { freePort, waitForHttp } from "../../../src/bench/stack";
 
 /**
@@ -54,8 +55,7 @@ async function startDemo() {
 function npmAbove(needle: string): number {
   const sh = processesMentioning(needle).find((line) => /^\s*\d+ (\/bin\/)?sh -c /.test(line));
   if (sh === undefined) throw new Error(`no sh -c running ${needle}`);
-  const stat = readFileSync(`/proc/${Number.parseInt(sh, 10)}/stat`, "utf8");
-  const npm = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  const npm = procStat(Number.parseInt(sh, 10))?.ppid ?? Number.NaN;
   // npm's process title; anything else is not ours to kill.
   expect(readFileSync(`/proc/${npm}/cmdline`, "utf8")).toMatch(/^npm /);
   return npm;
