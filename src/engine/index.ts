@@ -1,6 +1,8 @@
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { SchedulerOptions } from "../scheduler/index";
+import { answerClientErrors } from "./client-error";
 import type { Engine } from "./engine";
 import { createEngineLoop, type EngineLoopOptions } from "./engine-loop";
 import type { EngineCore } from "./generation";
@@ -120,6 +122,8 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
       { fetch: (request, env) => handler(request, env), hostname: options.host, port: options.port },
       () => resolve(s),
     );
+    // serve() without `createServer` makes a node:http server.
+    answerClientErrors(s as Server);
     s.once("error", reject);
   }).catch(async (error: unknown) => {
     await core.close();
