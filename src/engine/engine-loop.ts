@@ -34,6 +34,8 @@ interface Live {
   cachedTokens: number;
   /** Admission footprint (prompt + clipped max_tokens), for the /load estimate. */
   footprint: number;
+  /** Its output length once the scheduler has ended it and its last text is being delivered; null before. */
+  endedOutputTokens: number | null;
 }
 
 /** The scheduler methods the loop uses (the real {@link Scheduler}, or a test double). */
@@ -113,13 +115,21 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
   };
 
   /**
-   * Ends a live request before the scheduler does (the client went away, or its sink threw): its KV is freed now,
-   * the abort is logged as SGLang logs it, and no sink method is called here. A no-op once the request ended.
+   * Ends a live request as aborted (the client went away, or its sink threw): its KV is freed now, the abort is logged
+   * as SGLang logs it, and no sink method is called here. A no-op once the request ended. A request whose last text
+   * is being delivered has already ended in the scheduler: its abort is logged and counted here instead.
    */
-  const cancel = (id: string, message?: string, status?: number) => {
-    if (retire(id, scheduler.get(id)?.outputTokenIds.length ?? 0) === undefined) return;
-    const event = scheduler.abort(id, now(), message, status);
-    if (event) logger.info(formatEventLine(event));
+  const cancel = (id: string, message = "Client disconnected.", status = 499) => {
+    const l = live.get(id);
+    if (l === undefined) return;
+    retire(id, l.endedOutputTokens ?? scheduler.get(id)?.outputTokenIds.length ?? 0);
+    if (l.endedOutputTokens === null) {
+      const event = scheduler.abort(id, now(), message, status);
+      if (event) logger.info(formatEventLine(event));
+    } else {
+      logger.info(formatEventLine({ type: "abort", now: now(), id, message, status }));
+      metrics.numAbortedRequestsTotal.inc();
+    }
     syncMetrics();
   };
 
@@ -148,9 +158,10 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
 
   const endLive = (id: string, ended: EndedRequest) => {
     const outputTokens = ended.outputTokenIds.length;
-    const l = retire(id, outputTokens);
+    const l = live.get(id);
     if (!l) return;
     if (ended.reason === "abort") {
+      retire(id, outputTokens);
       callSink(l, "onError", outputTokens, (s) =>
         s.onError(ended.message ?? "request aborted", usageOf(l, outputTokens)),
       );
@@ -161,7 +172,13 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
     const last = l.stop.push(l.text.flush());
     const rest = last.text + l.stop.flush();
     const reason = last.stopped ? "stop" : ended.reason;
-    if (rest !== "" && !callSink(l, "onText", outputTokens, (s) => s.onText(rest))) return;
+    if (rest !== "") {
+      // Still live while its last text is delivered: a throw there (or its abort function) ends it as aborted, as
+      // one step earlier.
+      l.endedOutputTokens = outputTokens;
+      if (!callSink(l, "onText", outputTokens, (s) => s.onText(rest)) || !live.has(id)) return;
+    }
+    retire(id, outputTokens);
     callSink(l, "onFinish", outputTokens, (s) => s.onFinish(reason, usageOf(l, outputTokens)));
   };
 
@@ -328,6 +345,7 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
         lastTokenS: null,
         cachedTokens: 0,
         footprint,
+        endedOutputTokens: null,
       });
       wake?.();
       return () => cancel(request.id);

@@ -26,10 +26,10 @@ export type FinishReason = "stop" | "length";
  *
  * The methods run inside the engine loop, which serves every request: they should return quickly and not throw.
  * One that throws ends its own request only, and the error is logged as one line: a throwing `onText` cancels the
- * request if it still runs (its KV is freed, the abort logged with status 500; the text of a request that has just
- * ended is its last, and nothing is left to cancel) and the sink then hears `onError("GenerationSink.onText threw")`,
- * once - unless `onText` had called the request's abort function itself; a throwing `onFinish` or `onError` ends
- * nothing more and calls nothing after it. The other requests go on.
+ * request (its KV is freed, the abort logged with status 500 and counted as aborted - also on the last text, held
+ * back until the request's end) and the sink then hears `onError("GenerationSink.onText threw")`, once - unless
+ * `onText` had called the request's abort function itself; a throwing `onFinish` or `onError` ends nothing more and
+ * calls nothing after it. The other requests go on.
  *
  * @example
  * ```ts

@@ -1,10 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createEngineLoop } from "../../../src/engine/engine-loop";
 import {
+  type EngineCore,
   type GenerationRequest,
   type GenerationSink,
   type RunningEngineServer,
   startEngineServer,
 } from "../../../src/engine/index";
+import { createLogger } from "../../../src/engine/log-line";
+import { createEngineMetrics, type EngineMetrics } from "../../../src/engine/metrics";
+import { tokenizer } from "../../../src/engine/tokenizer";
+import type { DecodeBatch, PrefillBatch } from "../../../src/scheduler/index";
 import { recordingSink } from "../../support/recording-sink";
 import { fakeScheduler } from "./fake-scheduler";
 
@@ -62,6 +68,33 @@ async function expectServingWithNothingLeaked(s: RunningEngineServer) {
 
 const sinkErrorLines = (lines: string[]) => lines.filter((l) => l.includes("package user's bug"));
 
+/** A stop string longer than any answer of "a"s: the stop matcher holds all the text back until the request ends. */
+const HOLDS_ALL_BACK = "a".repeat(50);
+
+/**
+ * An engine loop whose GPU answers "a" at every step, so that a request with stop {@link HOLDS_ALL_BACK} hears
+ * one onText only: its last, delivered after the scheduler has ended it.
+ */
+async function withHeldBackText(
+  body: (loop: { core: EngineCore; metrics: EngineMetrics; lines: string[] }) => Promise<void>,
+) {
+  const a = tokenizer.encode("a")[0] as number;
+  const engine = {
+    prefill: async (batch: PrefillBatch) => batch.entries.map(() => a),
+    decode: async (batch: DecodeBatch) => batch.requests.map(() => a),
+    release: () => {},
+  };
+  const metrics = createEngineMetrics("demo-model");
+  const lines: string[] = [];
+  const logger = createLogger("info", (l) => lines.push(l));
+  const core = createEngineLoop({ scheduler: { maxTotalTokens: 4096 }, engine, tokenizer, metrics, logger });
+  try {
+    await body({ core, metrics, lines });
+  } finally {
+    await core.close();
+  }
+}
+
 // A package user's GenerationSink (startEngineServer(...).core.submit) is called from inside the engine loop: a
 // method that throws must end that request alone, not stop the loop that serves every other request.
 describe("EngineCore.submit with a sink whose method throws", () => {
@@ -80,6 +113,49 @@ describe("EngineCore.submit with a sink whose method throws", () => {
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(metrics).toMatch(/^sglang:num_aborted_requests_total\{[^}]*\} 1$/m);
     await expectServingWithNothingLeaked(s);
+  });
+
+  it("onText throws on the text held back until the end: counted and logged as aborted, as one step earlier", async () => {
+    await withHeldBackText(async ({ core, metrics, lines }) => {
+      const bad = throwingSink(["onText"]);
+      core.submit({ ...request("bad", 4), stop: [HOLDS_ALL_BACK] }, bad.sink);
+      const good = recordingSink();
+      core.submit(request("good", 8), good);
+      await expect(good.done).resolves.toBe("length");
+      expect(bad.calls).toEqual([
+        ["onText", "aaaa"],
+        ["onError", expect.stringMatching(/GenerationSink\.onText threw/)],
+      ]);
+      expect(sinkErrorLines(lines)).toHaveLength(1);
+      expect(lines.filter((l) => /Abort request bad, status: 500/.test(l))).toHaveLength(1);
+      const text = await metrics.registry.metrics();
+      expect(text).toMatch(/^sglang:num_aborted_requests_total\{[^}]*\} 1$/m);
+      // Each request counted once, with all its tokens (4 + 8).
+      expect(text).toMatch(/^sglang:num_requests_total\{[^}]*\} 2$/m);
+      expect(text).toMatch(/^sglang:generation_tokens_total\{[^}]*\} 12$/m);
+    });
+  });
+
+  it("the last onText calls the request's abort function: no onFinish after it, counted as aborted", async () => {
+    await withHeldBackText(async ({ core, metrics, lines }) => {
+      const calls: string[] = [];
+      const good = recordingSink();
+      let abort = () => {};
+      const sink: GenerationSink = {
+        onText: (text) => {
+          calls.push(`onText ${text}`);
+          abort();
+        },
+        onFinish: (reason) => calls.push(`onFinish ${reason}`),
+        onError: () => calls.push("onError"),
+      };
+      abort = core.submit({ ...request("bad", 4), stop: [HOLDS_ALL_BACK] }, sink);
+      core.submit(request("good", 8), good);
+      await expect(good.done).resolves.toBe("length");
+      expect(calls).toEqual(["onText aaaa"]);
+      expect(lines.filter((l) => /Abort request bad, status: 499/.test(l))).toHaveLength(1);
+      expect(await metrics.registry.metrics()).toMatch(/^sglang:num_aborted_requests_total\{[^}]*\} 1$/m);
+    });
   });
 
   it("onFinish throws: it was called once, nothing after it, and the longer request still finishes", async () => {
