@@ -19,6 +19,19 @@ describe("examples/worker/README.md", () => {
 });
 
 describe("README.md, 'Install in your Worker'", () => {
+  // The section a user copies from: a bare `npm install spillway` would ask a registry for a package of that name,
+  // which is not this one until it is published.
+  it("installs spillway from the tarball `npm run check:packages` writes, not from a registry", () => {
+    const root = readFileSync("README.md", "utf8");
+    const section = root.slice(root.indexOf("## Install in your Worker"), root.indexOf("## In front of vLLM"));
+    const commands = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => (m[1] as string).split("\n"));
+    const installs = commands.filter((line) => /^npm (install|i)\b/.test(line.trim()));
+    const spillwayInstalls = installs.filter((line) => /\bspillway\b/.test(line));
+    expect(spillwayInstalls.length).toBeGreaterThan(0);
+    for (const line of spillwayInstalls) expect(line).toContain(`.wrangler/packed/${name}-${version}.tgz`);
+    expect(commands.some((line) => line.startsWith("npm run check:packages"))).toBe(true);
+  });
+
   it("shows the example Worker's src/index.ts as it is (the one the drop-in test type-checks and runs)", () => {
     const root = readFileSync("README.md", "utf8");
     const shown = /`src\/index\.ts`[^\n]*:\n\n```ts\n([\s\S]*?)```/.exec(root)?.[1];
