@@ -40,7 +40,8 @@ interface Pending {
 /**
  * Measures how good the hints are: a rejection at time t with depth D and drain counter C0 is "observed
  * drained" when the drain counter reaches C0 + D; observed drain time = that time - t. Bounded: the oldest
- * pending records and results are dropped first.
+ * pending records and results are dropped first. A rejection or drain reported with a number that is not finite (a
+ * NaN time, depth, counter or hint) is ignored: it would never be observed, or poison every later sum.
  *
  * @example
  * ```ts
@@ -74,6 +75,8 @@ export class DrainAccuracyTracker {
   ) {}
 
   recordRejection(nowMs: number, queueDepth: number, drainCount: number, suggestedS: number | undefined): void {
+    if (!(Number.isFinite(nowMs) && Number.isFinite(queueDepth) && Number.isFinite(drainCount))) return;
+    if (suggestedS !== undefined && !Number.isFinite(suggestedS)) return;
     const record = { atMs: nowMs, queueDepth, suggestedS, targetDrainCount: drainCount + queueDepth };
     // An empty queue (depth 0) has drained already: observed at once, not at the next drain.
     if (queueDepth <= 0) {
@@ -96,6 +99,7 @@ export class DrainAccuracyTracker {
 
   /** Call after each drain with the new drain counter. */
   onDrain(nowMs: number, drainCount: number): void {
+    if (!(Number.isFinite(nowMs) && Number.isFinite(drainCount))) return;
     while (this.pending.length > 0 && (this.pending[0] as Pending).targetDrainCount <= drainCount)
       this.observe(this.pending.shift() as Pending, nowMs);
   }
