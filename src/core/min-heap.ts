@@ -1,6 +1,7 @@
 /**
  * A binary min-heap ordered by a numeric key: push, peek and pop in O(log n). Ties leave in no promised order.
- * Pure; the core's schedules keep their due instants in it.
+ * Pure; the core's schedules keep their due instants in it. A NaN key, which compares false with everything and
+ * would break the order silently, is refused with a RangeError (the infinities order like any number).
  *
  * @example
  * ```ts
@@ -28,6 +29,7 @@ export class MinHeap<T> {
   push(item: T): void {
     const items = this.items;
     const key = this.keyOf(item);
+    if (Number.isNaN(key)) throw new RangeError("MinHeap: an item's key is NaN");
     let i = items.push(item) - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
