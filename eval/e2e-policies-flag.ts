@@ -8,11 +8,13 @@ import { e2ePolicy } from "./e2e-fleet";
  * unknown one used to pass until the fleet was built, after the command had begun its work, and ended it with a
  * stack trace instead of the usage.
  *
- * @throws UsageError (exit code 2) naming the first id that runs no end-to-end policy, and the known ones.
+ * @throws UsageError (exit code 2) naming the first id that runs no end-to-end policy, and the known ones; or the
+ * first id given twice.
  * @example
  * ```ts
  * e2ePoliciesFlag("static-30,retry_schedule", ["static-5"]); // ["static-30", "retry_schedule"]
  * e2ePoliciesFlag("static-3O", ["static-5"]); // UsageError: --policies: unknown policy static-3O (known: none, ...)
+ * e2ePoliciesFlag("static-30,static-30", []); // UsageError: --policies: static-30 is given twice
  * ```
  */
 export function e2ePoliciesFlag(text: string | undefined, fallback: readonly string[]): string[] {
@@ -26,5 +28,8 @@ export function e2ePoliciesFlag(text: string | undefined, fallback: readonly str
       throw new UsageError(`--policies: ${(error as Error).message} (known: ${known})`, 2);
     }
   }
+  // A repeated id ran that policy twice.
+  const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (repeated !== undefined) throw new UsageError(`--policies: ${repeated} is given twice`, 2);
   return ids;
 }

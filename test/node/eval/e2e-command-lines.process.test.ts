@@ -15,6 +15,8 @@ const CASES: { entry: string; args: string[]; flag: string }[] = [
   // An unknown policy id passed until the fleet was built, after the run had begun, and ended it with a stack trace.
   { entry: "eval/e2e.ts", args: ["--policies", "static-30,static-3O"], flag: "--policies" },
   { entry: "eval/e2e-openai.ts", args: ["--policies", "booked_capacity,no-such-policy"], flag: "--policies" },
+  // A repeated id ran that policy twice.
+  { entry: "eval/e2e-openai.ts", args: ["--policies", "static-30,static-30"], flag: "--policies" },
   { entry: "eval/run-wave-period.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-burst-length.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-envelope-noise.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
