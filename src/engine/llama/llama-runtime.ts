@@ -134,6 +134,7 @@ export async function loadLlamaRuntime(o: LlamaRuntimeOptions): Promise<LlamaRun
       .catch((error: unknown) => {
         throw new LlamaStartError(
           `model file ${o.modelPath}: llama.cpp could not load it (${(error as Error).message}); its log lines above say why`,
+          { cause: error },
         );
       });
     // The model loaded, but the context can still be refused: too large for memory (node-llama-cpp's estimate, or
