@@ -9,6 +9,9 @@ import { tenantPlanSchema, tenantsSchema } from "../../../src/edge/tenant-config
 interface JsonSchema {
   properties?: Record<string, JsonSchema>;
   default?: unknown;
+  enum?: unknown[];
+  anyOf?: (JsonSchema & { const?: unknown })[];
+  items?: JsonSchema;
 }
 
 const readme = readFileSync(resolve(import.meta.dirname, "../../../README.md"), "utf8");
@@ -32,11 +35,12 @@ function fieldsOf(schema: JsonSchema, prefix: string, wholes: readonly string[] 
 }
 
 /**
- * The README's reference tables: each row's field name(s) with the default written beside it. A cell such as
- * "`.estimator.alpha` / `.intervalS`" names fields of one parent, with their defaults "0.3 / 1" in the same order.
+ * The README's reference tables: each row's field name(s) with the default written beside it (and the whole row).
+ * A cell such as "`.estimator.alpha` / `.intervalS`" names fields of one parent, with their defaults "0.3 / 1" in
+ * the same order.
  */
-function documentedRows(): Map<string, string> {
-  const rows = new Map<string, string>();
+function documentedRows(): Map<string, { cell: string; row: string }> {
+  const rows = new Map<string, { cell: string; row: string }>();
   // Only the configuration's tables (headed "field | default | meaning"), not the middleware's options or others.
   let inTable = false;
   for (const line of readme.split("\n")) {
@@ -52,10 +56,17 @@ function documentedRows(): Map<string, string> {
     const parent = names[0]?.replace(/[^.]+$/, "") ?? "";
     names.forEach((name, i) => {
       const full = i === 0 || !name.startsWith(".") ? name : `${parent}${name.slice(1)}`;
-      rows.set(`${plan}${full}`, (names.length > 1 ? defaults[i] : cells[1]) ?? "");
+      rows.set(`${plan}${full}`, { cell: (names.length > 1 ? defaults[i] : cells[1]) ?? "", row: line });
     });
   }
   return rows;
+}
+
+/** The values a field takes one of (a zod enum, or a union of literals), if it is such a field. */
+function choicesOf(field: JsonSchema): unknown[] | undefined {
+  if (field.enum) return field.enum;
+  if (field.anyOf?.length && field.anyOf.every((a) => "const" in a)) return field.anyOf.map((a) => a.const);
+  return undefined;
 }
 
 /** Whether a README default cell says the same as the schema's default. */
@@ -86,10 +97,34 @@ describe("README's configuration reference", () => {
   it("has a row for every field of the configuration, with the schema's default", () => {
     const missing = [...schemaFields.keys()].filter((name) => !documented.has(name));
     expect(missing).toEqual([]);
-    const wrongDefault = [...schemaFields].filter(([name, field]) => !saysDefault(documented.get(name) ?? "", field));
+    const wrongDefault = [...schemaFields].filter(
+      ([name, field]) => !saysDefault(documented.get(name)?.cell ?? "", field),
+    );
     expect(
-      wrongDefault.map(([name, field]) => `${name}: README ${documented.get(name)}, schema ${field.default}`),
+      wrongDefault.map(([name, field]) => `${name}: README ${documented.get(name)?.cell}, schema ${field.default}`),
     ).toEqual([]);
+  });
+
+  it("names, in a field's row, every value the field takes one of", () => {
+    const unnamed = [...schemaFields].flatMap(([name, field]) => {
+      const row = documented.get(name)?.row ?? "";
+      return (choicesOf(field) ?? [])
+        .filter((v) => !row.includes(`\`${String(v)}\``) && !(typeof v === "number" && row.includes(` ${v} `)))
+        .map((v) => `${name}: ${String(v)}`);
+    });
+    expect([...schemaFields.keys()].filter((name) => choicesOf(schemaFields.get(name) ?? {}))).toContain(
+      ".backpressure.retryAfterPolicy",
+    );
+    expect(unnamed).toEqual([]);
+  });
+
+  it("names a replica's fields in its row and every `load` in the table of loads", () => {
+    const replicas = jsonSchemaOf(deploymentConfigSchema).properties?.replicas?.items?.anyOf ?? [];
+    const entry = replicas.find((r) => r.properties)?.properties ?? {};
+    const row = documented.get(".replicas")?.row ?? "";
+    expect(Object.keys(entry).filter((key) => !row.includes(`"${key}"`))).toEqual([]);
+    const loads = [...readme.matchAll(/^\| `([a-z]+)`[^|]*\| `?(GET|none)/gm)].map((m) => m[1]);
+    expect(loads).toEqual(entry.load?.enum);
   });
 
   it("documents no field the configuration does not have", () => {
@@ -98,8 +133,8 @@ describe("README's configuration reference", () => {
   });
 
   it("reads a row's defaults as the README writes them", () => {
-    expect(documented.get(".estimator.intervalS")).toBe("1");
-    expect(documented.get(".estimator.backoffWeight")).toBe("0.25");
+    expect(documented.get(".estimator.intervalS")?.cell).toBe("1");
+    expect(documented.get(".estimator.backoffWeight")?.cell).toBe("0.25");
     expect(saysDefault("0 (off)", { default: 0 })).toBe(true);
     expect(saysDefault("10", { default: 1 })).toBe(false);
     expect(saysDefault("`null`", { default: null })).toBe(true);
