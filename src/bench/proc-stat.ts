@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 
-/** What `/proc/<pid>/stat` says of a process: its command name, its parent and its process group. */
+/** What `/proc/<pid>/stat` says of a process: its command name, state, parent and process group. */
 export interface ProcStat {
   comm: string;
+  /** One letter: `R` running, `S` sleeping, ..., `Z` a zombie (exited, not yet reaped by its parent). */
+  state: string;
   ppid: number;
   pgid: number;
 }
@@ -25,6 +27,6 @@ export function procStat(pid: number | string): ProcStat | undefined {
     return undefined;
   }
   const close = stat.lastIndexOf(")");
-  const [, ppid, pgid] = stat.slice(close + 2).split(" ");
-  return { comm: stat.slice(stat.indexOf("(") + 1, close), ppid: Number(ppid), pgid: Number(pgid) };
+  const [state = "", ppid, pgid] = stat.slice(close + 2).split(" ");
+  return { comm: stat.slice(stat.indexOf("(") + 1, close), state, ppid: Number(ppid), pgid: Number(pgid) };
 }

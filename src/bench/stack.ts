@@ -27,15 +27,24 @@ export interface ManagedProcess {
 /**
  * The guard's program (plain JavaScript for `node -e`, so it starts in milliseconds): every 300 ms it checks that
  * the supervisor is alive; once it is gone (SIGKILL, a closed terminal), the guarded group gets SIGTERM, then
- * SIGKILL 3 s later. It exits by itself when the guarded group is gone.
+ * SIGKILL 3 s later. A zombie supervisor (dead, but not yet reaped by a parent that may never wait for it) is gone:
+ * signal 0 still reaches it, so its state is read from `/proc/<pid>/stat` (see `proc-stat.ts`; off Linux, signal 0
+ * alone decides). It exits by itself when the guarded group is gone.
  */
 const GUARD_PROGRAM = `
 const [parent, group] = process.argv.slice(-2).map(Number);
-const alive = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { return e.code === "EPERM"; } };
+const exists = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { return e.code === "EPERM"; } };
+const dead = (pid) => {
+  try {
+    const stat = require("node:fs").readFileSync("/proc/" + pid + "/stat", "utf8");
+    const state = stat.charAt(stat.lastIndexOf(")") + 2);
+    return state === "Z" || state === "X";
+  } catch { return false; }
+};
 const signal = (s) => { try { process.kill(-group, s); } catch {} };
 const timer = setInterval(() => {
-  if (!alive(-group)) process.exit(0);
-  if (alive(parent)) return;
+  if (!exists(-group)) process.exit(0);
+  if (exists(parent) && !dead(parent)) return;
   clearInterval(timer);
   signal("SIGTERM");
   setTimeout(() => { signal("SIGKILL"); process.exit(0); }, 3000);

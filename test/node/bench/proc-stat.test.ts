@@ -9,7 +9,12 @@ describe.skipIf(!existsSync("/proc/self/stat"))("procStat (Linux /proc)", () => 
     const child = spawn("sleep", ["5"], { detached: true, stdio: "ignore" });
     try {
       const stat = procStat(child.pid as number);
-      expect(stat).toEqual({ comm: "sleep", ppid: process.pid, pgid: child.pid });
+      expect(stat).toEqual({
+        comm: "sleep",
+        state: expect.stringMatching(/^[RSD]$/),
+        ppid: process.pid,
+        pgid: child.pid,
+      });
     } finally {
       child.kill("SIGKILL");
     }

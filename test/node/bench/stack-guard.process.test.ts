@@ -1,9 +1,10 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
+import { procStat } from "../../../src/bench/proc-stat";
 
 const root = resolve(import.meta.dirname, "../../..");
 
@@ -71,6 +72,56 @@ describe("src/bench/stack: a supervisor killed with SIGKILL", () => {
           }
         }
         rmSync(persistTo, { recursive: true, force: true });
+      }
+    },
+    STARTUP_BOUND_MS + CLEANUP_BOUND_MS + 10_000,
+  );
+
+  it.skipIf(!existsSync("/proc/self/stat"))(
+    "counts a zombie supervisor (dead, never reaped) as gone",
+    async () => {
+      // sh starts the supervisor, then becomes `sleep`, which never waits for it: killed, the supervisor stays a
+      // zombie (signal 0 still reaches it) for as long as the sleep runs.
+      const parent = spawn("sh", ["-c", "node --import tsx test/support/guarded-sleeper.ts & exec sleep 300"], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "inherit"],
+        detached: true,
+      });
+      let group: number | undefined;
+      let startupTimer: NodeJS.Timeout | undefined;
+      try {
+        const firstLine = new Promise<string>((done, fail) => {
+          createInterface({ input: parent.stdout }).once("line", done);
+          parent.once("exit", (code) => fail(new Error(`sh exited (${code}) before the supervisor was up`)));
+          startupTimer = setTimeout(
+            () => fail(new Error(`the supervisor was not up within ${STARTUP_BOUND_MS} ms`)),
+            STARTUP_BOUND_MS,
+          );
+        });
+        const up = JSON.parse(await firstLine) as { supervisor: number; group: number };
+        group = up.group;
+        expect(procStat(up.supervisor)?.ppid).toBe(parent.pid);
+        expect(groupAlive(group)).toBe(true);
+
+        process.kill(up.supervisor, "SIGKILL");
+        const deadline = Date.now() + CLEANUP_BOUND_MS;
+        while (procStat(up.supervisor)?.state !== "Z" && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 50));
+        expect(procStat(up.supervisor)?.state).toBe("Z");
+        while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+        expect(groupAlive(group)).toBe(false);
+        expect(procStat(up.supervisor)?.state).toBe("Z"); // still a zombie: the guard did not wait for a reaper
+      } finally {
+        clearTimeout(startupTimer);
+        // The sh/sleep group (the zombie is reaped once its sleep parent is gone), then the child's group; its
+        // guard exits by itself once that group is gone.
+        for (const pgid of [parent.pid as number, ...(group === undefined ? [] : [group])]) {
+          try {
+            process.kill(-pgid, "SIGKILL");
+          } catch {
+            // Already gone.
+          }
+        }
       }
     },
     STARTUP_BOUND_MS + CLEANUP_BOUND_MS + 10_000,
