@@ -2,7 +2,17 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { type BenchOptions, defaultBenchOptions } from "./run-benchmark";
 
-const HELP = `Usage: npm run bench -- [flags]
+/**
+ * How the command is called: `--help`'s first line, and the line after a refused command line's message.
+ *
+ * @example
+ * ```ts
+ * console.error(`bench: ${error.message}\nusage: ${BENCH_USAGE} (see --help)`);
+ * ```
+ */
+export const BENCH_USAGE = "npm run bench -- [flags]";
+
+const HELP = `Usage: ${BENCH_USAGE}
 
 A bench_serving-compatible load client (streaming POST /v1/completions, dataset "random").
 

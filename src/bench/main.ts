@@ -4,14 +4,14 @@
  */
 import { writeFile } from "node:fs/promises";
 import { formatResult } from "./bench-result";
-import { benchHelp, parseBenchArgs } from "./cli";
+import { BENCH_USAGE, benchHelp, parseBenchArgs } from "./cli";
 import { runBenchmark } from "./run-benchmark";
 
 let options: ReturnType<typeof parseBenchArgs>;
 try {
   options = parseBenchArgs(process.argv.slice(2));
 } catch (error) {
-  console.error(`bench: ${(error as Error).message}`);
+  console.error(`bench: ${(error as Error).message}\nusage: ${BENCH_USAGE} (see --help)`);
   process.exit(2);
 }
 if (options === "help") {

@@ -212,6 +212,17 @@ const ENV_VARS: { name: string; key: keyof EngineOptionsInput; help: string }[] 
   },
 ];
 
+/**
+ * How the command is called (the spillway-engine package's command, or the repository's script): `--help`'s first
+ * line, and the line after a refused command line's message.
+ *
+ * @example
+ * ```ts
+ * console.error(`engine: ${error.message}\nusage: ${ENGINE_USAGE} (see --help)`);
+ * ```
+ */
+export const ENGINE_USAGE = "spillway-engine [flags]   (in the repository: npm run engine -- [flags])";
+
 /** The `--help` text: every flag and environment variable. */
 export function engineHelp(): string {
   const width = Math.max(...FLAGS.map((f) => f.flag.length + (f.kind === "bool" ? 0 : 8))) + 4;
@@ -219,7 +230,7 @@ export function engineHelp(): string {
   const env = ENV_VARS.map((e) => `  ${e.name.padEnd(40)}${e.help}`);
   return [
     // The same text serves the repository's script and the spillway-engine package's command.
-    "Usage: spillway-engine [flags]   (in the repository: npm run engine -- [flags])",
+    `Usage: ${ENGINE_USAGE}`,
     "",
     "Starts one engine server (simulated GPU, or llama.cpp with --engine llama) with an OpenAI-compatible API,",
     "/load, /metrics and /health.",

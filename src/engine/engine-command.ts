@@ -86,11 +86,14 @@ function configInput(file: string, json: unknown): ConfigInput {
   return result;
 }
 
-/** A `parseArgs` failure as a message naming the flag (a missing value reads "--name: a value is required"). */
+/**
+ * A `parseArgs` failure as a message naming the flag (a missing value reads "--name: a value is required"); the
+ * command prints its usage after it.
+ */
 function argsError(error: Error & { code?: string }): CliError {
   const missing = /^Option '(--[a-z-]+)[^']*' argument missing/.exec(error.message);
   if (missing) return new CliError(`${missing[1]}: a value is required`);
-  return new CliError(`${error.message}\nRun with --help for the list of flags.`);
+  return new CliError(error.message);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `npm run engine -- [flags]`: starts one engine server (see `npm run engine -- --help`).
  */
-import { CliError, engineHelp } from "./cli";
+import { CliError, ENGINE_USAGE, engineHelp } from "./cli";
 import { COMMAND_HELP, parseEngineCommand } from "./engine-command";
 import { startEngineServer } from "./index";
 import { LlamaStartError } from "./llama/errors";
@@ -13,7 +13,7 @@ try {
   command = parseEngineCommand(process.argv.slice(2), process.env);
 } catch (error) {
   if (!(error instanceof CliError)) throw error;
-  console.error(`engine: ${error.message}`);
+  console.error(`engine: ${error.message}\nusage: ${ENGINE_USAGE} (see --help)`);
   process.exit(2);
 }
 if (command === "help") {

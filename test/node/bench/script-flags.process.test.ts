@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type CommandRun, runCommand } from "../../support/refused-command";
+import { type CommandRun, expectRefused, runCommand } from "../../support/refused-command";
 
 /**
  * The benchmark and soak commands whose entry points live under src/ read their command line before any work:
@@ -65,5 +65,23 @@ describe.concurrent("the benchmark and soak commands' command lines", () => {
       expect(bad.stderr).not.toMatch(STACK_FRAME);
     },
     120_000,
+  );
+});
+
+// The load client and the engine server parse their own flags (bench_serving's and SGLang's names): a bad one was
+// refused in a line without the usage after it, unlike every other command.
+describe.concurrent("npm run bench and npm run engine refuse a bad flag with its line and the usage", () => {
+  const cases = [
+    { name: "bench", args: ["--base-url", "http://127.0.0.1:1", "--num-prompts", "zero"], flag: "--num-prompts" },
+    { name: "bench", args: ["--base-url", "http://127.0.0.1:1", "--no-such-flag"], flag: "--no-such-flag" },
+    { name: "engine", args: ["--speed", "0"], flag: "--speed" },
+    { name: "engine", args: ["--no-such-flag"], flag: "--no-such-flag" },
+  ];
+  it.each(cases.map((c) => ({ ...c, line: `npm run ${c.name} -- ${c.args.join(" ")}` })))(
+    "$line",
+    async ({ name, args, flag }) => {
+      expectRefused(await runScript(name, args), flag);
+    },
+    60_000,
   );
 });
