@@ -256,7 +256,6 @@ try {
     // The rejection records are the Durable Objects' console.log: wrangler prints them at `log` only.
     ...(values.log ? { logLevel: "log" as const } : {}),
     root,
-    watchParent: true,
   });
   worker = started.worker;
   const workerBase = started.base;

@@ -69,7 +69,6 @@ try {
     vars: { SPILLWAY_CONFIG: JSON.stringify({ deployments: fleet.deployments }) },
     quiet: true,
     root,
-    watchParent: true,
   });
   worker = started.worker;
   const url = `${started.base}/v1/completions`;

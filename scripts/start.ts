@@ -104,28 +104,23 @@ watchJobParents(() => void stopAll(1));
 enginePorts.forEach((port, i) => {
   const speed = SPEEDS[i % SPEEDS.length] ?? 1;
   processes.push(
-    startManaged(
-      `engine:${port}`,
-      "node_modules/.bin/tsx",
-      [
-        "src/engine/main.ts",
-        "--port",
-        String(port),
-        "--speed",
-        String(speed),
-        "--name",
-        `engine-${port}-x${speed}`,
-        // Keep the console readable under load: warnings only, no access lines.
-        "--log-level",
-        "warning",
-        "--disable-access-log",
-        ...(deployments.length > 0 ? ["--deployment", deployments.join(",")] : []),
-      ],
-      { watchParent: true },
-    ),
+    startManaged(`engine:${port}`, "node_modules/.bin/tsx", [
+      "src/engine/main.ts",
+      "--port",
+      String(port),
+      "--speed",
+      String(speed),
+      "--name",
+      `engine-${port}-x${speed}`,
+      // Keep the console readable under load: warnings only, no access lines.
+      "--log-level",
+      "warning",
+      "--disable-access-log",
+      ...(deployments.length > 0 ? ["--deployment", deployments.join(",")] : []),
+    ]),
   );
 });
-const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"], watchParent: true });
+const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"] });
 processes.push(worker);
 for (const p of processes) {
   p.child.once("exit", (code) => {
