@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import readme from "../../README.md?raw";
 import { type SpillwayOptions, type SpillwayVariables, spillway } from "../../src/edge/index";
 import { stats0 } from "./helpers";
 
@@ -111,5 +112,24 @@ describe("spillway() options, in a user's Hono app", () => {
       await res.arrayBuffer();
     }
     expect((await stats0("dead-then-live")).replicas[dead]?.unreachable).toBe(true);
+  });
+});
+
+describe("README's table of spillway(options)", () => {
+  it("has a row for every option and no other", () => {
+    // Every key of SpillwayOptions and no other, or this does not compile (tsconfig.worker.json).
+    const options = {
+      deploymentOf: true,
+      routers: true,
+      connectAttempts: true,
+      tenantOf: true,
+      quotas: true,
+    } satisfies Record<keyof SpillwayOptions, true>;
+    const lines = readme.split("\n");
+    const start = lines.indexOf("| option | default | meaning |");
+    expect(start).toBeGreaterThan(0);
+    const end = lines.findIndex((line, i) => i > start && !line.startsWith("|"));
+    const documented = lines.slice(start + 2, end).map((row) => /^\| `(\w+)/.exec(row)?.[1]);
+    expect(documented.sort()).toEqual(Object.keys(options).sort());
   });
 });
