@@ -116,6 +116,12 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** An issue's message; for a record's refused key, why it was refused (zod's own says only "Invalid key in record"). */
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_key" && issue.issues.length > 0) return issue.issues.map((i) => i.message).join("; ");
+  return issue.message;
+}
+
 /**
  * Parses and validates the configuration document (a JSON string or an object), applying defaults.
  *
@@ -141,7 +147,7 @@ export function parseConfig(source: string | unknown): SpillwayConfig {
     throw new ConfigError("invalid SPILLWAY_CONFIG: deployments.__proto__: `__proto__` cannot name a deployment");
   const result = spillwayConfigSchema.safeParse(raw);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${messageOf(issue)}`);
     throw new ConfigError(`invalid SPILLWAY_CONFIG: ${problems.join("; ")}`);
   }
   return result.data;

@@ -176,6 +176,15 @@ describe("parseConfig, field by field", () => {
     expect(both).toMatch(/maxOngoingRequests: .*; .*routerShards: /);
   });
 
+  it("says why a record's key is refused, not only that it is (a tenant key that is not lower-case SHA-256 hex)", () => {
+    const upper = "D65DBED0E4FE9A841DA92D82A1B8A547F77050F26679EC1E3B664C30FA346B0C";
+    for (const key of [upper, "<sha256 of sk-acme-...>", "sk-acme-123"])
+      expect(errorOf({ ...withDeployment({}), tenants: { keys: { [key]: { name: "acme" } } } })).toBe(
+        `invalid SPILLWAY_CONFIG: tenants.keys.${key}: keys are SHA-256 digests in lower-case hex`,
+      );
+    expect(errorOf({ deployments: { "": { replicas: [R] } } })).toMatch(/^invalid SPILLWAY_CONFIG: deployments\.: \S/);
+  });
+
   it("refuses a deployment named __proto__ rather than dropping it without a word", () => {
     // JSON.parse makes `__proto__` an ordinary key; a record built by assignment would lose it (and with it the
     // deployment), leaving the other deployments, or "needs at least one deployment", to puzzle the operator.
