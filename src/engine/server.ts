@@ -1,7 +1,9 @@
+import type { IncomingMessage } from "node:http";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ContentfulStatusCode, StatusCode } from "hono/utils/http-status";
+import { brokenBodyStatus } from "./client-error";
 import { type EdgeSignatureOptions, requireEdgeSignature } from "./edge-signature";
 import type { EngineCore, FinishReason, GenerationSink, GenerationUsage } from "./generation";
 import type { Logger } from "./log-line";
@@ -58,6 +60,11 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
 
   app.onError((error, c) => {
     if (error instanceof ApiError) return c.json(error.toBody(), error.status as ContentfulStatusCode);
+    // A body cut short by its connection (the client went away: 499, or Node's parser refused the rest and the
+    // server's clientError handler answered 400) fails to read with `Error: aborted`: the client's doing, and the
+    // connection is gone, so no answer and no error line, only the access line with what the client got.
+    const broken = brokenBodyStatus((c.env as { incoming?: IncomingMessage } | undefined)?.incoming);
+    if (broken !== undefined) return c.body(null, broken as StatusCode);
     deps.logger.error(`unhandled error: ${(error as Error).stack ?? String(error)}`);
     return c.json(errorBody("internal server error", "server_error", null, 500), 500);
   });
@@ -106,9 +113,11 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
   for (const endpoint of ["completion", "chat"] as const) {
     const path = endpoint === "chat" ? "/v1/chat/completions" : "/v1/completions";
     app.post(path, async (c) => {
+      // Read outside the try: a body cut short by its connection is not invalid JSON (onError tells what it is).
+      const text = await c.req.text();
       let json: unknown;
       try {
-        json = JSON.parse(await c.req.text());
+        json = JSON.parse(text);
       } catch {
         throw new ApiError(400, "request body is not valid JSON", { code: "invalid_json" });
       }
