@@ -9,7 +9,7 @@ import type { EngineCore } from "./generation";
 import { startLlamaBackend } from "./llama/llama-backend";
 import { createLogger } from "./log-line";
 import { createEngineMetrics, type EngineMetrics } from "./metrics";
-import { deploymentNames, type EngineOptions, type EngineOptionsInput, engineOptionsSchema } from "./options";
+import { deploymentNames, type EngineOptions, type EngineOptionsInput, parseEngineOptions } from "./options";
 import type { OutputLengthModel } from "./output-length-model";
 import { createPacer } from "./pacer";
 import { seededRandom } from "./rng";
@@ -34,7 +34,8 @@ export {
   LlamaStartError,
 } from "./llama/errors";
 export type { EngineOptions, EngineOptionsInput } from "./options";
-export { engineOptionsSchema } from "./options";
+export { engineOptionsSchema, parseEngineOptions } from "./options";
+export { EngineOptionsError } from "./options-error";
 export { defaultOutputLengthModel, eosAfterTokens, type OutputLengthModel } from "./output-length-model";
 export { createEngineApp } from "./server";
 export { createSimulatedEngine } from "./simulated-engine";
@@ -74,7 +75,9 @@ export interface StartHooks {
 
 /**
  * Starts one engine server (simulated GPU, or llama.cpp with `engine: "llama"`) and resolves once it listens.
- * Options are validated with {@link engineOptionsSchema} (throws on bad input); `port: 0` picks a free port.
+ * Options are validated with {@link parseEngineOptions}: a bad or unknown one throws {@link EngineOptionsError}, one
+ * line per problem naming the option (it threw zod's `ZodError`, a JSON list of issues, before); `port: 0` picks a
+ * free port.
  *
  * @example
  * ```ts
@@ -86,7 +89,7 @@ export interface StartHooks {
  */
 export async function startEngineServer(input: EngineOptionsInput & StartHooks = {}): Promise<RunningEngineServer> {
   const { log, createScheduler, signingSecrets, wrapFetch, ...rest } = input;
-  const parsed = engineOptionsSchema.parse(rest);
+  const parsed = parseEngineOptions(rest);
   const logger = createLogger(parsed.logLevel, log);
   // llama.cpp fits the options to itself (pool, sequences, context length, no prefix cache).
   const llama = parsed.engine === "llama" ? await startLlamaBackend(parsed, logger) : null;

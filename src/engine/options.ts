@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SCHEDULER_DEFAULTS as S } from "../scheduler/index";
 import { LOG_LEVELS } from "./log-line";
+import { EngineOptionsError, optionIssueLines } from "./options-error";
 
 const int = () => z.int();
 const positive = () => z.number().positive();
@@ -95,6 +96,25 @@ export const engineOptionsSchema = z
     message: "--engine llama needs --page-size 1 (a llama.cpp cell holds one token)",
     path: ["pageSize"],
   });
+
+/**
+ * Validates engine options and applies the defaults; bad ones throw {@link EngineOptionsError}, whose message has one
+ * line per problem naming the option, each line starting with `who` (the function the caller called).
+ *
+ * @example
+ * ```ts
+ * parseEngineOptions({ port: 0 }).maxTotalTokens; // 32768
+ * parseEngineOptions({ port: "abc", decodePerKtokenMs: 1 });
+ * // throws EngineOptionsError: startEngineServer: port: expected a number, got "abc"
+ * //                            startEngineServer: unknown option decodePerKtokenMs (did you mean decodePerKTokenMs?)
+ * ```
+ */
+export function parseEngineOptions(input: unknown, who = "startEngineServer"): EngineOptions {
+  const result = engineOptionsSchema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const lines = optionIssueLines(result.error.issues, Object.keys(engineOptionsSchema.shape));
+  throw new EngineOptionsError(lines.map((line) => `${who}: ${line}`).join("\n"), result.error.issues);
+}
 
 /** Options as callers write them (everything optional). */
 export type EngineOptionsInput = z.input<typeof engineOptionsSchema>;
