@@ -13,9 +13,12 @@ const PLATFORM = new Set(["host", "content-length"]);
 
 /**
  * The client's credential: it is spillway's to check (the tenant's API key), never the engine's to see. The
- * upstream credential, if a deployment needs one, is the deployment's own.
+ * upstream credential, if a deployment needs one, is the deployment's own. Besides `Authorization`, the API-key
+ * headers other OpenAI-style clients send in its place (`api-key`: Azure OpenAI's clients, openai-node's
+ * `AzureOpenAI` included; `x-api-key`: Anthropic-style clients): spillway does not read them, and forwarding them
+ * would hand a client's key to every replica.
  */
-const CLIENT_CREDENTIALS = new Set(["authorization"]);
+const CLIENT_CREDENTIALS = new Set(["authorization", "api-key", "x-api-key"]);
 
 /** Prefix of spillway's internal headers: stripped from client requests, never trusted from outside. */
 export const INTERNAL_HEADER_PREFIX = "x-spillway-";
@@ -34,11 +37,12 @@ function hopByHop(headers: Headers): (lowerName: string) => boolean {
 
 /**
  * The headers to send upstream: the client's, minus hop-by-hop (those named in its `Connection` header included),
- * Host and Content-Length (the runtime's), Cloudflare's own, spillway's internal ones and the client's API key.
+ * Host and Content-Length (the runtime's), Cloudflare's own, spillway's internal ones and the client's API key
+ * (`Authorization`, `api-key`, `x-api-key`).
  *
  * @example
  * ```ts
- * upstreamHeaders(new Headers({ "x-spillway-signature": "forged", authorization: "Bearer sk-1", accept: "text/event-stream" }));
+ * upstreamHeaders(new Headers({ "x-spillway-signature": "forged", authorization: "Bearer sk-1", "api-key": "sk-2", accept: "text/event-stream" }));
  * // accept only
  * ```
  */

@@ -51,7 +51,7 @@ const tokenName = fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{1,10}$/);
 /** Request header names: hop-by-hop, platform, credential, forged internal, ordinary, and any token. */
 const requestHeaderName = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...HOP_BY_HOP, "proxy-connection", "proxy-authorization", "proxy-foo") },
-  { weight: 2, arbitrary: fc.constantFrom("host", "content-length", "authorization", "cf-ray", "cf-connecting-ip") },
+  { weight: 2, arbitrary: fc.constantFrom("host", "content-length", "authorization", "api-key", "x-api-key", "cf-ray", "cf-connecting-ip") },
   {
     weight: 3,
     arbitrary: fc.constantFrom(
@@ -314,7 +314,7 @@ function expectedUpstream(incoming: Headers): Map<string, string> {
   const out = new Map<string, string>();
   for (const [name, value] of incoming) {
     if (hopByHop(name, named)) continue;
-    if (["host", "content-length", "authorization"].includes(name)) continue;
+    if (["host", "content-length", "authorization", "api-key", "x-api-key"].includes(name)) continue;
     if (name.startsWith("cf-") || name.startsWith("x-spillway-")) continue;
     out.set(name, value.trim());
   }
@@ -848,6 +848,20 @@ describe("regressions", () => {
     expect([...(e.sent[0] as Sent).headers.keys()].filter((n) => n.startsWith("proxy-") || n === "x-kept")).toEqual([
       "x-kept",
     ]);
+  });
+
+  it("no client API key reaches the replica, in whichever header the client sent it (Authorization, api-key, x-api-key)", async () => {
+    const e = edge({ replicas: ["https://gpu.example"], backend: ok });
+    const headers: [string, string][] = [
+      ["Authorization", "Bearer sk-client"],
+      ["api-key", "sk-azure-style"],
+      ["X-Api-Key", "sk-anthropic-style"],
+      ["x-kept", "yes"],
+    ];
+    await e.fetch(clientRequest("http://edge/v1/chat/completions", headers, requestBody("hi", false)));
+    const sent = (e.sent[0] as Sent).headers;
+    expect([...sent.values()].filter((v) => v.includes("sk-"))).toEqual([]);
+    expect(sent.get("x-kept")).toBe("yes");
   });
 
   it("a client that leaves while the request is being signed: client_gone, and the replica's request aborted", async () => {
