@@ -51,7 +51,18 @@ const tokenName = fc.stringMatching(/^[a-z0-9!#$%&'*+.^_`|~-]{1,10}$/);
 /** Request header names: hop-by-hop, platform, credential, forged internal, ordinary, and any token. */
 const requestHeaderName = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...HOP_BY_HOP, "proxy-connection", "proxy-authorization", "proxy-foo") },
-  { weight: 2, arbitrary: fc.constantFrom("host", "content-length", "authorization", "api-key", "x-api-key", "cf-ray", "cf-connecting-ip") },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      "host",
+      "content-length",
+      "authorization",
+      "api-key",
+      "x-api-key",
+      "cf-ray",
+      "cf-connecting-ip",
+    ),
+  },
   {
     weight: 3,
     arbitrary: fc.constantFrom(
