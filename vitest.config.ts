@@ -44,6 +44,12 @@ export default defineConfig({
             main: "./src/edge/worker.ts",
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
+              // Miniflare sends every outbound fetch through a proxy Worker of its own that strips CF-Connecting-IP.
+              // A fetch that fails there (a replica nobody listens on, a body cut short) is that Worker's rejected
+              // handler, which workerd logs as "Uncaught (in promise) Error: Network connection lost." although
+              // spillway handles the failure (forwardToReplica's `unreachable`, relayBody's `upstreamFailed`).
+              // spillway strips cf-* itself and no test reads what the proxy changes: fetch directly.
+              stripCfConnectingIp: false,
               bindings: {
                 SPILLWAY_CONFIG: JSON.stringify(edgeTestConfig(inject("fakeEngineUrl"))),
                 SPILLWAY_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
