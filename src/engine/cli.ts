@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { type EngineOptions, type EngineOptionsInput, engineOptionsSchema } from "./options";
+import { optionIssueLines } from "./options-error";
 
 type Kind = "int" | "number" | "string" | "bool";
 interface Flag {
@@ -317,10 +318,12 @@ export function validateEngineInput(
   input: Record<string, unknown>,
   describe: (key: string) => string = sourceOfKey,
 ): EngineOptions {
-  const result = engineOptionsSchema.safeParse(input);
+  const result = engineOptionsSchema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
+  const keys = Object.keys(engineOptionsSchema.shape);
+  // Named by where the value came from (its flag or environment variable), in the words startEngineServer uses.
   throw new CliError(
-    result.error.issues.map((issue) => `${describe(String(issue.path[0] ?? ""))}: ${issue.message}`).join("\n"),
+    optionIssueLines(result.error.issues, keys, (path) => describe(path.split(".")[0] ?? path)).join("\n"),
   );
 }
 

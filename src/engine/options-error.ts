@@ -27,7 +27,8 @@ const KEY_HINTS: Record<string, string> = { disableAccessLog: "accessLog: false"
 /**
  * One readable line per problem of a failed options parse, naming the option: `port: expected a number, got "abc"`,
  * `unknown option decodePerKtokenMs (did you mean decodePerKTokenMs?)`. Issues need their `input` (parse with
- * `reportInput: true`) to say what was given; `knownKeys` lets an unknown key suggest the option it misspells.
+ * `reportInput: true`) to say what was given; `knownKeys` lets an unknown key suggest the option it misspells;
+ * `nameOf` names an option's path as the caller's user wrote it (the CLI: `maxTotalTokens` -> `--max-total-tokens`).
  *
  * @example
  * ```ts
@@ -35,11 +36,15 @@ const KEY_HINTS: Record<string, string> = { disableAccessLog: "accessLog: false"
  * if (!result.success) throw new Error(optionIssueLines(result.error.issues, Object.keys(schema.shape)).join("\n"));
  * ```
  */
-export function optionIssueLines(issues: readonly z.core.$ZodIssue[], knownKeys: readonly string[] = []): string[] {
+export function optionIssueLines(
+  issues: readonly z.core.$ZodIssue[],
+  knownKeys: readonly string[] = [],
+  nameOf: (path: string) => string = (path) => path,
+): string[] {
   return issues.flatMap((issue) => {
     if (issue.code === "unrecognized_keys") return issue.keys.map((key) => unknownKeyLine(key, knownKeys));
     const path = issue.path.map(String).join(".");
-    return [`${path === "" ? "options" : path}: ${problemOf(issue)}`];
+    return [`${path === "" ? "options" : nameOf(path)}: ${problemOf(issue)}`];
   });
 }
 

@@ -105,9 +105,14 @@ describe("engine CLI", () => {
   });
   it("rejects bad flags with messages naming them", () => {
     expect(() => parseEngineArgs(["--max-total-tokens", "lots"])).toThrow(/--max-total-tokens: expected a number/);
-    expect(() => parseEngineArgs(["--max-total-tokens", "0"])).toThrow(/--max-total-tokens/);
+    // A value out of the schema's range is said in words with what was given (not zod's "Too small: ...").
+    expect(() => parseEngineArgs(["--max-total-tokens", "0"])).toThrow(
+      /^--max-total-tokens: must be at least 2, got 0$/,
+    );
     expect(() => parseEngineArgs(["--page-size", "1.5"])).toThrow(/--page-size: expected an integer/);
-    expect(() => parseEngineArgs(["--schedule-policy", "lifo"])).toThrow(/--schedule-policy/);
+    expect(() => parseEngineArgs(["--schedule-policy", "lifo"])).toThrow(
+      /^--schedule-policy: expected one of "fcfs", "lpm", "lof", "random", got "lifo"$/,
+    );
     expect(() => parseEngineArgs(["--bogus"])).toThrow(CliError);
     expect(() => parseEngineArgs([], { SGLANG_INIT_NEW_TOKEN_RATIO: "x" })).toThrow(/SGLANG_INIT_NEW_TOKEN_RATIO/);
   });
