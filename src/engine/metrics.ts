@@ -1,11 +1,17 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
+/**
+ * SGLang's default buckets (seconds) for the tokenizer manager's latency histograms (`TokenizerMetricsCollector`
+ * in sgl-project/sglang python/sglang/srt/observability/metrics_collector.py, commit 44cedc2b, the same in
+ * python/sglang/srt/metrics/collector.py at 00ae9c15). A dashboard's heatmap rows and `histogram_quantile` read
+ * these bounds, so they are SGLang's exactly.
+ */
 const TTFT_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
 const ITL_BUCKETS = [
-  0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
-  0.75, 1, 2.5,
+  0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4,
+  6, 8,
 ];
-const E2E_BUCKETS = [0.1, 0.2, 0.4, 0.8, 1, 2, 5, 10, 20, 40, 60, 80, 100, 150, 200, 250, 300, 350, 500, 1000];
+const E2E_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400];
 /** SGLang's `SchedulerMetricsCollector.queue_time` buckets (seconds). */
 const QUEUE_TIME_BUCKETS = [
   0, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 600, 700, 800, 900,

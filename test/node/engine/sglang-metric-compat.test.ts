@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { parsePrometheusText } from "../../../src/edge/prometheus-text";
+import { createEngineMetrics } from "../../../src/engine/metrics";
+
+/**
+ * The engine's `/metrics` against SGLang's own definitions, so that a dashboard, alert or scraper written for
+ * SGLang reads ours unchanged. The values below are copied from SGLang's source:
+ * sgl-project/sglang python/sglang/srt/observability/metrics_collector.py at commit
+ * 44cedc2b9c7dd31d9acae4498ea4fa0d3665feed (`TokenizerMetricsCollector`: the latency histograms' default
+ * buckets); python/sglang/srt/metrics/collector.py at 00ae9c1590d2d0bb6c0bfff39e312c34ae3dd538 has the same.
+ */
+
+/** The `le` bounds a histogram renders, `+Inf` left out, as numbers. */
+async function bounds(name: string, observe: (m: ReturnType<typeof createEngineMetrics>) => void): Promise<number[]> {
+  const m = createEngineMetrics("demo-model");
+  observe(m);
+  return parsePrometheusText(await m.registry.metrics())
+    .filter((s) => s.name === `${name}_bucket` && s.labels.le !== "+Inf")
+    .map((s) => Number(s.labels.le));
+}
+
+describe("engine metrics: SGLang's histogram buckets", () => {
+  it("time_to_first_token_seconds: SGLang's bucket_time_to_first_token default", async () => {
+    expect(await bounds("sglang:time_to_first_token_seconds", (m) => m.timeToFirstToken.observe(0.5))).toEqual([
+      0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400,
+    ]);
+  });
+
+  it("inter_token_latency_seconds: SGLang's bucket_inter_token_latency default (up to 8 s)", async () => {
+    expect(await bounds("sglang:inter_token_latency_seconds", (m) => m.interTokenLatency.observe(0.01))).toEqual([
+      0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1,
+      2, 4, 6, 8,
+    ]);
+  });
+
+  it("e2e_request_latency_seconds: SGLang's bucket_e2e_request_latency default (up to 2400 s)", async () => {
+    expect(await bounds("sglang:e2e_request_latency_seconds", (m) => m.e2eRequestLatency.observe(3))).toEqual([
+      0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400,
+    ]);
+  });
+
+  it("queue_time_seconds: SGLang's SchedulerMetricsCollector.queue_time buckets", async () => {
+    expect(await bounds("sglang:queue_time_seconds", (m) => m.queueTime.observe(1))).toEqual([
+      0, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 600, 700, 800,
+      900, 1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000,
+    ]);
+  });
+});
