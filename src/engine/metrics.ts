@@ -19,12 +19,13 @@ const QUEUE_TIME_BUCKETS = [
 ];
 
 /**
- * The labels SGLang's scheduler puts on its series (`SchedulerMetricsMixin.init_metrics`): gauges, the
- * retraction counters and the queue-time histogram carry these beside `model_name`; one engine is one unified (not
- * disaggregated) rank 0.
+ * The labels SGLang's scheduler puts on its series beside `model_name` (`SchedulerMetricsMixin.init_metrics`:
+ * `model_name`, `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`, in that order; sgl-project/sglang
+ * python/sglang/srt/observability/scheduler_metrics_mixin.py @44cedc2b): gauges, the retraction counters and the
+ * queue-time histogram carry them. One engine is one unified (not disaggregated) rank 0 with no expert parallelism.
  */
-export const SCHEDULER_LABELS = { engine_type: "unified", tp_rank: "0", pp_rank: "0" } as const;
-const SCHEDULER_LABEL_NAMES = Object.keys(SCHEDULER_LABELS);
+export const SCHEDULER_LABELS = { engine_type: "unified", tp_rank: "0", pp_rank: "0", moe_ep_rank: "0" } as const;
+const SCHEDULER_LABEL_NAMES = ["model_name", ...Object.keys(SCHEDULER_LABELS)];
 
 /** A gauge bound to {@link SCHEDULER_LABELS}. */
 export interface SchedulerGauge {
@@ -49,7 +50,7 @@ export interface SchedulerCounter {
  * The engine's Prometheus metrics under SGLang's names and labels, in a per-server {@link Registry} (several
  * servers in one process - tests, the simulator - must not share counters). Every series carries `model_name`,
  * as SGLang's do; the scheduler's series (gauges, retraction counters, `queue_time_seconds`) also carry SGLang's
- * scheduler labels `engine_type`, `tp_rank`, `pp_rank` ({@link SCHEDULER_LABELS}); the request series (request
+ * scheduler labels `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank` ({@link SCHEDULER_LABELS}); the request series (request
  * and token counters, the TTFT, inter-token and end-to-end latency histograms) are the tokenizer manager's in
  * SGLang and carry `model_name` only.
  *
@@ -62,30 +63,32 @@ export interface SchedulerCounter {
  * m.numRequestsTotal.inc();
  * const text = await m.registry.metrics();
  * // ... sglang:num_requests_total{model_name="demo-model"} 1
- * // ... sglang:token_usage{engine_type="unified",tp_rank="0",pp_rank="0",model_name="demo-model"} 0
+ * // ... sglang:token_usage{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"} 0
  * ```
  */
 export function createEngineMetrics(modelName: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ model_name: modelName });
   const registers = [registry];
+  // `model_name` first, as SGLang writes it (the registry's default label would otherwise come last).
+  const schedulerLabels = { model_name: modelName, ...SCHEDULER_LABELS };
   const gauge = (name: string, help: string): SchedulerGauge => {
     const g = new Gauge({ name: `sglang:${name}`, help, labelNames: SCHEDULER_LABEL_NAMES, registers });
-    g.set(SCHEDULER_LABELS, 0);
+    g.set(schedulerLabels, 0);
     return {
-      set: (value) => g.set(SCHEDULER_LABELS, value),
-      inc: (value = 1) => g.inc(SCHEDULER_LABELS, value),
+      set: (value) => g.set(schedulerLabels, value),
+      inc: (value = 1) => g.inc(schedulerLabels, value),
       get: () => g.get(),
     };
   };
   const schedulerCounter = (name: string, help: string): SchedulerCounter => {
     const c = new Counter({ name: `sglang:${name}`, help, labelNames: SCHEDULER_LABEL_NAMES, registers });
-    c.inc(SCHEDULER_LABELS, 0);
-    return { inc: (value = 1) => c.inc(SCHEDULER_LABELS, value), get: () => c.get() };
+    c.inc(schedulerLabels, 0);
+    return { inc: (value = 1) => c.inc(schedulerLabels, value), get: () => c.get() };
   };
   const schedulerHistogram = (name: string, help: string, buckets: number[]): SchedulerHistogram => {
     const h = new Histogram({ name: `sglang:${name}`, help, buckets, labelNames: SCHEDULER_LABEL_NAMES, registers });
-    return { observe: (value) => h.observe(SCHEDULER_LABELS, value), get: () => h.get() };
+    return { observe: (value) => h.observe(schedulerLabels, value), get: () => h.get() };
   };
   const counter = (name: string, help: string) => new Counter({ name: `sglang:${name}`, help, registers });
   const histogram = (name: string, help: string, buckets: number[]) =>

@@ -4,13 +4,13 @@ import { type RunningEngineServer, startEngineServer } from "../../../src/engine
 
 /**
  * The engine's `/metrics` carries SGLang's label sets (README, "engine server"): the scheduler's series
- * (`SchedulerMetricsCollector`: gauges, retraction counters, `queue_time_seconds`) carry `engine_type`, `tp_rank`
- * and `pp_rank` beside `model_name`; the tokenizer manager's request series (request and token counters, the
+ * (`SchedulerMetricsCollector`: gauges, retraction counters, `queue_time_seconds`) carry `engine_type`, `tp_rank`,
+ * `pp_rank` and `moe_ep_rank` beside `model_name`; the tokenizer manager's request series (request and token counters, the
  * TTFT, inter-token and end-to-end latency histograms) carry `model_name` only. A dashboard or an alert written
  * for SGLang selects series by these labels.
  */
 
-const SCHEDULER = { engine_type: "unified", tp_rank: "0", pp_rank: "0", model_name: "demo-model" };
+const SCHEDULER = { model_name: "demo-model", engine_type: "unified", tp_rank: "0", pp_rank: "0", moe_ep_rank: "0" };
 const REQUEST = { model_name: "demo-model" };
 
 describe("engine /metrics: SGLang's label sets", () => {
@@ -43,7 +43,7 @@ describe("engine /metrics: SGLang's label sets", () => {
     "sglang:num_retracted_reqs",
     "sglang:num_retracted_requests_total",
     "sglang:queue_time_seconds",
-  ])("%s is the scheduler's: engine_type, tp_rank, pp_rank and model_name", (name) => {
+  ])("%s is the scheduler's: model_name, engine_type, tp_rank, pp_rank and moe_ep_rank", (name) => {
     const labels = family(name);
     expect(labels.length, name).toBeGreaterThan(0);
     for (const l of labels) expect(l).toEqual(SCHEDULER);

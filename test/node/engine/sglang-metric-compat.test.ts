@@ -46,3 +46,30 @@ describe("engine metrics: SGLang's histogram buckets", () => {
     ]);
   });
 });
+
+/**
+ * SGLang's scheduler labels, in the order its `init_metrics` builds them (sgl-project/sglang
+ * python/sglang/srt/observability/scheduler_metrics_mixin.py at 44cedc2b9c7dd31d9acae4498ea4fa0d3665feed:
+ * `model_name`, `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`, then `dp_rank` only under data parallelism);
+ * prometheus_client writes them in that order. The tokenizer manager's series carry `model_name`.
+ */
+describe("engine metrics: SGLang's label sets, in SGLang's order", () => {
+  it("a scheduler series carries model_name, engine_type, tp_rank, pp_rank and moe_ep_rank", async () => {
+    const m = createEngineMetrics("demo-model");
+    m.numRunningReqs.set(3);
+    m.queueTime.observe(1);
+    const text = await m.registry.metrics();
+    expect(text).toContain(
+      'sglang:num_running_reqs{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"} 3\n',
+    );
+    expect(text).toContain(
+      'sglang:queue_time_seconds_count{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"} 1\n',
+    );
+  });
+
+  it("a request series carries model_name only", async () => {
+    const m = createEngineMetrics("demo-model");
+    m.numRequestsTotal.inc();
+    expect(await m.registry.metrics()).toContain('sglang:num_requests_total{model_name="demo-model"} 1\n');
+  });
+});
