@@ -36,7 +36,8 @@ export interface MetricsReading {
  * `rankCopies` are the labels that tell apart copies of one scheduler's figures: SGLang runs one scheduler per
  * tensor- and pipeline-parallel rank, all holding the same requests (their schedules are kept in step across
  * ranks); only rank 0 of each data-parallel group exports by default, but with `--enable-metrics-for-all-schedulers`
- * every rank exports the same queue under its own `tp_rank` / `pp_rank`, and a sum would count it once per rank.
+ * every rank exports the same queue under its own `tp_rank` / `pp_rank` (and, in current SGLang, `moe_ep_rank`:
+ * each scheduler process gets `tp_rank // (tp_size // ep_size)`), and a sum would count it once per rank.
  */
 const METRICS: Record<
   Exclude<LoadSource, "spillway" | "none">,
@@ -51,7 +52,7 @@ const METRICS: Record<
   sglang: {
     queue: ["sglang:num_running_reqs", "sglang:num_queue_reqs"],
     usage: ["sglang:token_usage"],
-    rankCopies: ["tp_rank", "pp_rank"],
+    rankCopies: ["tp_rank", "pp_rank", "moe_ep_rank"],
   },
   tgi: { queue: ["tgi_queue_size", "tgi_batch_current_size"], usage: [], rankCopies: [] },
 };
@@ -66,8 +67,8 @@ export interface ProbeCredentials {
 
 /**
  * Reads a replica's load from its Prometheus page: every label set of a queue gauge summed (vLLM's `engine`s,
- * SGLang's `dp_rank`s), except that SGLang series differing only in `tp_rank` / `pp_rank` are one scheduler's
- * copies and count once. Unknown (`undefined`) when the page is malformed or cut off,
+ * SGLang's `dp_rank`s), except that SGLang series differing only in `tp_rank` / `pp_rank` / `moe_ep_rank` are one
+ * scheduler's copies and count once. Unknown (`undefined`) when the page is malformed or cut off,
  * when any gauge the sum needs is missing (a partial page is not an idle replica), when any of its samples is
  * not a count (NaN, ±Inf or negative: one series' -3 must not cancel another's 3) or the total overflows, or when
  * a sample carries a timestamp older than `staleMs` (an exporter replaying old values).

@@ -84,6 +84,31 @@ describe("readMetrics: SGLang's per-rank copies of one scheduler count once", ()
     expect(read(ranks)).toBeUndefined();
   });
 
+  it("counts current SGLang's copies once though each TP rank also carries its own moe_ep_rank", () => {
+    // SGLang >= the observability/ layout labels scheduler series with moe_ep_rank too
+    // (sgl-project/sglang python/sglang/srt/observability/scheduler_metrics_mixin.py @44cedc2b), and each scheduler
+    // process gets moe_ep_rank = tp_rank // (tp_size // ep_size): the TP copies of one scheduler differ in it.
+    const page = (ranks: readonly { tp: number; ep: number; running: number; queued: number }[]) => {
+      const labels = (r: { tp: number; ep: number }) =>
+        `model_name="${MODEL}",engine_type="unified",tp_rank="${r.tp}",pp_rank="0",moe_ep_rank="${r.ep}"`;
+      return ["num_running_reqs", "num_queue_reqs"]
+        .map(
+          (name) =>
+            `# TYPE sglang:${name} gauge\n` +
+            ranks
+              .map((r) => `sglang:${name}{${labels(r)}} ${name === "num_running_reqs" ? r.running : r.queued}\n`)
+              .join(""),
+        )
+        .join("");
+    };
+    // TP 4, EP 4: every scheduler exporting the same 5 running, 3 waiting.
+    const tp4ep4 = [0, 1, 2, 3].map((tp) => ({ tp, ep: tp, running: 5, queued: 3 }));
+    expect(readMetrics("sglang", page(tp4ep4), { model: MODEL, nowMs: NOW })?.queueLength).toBe(8);
+    // TP 4, EP 2: moe_ep_rank 0, 0, 1, 1.
+    const tp4ep2 = [0, 1, 2, 3].map((tp) => ({ tp, ep: tp >> 1, running: 5, queued: 3 }));
+    expect(readMetrics("sglang", page(tp4ep2), { model: MODEL, nowMs: NOW })?.queueLength).toBe(8);
+  });
+
   it("leaves vLLM's data-parallel engines summed", () => {
     const page =
       'vllm:num_requests_running{engine="0",model_name="m"} 2\nvllm:num_requests_running{engine="1",model_name="m"} 2\n' +
