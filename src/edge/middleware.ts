@@ -49,7 +49,10 @@ export interface SpillwayOptions {
   routers?: (c: Context<SpillwayEnv>) => DurableObjectNamespace<DeploymentRouter>;
   /** Maps a request to its deployment; default: the body's `model`. */
   deploymentOf?: (c: Context<SpillwayEnv>, body: AcceptedBody) => string;
-  /** Attempts per request when a replica cannot be reached at all (nothing was sent); default 2. */
+  /**
+   * Attempts per request when a replica cannot be reached at all (nothing was sent) or refuses it with 503 (nothing
+   * was done); default 2.
+   */
   connectAttempts?: number;
   /**
    * Who is asking, from the operator's own auth (e.g. their middleware's context); default: the bearer key's
@@ -322,8 +325,29 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           charge.headers,
         );
       }
+      const { response } = outcome;
+      if (response.status === 503) {
+        // A replica that answers 503 took no request (spillway's engine while it drains for shutdown, a proxy with
+        // no engine behind it): marked down until a probe answers (its slot would otherwise come back at once, as
+        // the shortest queue), and, as one that cannot be reached, the request tries another replica.
+        release(true);
+        if (attempt < connectAttempts) {
+          await response.body?.cancel();
+          continue;
+        }
+        charge.refund();
+        return withTenantHeaders(await answerFrom(response, () => {}, clientSignal), charge.headers);
+      }
+      // A gateway's 502 or 504 (a proxy in front of the replica) may have been served: passed on, but the replica
+      // is marked down until a probe answers.
+      const gatewayFailed = response.status === 502 || response.status === 504;
       return withTenantHeaders(
-        await answerFrom(outcome.response, release, clientSignal, charge.wantsUsage ? charge.settle : undefined),
+        await answerFrom(
+          response,
+          gatewayFailed ? () => release(true) : release,
+          clientSignal,
+          charge.wantsUsage ? charge.settle : undefined,
+        ),
         charge.headers,
       );
     }

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
-import { chat, direct, replicaState, stats0, waitFor } from "./helpers";
+import { chat, direct, releaseHold, replicaState, setDraining, stats0, waitFor } from "./helpers";
 
 describe("faults", () => {
   it("an engine killed mid-stream: the client gets a clean SSE error, the slot is released, the replica marked down", async () => {
@@ -27,6 +27,35 @@ describe("faults", () => {
     expect(res.status).toBe(504);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_timeout");
     await waitFor(async () => (await stats0("hang")).activeLeases === 0, "slot released");
+  });
+
+  it("an engine draining for shutdown (503 to everything): its refusal goes to another replica, and it is marked down", async () => {
+    // Both replicas are probed (0 each); one holds a request, so the other has the shorter queue and is picked next.
+    const held = chat("draining", "hold:d1");
+    await waitFor(
+      async () => (await replicaState("dr-a")).inflight + (await replicaState("dr-b")).inflight === 1,
+      "one request held",
+    );
+    const busy = (await replicaState("dr-a")).inflight === 1 ? "dr-a" : "dr-b";
+    const idle = busy === "dr-a" ? "dr-b" : "dr-a";
+    // The idle one starts draining, as src/engine/shutdown.ts does on SIGTERM; the router's report of it is fresh.
+    await setDraining(idle);
+    const res = await chat("draining", "after");
+    // Before: the engine's 503 was passed on although the other replica had room, and the replica stayed the
+    // router's first choice (its slot came back at once, as not failed), so a queue drained into it as 503s.
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { replica: string }).replica).toBe(busy);
+    expect((await replicaState(idle)).served).toEqual([]);
+    const refusedBefore = (await replicaState(idle)).refusedDraining;
+    expect(refusedBefore).toBeGreaterThanOrEqual(1);
+    const s = await stats0("draining");
+    expect(s.replicas[`${inject("fakeEngineUrl")}/r/${idle}`]?.valid).toBe(false);
+    // Marked down, it is probed (503 again) before it is chosen, not sent requests.
+    expect((await chat("draining", "later")).status).toBe(200);
+    expect((await replicaState(idle)).served).toEqual([]);
+    await releaseHold(busy, "d1");
+    expect((await held).status).toBe(200);
+    await waitFor(async () => (await stats0("draining")).activeLeases === 0, "slots released");
   });
 
   it("an engine slow to answer probes is passed over for one that answers", async () => {

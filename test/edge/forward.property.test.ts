@@ -26,8 +26,11 @@ import { spillway } from "../../src/edge/middleware";
  *   `upstreamTimeoutS` is released as failed, 504 `upstream_timeout` (the deadline bounds the headers only, never a
  *   body that takes longer); a JSON answer cut mid-body is released as failed, 502 `upstream_failed`; an SSE answer
  *   cut mid-stream keeps its status and the bytes sent, ends with an `upstream_failed` error event, released as
- *   failed; a replica's own 4xx/5xx answer is relayed untouched and the slot released not failed (README, "What a
- *   client is answered", lists spillway's own answers only).
+ *   failed; a replica's own 4xx/5xx answer is relayed untouched (README, "What a client is answered", lists
+ *   spillway's own answers only), its slot released not failed, except: a 503 (the replica took nothing: an engine
+ *   draining for shutdown, a proxy with no engine behind it) is released as failed and, like a refused connection,
+ *   moves on to the router's next replica while attempts remain (the last one is relayed); a gateway's 502 or 504 is
+ *   relayed and released as failed.
  *
  * Inside workerd because the middleware is typed against the Workers runtime; `fetch` is stubbed, nothing leaves
  * the test. Fixed seeds; a second or two.
@@ -452,7 +455,7 @@ describe("relaying a replica's answer", () => {
     await fc.assert(
       fc.asyncProperty(
         answer,
-        fc.constantFrom(200, 201, 203, 400, 404, 422, 429, 500, 502, 503),
+        fc.constantFrom(200, 201, 203, 400, 404, 422, 429, 500, 502, 503, 504),
         fc.stringMatching(/^[A-Za-z ]{0,8}$/),
         fc.array(fc.tuple(responseHeaderName, fc.nat(), headerValue), { maxLength: 8 }),
         fc.option(fc.tuple(connectionValue, fc.nat()), { nil: undefined }),
@@ -530,7 +533,10 @@ describe("relaying a replica's answer", () => {
             if (length !== null) expect(Number(length)).toBe(received.byteLength);
 
             await e.settled();
-            expect(e.releases).toEqual([[e.tickets[0]?.ticket, false]]);
+            // A 503 is tried once more (connectAttempts 2, the same answer); 502, 503 and 504 mark the replica failed.
+            expect(e.tickets).toHaveLength(status === 503 ? 2 : 1);
+            const failed = status === 502 || status === 503 || status === 504;
+            expect([...e.releases].sort()).toEqual(e.tickets.map(({ ticket }) => [ticket, failed]).sort());
           } finally {
             openGate();
           }
@@ -556,7 +562,7 @@ const attempt: fc.Arbitrary<Attempt> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "hangs" as const }) },
   {
     weight: 2,
-    arbitrary: fc.constantFrom(200, 500, 502, 503).map((status) => ({ kind: "answers" as const, status })),
+    arbitrary: fc.constantFrom(200, 429, 500, 502, 503, 504).map((status) => ({ kind: "answers" as const, status })),
   },
   { weight: 1, arbitrary: fc.constant({ kind: "json_cut" as const }) },
   {
@@ -581,7 +587,7 @@ function cutStream(chunks: string[]): ReadableStream<Uint8Array> {
 }
 
 describe("a replica that fails", () => {
-  it("refused connections move to the next replica up to connectAttempts (then 502); a hang is 504, a cut body 502 or an SSE error event; each failed replica is released as failed, its own answers passed on", async () => {
+  it("refused connections and 503s move to the next replica up to connectAttempts (then 502, or the 503); a hang is 504, a cut body 502 or an SSE error event; each failed replica is released as failed, its own answers passed on", async () => {
     const replicas = ["https://gpu-a.example", "https://gpu-b.example/x", "http://10.0.0.3:8000"];
     await fc.assert(
       fc.asyncProperty(
@@ -630,13 +636,14 @@ describe("a replica that fails", () => {
           const length = res.headers.get("content-length");
           if (length !== null) expect(Number(length), "Content-Length").toBe(encoder.encode(text).byteLength);
 
-          // The model: attempts go on while the replica could not be reached and attempts remain.
+          // The model: attempts go on while the replica could not be reached, or answered 503, and attempts remain.
+          const refusedAll = (s: Attempt) => s.kind === "refused" || (s.kind === "answers" && s.status === 503);
           let n = 0;
           let step: Attempt;
           do step = script[n++] as Attempt;
-          while (step.kind === "refused" && n < connectAttempts);
+          while (refusedAll(step) && n < connectAttempts);
           expect(e.sent.map((s) => new URL(s.url).origin)).toEqual(replicas.slice(0, n).map((r) => new URL(r).origin));
-          const failedHere = step.kind !== "answers";
+          const failedHere = step.kind !== "answers" || [502, 503, 504].includes(step.status);
           const expectedReleases = e.tickets.map(({ ticket }, i) => [ticket, i < n - 1 ? true : failedHere]);
           expect(e.tickets).toHaveLength(n);
           expect([...e.releases].sort()).toEqual(expectedReleases.sort());

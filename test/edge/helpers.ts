@@ -48,6 +48,8 @@ export interface FakeReplicaState {
   served: string[];
   disconnected: number;
   down: boolean;
+  draining: boolean;
+  refusedDraining: number;
   probes: number;
 }
 
@@ -61,6 +63,11 @@ export async function releaseHold(id: string, key: string): Promise<void> {
 
 export async function setDown(id: string, down: boolean): Promise<void> {
   await (await fetch(`${fake()}/r/${id}/${down ? "__down" : "__up"}`, { method: "POST" })).arrayBuffer();
+}
+
+/** Makes a fake replica answer everything, `/load` included, with the engine server's draining 503 (`__up` ends it). */
+export async function setDraining(id: string): Promise<void> {
+  await (await fetch(`${fake()}/r/${id}/__drain`, { method: "POST" })).arrayBuffer();
 }
 
 /** Sends a request straight to a fake replica, bypassing the edge (to load it). */

@@ -21,8 +21,10 @@ const replayGuard = new ReplayGuard(30_000);
  *   mid-stream); without `stream`, `jsonkill` sends the headers and half an answer, then resets;
  * - `usage:N` answers with `usage.total_tokens` N (a stream ends with a usage chunk);
  * - anything else: answer at once.
- * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__up`, `__slowload/MS` (answer
- * `/load` after MS ms), `GET __state`. Replicas whose id starts with `signed-` verify spillway's signature.
+ * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__drain` (every request, `/load`
+ * included, is answered 503 with `retry-after: 1` and `connection: close`, as the engine server's shutdown gate
+ * answers while it drains), `__up` (ends both), `__slowload/MS` (answer `/load` after MS ms), `GET __state`.
+ * Replicas whose id starts with `signed-` verify spillway's signature.
  * Fake vLLM, SGLang and TGI servers (no `/load`, a `/metrics` page) live at `/b/<kind>/<id>`.
  */
 interface ReplicaState {
@@ -30,6 +32,9 @@ interface ReplicaState {
   served: string[];
   disconnected: number;
   down: boolean;
+  draining: boolean;
+  /** Requests (probes included) answered 503 while draining. */
+  refusedDraining: number;
   probes: number;
   loadDelayMs: number;
   unsigned: number;
@@ -50,6 +55,8 @@ function stateOf(id: string): ReplicaState {
       served: [],
       disconnected: 0,
       down: false,
+      draining: false,
+      refusedDraining: 0,
       probes: 0,
       loadDelayMs: 0,
       unsigned: 0,
@@ -135,8 +142,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     state.down = true;
     return json(res, 200, {});
   }
+  if (path === "/__drain") {
+    state.draining = true;
+    return json(res, 200, {});
+  }
   if (path === "/__up") {
     state.down = false;
+    state.draining = false;
     return json(res, 200, {});
   }
   if (path.startsWith("/__slowload/")) {
@@ -161,6 +173,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     return;
   }
   const text = await readText(req);
+  if (state.draining) {
+    // src/engine/shutdown.ts's answer to anything that arrives once the engine drains.
+    state.refusedDraining += 1;
+    res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": "1" });
+    res.end(JSON.stringify({ error: { message: "the engine server is shutting down", type: "service_unavailable" } }));
+    return;
+  }
   if (id.startsWith("signed-") && !(await signatureValid(req, text))) {
     state.unsigned += 1;
     return json(res, 401, { error: { message: "unauthorized" } });
