@@ -93,42 +93,64 @@ export function createEngineMetrics(modelName: string) {
   const counter = (name: string, help: string) => new Counter({ name: `sglang:${name}`, help, registers });
   const histogram = (name: string, help: string, buckets: number[]) =>
     new Histogram({ name: `sglang:${name}`, help, buckets, registers });
+  // HELP texts are SGLang's `documentation` strings, word for word (sgl-project/sglang
+  // python/sglang/srt/observability/metrics_collector.py @44cedc2b); what each series means here is in its comment.
   return {
     registry,
     numRunningReqs: gauge("num_running_reqs", "The number of running requests."),
-    numUsedTokens: gauge("num_used_tokens", "The number of used KV slots (running requests and cache)."),
-    tokenUsage: gauge("token_usage", "The token usage: (total - free - evictable) / total."),
-    genThroughput: gauge("gen_throughput", "The generation throughput over the last log interval (token/s)."),
+    /** KV slots in use: running requests and the prefix cache. */
+    numUsedTokens: gauge("num_used_tokens", "The number of used tokens."),
+    /** (total - free - evictable) / total. */
+    tokenUsage: gauge("token_usage", "The token usage."),
+    /** Over the last decode log interval. */
+    genThroughput: gauge("gen_throughput", "The generation throughput (token/s)."),
     numQueueReqs: gauge("num_queue_reqs", "The number of requests in the waiting queue."),
-    cacheHitRate: gauge("cache_hit_rate", "The prefix cache hit rate over the last prefill batch."),
-    maxTotalNumTokens: gauge("max_total_num_tokens", "The KV pool size in tokens."),
-    newTokenRatio: gauge("new_token_ratio", "The current new-token ratio used by admission."),
-    numRetractedReqs: gauge(
-      "num_retracted_reqs",
-      "Requests retracted in the log interval that the latest prefill or decode log line closed (SGLang's gauge).",
-    ),
-    numRetractedRequestsTotal: schedulerCounter("num_retracted_requests_total", "Total retracted requests."),
+    /** Over the last prefill batch. */
+    cacheHitRate: gauge("cache_hit_rate", "The prefix cache hit rate."),
+    /** The KV pool size in tokens. */
+    maxTotalNumTokens: gauge("max_total_num_tokens", "Maximum total number of tokens in the KV cache pool."),
+    /** The new-token ratio admission uses now. */
+    newTokenRatio: gauge("new_token_ratio", "The new token ratio."),
+    /** Requests retracted in the log interval that the latest prefill or decode log line closed (SGLang's gauge). */
+    numRetractedReqs: gauge("num_retracted_reqs", "The number of retracted requests."),
+    numRetractedRequestsTotal: schedulerCounter("num_retracted_requests_total", "Total number of retracted requests."),
+    /** Prompt tokens of retracted requests. */
     numRetractedInputTokensTotal: schedulerCounter(
       "num_retracted_input_tokens_total",
-      "Prompt tokens of retracted requests.",
+      "Total number of retracted input tokens.",
     ),
+    /** Output tokens held by requests when retracted. */
     numRetractedOutputTokensTotal: schedulerCounter(
       "num_retracted_output_tokens_total",
-      "Output tokens held by requests when retracted.",
+      "Total number of retracted output tokens.",
     ),
-    promptTokensTotal: counter("prompt_tokens_total", "Prompt tokens of finished requests."),
-    generationTokensTotal: counter("generation_tokens_total", "Generated tokens of finished requests."),
-    cachedTokensTotal: counter("cached_tokens_total", "Prompt tokens of finished requests found in the prefix cache."),
-    numRequestsTotal: counter("num_requests_total", "Requests that finished (any reason)."),
-    numAbortedRequestsTotal: counter("num_aborted_requests_total", "Requests aborted (disconnect or OOM)."),
-    timeToFirstToken: histogram("time_to_first_token_seconds", "Time to first token.", TTFT_BUCKETS),
-    interTokenLatency: histogram("inter_token_latency_seconds", "Time between output tokens.", ITL_BUCKETS),
-    e2eRequestLatency: histogram("e2e_request_latency_seconds", "End-to-end request latency.", E2E_BUCKETS),
-    queueTime: schedulerHistogram(
-      "queue_time_seconds",
-      "Time from arrival to first admission (SGLang's scheduler histogram).",
-      QUEUE_TIME_BUCKETS,
+    /** Prompt tokens of finished requests. */
+    promptTokensTotal: counter("prompt_tokens_total", "Number of prefill tokens processed."),
+    /** Generated tokens of finished requests. */
+    generationTokensTotal: counter("generation_tokens_total", "Number of generation tokens processed."),
+    /** Prompt tokens of finished requests found in the prefix cache (SGLang's older help: no `cache_source` here). */
+    cachedTokensTotal: counter("cached_tokens_total", "Number of cached prompt tokens."),
+    /** Requests that finished, for any reason. */
+    numRequestsTotal: counter("num_requests_total", "Number of requests processed."),
+    /** Requests aborted (the client left, or out of memory). */
+    numAbortedRequestsTotal: counter("num_aborted_requests_total", "Number of requests aborted."),
+    timeToFirstToken: histogram(
+      "time_to_first_token_seconds",
+      "Histogram of time to first token in seconds.",
+      TTFT_BUCKETS,
     ),
+    interTokenLatency: histogram(
+      "inter_token_latency_seconds",
+      "Histogram of inter-token latency in seconds.",
+      ITL_BUCKETS,
+    ),
+    e2eRequestLatency: histogram(
+      "e2e_request_latency_seconds",
+      "Histogram of End-to-end request latency in seconds",
+      E2E_BUCKETS,
+    ),
+    /** Time from arrival to first admission. */
+    queueTime: schedulerHistogram("queue_time_seconds", "Histogram of queueing time in seconds.", QUEUE_TIME_BUCKETS),
   };
 }
 

@@ -73,3 +73,46 @@ describe("engine metrics: SGLang's label sets, in SGLang's order", () => {
     expect(await m.registry.metrics()).toContain('sglang:num_requests_total{model_name="demo-model"} 1\n');
   });
 });
+
+/**
+ * `# HELP` and `# TYPE` as SGLang writes them: `documentation` strings word for word from sgl-project/sglang
+ * python/sglang/srt/observability/metrics_collector.py at 44cedc2b9c7dd31d9acae4498ea4fa0d3665feed
+ * (`cached_tokens_total`: the text before SGLang added its `cache_source` label, in
+ * python/sglang/srt/metrics/collector.py at 00ae9c1590d2d0bb6c0bfff39e312c34ae3dd538).
+ */
+const SGLANG_HELP: Record<string, [type: string, help: string]> = {
+  num_running_reqs: ["gauge", "The number of running requests."],
+  num_used_tokens: ["gauge", "The number of used tokens."],
+  token_usage: ["gauge", "The token usage."],
+  gen_throughput: ["gauge", "The generation throughput (token/s)."],
+  num_queue_reqs: ["gauge", "The number of requests in the waiting queue."],
+  cache_hit_rate: ["gauge", "The prefix cache hit rate."],
+  max_total_num_tokens: ["gauge", "Maximum total number of tokens in the KV cache pool."],
+  new_token_ratio: ["gauge", "The new token ratio."],
+  num_retracted_reqs: ["gauge", "The number of retracted requests."],
+  num_retracted_requests_total: ["counter", "Total number of retracted requests."],
+  num_retracted_input_tokens_total: ["counter", "Total number of retracted input tokens."],
+  num_retracted_output_tokens_total: ["counter", "Total number of retracted output tokens."],
+  prompt_tokens_total: ["counter", "Number of prefill tokens processed."],
+  generation_tokens_total: ["counter", "Number of generation tokens processed."],
+  cached_tokens_total: ["counter", "Number of cached prompt tokens."],
+  num_requests_total: ["counter", "Number of requests processed."],
+  num_aborted_requests_total: ["counter", "Number of requests aborted."],
+  time_to_first_token_seconds: ["histogram", "Histogram of time to first token in seconds."],
+  inter_token_latency_seconds: ["histogram", "Histogram of inter-token latency in seconds."],
+  e2e_request_latency_seconds: ["histogram", "Histogram of End-to-end request latency in seconds"],
+  queue_time_seconds: ["histogram", "Histogram of queueing time in seconds."],
+};
+
+describe("engine metrics: SGLang's HELP and TYPE lines", () => {
+  it.each(Object.entries(SGLANG_HELP))("sglang:%s", async (name, [type, help]) => {
+    const text = await createEngineMetrics("demo-model").registry.metrics();
+    expect(text).toContain(`# HELP sglang:${name} ${help}\n# TYPE sglang:${name} ${type}\n`);
+  });
+
+  it("exports no sglang: family that SGLang does not define (names above)", async () => {
+    const text = await createEngineMetrics("demo-model").registry.metrics();
+    const families = [...text.matchAll(/^# TYPE sglang:(\S+) /gm)].map((m) => m[1]);
+    expect(families.sort()).toEqual(Object.keys(SGLANG_HELP).sort());
+  });
+});
