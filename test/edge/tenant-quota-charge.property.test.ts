@@ -14,8 +14,8 @@ import { estimateTokens } from "../../src/edge/tenant-quota-charge";
  * - reserved at admission: one request and `ceil(body.length / 4) + (max_tokens ?? defaultMaxTokens)` tokens, if
  *   both fit (else a 429 `tenant_quota_exceeded`, or a 400 `tokens_exceed_quota` when the reservation exceeds the
  *   token quota itself), with `x-ratelimit-remaining-*` the bucket's whole units after the charge;
- * - given back entirely (request and tokens) when not served: refused for capacity, every replica unreachable, or
- *   the client left before it was forwarded;
+ * - given back entirely (request and tokens) when not served: refused for capacity, every replica unreachable or
+ *   answering 503 (it took nothing), or the client left before it was forwarded;
  * - otherwise charged `usage.total_tokens` of the answer (JSON, or an SSE stream read to its end) when it is a
  *   finite number >= 0, and the reservation when it has none (absent, garbled, negative, not JSON, the client left
  *   while waiting or mid-stream, the body cut, a 5xx without usage); a huge usage is charged as it is (a debt).
@@ -49,7 +49,7 @@ type UsageValue =
   | { kind: "huge" }
   | { kind: "null" };
 type Answer =
-  | { kind: "json"; status: 200 | 500; usage: UsageValue; notJson: boolean }
+  | { kind: "json"; status: 200 | 500 | 503; usage: UsageValue; notJson: boolean }
   | { kind: "jsonCut" }
   | { kind: "noBody" }
   | { kind: "sse"; usage: UsageValue; cut: "none" | "beforeUsage" | "afterUsage"; clientLeaves: boolean };
@@ -73,7 +73,7 @@ const answerArb: fc.Arbitrary<Answer> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       kind: fc.constant("json" as const),
-      status: fc.constantFrom(200 as const, 200 as const, 500 as const),
+      status: fc.constantFrom(200 as const, 200 as const, 500 as const, 503 as const),
       usage: usageArb,
       notJson: fc.constantFrom(false, false, false, true),
     }),
@@ -282,7 +282,11 @@ function edge(now: () => number) {
         signal: controller.signal,
       });
       const res = (await app.fetch(request, env, ctx as never)) as Response;
-      const answer = req.attempts.find((a) => a.kind !== "unreachable");
+      // The attempt that answers the client: not one that cannot be reached, nor a replica's 503 (tried elsewhere).
+      const answer = req.attempts.find(
+        (a) =>
+          a.kind !== "unreachable" && !(a.kind === "answer" && a.answer.kind === "json" && a.answer.status === 503),
+      );
       const leaves = answer?.kind === "answer" && answer.answer.kind === "sse" && answer.answer.clientLeaves;
       let text = "";
       if (res.body && leaves && res.headers.get("content-type") === "text/event-stream") {
@@ -317,6 +321,8 @@ function documentedCharge(req: Req, reserved: number): [number, number] {
     if (attempt.kind === "unreachable") continue;
     if (attempt.kind === "clientGone") return [1, reserved];
     const answer = attempt.answer;
+    // A replica's 503 took nothing: the next replica is tried, as for one that cannot be reached.
+    if (answer.kind === "json" && answer.status === 503) continue;
     if (answer.kind === "json") {
       const used = answer.notJson ? undefined : usageOf(answer.usage);
       return [1, used ?? reserved];
@@ -325,7 +331,7 @@ function documentedCharge(req: Req, reserved: number): [number, number] {
     // A stream cut after its usage event: the relay ends it with an error event, and the usage read counts.
     return [1, usageOf(answer.usage) ?? reserved];
   }
-  return [0, 0]; // every replica unreachable: refunded
+  return [0, 0]; // every replica unreachable or answering 503: refunded
 }
 
 interface Bucket {
