@@ -47,6 +47,52 @@ export interface SchedulerCounter {
 }
 
 /**
+ * A bucket bound as Python's prometheus_client writes it (`floatToGoString`: `repr(float(x))`, so `1` is `1.0`,
+ * and Go's exponent form from 10^6 up), which is what SGLang's `/metrics` carries in `le`.
+ *
+ * @example
+ * ```ts
+ * pythonLe(1); // "1.0"
+ * pythonLe(0.002); // "0.002"
+ * pythonLe(Number.POSITIVE_INFINITY); // "+Inf"
+ * ```
+ */
+export function pythonLe(x: number): string {
+  if (Number.isNaN(x)) return "NaN";
+  if (!Number.isFinite(x)) return x > 0 ? "+Inf" : "-Inf";
+  if (x !== 0 && (Math.abs(x) < 1e-4 || Math.abs(x) >= 1e16)) {
+    // Python's repr: shortest digits, an exponent of at least two digits ("1e-05").
+    const [mantissa, exponent = "+0"] = x.toExponential().split("e");
+    const digits = exponent.slice(1).padStart(2, "0");
+    return `${mantissa}e${exponent[0]}${digits}`;
+  }
+  const repr = Number.isInteger(x) ? `${x}.0` : String(x);
+  const dot = repr.indexOf(".");
+  if (x > 0 && dot > 6) {
+    const mantissa = `${repr[0]}.${repr.slice(1, dot)}${repr.slice(dot + 1)}`.replace(/[0.]+$/, "");
+    return `${mantissa}e+0${dot - 1}`;
+  }
+  return repr;
+}
+
+/**
+ * prom-client's exposition text with each bucket's `le` written as SGLang's (Python's prometheus_client) is:
+ * its value as {@link pythonLe} writes it and the label last. A query or recording rule written for SGLang that
+ * names a bucket (`le="1.0"`) selects the same series here (Prometheus before 3.0 compares `le` as text).
+ *
+ * @example
+ * ```ts
+ * sglangExposition('x_bucket{le="1",model_name="m"} 3\n'); // 'x_bucket{model_name="m",le="1.0"} 3\n'
+ * ```
+ */
+export function sglangExposition(text: string): string {
+  return text.replace(/^(\S+_bucket)\{le="([^"]*)"(?:,(.*))?\}( .*)$/gm, (_line, name, le, rest, value) => {
+    const bound = le === "+Inf" ? "+Inf" : pythonLe(Number(le));
+    return `${name}{${rest ? `${rest},` : ""}le="${bound}"}${value}`;
+  });
+}
+
+/**
  * The engine's Prometheus metrics under SGLang's names and labels, in a per-server {@link Registry} (several
  * servers in one process - tests, the simulator - must not share counters). Every series carries `model_name`,
  * as SGLang's do; the scheduler's series (gauges, retraction counters, `queue_time_seconds`) also carry SGLang's
@@ -97,6 +143,8 @@ export function createEngineMetrics(modelName: string) {
   // python/sglang/srt/observability/metrics_collector.py @44cedc2b); what each series means here is in its comment.
   return {
     registry,
+    /** The `/metrics` page: the registry's text with SGLang's `le` (see {@link sglangExposition}). */
+    exposition: async () => sglangExposition(await registry.metrics()),
     numRunningReqs: gauge("num_running_reqs", "The number of running requests."),
     /** KV slots in use: running requests and the prefix cache. */
     numUsedTokens: gauge("num_used_tokens", "The number of used tokens."),

@@ -92,7 +92,7 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
   app.get("/load", (c) => c.json(deps.core.load()));
   app.get("/metrics", async (c) => {
     c.header("content-type", deps.metrics.registry.contentType);
-    return c.body(await deps.metrics.registry.metrics());
+    return c.body(await deps.metrics.exposition());
   });
   const servedModel = {
     id: deps.limits.servedModelName,

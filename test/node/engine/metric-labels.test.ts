@@ -64,8 +64,9 @@ describe("engine /metrics: SGLang's label sets", () => {
 
   it("observes queue time in SGLang's scheduler buckets, from 0 to 3000 s", () => {
     const bounds = samples.filter((s) => s.name === "sglang:queue_time_seconds_bucket").map((s) => s.labels.le);
-    expect(bounds.slice(0, 4)).toEqual(["0", "0.1", "0.2", "0.5"]);
-    expect(bounds.slice(-3)).toEqual(["2500", "3000", "+Inf"]);
+    // As Python's prometheus_client writes them (SGLang's `le="1.0"`, not prom-client's `le="1"`).
+    expect(bounds.slice(0, 4)).toEqual(["0.0", "0.1", "0.2", "0.5"]);
+    expect(bounds.slice(-3)).toEqual(["2500.0", "3000.0", "+Inf"]);
     const count = samples.find((s) => s.name === "sglang:queue_time_seconds_count");
     expect(count?.value).toBe(1);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parsePrometheusText } from "../../../src/edge/prometheus-text";
-import { createEngineMetrics } from "../../../src/engine/metrics";
+import { createEngineMetrics, pythonLe } from "../../../src/engine/metrics";
 
 /**
  * The engine's `/metrics` against SGLang's own definitions, so that a dashboard, alert or scraper written for
@@ -114,5 +114,39 @@ describe("engine metrics: SGLang's HELP and TYPE lines", () => {
     const text = await createEngineMetrics("demo-model").registry.metrics();
     const families = [...text.matchAll(/^# TYPE sglang:(\S+) /gm)].map((m) => m[1]);
     expect(families.sort()).toEqual(Object.keys(SGLANG_HELP).sort());
+  });
+});
+
+/**
+ * `le` as SGLang's exposition writes it: Python's prometheus_client `floatToGoString` (`repr(float(x))`, Go's
+ * exponent from 10^6), after the series' other labels. prom-client writes `le="1"` first; Prometheus before 3.0
+ * compares `le` as text, so a rule naming SGLang's `le="1.0"` bucket would miss ours.
+ */
+describe("engine metrics: SGLang's le label", () => {
+  it.each([
+    [0, "0.0"],
+    [0.1, "0.1"],
+    [0.002, "0.002"],
+    [1, "1.0"],
+    [2400, "2400.0"],
+    [1e-5, "1e-05"],
+    [1e6, "1e+06"],
+    [1234567, "1.234567e+06"],
+    [Number.POSITIVE_INFINITY, "+Inf"],
+  ])("pythonLe(%s) is %s", (x, text) => {
+    expect(pythonLe(x)).toBe(text);
+  });
+
+  it("the /metrics text writes each bucket's le as Python does, last", async () => {
+    const m = createEngineMetrics("demo-model");
+    m.timeToFirstToken.observe(0.5);
+    m.queueTime.observe(0);
+    const text = await m.exposition();
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="demo-model",le="1.0"} 1\n');
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="demo-model",le="+Inf"} 1\n');
+    expect(text).toContain(
+      'sglang:queue_time_seconds_bucket{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0",le="0.0"} 1\n',
+    );
+    expect(text).not.toMatch(/\{le=/);
   });
 });
