@@ -20,7 +20,7 @@ const QUEUE_TIME_BUCKETS = [
 
 /**
  * The labels SGLang's scheduler puts on its series beside `model_name` (`SchedulerMetricsMixin.init_metrics`:
- * `model_name`, `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`, in that order; sgl-project/sglang
+ * `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`; sgl-project/sglang
  * python/sglang/srt/observability/scheduler_metrics_mixin.py @44cedc2b): gauges, the retraction counters and the
  * queue-time histogram carry them. One engine is one unified (not disaggregated) rank 0 with no expert parallelism.
  */
@@ -109,15 +109,19 @@ export function sglangExposition(text: string): string {
  * m.numRequestsTotal.inc();
  * const text = await m.registry.metrics();
  * // ... sglang:num_requests_total{model_name="demo-model"} 1
- * // ... sglang:token_usage{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"} 0
+ * // ... sglang:token_usage{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 0
  * ```
  */
 export function createEngineMetrics(modelName: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ model_name: modelName });
   const registers = [registry];
-  // `model_name` first, as SGLang writes it (the registry's default label would otherwise come last).
-  const schedulerLabels = { model_name: modelName, ...SCHEDULER_LABELS };
+  // In the order SGLang's page has them: sorted by name. SGLang serves `/metrics` through prometheus_client's
+  // MultiProcessCollector (it sets PROMETHEUS_MULTIPROC_DIR: utils/common.py's set_prometheus_multiproc_dir),
+  // which writes each series' labels sorted, `le` last; prom-client writes them in the order of this object.
+  const schedulerLabels = Object.fromEntries(
+    Object.entries({ model_name: modelName, ...SCHEDULER_LABELS }).sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
   const gauge = (name: string, help: string): SchedulerGauge => {
     const g = new Gauge({ name: `sglang:${name}`, help, labelNames: SCHEDULER_LABEL_NAMES, registers });
     g.set(schedulerLabels, 0);

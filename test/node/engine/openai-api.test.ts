@@ -158,7 +158,7 @@ describe("engine server, OpenAI API", () => {
     ])
       expect(text).toContain(name);
     expect(text).toContain(
-      'sglang:max_total_num_tokens{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"} 4096',
+      'sglang:max_total_num_tokens{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 4096',
     );
     expect(text).toContain('sglang:num_requests_total{model_name="demo-model"}');
   });

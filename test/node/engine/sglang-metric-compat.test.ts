@@ -48,22 +48,25 @@ describe("engine metrics: SGLang's histogram buckets", () => {
 });
 
 /**
- * SGLang's scheduler labels, in the order its `init_metrics` builds them (sgl-project/sglang
+ * SGLang's scheduler labels (its `init_metrics`, sgl-project/sglang
  * python/sglang/srt/observability/scheduler_metrics_mixin.py at 44cedc2b9c7dd31d9acae4498ea4fa0d3665feed:
- * `model_name`, `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`, then `dp_rank` only under data parallelism);
- * prometheus_client writes them in that order. The tokenizer manager's series carry `model_name`.
+ * `model_name`, `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`, then `dp_rank` only under data parallelism),
+ * in the order SGLang's `/metrics` writes them: sorted by name, as prometheus_client's MultiProcessCollector
+ * writes every series (SGLang runs in multiprocess mode: python/sglang/srt/utils/common.py at
+ * 4e75f4684b6b67cbb5a02b4106cf1b629d616dba, `set_prometheus_multiproc_dir`). The tokenizer manager's series carry
+ * `model_name`.
  */
-describe("engine metrics: SGLang's label sets, in SGLang's order", () => {
+describe("engine metrics: SGLang's label sets, in the order SGLang's page writes them", () => {
   it("a scheduler series carries model_name, engine_type, tp_rank, pp_rank and moe_ep_rank", async () => {
     const m = createEngineMetrics("demo-model");
     m.numRunningReqs.set(3);
     m.queueTime.observe(1);
     const text = await m.registry.metrics();
     expect(text).toContain(
-      'sglang:num_running_reqs{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"} 3\n',
+      'sglang:num_running_reqs{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 3\n',
     );
     expect(text).toContain(
-      'sglang:queue_time_seconds_count{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"} 1\n',
+      'sglang:queue_time_seconds_count{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 1\n',
     );
   });
 
@@ -145,7 +148,7 @@ describe("engine metrics: SGLang's le label", () => {
     expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="demo-model",le="1.0"} 1\n');
     expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="demo-model",le="+Inf"} 1\n');
     expect(text).toContain(
-      'sglang:queue_time_seconds_bucket{model_name="demo-model",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0",le="0.0"} 1\n',
+      'sglang:queue_time_seconds_bucket{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0",le="0.0"} 1\n',
     );
     expect(text).not.toMatch(/\{le=/);
   });
