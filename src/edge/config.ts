@@ -64,7 +64,10 @@ export const deploymentConfigSchema = z.strictObject({
   locationHint: z.enum(LOCATION_HINTS).optional(),
   /** The router's own settings (queue, timeouts, backpressure, estimator): defaults from the core's schema. */
   ...routerSettingsShape,
-  /** Deadline for a replica's response headers; an engine that accepts and hangs ends in 504. */
+  /**
+   * Deadline for a replica's answer to begin: its headers, and a stream's first event; an engine that accepts and
+   * hangs ends in 504.
+   */
   upstreamTimeoutS: z.number().gt(0).max(3600).default(300),
   /**
    * How long after a router's answer saying nothing waits there a Worker isolate may hand a finished request's

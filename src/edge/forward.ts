@@ -92,15 +92,22 @@ export interface ForwardRequest {
   deployment: string;
   /** Shared secret to sign with; unset sends unsigned requests (engines without a secret accept them). */
   signingSecret: string | undefined;
-  /** Deadline for the replica's response headers. */
+  /** Deadline for the replica's answer to begin: its response headers, and for an SSE answer its first event too. */
   headersTimeoutMs: number;
   clientSignal: AbortSignal;
 }
 
+/** Whether an answer is an event stream (SSE); media types are case-insensitive (RFC 9110 8.3.1). */
+export function isEventStream(headers: Headers): boolean {
+  return headers.get("content-type")?.toLowerCase().includes("text/event-stream") ?? false;
+}
+
 /**
- * Sends one request to a replica: signed when a secret is set, bounded by a deadline for the response headers
- * (an engine that accepts and then hangs ends as `timeout`), abandoned if the client leaves (before the call or
- * while the request is signed included: it never goes out then).
+ * Sends one request to a replica: signed when a secret is set, bounded by a deadline for the answer to begin (an
+ * engine that accepts and then hangs ends as `timeout`): its response headers, and for an SSE answer its first
+ * chunk as well, since vLLM, SGLang and spillway's engine send a stream's headers at once and its first event only
+ * after queueing and prefill. Abandoned if the client leaves (before the call or while the request is signed
+ * included: it never goes out then).
  *
  * @example
  * ```ts
@@ -136,7 +143,17 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
   if (request.clientSignal.aborted) controller.abort();
   try {
     const response = await fetch(url, { method: "POST", headers, body: request.body, signal: controller.signal });
-    return { kind: "response", response };
+    if (!response.body || !isEventStream(response.headers)) return { kind: "response", response };
+    const reader = response.body.getReader();
+    let first: FirstRead;
+    try {
+      first = await reader.read();
+    } catch (error) {
+      // The deadline or the client: answered below. The replica's own failure is the stream's, as it was.
+      if (request.clientSignal.aborted || timedOut) throw error;
+      first = { error };
+    }
+    return { kind: "response", response: new Response(resumed(first, reader), response) };
   } catch (error) {
     if (request.clientSignal.aborted) return { kind: "client_gone" };
     if (timedOut) return { kind: "timeout" };
@@ -145,6 +162,24 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
     clearTimeout(timer);
     request.clientSignal.removeEventListener("abort", onClientAbort);
   }
+}
+
+/** What a body's first read gave: a chunk, its end, or its failure. */
+type FirstRead = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>> | { error: unknown };
+
+/** A body whose first read has been made: that read's chunk (or failure) first, then the rest of the reader's. */
+function resumed(first: FirstRead, reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
+  let pending: typeof first | undefined = first;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = pending ?? (await reader.read());
+      pending = undefined;
+      if ("error" in next) controller.error(next.error);
+      else if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 const encoder = new TextEncoder();

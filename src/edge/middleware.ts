@@ -6,7 +6,7 @@ import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
-import { downstreamHeaders, forwardToReplica, relayBody, upstreamHeaders } from "./forward";
+import { downstreamHeaders, forwardToReplica, isEventStream, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
@@ -101,8 +101,7 @@ async function answerFrom(
     onUsage?.(undefined);
     return new Response(null, init);
   }
-  // Media types are case-insensitive (RFC 9110 8.3.1).
-  if (upstream.headers.get("content-type")?.toLowerCase().includes("text/event-stream")) {
+  if (isEventStream(upstream.headers)) {
     const relayed = relayBody(upstream.body, release, clientSignal, true);
     // The relayed stream may end with an error event the replica never sent: its length is not the replica's.
     init.headers.delete("content-length");

@@ -29,6 +29,16 @@ describe("faults", () => {
     await waitFor(async () => (await stats0("hang")).activeLeases === 0, "slot released");
   });
 
+  it("an engine that sends a stream's headers and then hangs: 504 after the deadline, the slot comes back, the replica marked down", async () => {
+    // vLLM, SGLang and spillway's engine send an SSE answer's headers at once and its first event after queueing
+    // and prefill: the deadline must cover the first event, or a hung engine holds a streaming request for ever.
+    const res = await chat("stream-hang", "streamhang", { stream: true });
+    expect(res.status).toBe(504);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_timeout");
+    await waitFor(async () => (await stats0("stream-hang")).activeLeases === 0, "slot released");
+    expect(Object.values((await stats0("stream-hang")).replicas)[0]?.valid).toBe(false);
+  });
+
   it("an engine draining for shutdown (503 to everything): its refusal goes to another replica, and it is marked down", async () => {
     // Both replicas are probed (0 each); one holds a request, so the other has the shorter queue and is picked next.
     const held = chat("draining", "hold:d1");

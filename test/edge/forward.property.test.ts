@@ -23,7 +23,8 @@ import { spillway } from "../../src/edge/middleware";
  *   client before the replica sends the next. The slot is released exactly once, not failed.
  * - Failures, per attempt: a replica that cannot be reached is released as failed and the next attempt goes to
  *   the router's next replica, up to `connectAttempts`, then 502 `bad_gateway`; one that sends no headers within
- *   `upstreamTimeoutS` is released as failed, 504 `upstream_timeout` (the deadline bounds the headers only, never a
+ *   `upstreamTimeoutS`, or an SSE answer's headers and no first chunk within it, is released as failed, 504
+ *   `upstream_timeout` (the deadline bounds the headers and a stream's first chunk, never what follows nor a JSON
  *   body that takes longer); a JSON answer cut mid-body is released as failed, 502 `upstream_failed`; an SSE answer
  *   cut mid-stream keeps its status and the bytes sent, ends with an `upstream_failed` error event, released as
  *   failed; a replica's own 4xx/5xx answer is relayed untouched (README, "What a client is answered", lists
@@ -553,6 +554,7 @@ describe("relaying a replica's answer", () => {
 type Attempt =
   | { kind: "refused" }
   | { kind: "hangs" }
+  | { kind: "sse_hangs" }
   | { kind: "answers"; status: number }
   | { kind: "json_cut" }
   | { kind: "sse_cut"; before: string[] };
@@ -560,6 +562,7 @@ type Attempt =
 const attempt: fc.Arbitrary<Attempt> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ kind: "refused" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "hangs" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "sse_hangs" as const }) },
   {
     weight: 2,
     arbitrary: fc.constantFrom(200, 429, 500, 502, 503, 504).map((status) => ({ kind: "answers" as const, status })),
@@ -587,7 +590,7 @@ function cutStream(chunks: string[]): ReadableStream<Uint8Array> {
 }
 
 describe("a replica that fails", () => {
-  it("refused connections and 503s move to the next replica up to connectAttempts (then 502, or the 503); a hang is 504, a cut body 502 or an SSE error event; each failed replica is released as failed, its own answers passed on", async () => {
+  it("refused connections and 503s move to the next replica up to connectAttempts (then 502, or the 503); a hang (a stream's included) is 504, a cut body 502 or an SSE error event; each failed replica is released as failed, its own answers passed on", async () => {
     const replicas = ["https://gpu-a.example", "https://gpu-b.example/x", "http://10.0.0.3:8000"];
     await fc.assert(
       fc.asyncProperty(
@@ -602,6 +605,20 @@ describe("a replica that fails", () => {
               return new Promise<Response>((_, reject) =>
                 sent.signal.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))),
               );
+            if (step.kind === "sse_hangs")
+              // Its headers at once (as vLLM, SGLang and spillway's engine send them), then no event at all.
+              return new Response(
+                new ReadableStream<Uint8Array>({
+                  pull: (controller) =>
+                    new Promise<void>((resolve) =>
+                      sent.signal.addEventListener("abort", () => {
+                        controller.error(new DOMException("aborted", "AbortError"));
+                        resolve();
+                      }),
+                    ),
+                }),
+                { headers: { "content-type": "text/event-stream" } },
+              );
             if (step.kind === "json_cut")
               return new Response(cutStream(['{"id":"x","cho']), { headers: { "content-type": "application/json" } });
             if (step.kind === "sse_cut") {
@@ -611,12 +628,17 @@ describe("a replica that fails", () => {
                 headers: { "content-type": "text/event-stream", "content-length": String(promised) },
               });
             }
-            // Its body takes longer than the headers' deadline, which no longer applies.
+            // A stream's first chunk comes at once (the deadline covers it); the rest of it, and a JSON body, take
+            // longer than the deadline, which no longer applies.
+            let part = 0;
             const late = new ReadableStream<Uint8Array>({
               async pull(controller) {
+                if (part++ === 0 && type === "text/event-stream") return controller.enqueue(encoder.encode("answer "));
                 await new Promise((r) => setTimeout(r, 25));
                 if (sent.signal.aborted) return controller.error(new DOMException("aborted", "AbortError"));
-                controller.enqueue(encoder.encode(`answer ${step.status}`));
+                controller.enqueue(
+                  encoder.encode(type === "text/event-stream" ? `${step.status}` : `answer ${step.status}`),
+                );
                 controller.close();
               },
             });
@@ -631,7 +653,7 @@ describe("a replica that fails", () => {
             2000,
             "an answer",
           );
-          const text = await res.text();
+          const text = await within(res.text(), 2000, "the body");
           await e.settled();
           const length = res.headers.get("content-length");
           if (length !== null) expect(Number(length), "Content-Length").toBe(encoder.encode(text).byteLength);
@@ -652,7 +674,7 @@ describe("a replica that fails", () => {
           if (step.kind === "refused") {
             expect(res.status).toBe(502);
             expect(error()).toBe("bad_gateway");
-          } else if (step.kind === "hangs") {
+          } else if (step.kind === "hangs" || step.kind === "sse_hangs") {
             expect(res.status).toBe(504);
             expect(error()).toBe("upstream_timeout");
           } else if (step.kind === "json_cut") {

@@ -109,6 +109,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "midstream-kill": { replicas: [r("mk")], maxOngoingRequests: 2 },
       "json-kill": { replicas: [r("jk")], maxOngoingRequests: 2 },
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
+      "stream-hang": { replicas: [r("stream-hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       draining: { replicas: [r("dr-a"), r("dr-b")], maxOngoingRequests: 2 },
       "slow-probe": { replicas: [r("sp-slow"), r("sp-fast")], maxOngoingRequests: 1 },
       signed: { replicas: [r("signed-a")] },

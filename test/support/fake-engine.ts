@@ -16,7 +16,8 @@ const replayGuard = new ReplayGuard(30_000);
  * - `sleep:MS` answer after MS milliseconds;
  * - with `stream: true`, `stream:N` sends N SSE chunks then `[DONE]`; `streamhold:K` sends one chunk, waits
  *   for release K, then finishes;
- * - `hang` never answers (until the server closes);
+ * - `hang` never answers (until the server closes); with `stream: true`, `streamhang` sends the SSE headers at
+ *   once (as vLLM, SGLang and spillway's engine do) and then nothing;
  * - with `stream: true`, `streamkill` sends one chunk and then resets the connection (an engine killed
  *   mid-stream); without `stream`, `jsonkill` sends the headers and half an answer, then resets;
  * - `usage:N` answers with `usage.total_tokens` N (a stream ends with a usage chunk);
@@ -212,6 +213,10 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (verb === "hang") await new Promise(() => {});
   if (body.stream === true) {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    if (verb === "streamhang") {
+      res.flushHeaders();
+      await new Promise(() => {});
+    }
     const chunk = (text: string) =>
       `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
     const count = verb === "stream" ? Number(arg) : 1;
