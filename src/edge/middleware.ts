@@ -337,9 +337,10 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         charge.refund();
         return withTenantHeaders(await answerFrom(response, () => {}, clientSignal), charge.headers);
       }
-      // A gateway's 502 or 504 (a proxy in front of the replica) may have been served: passed on, but the replica
-      // is marked down until a probe answers.
-      const gatewayFailed = response.status === 502 || response.status === 504;
+      // A gateway's 502 (a proxy in front of a replica it cannot reach) may have been served: passed on, but the
+      // replica is marked down until a probe answers. Not a 504: a proxy's read timeout on a long generation says
+      // slow, not down, and a fleet marked down refuses every request for a second.
+      const gatewayFailed = response.status === 502;
       return withTenantHeaders(
         await answerFrom(
           response,
