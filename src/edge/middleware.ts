@@ -251,6 +251,10 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         let acquired: AcquireOutcome;
         try {
           acquired = await acquireSlot(routerOf, { deployment, shard, ticket, options: submit }, Date.now, carrier);
+        } catch (error) {
+          // The router's own code threw (a bug, or a call it refused): the request fails unserved, so uncharged.
+          charge.refund();
+          throw error;
         } finally {
           clientSignal.removeEventListener("abort", cancel);
         }

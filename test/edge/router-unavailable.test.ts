@@ -5,12 +5,19 @@ import type { SubmitOptions } from "../../src/core/router-core";
 import type { DeploymentRouter } from "../../src/edge/deployment-router";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
+import worker from "../../src/edge/worker";
 import { releaseHold, replicaState, waitFor } from "./helpers";
 
-/** A router namespace whose every call fails the way the platform fails it (e.g. `{ overloaded: true }`). */
-function failingRouters(flags: { overloaded?: boolean }) {
+/**
+ * A router namespace whose every call fails the way the platform fails it (e.g. `{ overloaded: true }`; `remote`:
+ * the router's own code threw).
+ */
+function failingRouters(flags: { overloaded?: boolean; remote?: boolean }) {
   const calls: (SubmitOptions | undefined)[] = [];
-  const fail = () => Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), flags);
+  const message = flags.remote
+    ? "TypeError: a bug in the router"
+    : "Durable Object is overloaded. Too many requests queued.";
+  const fail = () => Object.assign(new Error(message), flags);
   const stub = {
     acquire: async (_d: string, _s: number, _t: string, options?: SubmitOptions) => {
       calls.push(options);
@@ -50,6 +57,24 @@ describe("router unavailable", () => {
     expect(ms).toBeLessThanOrEqual(5400);
     expect(res.headers.get("retry-after")).toBe(String(Math.ceil(ms / 1000)));
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("service_unavailable");
+    expect(calls).toHaveLength(1);
+    expect((await replicaState("us")).served).toEqual([]);
+  });
+
+  it("a router whose own code throws: the ready Worker answers 500 internal_error at once, asks it once, forwards nothing", async () => {
+    const { namespace, calls } = failingRouters({ remote: true });
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("http://spillway/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify({ model: "unavailable-shed", messages: [{ role: "user", content: "hi" }] }),
+      }),
+      { ...env, DEPLOYMENT_ROUTER: namespace },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("internal_error");
     expect(calls).toHaveLength(1);
     expect((await replicaState("us")).served).toEqual([]);
   });

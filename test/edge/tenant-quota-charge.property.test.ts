@@ -14,8 +14,8 @@ import { estimateTokens } from "../../src/edge/tenant-quota-charge";
  * - reserved at admission: one request and `ceil(body.length / 4) + (max_tokens ?? defaultMaxTokens)` tokens, if
  *   both fit (else a 429 `tenant_quota_exceeded`, or a 400 `tokens_exceed_quota` when the reservation exceeds the
  *   token quota itself), with `x-ratelimit-remaining-*` the bucket's whole units after the charge;
- * - given back entirely (request and tokens) when not served: refused for capacity, every replica unreachable or
- *   answering 503 (it took nothing), or the client left before it was forwarded;
+ * - given back entirely (request and tokens) when not served: refused for capacity, the router's own code threw,
+ *   every replica unreachable or answering 503 (it took nothing), or the client left before it was forwarded;
  * - otherwise charged `usage.total_tokens` of the answer (JSON, or an SSE stream read to its end) when it is a
  *   finite number >= 0, and the reservation when it has none (absent, garbled, negative, not JSON, the client left
  *   while waiting or mid-stream, the body cut, a 5xx without usage); a huge usage is charged as it is (a debt).
@@ -58,7 +58,8 @@ interface Req {
   tenant: number;
   content: string;
   maxTokens: number | undefined;
-  router: "admit" | "reject" | "clientLeft";
+  /** `throws`: the router's own code throws (a bug, or a call it refuses: a remote error). */
+  router: "admit" | "reject" | "clientLeft" | "throws";
   attempts: [Attempt, Attempt];
 }
 
@@ -104,6 +105,7 @@ const reqArb: fc.Arbitrary<Req> = fc.record({
     "admit" as const,
     "reject" as const,
     "clientLeft" as const,
+    "throws" as const,
   ),
   attempts: fc.tuple(attemptArb, attemptArb),
 });
@@ -224,6 +226,7 @@ function edge(now: () => number) {
       if (script.req.router === "reject")
         return { kind: "rejected", status: 429, message: "full", retryAfterS: 1, retryAfterMs: 1000 };
       if (script.req.router === "clientLeft") script.controller.abort();
+      if (script.req.router === "throws") throw Object.assign(new Error("router bug"), { remote: true });
       return { kind: "admitted", replica: "https://gpu.example" };
     },
     cancel: async () => undefined,
@@ -239,6 +242,8 @@ function edge(now: () => number) {
       connectAttempts: 2,
     }) as never,
   );
+  // A router that throws fails the request, as the ready Worker's error handler answers it (without its log line).
+  app.onError(() => new Response("internal error", { status: 500 }));
   const env = {
     SPILLWAY_CONFIG: JSON.stringify({
       logRejections: false,
@@ -386,8 +391,9 @@ describe("a tenant's quota charge for a request, end to end", () => {
             const fits = (b.requests?.level ?? 1) >= 1 && (b.tokens?.level ?? reserved) >= reserved;
             if (lone) expect(wasAdmitted && answer.status !== 400).toBe(fits);
             if (!(wasAdmitted && answer.status !== 400)) return;
-            // A 499 (the client left) is read by nobody: it carries no quota headers.
-            if (lone && answer.status !== 499) {
+            // A 499 (the client left) is read by nobody, and a router that throws fails the request (the app's
+            // error handler answers): neither carries quota headers.
+            if (lone && answer.status !== 499 && req.router !== "throws") {
               const remainingAfter = (bucket: Bucket | undefined, take: number) =>
                 bucket === undefined ? null : String(Math.max(0, Math.floor(bucket.level - take + 1e-6)));
               expect(answer.headers.get("x-ratelimit-remaining-requests")).toBe(remainingAfter(b.requests, 1));
