@@ -107,7 +107,7 @@ export function isEventStream(headers: Headers): boolean {
  * engine that accepts and then hangs ends as `timeout`): its response headers, and for an SSE answer its first
  * chunk as well, since vLLM, SGLang and spillway's engine send a stream's headers at once and its first event only
  * after queueing and prefill. Abandoned if the client leaves (before the call or while the request is signed
- * included: it never goes out then).
+ * included: it never goes out then). A redirect is not followed: it ends as `unreachable` (the replica took nothing).
  *
  * @example
  * ```ts
@@ -142,7 +142,19 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
   // no event: its request must not go out either.
   if (request.clientSignal.aborted) controller.abort();
   try {
-    const response = await fetch(url, { method: "POST", headers, body: request.body, signal: controller.signal });
+    // Never followed: a redirect would re-send the signed request (and the deployment's upstream key) to wherever
+    // the replica points, and turn a POST into a GET on 301/302. The replica did not take the request.
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: request.body,
+      signal: controller.signal,
+      redirect: "manual",
+    });
+    if (isRedirect(response.status)) {
+      await response.body?.cancel();
+      return { kind: "unreachable", message: redirectMessage(response) };
+    }
     if (!response.body || !isEventStream(response.headers)) return { kind: "response", response };
     const reader = response.body.getReader();
     let first: FirstRead;
@@ -162,6 +174,17 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
     clearTimeout(timer);
     request.clientSignal.removeEventListener("abort", onClientAbort);
   }
+}
+
+/** A 3xx answer: a redirect, which spillway never follows (the replica's URL in the configuration is its final one). */
+export function isRedirect(status: number): boolean {
+  return status >= 300 && status <= 399;
+}
+
+/** Why a redirect is refused, for the operator: the status and where it pointed. */
+function redirectMessage(response: Response): string {
+  const location = response.headers.get("location");
+  return `the replica answered ${response.status}${location ? ` (to ${location})` : ""}: spillway follows no redirect; configure the replica's final URL`;
 }
 
 /** What a body's first read gave: a chunk, its end, or its failure. */

@@ -2,7 +2,7 @@ import { signRequest } from "../core/request-signature";
 
 /**
  * `GET url` (with `extraHeaders`, e.g. an upstream credential), signed with spillway's edge signature when a secret is set (engines may restrict `/load` and
- * `/metrics` to the edge). Used by the router's probes and the dashboard's replica reads.
+ * `/metrics` to the edge). Used by the router's probes and the dashboard's replica reads. Redirects are not followed.
  *
  * @example
  * ```ts
@@ -27,5 +27,7 @@ export async function signedGet(
         nonce: crypto.randomUUID(),
       })
     : {};
-  return fetch(url, { headers: { ...extraHeaders, ...signature }, signal });
+  // Never followed: a redirect would carry the signature and the upstream credential to wherever it points. A 3xx
+  // is an answer that is not ok, as the probes read any other.
+  return fetch(url, { headers: { ...extraHeaders, ...signature }, signal, redirect: "manual" });
 }

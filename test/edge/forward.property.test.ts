@@ -242,7 +242,7 @@ function edge(options: EdgeOptions) {
   };
   const pending: Promise<unknown>[] = [];
   const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
-  vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
+  const send = async (url: string, init: RequestInit): Promise<Response> => {
     const request = new Request(url, init);
     const one: Sent = {
       url,
@@ -252,8 +252,14 @@ function edge(options: EdgeOptions) {
       signal: init.signal as AbortSignal,
     };
     sent.push(one);
-    return options.backend(one, sent.length);
-  });
+    const response = await options.backend(one, sent.length);
+    // As fetch does by default ("follow"): a 307/308 sends the same request to its Location.
+    const location = response.headers.get("location");
+    if (init.redirect !== "manual" && (response.status === 307 || response.status === 308) && location)
+      return send(new URL(location, url).href, init);
+    return response;
+  };
+  vi.stubGlobal("fetch", send);
   return {
     sent,
     tickets,
@@ -888,6 +894,29 @@ describe("regressions", () => {
     expect([...(e.sent[0] as Sent).headers.keys()].filter((n) => n.startsWith("proxy-") || n === "x-kept")).toEqual([
       "x-kept",
     ]);
+  });
+
+  it("a replica's redirect is not followed: the signed request and the upstream key stay with the configured replicas, the request tries the next one, the redirecting one is released as failed", async () => {
+    const redirecting: Backend = async (sent) =>
+      sent.url.startsWith("https://gpu-a.example")
+        ? new Response(null, { status: 308, headers: { location: "https://elsewhere.example/v1/chat/completions" } })
+        : ok(sent, 0);
+    const e = edge({
+      replicas: ["https://gpu-a.example", "https://gpu-b.example"],
+      backend: redirecting,
+      apiKey: "upstream-key",
+      secret: "s3cret",
+    });
+    const res = await e.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false)));
+    expect(res.status).toBe(200);
+    expect(e.sent.map((s) => new URL(s.url).host)).toEqual(["gpu-a.example", "gpu-b.example"]);
+    await e.settled();
+    expect(e.releases).toContainEqual([e.tickets[0]?.ticket, true]);
+
+    const only = edge({ replicas: ["https://gpu-a.example"], backend: redirecting, connectAttempts: 1 });
+    const refused = await only.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false)));
+    expect(refused.status).toBe(502);
+    expect(only.sent.map((s) => new URL(s.url).host)).toEqual(["gpu-a.example"]);
   });
 
   it("no client API key reaches the replica, in whichever header the client sent it (Authorization, api-key, x-api-key)", async () => {

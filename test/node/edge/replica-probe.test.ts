@@ -78,6 +78,31 @@ describe("probeReplica against fake vLLM, SGLang and TGI servers", () => {
     expect(server.backend.state.unauthorized).toBe(0);
   });
 
+  it("follows no redirect: the upstream key and the signature never reach its Location, and the replica reads as unknown", async () => {
+    const elsewhere: string[] = [];
+    const target = createServer((req, res) => {
+      elsewhere.push(req.headers.authorization ?? "");
+      res.end(JSON.stringify({ queueLength: 3 }));
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+    const redirecting = createServer((req, res) => {
+      res.writeHead(307, { location: `${targetUrl}${req.url}` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+    try {
+      const credentials = { upstreamApiKey: "k", signingSecret: "s" };
+      expect(await probeReplica({ url, load: "spillway" }, 1000, credentials)).toBeUndefined();
+      expect(elsewhere).toEqual([]);
+      // The target itself answers: the test's redirect would have been followed to a real count.
+      expect(await probeReplica({ url: targetUrl, load: "spillway" }, 1000, {})).toBe(3);
+    } finally {
+      await Promise.all([target, redirecting].map((s) => new Promise((r) => s.close(r))));
+    }
+  });
+
   describe("a malformed, partial, stale or slow page is unknown, never empty", () => {
     let server: Server;
     let url = "";
