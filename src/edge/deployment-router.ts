@@ -5,6 +5,7 @@ import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
 import { replicaProber } from "./replica-probe";
+import { ReplicaProbeLog } from "./replica-probe-log";
 import { edgeRouterIO } from "./router-io";
 import {
   checkedAcquire,
@@ -187,12 +188,19 @@ export class DeploymentRouter extends DurableObject<Env> {
     this.identity = { deployment, shard };
     this.logRejections = config.logRejections;
     this.slotHandoffMs = deploymentConfig.slotHandoffMs;
-    const probe = replicaProber(deploymentConfig.replicas, {
-      signingSecret: this.env.SPILLWAY_SIGNING_SECRET,
-      upstreamApiKey: upstreamApiKey(this.env, deploymentConfig, false),
-    });
+    const now = () => this.frozenNowMs ?? Date.now();
+    // One line when a replica's probes start failing (and why), one when it answers again: never one per probe.
+    const probeLog = new ReplicaProbeLog(this.identity, now);
+    const probe = replicaProber(
+      deploymentConfig.replicas,
+      {
+        signingSecret: this.env.SPILLWAY_SIGNING_SECRET,
+        upstreamApiKey: upstreamApiKey(this.env, deploymentConfig, false),
+      },
+      (target, result) => probeLog.observe(target, result),
+    );
     const io = edgeRouterIO({
-      now: () => this.frozenNowMs ?? Date.now(),
+      now,
       probe,
       onRejection: (rejection) => this.recordRejection(rejection),
       onAdmission: (replica, queueDepth, tenant) =>

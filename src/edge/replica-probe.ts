@@ -197,6 +197,23 @@ async function fetchProbe(
 }
 
 /**
+ * Why a probe read no queue length: `timeout` (no answer within the deadline), `unreachable` (the request failed:
+ * refused, reset, no such host, a body cut off), `status` (an answer that is not 2xx: a 401 for a missing
+ * upstream key, a 404 for a wrong `load` or URL, a 3xx never followed), `stale` (a cache's old copy of `/metrics`)
+ * or `unreadable` (an answer with no count in it: a `/metrics` page without the gauges its `load` names, a `/load`
+ * that is not JSON). `detail` says it in a sentence, for a log line.
+ */
+export interface ProbeFailure {
+  reason: "timeout" | "unreachable" | "status" | "stale" | "unreadable";
+  /** The answer's HTTP status, for `status`. */
+  status?: number;
+  detail: string;
+}
+
+/** A probe's answer with, when it read no queue length, why (see {@link probeReplicaWithReason}). */
+export type ProbeResult = { answer: number } | { answer: undefined | "timeout"; failure: ProbeFailure };
+
+/**
  * Asks one replica for its queue length within `deadlineMs`: spillway's engine by `GET /load`, vLLM, SGLang and
  * TGI by `GET /metrics`. A missed deadline reads as `"timeout"` (slow), any other failure or an unreadable
  * answer as `undefined` (a `/load` whose `queueLength` is not a finite count >= 0 included: the core would count a
@@ -213,30 +230,142 @@ export async function probeReplica(
   credentials: ProbeCredentials,
   now: () => number = Date.now,
 ): Promise<ProbeAnswer> {
-  if (target.load === "none") throw new Error(`replica ${target.url} has load "none" and is never probed`);
-  const deadline = AbortSignal.timeout(deadlineMs);
-  try {
-    if (target.load === "spillway") {
-      const res = await fetchProbe(target, "/load", deadline, credentials);
-      if (!res.ok) return undefined;
-      const queueLength = ((await res.json()) as { queueLength?: unknown } | null)?.queueLength;
-      // Only a count: a negative one would read as a free replica (the core counts it as 0).
-      return isCount(queueLength) ? queueLength : undefined;
-    }
-    const res = await fetchProbe(target, "/metrics", deadline, credentials);
-    if (!res.ok || servedStale(res, QUEUE_LENGTH_STALE_MS)) {
-      await res.body?.cancel();
-      return undefined;
-    }
-    const text = await res.text();
-    return readMetrics(target.load, text, { model: target.model, nowMs: now() })?.queueLength;
-  } catch {
-    return deadline.aborted ? "timeout" : undefined;
-  }
+  return (await probeReplicaWithReason(target, deadlineMs, credentials, now)).answer;
 }
 
 /**
- * The probe function a deployment's router calls, by replica URL (the router's replica id).
+ * {@link probeReplica}'s answer (the same, always), and when it is no count, why: what the router logs when a
+ * replica goes down (`spillway.replica_down`, see replica-probe-log.ts).
+ *
+ * @example
+ * ```ts
+ * await probeReplicaWithReason({ url: "http://10.0.0.5:30000", load: "vllm" }, 250, {});
+ * // { answer: undefined, failure: { reason: "unreadable", detail: "GET /metrics has no vllm:num_requests_running
+ * //   sample; the page has sglang's gauges (sglang:num_running_reqs): is the replica's load right?" } }
+ * ```
+ */
+export async function probeReplicaWithReason(
+  target: ReplicaTarget,
+  deadlineMs: number,
+  credentials: ProbeCredentials,
+  now: () => number = Date.now,
+): Promise<ProbeResult> {
+  if (target.load === "none") throw new Error(`replica ${target.url} has load "none" and is never probed`);
+  const deadline = AbortSignal.timeout(deadlineMs);
+  const path = target.load === "spillway" ? "/load" : "/metrics";
+  // Whether an answer arrived: an error before it is the connection's, after it the body's.
+  let answered = false;
+  const failed = (failure: ProbeFailure): ProbeResult => ({ answer: undefined, failure });
+  try {
+    if (target.load === "spillway") {
+      const res = await fetchProbe(target, "/load", deadline, credentials);
+      answered = true;
+      if (!res.ok) return failed(statusFailure(path, res.status));
+      const queueLength = ((await res.json()) as { queueLength?: unknown } | null)?.queueLength;
+      // Only a count: a negative one would read as a free replica (the core counts it as 0).
+      return isCount(queueLength)
+        ? { answer: queueLength }
+        : failed({
+            reason: "unreadable",
+            detail: `GET /load answered queueLength ${JSON.stringify(queueLength) ?? "undefined"}, not a count`,
+          });
+    }
+    const res = await fetchProbe(target, "/metrics", deadline, credentials);
+    answered = true;
+    if (!res.ok || servedStale(res, QUEUE_LENGTH_STALE_MS)) {
+      await res.body?.cancel();
+      return failed(
+        res.ok
+          ? {
+              reason: "stale",
+              detail: `GET /metrics came from a cache (age: ${res.headers.get("age")}), not the server`,
+            }
+          : statusFailure(path, res.status),
+      );
+    }
+    const text = await res.text();
+    const nowMs = now();
+    const queueLength = readMetrics(target.load, text, { model: target.model, nowMs })?.queueLength;
+    return queueLength === undefined
+      ? failed({ reason: "unreadable", detail: whyUnreadable(target.load, text, target.model, nowMs) })
+      : { answer: queueLength };
+  } catch (error) {
+    if (deadline.aborted)
+      return {
+        answer: "timeout",
+        failure: { reason: "timeout", detail: `GET ${path}: no answer within ${deadlineMs} ms` },
+      };
+    const message = errorMessage(error);
+    if (answered && error instanceof SyntaxError)
+      return failed({ reason: "unreadable", detail: `GET ${path} is not JSON (${message})` });
+    return failed({
+      reason: "unreachable",
+      detail: answered ? `GET ${path}: the answer was cut off (${message})` : `GET ${path} failed: ${message}`,
+    });
+  }
+}
+
+function statusFailure(path: string, status: number): ProbeFailure {
+  const hint =
+    status === 401 || status === 403
+      ? " (the deployment's upstream key missing or wrong?)"
+      : status === 404
+        ? " (a wrong URL, or a wrong load source?)"
+        : status >= 300 && status < 400
+          ? " (a redirect: never followed)"
+          : "";
+  return { reason: "status", status, detail: `GET ${path} answered ${status}${hint}` };
+}
+
+/** An error's message, with its cause's code when it has one (Node's fetch: "fetch failed" caused by ECONNREFUSED). */
+function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? `${error.message} (${code})` : error.message;
+}
+
+/**
+ * Why `readMetrics` read no queue length from `text`, in its own order of checks: what the log says, never
+ * what the probe answers (that is `readMetrics`' alone). A page that lacks the gauges `load` names but has another
+ * server's says so: the configuration's `load` is the likely fault.
+ */
+function whyUnreadable(
+  load: Exclude<LoadSource, "spillway" | "none">,
+  text: string,
+  model: string | undefined,
+  nowMs: number,
+): string {
+  let samples: PromSample[];
+  try {
+    samples = parsePrometheusText(text);
+  } catch (error) {
+    return `GET /metrics is not Prometheus text (${errorMessage(error)})`;
+  }
+  const where: Record<string, string> = model === undefined ? {} : { model_name: model };
+  for (const name of METRICS[load].queue) {
+    const used = matching(samples, name, where);
+    if (used.length === 0) {
+      if (model !== undefined && matching(samples, name).length > 0)
+        return `GET /metrics has no ${name} sample with model_name="${model}" (is the replica's model right?)`;
+      const other = (Object.keys(METRICS) as (keyof typeof METRICS)[]).find(
+        (kind) => kind !== load && METRICS[kind].queue.some((gauge) => matching(samples, gauge).length > 0),
+      );
+      const gauges = other && METRICS[other].queue.filter((gauge) => matching(samples, gauge).length > 0);
+      return other
+        ? `GET /metrics has no ${name} sample; the page has ${other}'s gauges (${gauges?.join(", ")}): is the replica's load right?`
+        : `GET /metrics has no ${name} sample (is the replica's load "${load}" right?)`;
+    }
+    if (used.some((s) => s.timestampMs !== undefined && nowMs - s.timestampMs > QUEUE_LENGTH_STALE_MS))
+      return `GET /metrics: ${name} carries a timestamp older than ${QUEUE_LENGTH_STALE_MS / 1000} s`;
+    const bad = used.find((s) => !isCount(s.value));
+    if (bad) return `GET /metrics: ${name} has a sample that is not a count (${bad.value})`;
+  }
+  return "GET /metrics: the queue gauges' sum is not a finite count";
+}
+
+/**
+ * The probe function a deployment's router calls, by replica URL (the router's replica id). `observe`, when
+ * given, sees each probe's replica and result, the failure's reason included (the router's probe log).
  *
  * @example
  * ```ts
@@ -247,10 +376,17 @@ export async function probeReplica(
 export function replicaProber(
   replicas: readonly ReplicaTarget[],
   credentials: ProbeCredentials,
+  observe?: (target: ReplicaTarget, result: ProbeResult) => void,
 ): (replica: string, deadlineMs: number) => Promise<ProbeAnswer> {
   const byUrl = new Map(replicas.map((r) => [r.url, r]));
-  return (replica, deadlineMs) => {
+  return async (replica, deadlineMs) => {
     const target = byUrl.get(replica) ?? { url: replica, load: "spillway" };
-    return probeReplica(target, deadlineMs, credentials);
+    const result = await probeReplicaWithReason(target, deadlineMs, credentials);
+    try {
+      observe?.(target, result);
+    } catch {
+      // A log line never changes what the router is told.
+    }
+    return result.answer;
   };
 }

@@ -163,6 +163,12 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
           { url: b("vllm", "dtl"), load: "none" },
         ],
       },
+      // test/edge/probe-log.test.ts: an SGLang server configured as vLLM, and a replica that goes down and comes back.
+      "probe-log-wrong-load": {
+        replicas: [{ url: b("sglang", "plw"), load: "vllm" }],
+        backpressure: { retryAfterS: 5 },
+      },
+      "probe-log-down-up": { replicas: [r("pl-du")], maxOngoingRequests: 1, backpressure: { retryAfterS: 5 } },
       restart: {
         replicas: [r("restart")],
         maxOngoingRequests: 1,
