@@ -56,6 +56,8 @@ export class QueueLengthCache {
   private readonly freed = new Map<string, number>();
   /** Per replica with a probe out: the owner's completions there since the probe was sent. */
   private readonly completedWhileProbing = new Map<string, number>();
+  /** Probed replicas that refused a request as full themselves (`markFull`) and have not reported since. */
+  private readonly toldFull = new Set<string>();
 
   /**
    * `unprobed` replicas are never probed: their entry starts valid at 0 and moves only by `assign` and
@@ -89,7 +91,7 @@ export class QueueLengthCache {
       return false;
     }
     if (!entry?.valid) return true;
-    return nowMs - entry.reportedAtMs > this.staleMs || entry.queueLength >= this.cap;
+    return nowMs - entry.reportedAtMs > this.staleMs || entry.queueLength >= this.cap || this.toldFull.has(replica);
   }
 
   /**
@@ -104,8 +106,8 @@ export class QueueLengthCache {
 
   /**
    * True unless the cache knows the replica has no room: down (unreachable, within its recheck period), or full on a
-   * report younger than the stale age. A replica never reported, one due for a recheck, or one full on a stale
-   * report may have room: a probe will tell. What a router with nothing waiting asks before it refuses (only queued
+   * report younger than the stale age. A replica never reported, one due for a recheck, one full on a stale report,
+   * or one full only by its own word since its report (`markFull`) may have room: a probe will tell. What a router with nothing waiting asks before it refuses (only queued
    * requests start placement rounds, whose probes would tell).
    *
    * @example
@@ -121,7 +123,8 @@ export class QueueLengthCache {
     if (this.isDown(replica, nowMs)) return false;
     const entry = this.entries.get(replica);
     if (!entry?.valid || entry.queueLength < this.cap) return true;
-    return !this.unprobed.has(replica) && nowMs - entry.reportedAtMs > this.staleMs;
+    if (this.unprobed.has(replica)) return false;
+    return nowMs - entry.reportedAtMs > this.staleMs || this.toldFull.has(replica);
   }
 
   /** True when the entry is valid and below the cap. */
@@ -148,6 +151,7 @@ export class QueueLengthCache {
   report(replica: string, queueLength: number, nowMs: number): void {
     const whileProbing = this.completedWhileProbing.get(replica) ?? 0;
     this.completedWhileProbing.delete(replica);
+    this.toldFull.delete(replica);
     const kept = Math.min(whileProbing, this.freed.get(replica) ?? 0, this.cap - Math.max(0, queueLength));
     if (kept > 0) this.freed.set(replica, kept);
     else this.freed.delete(replica);
@@ -167,7 +171,41 @@ export class QueueLengthCache {
     const entry = this.entries.get(replica);
     this.freed.delete(replica);
     this.completedWhileProbing.delete(replica);
+    this.toldFull.delete(replica);
     this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false, unreachable });
+  }
+
+  /**
+   * The replica refused a request as full itself (a 429: a rate-limiting proxy in front of it, TGI's full queue):
+   * others filled the room its last report showed. It counts as full (at the cap, no slot the owner freed there)
+   * and needs a probe, whatever its length, until a probe's report; while nothing else waits, a request may wait
+   * for that probe (`mayHaveRoom`), since the replica's word says nothing of how long it stays full. Not down: a
+   * fleet of full replicas is refused with hints, not 503. An unprobed replica, which no probe will ever read,
+   * is passed over for `DOWN_RECHECK_MS` instead (as a slow one is), then tried again. Nothing for a replica
+   * already invalid (down, or slow: it is probed before it is chosen anyway).
+   *
+   * @example
+   * ```ts
+   * const cache = new QueueLengthCache(2);
+   * cache.report("http://a", 0, 0);
+   * cache.markFull("http://a", 100);
+   * cache.accepts("http://a"); // false
+   * cache.needsProbe("http://a", 100); // true, though the report is fresh
+   * cache.isDown("http://a", 100); // false
+   * cache.report("http://a", 1, 200); // the probe reads its queue: room again
+   * cache.accepts("http://a"); // true
+   * ```
+   */
+  markFull(replica: string, nowMs: number): void {
+    const entry = this.entries.get(replica);
+    if (!entry?.valid) return;
+    if (this.unprobed.has(replica)) {
+      this.invalidate(replica, nowMs, false);
+      return;
+    }
+    entry.queueLength = Math.max(entry.queueLength, this.cap);
+    this.freed.delete(replica);
+    this.toldFull.add(replica);
   }
 
   /** True when the replica was unreachable less than `DOWN_RECHECK_MS` ago and has not answered since. */

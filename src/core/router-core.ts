@@ -31,6 +31,12 @@ import { TenantHeadroom } from "./tenant-headroom";
 /** How long a round held for `demotedHeadroomSlots` waits at most before it looks again (a release or an arrival ends it sooner). */
 const DEMOTED_HOLD_RECHECK_MS = 1000;
 
+/**
+ * What a lease's end says of its replica: `false` nothing (served, or the client left), `true` it failed (marked
+ * down until a probe succeeds), `"full"` it refused the request as full itself, a 429 (full until a probe reads it).
+ */
+export type ReleaseOutcome = boolean | "full";
+
 /** Why a request was refused. */
 export type RejectionReason = "queue_full" | "queue_timeout" | "no_replica_available";
 
@@ -624,17 +630,20 @@ export class RouterCore {
   }
 
   /**
-   * Ends a lease: the response finished, failed or its client left. `replicaFailed` marks the replica down
-   * until a probe succeeds. Returns false for an unknown (already released or reclaimed) ticket.
+   * Ends a lease: the response finished, failed or its client left. `replicaFailed` `true` marks the replica down
+   * until a probe succeeds; `"full"` (the replica refused the request as full itself, a 429) makes it count as full
+   * until a probe reads its queue length (`QueueLengthCache.markFull`). Returns false for an unknown (already
+   * released or reclaimed) ticket.
    */
-  release(ticket: string, replicaFailed = false): boolean {
+  release(ticket: string, replicaFailed: ReleaseOutcome = false): boolean {
     const lease = this.leases.get(ticket);
     if (!lease) return false;
     this.leases.delete(ticket);
     this.completed += 1;
     this.cache.complete(lease.replica);
     this.headroom?.ended(lease.tenant, lease.priority, this.clock.now());
-    if (replicaFailed) this.cache.invalidate(lease.replica, this.clock.now());
+    if (replicaFailed === "full") this.cache.markFull(lease.replica, this.clock.now());
+    else if (replicaFailed) this.cache.invalidate(lease.replica, this.clock.now());
     return true;
   }
 

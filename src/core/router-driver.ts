@@ -3,6 +3,7 @@ import type { Rung } from "./retry-after";
 import {
   type Rejection,
   type RejectionReason,
+  type ReleaseOutcome,
   type RoundPlan,
   RouterCore,
   type RouterStats,
@@ -179,8 +180,11 @@ export class RouterDriver {
     this.armExpiry();
   }
 
-  /** Ends a lease (`replicaFailed` marks the replica down until a probe succeeds) and wakes a sleeping loop. */
-  release(ticket: string, replicaFailed = false): void {
+  /**
+   * Ends a lease (`replicaFailed`: `true` marks the replica down until a probe succeeds, `"full"` makes it count as
+   * full until a probe reads it; see `RouterCore.release`) and wakes a sleeping loop.
+   */
+  release(ticket: string, replicaFailed: ReleaseOutcome = false): void {
     if (this.current.release(ticket, replicaFailed)) this.wake();
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DOWN_RECHECK_MS } from "../../../src/core/queue-length-cache";
-import { RouterCore } from "../../../src/core/router-core";
+import { type RoundPlan, RouterCore } from "../../../src/core/router-core";
 import type { RouterOptions } from "../../../src/core/router-options";
 import { routerOptions } from "../../support/router-options";
 
@@ -70,5 +70,69 @@ describe("RouterCore probe reports", () => {
     plan = core.beginRound();
     for (const r of plan?.probe ?? []) core.reportProbe(r, 0);
     expect(core.finishRound(plan as NonNullable<typeof plan>)).toMatchObject({ kind: "placed", ticket: "t2" });
+  });
+});
+
+describe('RouterCore: a "full" release (the replica answered 429 itself)', () => {
+  /** Probed replicas a and b of 2 slots each; `round` answers each probe from `reports` and finishes the round. */
+  function probed(over: Partial<RouterOptions> = {}) {
+    const s = setup({ unprobedReplicas: [], ...over });
+    const round = (reports: Record<string, number | "timeout">) => {
+      const plan = s.core.beginRound() as RoundPlan;
+      for (const r of plan.probe) s.core.reportProbe(r, reports[r]);
+      return { probed: plan.probe, outcome: s.core.finishRound(plan) };
+    };
+    return { ...s, round };
+  }
+
+  it("the next placements pass the replica over, on a fresh report, until a probe reads its queue again", () => {
+    const { core, round } = probed();
+    core.submit("t1");
+    expect(round({ a: 0, b: 1 })).toMatchObject({ probed: ["a", "b"], outcome: { replica: "a" } });
+    core.release("t1", "full");
+    // Both reports are fresh and a's showed room (0 now, t1 ended): before, a was taken again without a probe.
+    core.submit("t2");
+    expect(round({ a: 2 })).toMatchObject({ probed: ["a"], outcome: { kind: "placed", ticket: "t2", replica: "b" } });
+    // Not down: nothing refused with 503, nothing shed.
+    expect(core.stats().replicas.a).toMatchObject({ valid: true, unreachable: false });
+    // A probe that reads room gives it back.
+    core.submit("t3");
+    expect(round({ a: 0, b: 2 }).outcome).toMatchObject({ kind: "placed", ticket: "t3", replica: "a" });
+  });
+
+  it("counts at once: a round whose probes were out when the release came passes the replica over", () => {
+    const { core, round } = probed();
+    core.submit("t1");
+    expect(round({ a: 0, b: "timeout" }).outcome).toMatchObject({ replica: "a" });
+    core.submit("t2");
+    const plan = core.beginRound() as RoundPlan;
+    expect(plan.probe).toEqual(["b"]);
+    core.release("t1", "full");
+    core.reportProbe("b", 1);
+    expect(core.finishRound(plan)).toMatchObject({ kind: "placed", ticket: "t2", replica: "b" });
+  });
+
+  it("a router with no queue lets the next request wait for the probe, not refuse it on the replica's word", () => {
+    const { core, round } = probed({ replicas: ["a"], maxOngoingRequests: 1, maxQueuedRequests: 0 });
+    core.submit("t1");
+    expect(round({ a: 0 }).outcome).toMatchObject({ replica: "a" });
+    core.release("t1", "full");
+    expect(core.submit("t2").kind).toBe("queued");
+    const { probed: asked, outcome } = round({ a: 1 });
+    expect(asked).toEqual(["a"]);
+    expect(outcome.kind === "backoff" && outcome.shed.map((s) => [s.ticket, s.rejection.reason])).toEqual([
+      ["t2", "queue_full"],
+    ]);
+  });
+
+  it("an unprobed replica is passed over for the down period, without counting as down", () => {
+    const { core, round, advance } = setup({ replicas: ["a"], unprobedReplicas: ["a"] });
+    core.submit("t1");
+    expect(round()).toMatchObject({ kind: "placed", replica: "a" });
+    core.release("t1", "full");
+    expect(core.submit("t2").kind).toBe("queued");
+    expect(round()?.kind).toBe("backoff");
+    advance(DOWN_RECHECK_MS);
+    expect(round()).toMatchObject({ kind: "placed", ticket: "t2", replica: "a" });
   });
 });
