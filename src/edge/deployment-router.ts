@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Rejection, SubmitOptions } from "../core/router-core";
+import type { Rejection, ReleaseOutcome, SubmitOptions } from "../core/router-core";
 import { RouterDriver } from "../core/router-driver";
 import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
@@ -85,8 +85,11 @@ export class DeploymentRouter extends DurableObject<Env> {
     );
   }
 
-  /** Ends a lease; `replicaFailed` marks the replica down until a probe succeeds. */
-  async release(ticket: string, replicaFailed = false): Promise<void> {
+  /**
+   * Ends a lease; `replicaFailed` `true` marks the replica down until a probe succeeds, `"full"` (it answered 429
+   * itself) counts it full until a probe reads its queue (see `RouterCore.release`).
+   */
+  async release(ticket: string, replicaFailed: ReleaseOutcome = false): Promise<void> {
     const [checked, failed] = [checkedTicket(ticket), checkedReplicaFailed(replicaFailed)];
     this.calls.releaseCalls += 1;
     this.calls.slotsReleased += 1;

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { announcesSdk, clientHorizonS } from "../core/client-horizon";
 import { requestFingerprint, shardForFingerprint } from "../core/request-fingerprint";
+import type { ReleaseOutcome } from "../core/router-core";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
 import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv } from "./config";
@@ -235,14 +236,14 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
 
     for (let attempt = 1; ; attempt++) {
       let replica: string;
-      let release: (replicaFailed: boolean) => void;
+      let release: (replicaFailed: ReleaseOutcome) => void;
       // A slot a request of this isolate just finished with, while the router lets it be handed on; not after a
       // replica could not be reached (that one is marked down: ask the router).
       const taken = attempt === 1 ? slots.take(router) : undefined;
       if (taken) {
         ({ replica } = taken);
         waitUntil(slots.handedOff(router, [taken.ticket, plan.name, plan.weight, priority, fingerprint], routerOf));
-        release = (replicaFailed: boolean) => waitUntil(slots.end(router, taken, replicaFailed, routerOf));
+        release = (replicaFailed: ReleaseOutcome) => waitUntil(slots.end(router, taken, replicaFailed, routerOf));
       } else {
         const ticket = crypto.randomUUID();
         // A client that leaves while queued must not keep its queue place (or the slot it was just given).
@@ -282,7 +283,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           }
           const slot = { ticket, replica: result.replica };
           replica = slot.replica;
-          release = (replicaFailed: boolean) => waitUntil(slots.end(router, slot, replicaFailed, routerOf));
+          release = (replicaFailed: ReleaseOutcome) => waitUntil(slots.end(router, slot, replicaFailed, routerOf));
         }
       }
       c.set("spillway", { deployment, shard, outcome: "admitted", ...tenant });
@@ -343,15 +344,15 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       }
       // A gateway's 502 (a proxy in front of a replica it cannot reach) may have been served: passed on, but the
       // replica is marked down until a probe answers. Not a 504: a proxy's read timeout on a long generation says
-      // slow, not down, and a fleet marked down refuses every request for a second.
-      const gatewayFailed = response.status === 502;
+      // slow, not down, and a fleet marked down refuses every request for a second. A replica's own 429 (a
+      // rate-limiting proxy in front of it, TGI's full queue) is passed on as it came, not retried elsewhere (its
+      // Retry-After is the replica's to give), and the slot released as "full": the router passes the replica over
+      // until a probe reads its queue again, where its last report (fresh for up to 10 s) still showed room.
+      let ended: (failed: boolean) => void = release;
+      if (response.status === 502) ended = () => release(true);
+      else if (response.status === 429) ended = (failed) => release(failed || "full");
       return withTenantHeaders(
-        await answerFrom(
-          response,
-          gatewayFailed ? () => release(true) : release,
-          clientSignal,
-          charge.wantsUsage ? charge.settle : undefined,
-        ),
+        await answerFrom(response, ended, clientSignal, charge.wantsUsage ? charge.settle : undefined),
         charge.headers,
       );
     }

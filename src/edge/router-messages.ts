@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { SubmitOptions } from "../core/router-core";
+import type { ReleaseOutcome, SubmitOptions } from "../core/router-core";
 import type { CarriedSlots, HandedOffSlot, ReleasedSlot } from "./slot-batch";
 import { tenantPlanSchema } from "./tenant-config";
 
@@ -30,7 +30,9 @@ const submitOptionsSchema = z.strictObject({
   priority: priority.optional(),
 });
 
-const releasedSlotSchema = z.tuple([ticket, z.boolean()]);
+/** How a slot ended for its replica (`ReleaseOutcome`): a boolean "failed", as always, or `"full"` (its own 429). */
+const releaseOutcome = z.union([z.boolean(), z.literal("full")]);
+const releasedSlotSchema = z.tuple([ticket, releaseOutcome]);
 const handedOffSlotSchema = z.tuple([ticket, tenant.optional(), weight, priority, fingerprint.optional()]);
 const releasedSchema = z.array(releasedSlotSchema);
 const handedOffSchema = z.array(handedOffSlotSchema);
@@ -88,15 +90,17 @@ export function checkedTicket(value: unknown): string {
 }
 
 /**
- * `release`'s flag that the replica failed, checked.
+ * `release`'s word on the replica (`false`, `true`: it failed, `"full"`: it answered 429 itself), checked.
  *
  * @example
  * ```ts
  * checkedReplicaFailed(false); // false
+ * checkedReplicaFailed("full"); // "full"
+ * checkedReplicaFailed("down"); // throws: replicaFailed: ...
  * ```
  */
-export function checkedReplicaFailed(value: unknown): boolean {
-  return checked(z.boolean(), value, "replicaFailed");
+export function checkedReplicaFailed(value: unknown): ReleaseOutcome {
+  return checked(releaseOutcome, value, "replicaFailed");
 }
 
 /**
@@ -116,7 +120,7 @@ export function checkedShard(value: unknown): number {
  *
  * @example
  * ```ts
- * checkedReleaseAll([["t-1", false]], [["t-2", "acme", 1, "interactive"]]); // as given
+ * checkedReleaseAll([["t-1", false], ["t-3", "full"]], [["t-2", "acme", 1, "interactive"]]); // as given
  * ```
  */
 export function checkedReleaseAll(

@@ -1,4 +1,5 @@
 import { DEFAULT_SATURATION_OPTIONS, decideRetryAfter, type LoadSignals } from "../core/retry-after";
+import type { ReleaseOutcome } from "../core/router-core";
 import type { DeploymentConfig } from "./config";
 import { openAIError } from "./openai-error";
 import { takePassSlot } from "./pass-through";
@@ -38,7 +39,7 @@ export function routerUnavailable(
   deployment: string,
   why: { cause: "overloaded" | "unreachable"; message: string },
   random: () => number = Math.random,
-): { response: Response } | { replica: string; release: (replicaFailed: boolean) => void } {
+): { response: Response } | { replica: string; release: (replicaFailed: ReleaseOutcome) => void } {
   const passSlot =
     config.routerUnavailable === "pass" ? takePassSlot(deployment, config.maxOngoingRequests) : undefined;
   console.log(

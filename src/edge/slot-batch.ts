@@ -1,7 +1,11 @@
 import type { PriorityClass } from "../core/fair-queue";
+import type { ReleaseOutcome } from "../core/router-core";
 
-/** A slot given back to its router: the acquire's ticket, and whether the replica failed while holding it. */
-export type ReleasedSlot = readonly [ticket: string, replicaFailed: boolean];
+/**
+ * A slot given back to its router: the acquire's ticket, and what its end said of the replica: `false` nothing,
+ * `true` it failed (marked down), `"full"` it refused the request as full itself (a 429; see `RouterCore.release`).
+ */
+export type ReleasedSlot = readonly [ticket: string, replicaFailed: ReleaseOutcome];
 
 /**
  * A slot handed from a request that ended to the next one in the isolate: its ticket and who holds it now (the
@@ -105,13 +109,19 @@ export class SlotBatch {
 
   /**
    * A request's slot is done with: parked for the isolate's next request while the router's leave lasts (and
-   * the replica did not fail), otherwise released. Returns what the caller must keep alive (`waitUntil`), or
-   * `undefined` when another request's call or sweep carries it (no `waitUntil` to pay for).
+   * the replica neither failed nor said it was full), otherwise released. Returns what the caller must keep alive
+   * (`waitUntil`), or `undefined` when another request's call or sweep carries it (no `waitUntil` to pay for).
    */
-  end(router: string, slot: TakenSlot, replicaFailed: boolean, sinkOf: () => SlotSink): Promise<void> | undefined {
+  end(
+    router: string,
+    slot: TakenSlot,
+    replicaFailed: ReleaseOutcome,
+    sinkOf: () => SlotSink,
+  ): Promise<void> | undefined {
     const state = this.stateOf(router);
     if (replicaFailed) {
-      // Its replica is marked down: the parked slots on it go back too, so no request is handed to it.
+      // Its replica is marked down (or full): the parked slots on it go back too, so no request is handed to it
+      // (and their releases reach the router before this one, which a plain release would not undo).
       const onIt = state.parked.filter((p) => p.slot.replica === slot.replica);
       state.parked = state.parked.filter((p) => p.slot.replica !== slot.replica);
       for (const p of onIt) state.released.push([p.slot.ticket, false]);

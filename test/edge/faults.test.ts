@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
-import { chat, direct, releaseHold, replicaState, setDraining, stats0, waitFor } from "./helpers";
+import { chat, direct, releaseHold, replicaState, setDraining, setFull, stats0, waitFor } from "./helpers";
 
 describe("faults", () => {
   it("an engine killed mid-stream: the client gets a clean SSE error, the slot is released, the replica marked down", async () => {
@@ -66,6 +66,37 @@ describe("faults", () => {
     await releaseHold(busy, "d1");
     expect((await held).status).toBe(200);
     await waitFor(async () => (await stats0("draining")).activeLeases === 0, "slots released");
+  });
+
+  it("an engine that answers 429 itself (TGI's full queue): its answer passed on, and it is not chosen next while another has room", async () => {
+    // Both replicas are probed (0 each); one holds a request, so the other has the shorter queue and is picked next.
+    const held = chat("replica-429", "hold:f1");
+    await waitFor(
+      async () => (await replicaState("rf-a")).inflight + (await replicaState("rf-b")).inflight === 1,
+      "one request held",
+    );
+    const busy = (await replicaState("rf-a")).inflight === 1 ? "rf-a" : "rf-b";
+    const full = busy === "rf-a" ? "rf-b" : "rf-a";
+    // Others' requests fill the idle one after the router's probe: its report (0) stays fresh for 10 s.
+    await setFull(full);
+    const refused = await chat("replica-429", "refused");
+    // Passed on as it came: the replica's status, Retry-After and body (no retry elsewhere).
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("2");
+    expect(await refused.json()).toEqual({ error: "Model is overloaded", error_type: "overloaded" });
+    await waitFor(async () => (await stats0("replica-429")).activeLeases === 1, "the refused request's slot released");
+    const s = await stats0("replica-429");
+    // Full, not down: valid, at the cap.
+    expect(s.replicas[`${inject("fakeEngineUrl")}/r/${full}`]).toMatchObject({ valid: true, queueLength: 2 });
+    // Before: released as not failed, the full replica kept its fresh report of room (the shorter queue, 0 against
+    // 1) and took the next request too, answering 429 again. Now it is probed first (64 waiting), and passed over.
+    const next = await chat("replica-429", "next");
+    expect(next.status).toBe(200);
+    expect(((await next.json()) as { replica: string }).replica).toBe(busy);
+    expect((await replicaState(full)).refusedFull).toBe(1);
+    await releaseHold(busy, "f1");
+    expect((await held).status).toBe(200);
+    await waitFor(async () => (await stats0("replica-429")).activeLeases === 0, "slots released");
   });
 
   it("an engine slow to answer probes is passed over for one that answers", async () => {

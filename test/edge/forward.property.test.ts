@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ReplayGuard, SIGNATURE_HEADERS, verifyRequest } from "../../src/core/request-signature";
 import { type ForwardOutcome, forwardToReplica } from "../../src/edge/forward";
 import { spillway } from "../../src/edge/middleware";
+import type { ReleasedSlot } from "../../src/edge/slot-batch";
 
 /**
  * How the edge forwards an admitted request to a replica and relays the answer, driven through the real
@@ -202,14 +203,14 @@ const decoder = new TextDecoder();
 function edge(options: EdgeOptions) {
   const sent: Sent[] = [];
   const tickets: { ticket: string; replica: string }[] = [];
-  const releases: (readonly [string, boolean])[] = [];
+  const releases: ReleasedSlot[] = [];
   const stub = {
     acquire: async (
       _deployment: string,
       _shard: number,
       ticket: string,
       _submit: unknown,
-      carried: { released: (readonly [string, boolean])[] },
+      carried: { released: ReleasedSlot[] },
     ) => {
       releases.push(...carried.released);
       const replica = options.replicas[tickets.length % options.replicas.length] as string;
@@ -217,7 +218,7 @@ function edge(options: EdgeOptions) {
       return { kind: "admitted", replica };
     },
     cancel: async () => undefined,
-    releaseAll: async (released: readonly (readonly [string, boolean])[]) => {
+    releaseAll: async (released: readonly ReleasedSlot[]) => {
       releases.push(...released);
       return undefined;
     },
@@ -540,9 +541,10 @@ describe("relaying a replica's answer", () => {
             if (length !== null) expect(Number(length)).toBe(received.byteLength);
 
             await e.settled();
-            // A 503 is tried once more (connectAttempts 2, the same answer); 502 and 503 mark the replica failed.
+            // A 503 is tried once more (connectAttempts 2, the same answer); 502 and 503 mark the replica failed,
+            // a 429 (the replica's own) full.
             expect(e.tickets).toHaveLength(status === 503 ? 2 : 1);
-            const failed = status === 502 || status === 503;
+            const failed = status === 502 || status === 503 || (status === 429 && "full");
             expect([...e.releases].sort()).toEqual(e.tickets.map(({ ticket }) => [ticket, failed]).sort());
           } finally {
             openGate();
@@ -671,7 +673,8 @@ describe("a replica that fails", () => {
           do step = script[n++] as Attempt;
           while (refusedAll(step) && n < connectAttempts);
           expect(e.sent.map((s) => new URL(s.url).origin)).toEqual(replicas.slice(0, n).map((r) => new URL(r).origin));
-          const failedHere = step.kind !== "answers" || [502, 503].includes(step.status);
+          const failedHere =
+            step.kind !== "answers" || [502, 503].includes(step.status) || (step.status === 429 && "full");
           const expectedReleases = e.tickets.map(({ ticket }, i) => [ticket, i < n - 1 ? true : failedHere]);
           expect(e.tickets).toHaveLength(n);
           expect([...e.releases].sort()).toEqual(expectedReleases.sort());

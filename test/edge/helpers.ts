@@ -50,6 +50,8 @@ export interface FakeReplicaState {
   down: boolean;
   draining: boolean;
   refusedDraining: number;
+  full: boolean;
+  refusedFull: number;
   probes: number;
 }
 
@@ -68,6 +70,14 @@ export async function setDown(id: string, down: boolean): Promise<void> {
 /** Makes a fake replica answer everything, `/load` included, with the engine server's draining 503 (`__up` ends it). */
 export async function setDraining(id: string): Promise<void> {
   await (await fetch(`${fake()}/r/${id}/__drain`, { method: "POST" })).arrayBuffer();
+}
+
+/**
+ * Makes a fake replica full with others' requests (`__up` ends it): its `/load` reports 64 more waiting, and it
+ * answers a request 429 itself, as TGI does when its queue is full.
+ */
+export async function setFull(id: string): Promise<void> {
+  await (await fetch(`${fake()}/r/${id}/__full`, { method: "POST" })).arrayBuffer();
 }
 
 /** Sends a request straight to a fake replica, bypassing the edge (to load it). */

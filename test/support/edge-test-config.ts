@@ -111,6 +111,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       "stream-hang": { replicas: [r("stream-hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       draining: { replicas: [r("dr-a"), r("dr-b")], maxOngoingRequests: 2 },
+      "replica-429": { replicas: [r("rf-a"), r("rf-b")], maxOngoingRequests: 2 },
       "slow-probe": { replicas: [r("sp-slow"), r("sp-fast")], maxOngoingRequests: 1 },
       signed: { replicas: [r("signed-a")] },
       reset: { replicas: [r("reset")], maxOngoingRequests: 1, maxQueuedRequests: 20, queueTimeoutS: 60 },

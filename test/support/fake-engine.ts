@@ -24,7 +24,9 @@ const replayGuard = new ReplayGuard(30_000);
  * - anything else: answer at once.
  * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__drain` (every request, `/load`
  * included, is answered 503 with `retry-after: 1` and `connection: close`, as the engine server's shutdown gate
- * answers while it drains), `__up` (ends both), `__slowload/MS` (answer `/load` after MS ms), `GET __state`.
+ * answers while it drains), `__full` (others' requests fill it: `/load` reports 64 more waiting, and a request is
+ * answered 429 with `retry-after: 2`, as TGI answers when its queue is full), `__up` (ends all three),
+ * `__slowload/MS` (answer `/load` after MS ms), `GET __state`.
  * Replicas whose id starts with `signed-` verify spillway's signature.
  * Fake vLLM, SGLang and TGI servers (no `/load`, a `/metrics` page) live at `/b/<kind>/<id>`.
  */
@@ -36,6 +38,10 @@ interface ReplicaState {
   draining: boolean;
   /** Requests (probes included) answered 503 while draining. */
   refusedDraining: number;
+  /** Full with others' requests (`__full`): requests are answered 429. */
+  full: boolean;
+  /** Requests answered 429 while full. */
+  refusedFull: number;
   probes: number;
   loadDelayMs: number;
   unsigned: number;
@@ -58,6 +64,8 @@ function stateOf(id: string): ReplicaState {
       down: false,
       draining: false,
       refusedDraining: 0,
+      full: false,
+      refusedFull: 0,
       probes: 0,
       loadDelayMs: 0,
       unsigned: 0,
@@ -147,9 +155,14 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     state.draining = true;
     return json(res, 200, {});
   }
+  if (path === "/__full") {
+    state.full = true;
+    return json(res, 200, {});
+  }
   if (path === "/__up") {
     state.down = false;
     state.draining = false;
+    state.full = false;
     return json(res, 200, {});
   }
   if (path.startsWith("/__slowload/")) {
@@ -188,15 +201,22 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (path === "/load") {
     state.probes += 1;
     if (state.loadDelayMs > 0) await new Promise((r) => setTimeout(r, state.loadDelayMs));
+    const waiting = state.full ? 64 : 0;
     return json(res, 200, {
-      queueLength: state.inflight,
+      queueLength: state.inflight + waiting,
       running: state.inflight,
-      waiting: 0,
+      waiting,
       accepting: true,
       tokenUsage: 0,
     });
   }
   if (req.method !== "POST") return json(res, 404, { error: "not found" });
+  if (state.full) {
+    state.refusedFull += 1;
+    res.writeHead(429, { "content-type": "application/json", "retry-after": "2" });
+    res.end(JSON.stringify({ error: "Model is overloaded", error_type: "overloaded" }));
+    return;
+  }
   const body = JSON.parse(text || "{}") as Record<string, unknown>;
   const command = commandOf(body);
   state.inflight += 1;

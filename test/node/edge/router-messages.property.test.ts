@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   checkedAcquire,
   checkedReleaseAll,
+  checkedReplicaFailed,
   checkedShard,
   checkedTicket,
   RouterMessageError,
@@ -17,7 +18,7 @@ import { tenantPlanSchema } from "../../../src/edge/tenant-config";
  *
  * - a message is accepted exactly when every field is in its range: a tenant, weight and priority the plan schema
  *   accepts, a non-negative finite wait, a positive finite horizon, a non-empty string ticket and fingerprint of at
- *   most 128 characters, booleans where flags are, no unknown option;
+ *   most 128 characters, booleans where flags are (a released slot's: a boolean or "full"), no unknown option;
  * - an accepted message comes back unchanged (the same objects, not a copy);
  * - a refused one throws a RouterMessageError whose message names every bad field's path.
  */
@@ -88,10 +89,13 @@ const options: fc.Arbitrary<Drawn> = fc
   });
 
 const released = fc.array(
-  fc.tuple(ticketish, fc.oneof(fc.boolean(), wrongType)).map(([t, f]) => ({
-    slot: [t, f] as unknown,
-    ok: checkTicket(t) && typeof f === "boolean",
-  })),
+  fc
+    .tuple(ticketish, fc.oneof(fc.boolean(), fc.constant("full"), wrongType, fc.constantFrom("down", "FULL", "")))
+    .map(([t, f]) => ({
+      slot: [t, f] as unknown,
+      // A slot's end: a boolean (the replica failed or not), or "full" (its own 429).
+      ok: checkTicket(t) && (typeof f === "boolean" || f === "full"),
+    })),
   { maxLength: 3 },
 );
 const handedOff = fc.array(
@@ -199,5 +203,11 @@ describe("a router's messages, checked against the tenant configuration's schema
       }),
       { numRuns: RUNS, seed: SEED },
     );
+  });
+
+  it('release\'s flag: a boolean or "full", nothing else', () => {
+    for (const ok of [false, true, "full"]) expect(checkedReplicaFailed(ok)).toBe(ok);
+    for (const bad of ["down", "FULL", "", 0, 1, null, undefined, {}])
+      expect(refusal(() => checkedReplicaFailed(bad))).toMatch(/^invalid router call: replicaFailed/);
   });
 });

@@ -241,4 +241,22 @@ describe("SlotBatch: hand-offs (slotHandoffMs)", () => {
     ]);
     expect(batch.take("m#0")).toEqual({ ticket: "b", replica: "r2" });
   });
+
+  it('a replica that answered 429 itself (released "full") is not handed a request either: its slots go back', () => {
+    const batch = new SlotBatch(() => 0);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 1000 });
+    batch.end("m#0", slot("a", "r1"), false, sinkOf);
+    batch.end("m#0", slot("b", "r2"), false, sinkOf);
+    batch.end("m#0", slot("c", "r1"), "full", sinkOf);
+    // The parked slot's plain release goes first: it cannot undo the router's "full".
+    expect(calls.map((c) => c.released)).toEqual([
+      [
+        ["a", false],
+        ["c", "full"],
+      ],
+    ]);
+    expect(batch.take("m#0")).toEqual({ ticket: "b", replica: "r2" });
+    expect(batch.take("m#0")).toBeUndefined();
+  });
 });
