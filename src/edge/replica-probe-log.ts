@@ -6,6 +6,13 @@ import type { ProbeFailure, ProbeResult, ReplicaTarget } from "./replica-probe";
  */
 export const PROBE_LOG_QUIET_MS = 30_000;
 
+/**
+ * Probes in a row that must miss their deadline before a replica is logged down for it. The router reads one miss as
+ * slow, not down (a busy replica's `/load` or `/metrics` can miss a 0.1 s deadline now and then); a replica whose
+ * probes keep missing it (a host that drops packets) is still logged, with reason `timeout`.
+ */
+export const PROBE_LOG_TIMEOUTS_FOR_DOWN = 3;
+
 /** The line written when a replica's probes start failing. */
 export interface ReplicaDownLine {
   event: "spillway.replica_down";
@@ -42,12 +49,14 @@ interface ReplicaLogState {
   lastLineAtMs: number | undefined;
   /** Up/down changes since the last line. */
   changes: number;
+  /** Probes in a row that missed their deadline. */
+  timeouts: number;
 }
 
 /**
  * One router shard's log of its replicas' probe state: one line when a replica's probes start failing
- * (`spillway.replica_down`: its URL, its `load`, and why - timeout, HTTP status, unreadable page, refused
- * connection...) and one when it answers again (`spillway.replica_recovered`), never one per probe: a dead replica
+ * (`spillway.replica_down`: its URL, its `load`, and why - HTTP status, unreadable page, refused connection, or
+ * {@link PROBE_LOG_TIMEOUTS_FOR_DOWN} missed deadlines in a row...) and one when it answers again (`spillway.replica_recovered`), never one per probe: a dead replica
  * probed every round writes one line, and a flapping one at most one per {@link PROBE_LOG_QUIET_MS}. A replica
  * starts up: one whose first probe succeeds writes nothing. Only probes count here; a replica marked down by a
  * failed request is logged when a probe fails too.
@@ -72,9 +81,13 @@ export class ReplicaProbeLog {
     const nowMs = this.now();
     let state = this.replicas.get(target.url);
     if (!state) {
-      state = { up: true, loggedUp: true, lastLineAtMs: undefined, changes: 0 };
+      state = { up: true, loggedUp: true, lastLineAtMs: undefined, changes: 0, timeouts: 0 };
       this.replicas.set(target.url, state);
     }
+    // A missed deadline is slow, not down, until it repeats (PROBE_LOG_TIMEOUTS_FOR_DOWN): before that it changes
+    // nothing, so a busy fleet does not write down/recovered pairs.
+    state.timeouts = result.answer === "timeout" ? state.timeouts + 1 : 0;
+    if (result.answer === "timeout" && state.timeouts < PROBE_LOG_TIMEOUTS_FOR_DOWN) return;
     const up = result.answer !== undefined && result.answer !== "timeout";
     if (up !== state.up) {
       state.up = up;

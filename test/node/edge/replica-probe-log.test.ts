@@ -9,7 +9,7 @@ import {
   type ReplicaTarget,
   replicaProber,
 } from "../../../src/edge/replica-probe";
-import { PROBE_LOG_QUIET_MS, ReplicaProbeLog } from "../../../src/edge/replica-probe-log";
+import { PROBE_LOG_QUIET_MS, PROBE_LOG_TIMEOUTS_FOR_DOWN, ReplicaProbeLog } from "../../../src/edge/replica-probe-log";
 
 /**
  * The router's probe log (`spillway.replica_down` / `spillway.replica_recovered`): one line per change of a
@@ -127,13 +127,23 @@ describe("ReplicaProbeLog: at most one line per change, and a flapping replica c
     return { clock, lines, log };
   }
 
-  it("a replica that starts up and stays up writes nothing; a timeout is a down line with its reason", () => {
+  it("a replica that starts up and stays up writes nothing; timeouts in a row are a down line with their reason", () => {
     const { clock, lines, log } = logWith();
     for (let i = 0; i < 100; i++, clock.nowMs += 100) log.observe(target, up);
     expect(lines).toEqual([]);
-    log.observe(target, slow);
+    for (let i = 0; i < PROBE_LOG_TIMEOUTS_FOR_DOWN; i++) log.observe(target, slow);
     log.observe(target, down); // still failing, another reason: no new line
     expect(lines).toEqual([expect.objectContaining({ event: "spillway.replica_down", reason: "timeout" })]);
+  });
+
+  it("a busy replica whose probes miss their deadline now and then is slow, not down: no line", () => {
+    const { clock, lines, log } = logWith();
+    // Every other probe, and two in a row: fewer than PROBE_LOG_TIMEOUTS_FOR_DOWN consecutive misses.
+    for (let i = 0; i < 1000; i++, clock.nowMs += 100) log.observe(target, i % 3 === 2 ? up : slow);
+    expect(lines).toEqual([]);
+    // A real failure is still logged at once.
+    log.observe(target, down);
+    expect(lines).toEqual([expect.objectContaining({ event: "spillway.replica_down", reason: "unreachable" })]);
   });
 
   it("flapping on every probe: one line per quiet period, counting the changes held", () => {
