@@ -152,7 +152,7 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
       redirect: "manual",
     });
     if (isRedirect(response.status)) {
-      await response.body?.cancel();
+      await response.body?.cancel().catch(() => {});
       return { kind: "unreachable", message: redirectMessage(response) };
     }
     if (!response.body || !isEventStream(response.headers)) return { kind: "response", response };

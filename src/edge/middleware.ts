@@ -336,7 +336,8 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         // the shortest queue), and, as one that cannot be reached, the request tries another replica.
         release(true);
         if (attempt < connectAttempts) {
-          await response.body?.cancel();
+          // A body that already failed (a stream reset after its headers) rejects its cancel: nothing to discard.
+          await response.body?.cancel().catch(() => {});
           continue;
         }
         charge.refund();

@@ -922,6 +922,20 @@ describe("regressions", () => {
     expect(only.sent.map((s) => new URL(s.url).host)).toEqual(["gpu-a.example"]);
   });
 
+  it("a replica's 503 whose stream fails at once still moves the request to the next replica (its cancel rejects)", async () => {
+    const backend: Backend = async (sent) =>
+      sent.url.startsWith("https://gpu-a.example")
+        ? new Response(new ReadableStream({ pull: (c) => c.error(new Error("reset")) }), {
+            status: 503,
+            headers: { "content-type": "text/event-stream" },
+          })
+        : ok(sent, 0);
+    const e = edge({ replicas: ["https://gpu-a.example", "https://gpu-b.example"], backend });
+    const res = await e.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", true)));
+    expect(res.status).toBe(200);
+    expect(e.sent.map((s) => new URL(s.url).host)).toEqual(["gpu-a.example", "gpu-b.example"]);
+  });
+
   it("no client API key reaches the replica, in whichever header the client sent it (Authorization, api-key, x-api-key)", async () => {
     const e = edge({ replicas: ["https://gpu.example"], backend: ok });
     const headers: [string, string][] = [
