@@ -349,9 +349,15 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       // rate-limiting proxy in front of it, TGI's full queue) is passed on as it came, not retried elsewhere (its
       // Retry-After is the replica's to give), and the slot released as "full": the router passes the replica over
       // until a probe reads its queue again, where its last report (fresh for up to 10 s) still showed room.
-      let ended: (failed: boolean) => void = release;
-      if (response.status === 502) ended = () => release(true);
-      else if (response.status === 429) ended = (failed) => release(failed || "full");
+      // The replica's 429 did no work either: the tenant's charge is given back, as for a 503.
+      if (response.status === 429) {
+        charge.refund();
+        return withTenantHeaders(
+          await answerFrom(response, (failed) => release(failed || "full"), clientSignal),
+          charge.headers,
+        );
+      }
+      const ended = response.status === 502 ? () => release(true) : release;
       return withTenantHeaders(
         await answerFrom(response, ended, clientSignal, charge.wantsUsage ? charge.settle : undefined),
         charge.headers,

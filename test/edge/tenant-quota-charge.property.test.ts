@@ -15,7 +15,8 @@ import { estimateTokens } from "../../src/edge/tenant-quota-charge";
  *   both fit (else a 429 `tenant_quota_exceeded`, or a 400 `tokens_exceed_quota` when the reservation exceeds the
  *   token quota itself), with `x-ratelimit-remaining-*` the bucket's whole units after the charge;
  * - given back entirely (request and tokens) when not served: refused for capacity, the router's own code threw,
- *   every replica unreachable or answering 503 (it took nothing), or the client left before it was forwarded;
+ *   every replica unreachable or answering 503 (it took nothing), a replica's own 429 (passed on, not retried: it
+ *   did no work either), or the client left before it was forwarded;
  * - otherwise charged `usage.total_tokens` of the answer (JSON, or an SSE stream read to its end) when it is a
  *   finite number >= 0, and the reservation when it has none (absent, garbled, negative, not JSON, the client left
  *   while waiting or mid-stream, the body cut, a 5xx without usage); a huge usage is charged as it is (a debt).
@@ -49,7 +50,7 @@ type UsageValue =
   | { kind: "huge" }
   | { kind: "null" };
 type Answer =
-  | { kind: "json"; status: 200 | 500 | 503; usage: UsageValue; notJson: boolean }
+  | { kind: "json"; status: 200 | 429 | 500 | 503; usage: UsageValue; notJson: boolean }
   | { kind: "jsonCut" }
   | { kind: "noBody" }
   | { kind: "sse"; usage: UsageValue; cut: "none" | "beforeUsage" | "afterUsage"; clientLeaves: boolean };
@@ -74,7 +75,7 @@ const answerArb: fc.Arbitrary<Answer> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       kind: fc.constant("json" as const),
-      status: fc.constantFrom(200 as const, 200 as const, 500 as const, 503 as const),
+      status: fc.constantFrom(200 as const, 200 as const, 429 as const, 500 as const, 503 as const),
       usage: usageArb,
       notJson: fc.constantFrom(false, false, false, true),
     }),
@@ -328,6 +329,8 @@ function documentedCharge(req: Req, reserved: number): [number, number] {
     const answer = attempt.answer;
     // A replica's 503 took nothing: the next replica is tried, as for one that cannot be reached.
     if (answer.kind === "json" && answer.status === 503) continue;
+    // A replica's own 429 is passed on, not retried; it did no work: refunded.
+    if (answer.kind === "json" && answer.status === 429) return [0, 0];
     if (answer.kind === "json") {
       const used = answer.notJson ? undefined : usageOf(answer.usage);
       return [1, used ?? reserved];
