@@ -332,9 +332,12 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       const { response } = outcome;
       if (response.status === 503) {
         // A replica that answers 503 took no request (spillway's engine while it drains for shutdown, a proxy with
-        // no engine behind it): marked down until a probe answers (its slot would otherwise come back at once, as
-        // the shortest queue), and, as one that cannot be reached, the request tries another replica.
-        release(true);
+        // no engine behind it, a server shedding under back-pressure, as Ray Serve does): the request tries another
+        // replica, as for one that cannot be reached, and the slot is released as "full" (its slot would otherwise
+        // come back at once, as the shortest queue): the router probes it before choosing it again, and a probe
+        // that fails (a draining engine's /load answers 503 too) marks it down. Not down at once: a busy fleet
+        // whose every replica shed one request would be refused whole, with 503s, for a second.
+        release("full");
         if (attempt < connectAttempts) {
           // A body that already failed (a stream reset after its headers) rejects its cancel: nothing to discard.
           await response.body?.cancel().catch(() => {});

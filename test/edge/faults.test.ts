@@ -39,7 +39,7 @@ describe("faults", () => {
     expect(Object.values((await stats0("stream-hang")).replicas)[0]?.valid).toBe(false);
   });
 
-  it("an engine draining for shutdown (503 to everything): its refusal goes to another replica, and it is marked down", async () => {
+  it("an engine draining for shutdown (503 to everything): its refusal goes to another replica, and its probe marks it down", async () => {
     // Both replicas are probed (0 each); one holds a request, so the other has the shorter queue and is picked next.
     const held = chat("draining", "hold:d1");
     await waitFor(
@@ -58,11 +58,12 @@ describe("faults", () => {
     expect((await replicaState(idle)).served).toEqual([]);
     const refusedBefore = (await replicaState(idle)).refusedDraining;
     expect(refusedBefore).toBeGreaterThanOrEqual(1);
-    const s = await stats0("draining");
-    expect(s.replicas[`${inject("fakeEngineUrl")}/r/${idle}`]?.valid).toBe(false);
-    // Marked down, it is probed (503 again) before it is chosen, not sent requests.
+    // Released as full, it is probed before it is chosen again, not sent requests; its probe answers 503 (a
+    // draining engine's /load does): down.
     expect((await chat("draining", "later")).status).toBe(200);
     expect((await replicaState(idle)).served).toEqual([]);
+    const s = await stats0("draining");
+    expect(s.replicas[`${inject("fakeEngineUrl")}/r/${idle}`]?.valid).toBe(false);
     await releaseHold(busy, "d1");
     expect((await held).status).toBe(200);
     await waitFor(async () => (await stats0("draining")).activeLeases === 0, "slots released");

@@ -30,9 +30,10 @@ import type { ReleasedSlot } from "../../src/edge/slot-batch";
  *   cut mid-stream keeps its status and the bytes sent, ends with an `upstream_failed` error event, released as
  *   failed; a replica's own 4xx/5xx answer is relayed untouched (README, "What a client is answered", lists
  *   spillway's own answers only), its slot released not failed, except: a 503 (the replica took nothing: an engine
- *   draining for shutdown, a proxy with no engine behind it) is released as failed and, like a refused connection,
- *   moves on to the router's next replica while attempts remain (the last one is relayed); a gateway's 502 is relayed and
- *   released as failed (a 504 is not: a proxy's read timeout says slow, not down).
+ *   draining for shutdown, a proxy with no engine behind it, a server shedding) is released as full and, like a
+ *   refused connection, moves on to the router's next replica while attempts remain (the last one is relayed); a
+ *   replica's own 429 is relayed and released as full; a gateway's 502 is relayed and released as failed (a 504 is
+ *   not: a proxy's read timeout says slow, not down).
  *
  * Inside workerd because the middleware is typed against the Workers runtime; `fetch` is stubbed, nothing leaves
  * the test. Fixed seeds; a second or two.
@@ -541,10 +542,10 @@ describe("relaying a replica's answer", () => {
             if (length !== null) expect(Number(length)).toBe(received.byteLength);
 
             await e.settled();
-            // A 503 is tried once more (connectAttempts 2, the same answer); 502 and 503 mark the replica failed,
-            // a 429 (the replica's own) full.
+            // A 503 is tried once more (connectAttempts 2, the same answer); a 502 marks the replica failed, a 503
+            // or a 429 (the replica's own) full.
             expect(e.tickets).toHaveLength(status === 503 ? 2 : 1);
-            const failed = status === 502 || status === 503 || (status === 429 && "full");
+            const failed = status === 502 || ((status === 503 || status === 429) && "full");
             expect([...e.releases].sort()).toEqual(e.tickets.map(({ ticket }) => [ticket, failed]).sort());
           } finally {
             openGate();
@@ -673,9 +674,11 @@ describe("a replica that fails", () => {
           do step = script[n++] as Attempt;
           while (refusedAll(step) && n < connectAttempts);
           expect(e.sent.map((s) => new URL(s.url).origin)).toEqual(replicas.slice(0, n).map((r) => new URL(r).origin));
-          const failedHere =
-            step.kind !== "answers" || [502, 503].includes(step.status) || (step.status === 429 && "full");
-          const expectedReleases = e.tickets.map(({ ticket }, i) => [ticket, i < n - 1 ? true : failedHere]);
+          // How each attempt's slot is released: failed when nothing answered (or a gateway's 502), full on a 503
+          // or the replica's own 429, not failed otherwise.
+          const releasedAs = (a: Attempt) =>
+            a.kind !== "answers" || a.status === 502 || ((a.status === 503 || a.status === 429) && "full");
+          const expectedReleases = e.tickets.map(({ ticket }, i) => [ticket, releasedAs(script[i] as Attempt)]);
           expect(e.tickets).toHaveLength(n);
           expect([...e.releases].sort()).toEqual(expectedReleases.sort());
 
