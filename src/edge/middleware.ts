@@ -337,7 +337,10 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         // come back at once, as the shortest queue): the router probes it before choosing it again, and a probe
         // that fails (a draining engine's /load answers 503 too) marks it down. Not down at once: a busy fleet
         // whose every replica shed one request would be refused whole, with 503s, for a second.
-        release("full");
+        // Not a replica no probe reads (`load: "none"`): nothing would mark it down, and a draining one would take
+        // every request for good; it is marked down now, as before.
+        const unprobed = deploymentConfig.replicas.some((r) => r.url === replica && r.load === "none");
+        release(unprobed || "full");
         if (attempt < connectAttempts) {
           // A body that already failed (a stream reset after its headers) rejects its cancel: nothing to discard.
           await response.body?.cancel().catch(() => {});

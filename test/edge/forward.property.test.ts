@@ -196,6 +196,8 @@ interface EdgeOptions {
   secret?: string | undefined;
   connectAttempts?: number;
   upstreamTimeoutS?: number;
+  /** The replicas' `load` in the configuration (default: spillway's, probed). */
+  load?: "spillway" | "none";
 }
 
 const encoder = new TextEncoder();
@@ -233,7 +235,9 @@ function edge(options: EdgeOptions) {
     }) as never,
   );
   const deployment: Record<string, unknown> = {
-    replicas: [...new Set(options.replicas.map((r) => r.replace(/\/+$/, "")))],
+    replicas: [...new Set(options.replicas.map((r) => r.replace(/\/+$/, "")))].map((url) =>
+      options.load === "none" ? { url, load: "none" } : url,
+    ),
     upstreamTimeoutS: options.upstreamTimeoutS ?? 60,
   };
   if (options.apiKey !== undefined) deployment.upstreamApiKeySecret = "UPSTREAM_KEY";
@@ -923,6 +927,19 @@ describe("regressions", () => {
     const refused = await only.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false)));
     expect(refused.status).toBe(502);
     expect(only.sent.map((s) => new URL(s.url).host)).toEqual(["gpu-a.example"]);
+  });
+
+  it("a replica's 503 is released as full where a probe will read it, as failed where none will (load: none)", async () => {
+    const backend: Backend = async (sent) =>
+      sent.url.startsWith("https://gpu-a.example") ? new Response("{}", { status: 503 }) : ok(sent, 0);
+    for (const load of ["spillway", "none"] as const) {
+      const e = edge({ replicas: ["https://gpu-a.example", "https://gpu-b.example"], backend, load });
+      const res = await e.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false)));
+      expect(res.status).toBe(200);
+      await e.settled();
+      // Nothing would ever mark an unprobed replica down: a draining one would take every request for good.
+      expect(e.releases).toContainEqual([e.tickets[0]?.ticket, load === "none" ? true : "full"]);
+    }
   });
 
   it("a replica's 503 whose stream fails at once still moves the request to the next replica (its cancel rejects)", async () => {
