@@ -1,4 +1,5 @@
 import { QUEUE_LENGTH_STALE_MS } from "../core/queue-length-cache";
+import { isRedirect } from "./forward";
 import { matching, type PromSample, parsePrometheusText, sumSamples } from "./prometheus-text";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
@@ -311,7 +312,7 @@ function statusFailure(path: string, status: number): ProbeFailure {
       ? " (the deployment's upstream key missing or wrong?)"
       : status === 404
         ? " (a wrong URL, or a wrong load source?)"
-        : status >= 300 && status < 400
+        : isRedirect(status)
           ? " (a redirect: never followed)"
           : "";
   return { reason: "status", status, detail: `GET ${path} answered ${status}${hint}` };
