@@ -89,18 +89,23 @@ export const deploymentConfigSchema = z.strictObject({
  *
  * @example
  * ```ts
- * spillwayConfigSchema.parse({ deployments: { m: { replicas: ["http://127.0.0.1:8001"] } } }).maxBodyBytes; // 1048576
+ * spillwayConfigSchema.parse({ deployments: { m: { replicas: ["http://127.0.0.1:8001"] } } }).maxBodyBytes; // 16777216
  * ```
  */
 export const spillwayConfigSchema = z.strictObject({
   deployments: z
     .record(z.string().min(1), deploymentConfigSchema)
     .refine((d) => Object.keys(d).length > 0, "needs at least one deployment"),
-  /** Request bodies larger than this are refused with 413 before they take a queue place. */
+  /**
+   * Request bodies larger than this are refused with 413 before they take a queue place. 16 MiB holds a chat
+   * request with a few base64 images (OpenAI's vision format inlines them, a third larger than the file); the edge
+   * holds about four copies of a body at once (the bytes, the text, the parsed JSON or the fingerprint's input), 64
+   * MiB at this limit: half of the 128 MB a Worker isolate has for all its concurrent requests.
+   */
   maxBodyBytes: z
     .int()
     .min(1)
-    .default(1024 * 1024),
+    .default(16 * 1024 * 1024),
   /** One structured log line per rejection (the RFC's evidence); turn off only for benchmarks. */
   logRejections: z.boolean().default(true),
   /** Who is asking: API keys -> plans (weight, priority, quotas); see tenant-config.ts and README, "Tenants". */

@@ -1,6 +1,9 @@
-import { SELF } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { TEST_ADMIN_TOKEN } from "../support/edge-test-config";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import { Hono } from "hono";
+import { describe, expect, inject, it } from "vitest";
+import type { Env } from "../../src/edge/env";
+import { spillway } from "../../src/edge/middleware";
+import { edgeTestConfig, TEST_ADMIN_TOKEN } from "../support/edge-test-config";
 import { chat, stats0, waitFor } from "./helpers";
 
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
@@ -49,6 +52,61 @@ describe("the ready Worker's API", () => {
   it("refuses an oversized body with 413", async () => {
     const big = JSON.stringify({ model: "misc", messages: [{ role: "user", content: "x".repeat(70_000) }] });
     expect((await post("/v1/chat/completions", big)).status).toBe(413);
+  });
+
+  describe("under the default maxBodyBytes (the test Worker sets 64 KiB; a new operator sets nothing)", () => {
+    const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+    /** A chat request in OpenAI's vision format: a question and an image of 2.25 MB as a 3 MB base64 data URL. */
+    const visionRequest = JSON.stringify({
+      model: "misc",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is in this image?" },
+            // The PNG signature's first six bytes in base64 ("iVBORw0K"), over and over: 3,000,000 characters.
+            { type: "image_url", image_url: { url: `data:image/png;base64,${"iVBORw0K".repeat(375_000)}` } },
+          ],
+        },
+      ],
+    });
+
+    /** `body` posted to a Worker built from the middleware, with the test configuration less its `maxBodyBytes`. */
+    async function postWithDefaultLimit(body: string) {
+      const config = { ...edgeTestConfig(inject("fakeEngineUrl")), maxBodyBytes: undefined };
+      const app = new Hono<{ Bindings: Env }>().post("/v1/chat/completions", spillway());
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://spillway/v1/chat/completions", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        }),
+        { ...env, SPILLWAY_CONFIG: JSON.stringify(config) },
+        ctx,
+      );
+      const text = await res.text();
+      await waitOnExecutionContext(ctx);
+      return { status: res.status, text };
+    }
+
+    it("serves a chat request with a 3 MB base64 image (the 1 MiB default refused it with 413)", async () => {
+      expect(visionRequest.length).toBeGreaterThan(3_000_000);
+      const res = await postWithDefaultLimit(visionRequest);
+      expect(res.status, res.text).toBe(200);
+    });
+
+    it("serves a body of exactly 16 MiB and refuses one byte more with 413", async () => {
+      const over = await postWithDefaultLimit(visionRequest.padEnd(DEFAULT_MAX_BODY_BYTES + 1, " "));
+      expect(over.status).toBe(413);
+      expect(JSON.parse(over.text).error).toMatchObject({
+        type: "invalid_request_error",
+        message: `request body exceeds ${DEFAULT_MAX_BODY_BYTES} bytes`,
+      });
+      // JSON allows trailing whitespace: the same request, padded to the limit, is forwarded and served.
+      const at = await postWithDefaultLimit(visionRequest.padEnd(DEFAULT_MAX_BODY_BYTES, " "));
+      expect(at.status, at.text.slice(0, 200)).toBe(200);
+    });
   });
 
   it("leaves the router's counters unchanged by refused requests", async () => {

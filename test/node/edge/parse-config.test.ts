@@ -67,7 +67,7 @@ describe("parseConfig, field by field", () => {
           },
         },
       },
-      maxBodyBytes: 1024 * 1024,
+      maxBodyBytes: 16 * 1024 * 1024,
       logRejections: true,
       tenants: {
         requireKey: false,
