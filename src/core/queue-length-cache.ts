@@ -58,6 +58,12 @@ export class QueueLengthCache {
   private readonly completedWhileProbing = new Map<string, number>();
   /** Probed replicas that refused a request as full themselves (`markFull`) and have not reported since. */
   private readonly toldFull = new Set<string>();
+  /**
+   * Of `toldFull`, those probed since their mark. Only such a probe's report clears the mark: one sent before it
+   * may have read the replica before its 429. (Like `completedWhileProbing`, this assumes one probe of a replica
+   * out at a time, as the router's one placement round at a time sends them.)
+   */
+  private readonly probedSinceFull = new Set<string>();
 
   /**
    * `unprobed` replicas are never probed: their entry starts valid at 0 and moves only by `assign` and
@@ -127,10 +133,13 @@ export class QueueLengthCache {
     return nowMs - entry.reportedAtMs > this.staleMs || this.toldFull.has(replica);
   }
 
-  /** True when the entry is valid and below the cap. */
+  /**
+   * True when the entry is valid and below the cap, and the replica has not said it is full since its last report
+   * (`markFull`): the owner's completions there after its 429 do not give it room back, only a probe's report does.
+   */
   accepts(replica: string): boolean {
     const entry = this.entries.get(replica);
-    return entry?.valid === true && entry.queueLength < this.cap;
+    return entry?.valid === true && entry.queueLength < this.cap && !this.toldFull.has(replica);
   }
 
   /**
@@ -139,6 +148,7 @@ export class QueueLengthCache {
    */
   probeSent(replica: string): void {
     this.completedWhileProbing.set(replica, 0);
+    if (this.toldFull.has(replica)) this.probedSinceFull.add(replica);
   }
 
   /**
@@ -147,11 +157,16 @@ export class QueueLengthCache {
    * owner's, as many as the report still shows room for - the owner released them after the replica had freed them,
    * so a report that shows room may show exactly that room, and dropping the claim would leave it to the random
    * pair to find (with backoff while it does not).
+   *
+   * A replica that said it was full (`markFull`) stays full, whatever the report, unless the probe was sent after
+   * it said so (`probeSent`): an older reading may show the very room the 429 says others have taken since.
    */
   report(replica: string, queueLength: number, nowMs: number): void {
     const whileProbing = this.completedWhileProbing.get(replica) ?? 0;
     this.completedWhileProbing.delete(replica);
+    const stillFull = this.toldFull.has(replica) && !this.probedSinceFull.has(replica);
     this.toldFull.delete(replica);
+    this.probedSinceFull.delete(replica);
     const kept = Math.min(whileProbing, this.freed.get(replica) ?? 0, this.cap - Math.max(0, queueLength));
     if (kept > 0) this.freed.set(replica, kept);
     else this.freed.delete(replica);
@@ -161,6 +176,8 @@ export class QueueLengthCache {
       valid: true,
       unreachable: false,
     });
+    // The reading predates the 429: the replica's own word, newer, stands (and the next round probes it again).
+    if (stillFull) this.markFull(replica, nowMs);
   }
 
   /**
@@ -172,17 +189,19 @@ export class QueueLengthCache {
     this.freed.delete(replica);
     this.completedWhileProbing.delete(replica);
     this.toldFull.delete(replica);
+    this.probedSinceFull.delete(replica);
     this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false, unreachable });
   }
 
   /**
    * The replica refused a request as full itself (a 429: a rate-limiting proxy in front of it, TGI's full queue):
-   * others filled the room its last report showed. It counts as full (at the cap, no slot the owner freed there)
-   * and needs a probe, whatever its length, until a probe's report; while nothing else waits, a request may wait
-   * for that probe (`mayHaveRoom`), since the replica's word says nothing of how long it stays full. Not down: a
-   * fleet of full replicas is refused with hints, not 503. An unprobed replica, which no probe will ever read,
-   * is passed over for `DOWN_RECHECK_MS` instead (as a slow one is), then tried again. Nothing for a replica
-   * already invalid (down, or slow: it is probed before it is chosen anyway).
+   * others filled the room its last report showed. It counts as full (at the cap, no slot the owner freed there,
+   * nor any the owner's completions free later) and needs a probe, whatever its length, until the report of a
+   * probe sent after this call (the answer to one already out may have been read before the 429); while nothing
+   * else waits, a request may wait for that probe (`mayHaveRoom`), since the replica's word says nothing of how
+   * long it stays full. Not down: a fleet of full replicas is refused with hints, not 503. An unprobed replica,
+   * which no probe will ever read, is passed over for `DOWN_RECHECK_MS` instead (as a slow one is), then tried
+   * again. Nothing for a replica already invalid (down, or slow: it is probed before it is chosen anyway).
    *
    * @example
    * ```ts
@@ -192,7 +211,10 @@ export class QueueLengthCache {
    * cache.accepts("http://a"); // false
    * cache.needsProbe("http://a", 100); // true, though the report is fresh
    * cache.isDown("http://a", 100); // false
-   * cache.report("http://a", 1, 200); // the probe reads its queue: room again
+   * cache.complete("http://a"); // one of ours ends there: still full, by its word
+   * cache.accepts("http://a"); // false
+   * cache.probeSent("http://a");
+   * cache.report("http://a", 1, 200); // the probe, sent after the 429, reads its queue: room again
    * cache.accepts("http://a"); // true
    * ```
    */
@@ -206,6 +228,7 @@ export class QueueLengthCache {
     entry.queueLength = Math.max(entry.queueLength, this.cap);
     this.freed.delete(replica);
     this.toldFull.add(replica);
+    this.probedSinceFull.delete(replica);
   }
 
   /** True when the replica was unreachable less than `DOWN_RECHECK_MS` ago and has not answered since. */
@@ -233,14 +256,15 @@ export class QueueLengthCache {
 
   /**
    * Free slots over `replicas` as far as the cache knows: the room below the cap of each valid entry, a whole
-   * replica's for one never reported (it is probed before it is used), none for an invalid (down or slow) one.
+   * replica's for one never reported (it is probed before it is used), none for an invalid (down or slow) one or
+   * one that said it was full (`markFull`) and has not been read by a probe since.
    */
   freeSlots(replicas: readonly string[]): number {
     let free = 0;
     for (const replica of replicas) {
       const entry = this.entries.get(replica);
       if (!entry) free += this.cap;
-      else if (entry.valid) free += Math.max(0, this.cap - entry.queueLength);
+      else if (entry.valid && !this.toldFull.has(replica)) free += Math.max(0, this.cap - entry.queueLength);
     }
     return free;
   }

@@ -632,8 +632,8 @@ export class RouterCore {
   /**
    * Ends a lease: the response finished, failed or its client left. `replicaFailed` `true` marks the replica down
    * until a probe succeeds; `"full"` (the replica refused the request as full itself, a 429) makes it count as full
-   * until a probe reads its queue length (`QueueLengthCache.markFull`). Returns false for an unknown (already
-   * released or reclaimed) ticket.
+   * until a probe sent after the release reads its queue length, in a round under way too
+   * (`QueueLengthCache.markFull`). Returns false for an unknown (already released or reclaimed) ticket.
    */
   release(ticket: string, replicaFailed: ReleaseOutcome = false): boolean {
     const lease = this.leases.get(ticket);

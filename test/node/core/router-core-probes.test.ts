@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DOWN_RECHECK_MS } from "../../../src/core/queue-length-cache";
+import { DOWN_RECHECK_MS, QUEUE_LENGTH_STALE_MS } from "../../../src/core/queue-length-cache";
 import { type RoundPlan, RouterCore } from "../../../src/core/router-core";
 import type { RouterOptions } from "../../../src/core/router-options";
 import { routerOptions } from "../../support/router-options";
@@ -123,6 +123,54 @@ describe('RouterCore: a "full" release (the replica answered 429 itself)', () =>
     expect(outcome.kind === "backoff" && outcome.shed.map((s) => [s.ticket, s.rejection.reason])).toEqual([
       ["t2", "queue_full"],
     ]);
+  });
+
+  it("a round under way passes the replica over even when another of its slots comes back before it ends", () => {
+    const { core, round } = probed({ maxOngoingRequests: 3 });
+    core.submit("t1");
+    core.submit("t2");
+    // b reads full, so every round probes it; a's fresh report is trusted: t1 and t2 both go to a.
+    expect(round({ a: 0, b: 3 }).outcome).toMatchObject({ ticket: "t1", replica: "a" });
+    expect(round({ b: 3 })).toMatchObject({ probed: ["b"], outcome: { ticket: "t2", replica: "a" } });
+    core.submit("t3");
+    const plan = core.beginRound() as RoundPlan;
+    expect(plan.probe).toEqual(["b"]);
+    // While b's probe is out, a refuses t1 with its own 429, then t2 ends: a's count falls below the cap again.
+    core.release("t1", "full");
+    core.release("t2");
+    core.reportProbe("b", 3);
+    // Before, this round placed t3 on a without a probe, on the strength of t2's end.
+    expect(core.finishRound(plan).kind).toBe("backoff");
+    expect(round({ a: 1, b: 3 })).toMatchObject({ probed: ["a", "b"], outcome: { ticket: "t3", replica: "a" } });
+  });
+
+  it("nor is a slot that comes back on it handed on by an isolate before a probe reads it", () => {
+    const { core, round } = probed({ replicas: ["a"] });
+    core.submit("t1");
+    core.submit("t2");
+    expect(round({ a: 0 }).outcome).toMatchObject({ ticket: "t1", replica: "a" });
+    expect(round({}).outcome).toMatchObject({ ticket: "t2", replica: "a" });
+    core.release("t1", "full");
+    core.release("t2");
+    // Nothing waits and a's count is below its cap, but a said it was full: no hand-off may place on it.
+    expect(core.handoffAllowed()).toBe(false);
+  });
+
+  it("a probe that was already out when the replica said it was full does not clear the mark", () => {
+    const { core, round, advance } = probed();
+    core.submit("t1");
+    expect(round({ a: 0, b: 2 }).outcome).toMatchObject({ ticket: "t1", replica: "a" });
+    core.submit("t2");
+    advance(QUEUE_LENGTH_STALE_MS + 1);
+    const plan = core.beginRound() as RoundPlan;
+    expect(plan.probe).toEqual(["a", "b"]);
+    core.release("t1", "full");
+    // a's page was read before its 429: it shows the room the 429 says others have taken since.
+    core.reportProbe("a", 0);
+    core.reportProbe("b", 2);
+    expect(core.finishRound(plan).kind).toBe("backoff");
+    // The next round probes a again; a reading taken after the 429 gives it back.
+    expect(round({ a: 0, b: 2 })).toMatchObject({ probed: ["a", "b"], outcome: { ticket: "t2", replica: "a" } });
   });
 
   it("an unprobed replica is passed over for the down period, without counting as down", () => {
