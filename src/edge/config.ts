@@ -70,6 +70,13 @@ export const deploymentConfigSchema = z.strictObject({
    */
   upstreamTimeoutS: z.number().gt(0).max(3600).default(300),
   /**
+   * Deadline for each later chunk of a replica's answer (after its headers; for a stream, after its first event): a
+   * replica silent for longer ends the stream with an `upstream_timeout` error event (an answer not streamed: 504).
+   * 300 as `upstreamTimeoutS`: an engine that retracts a running request re-queues it, and its stream then waits as
+   * long as a new request waits for its first event.
+   */
+  upstreamIdleTimeoutS: z.number().gt(0).max(3600).default(300),
+  /**
    * How long after a router's answer saying nothing waits there a Worker isolate may hand a finished request's
    * slot straight to its next request (same replica, no call to the router; the router hears of it in the
    * next batch). 0: never, every request asks its router. See README, "Slot hand-off".

@@ -1,4 +1,5 @@
 import { signRequest } from "../core/request-signature";
+import { type BodyRead, UpstreamIdleTimeout, withIdleDeadline } from "./idle-deadline";
 import { replicaUrl } from "./replica-url";
 
 /**
@@ -94,6 +95,11 @@ export interface ForwardRequest {
   signingSecret: string | undefined;
   /** Deadline for the replica's answer to begin: its response headers, and for an SSE answer its first event too. */
   headersTimeoutMs: number;
+  /**
+   * Deadline for each later chunk of the answer's body (after its headers; for an SSE answer, after its first event):
+   * a body silent for longer fails with `UpstreamIdleTimeout`, and a `spillway.upstream_idle_timeout` line is logged.
+   */
+  idleTimeoutMs: number;
   clientSignal: AbortSignal;
 }
 
@@ -106,13 +112,16 @@ export function isEventStream(headers: Headers): boolean {
  * Sends one request to a replica: signed when a secret is set, bounded by a deadline for the answer to begin (an
  * engine that accepts and then hangs ends as `timeout`): its response headers, and for an SSE answer its first
  * chunk as well, since vLLM, SGLang and spillway's engine send a stream's headers at once and its first event only
- * after queueing and prefill. Abandoned if the client leaves (before the call or while the request is signed
+ * after queueing and prefill. What follows (the rest of a stream, or the whole body of any other answer) is read
+ * under `idleTimeoutMs` between chunks (`withIdleDeadline`): a replica that goes silent mid-answer fails the body with
+ * `UpstreamIdleTimeout`. Abandoned if the client leaves (before the call or while the request is signed
  * included: it never goes out then). A redirect is not followed: it ends as `unreachable` (the replica took nothing).
  *
  * @example
  * ```ts
  * const outcome = await forwardToReplica({ replica, pathAndSearch: "/v1/completions", headers, body,
- *   deployment: "llama", signingSecret: env.SPILLWAY_SIGNING_SECRET, headersTimeoutMs: 300_000, clientSignal });
+ *   deployment: "llama", signingSecret: env.SPILLWAY_SIGNING_SECRET, headersTimeoutMs: 300_000, idleTimeoutMs: 300_000,
+ *   clientSignal });
  * ```
  */
 export async function forwardToReplica(request: ForwardRequest): Promise<ForwardOutcome> {
@@ -155,17 +164,21 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
       await response.body?.cancel().catch(() => {});
       return { kind: "unreachable", message: redirectMessage(response) };
     }
-    if (!response.body || !isEventStream(response.headers)) return { kind: "response", response };
+    if (!response.body) return { kind: "response", response };
     const reader = response.body.getReader();
-    let first: FirstRead;
-    try {
-      first = await reader.read();
-    } catch (error) {
-      // The deadline or the client: answered below. The replica's own failure is the stream's, as it was.
-      if (request.clientSignal.aborted || timedOut) throw error;
-      first = { error };
+    let first: BodyRead | undefined;
+    if (isEventStream(response.headers)) {
+      try {
+        first = await reader.read();
+      } catch (error) {
+        // The deadline or the client: answered below. The replica's own failure is the stream's, as it was.
+        if (request.clientSignal.aborted || timedOut) throw error;
+        first = { error };
+      }
     }
-    return { kind: "response", response: new Response(resumed(first, reader), response) };
+    const silent = () => logIdleTimeout(request, response.headers);
+    const body = withIdleDeadline(first, reader, request.idleTimeoutMs, silent);
+    return { kind: "response", response: new Response(body, response) };
   } catch (error) {
     if (request.clientSignal.aborted) return { kind: "client_gone" };
     if (timedOut) return { kind: "timeout" };
@@ -187,31 +200,28 @@ function redirectMessage(response: Response): string {
   return `the replica answered ${response.status}${location ? ` (to ${location})` : ""}: spillway follows no redirect; configure the replica's final URL`;
 }
 
-/** What a body's first read gave: a chunk, its end, or its failure. */
-type FirstRead = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>> | { error: unknown };
-
-/** A body whose first read has been made: that read's chunk (or failure) first, then the rest of the reader's. */
-function resumed(first: FirstRead, reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
-  let pending: typeof first | undefined = first;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = pending ?? (await reader.read());
-      pending = undefined;
-      if ("error" in next) controller.error(next.error);
-      else if (next.done) controller.close();
-      else controller.enqueue(next.value);
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+/** The edge's line for a replica that went silent mid-answer (README, "Edge logs"). */
+function logIdleTimeout(request: ForwardRequest, headers: Headers): void {
+  console.log(
+    JSON.stringify({
+      event: "spillway.upstream_idle_timeout",
+      deployment: request.deployment,
+      replica: request.replica,
+      path: request.pathAndSearch.split("?")[0],
+      stream: isEventStream(headers),
+      idleTimeoutS: request.idleTimeoutMs / 1000,
+    }),
+  );
 }
 
 const encoder = new TextEncoder();
 
 /**
  * Passes a response body through untouched (SSE included) and calls `onEnd` exactly once: when the body
- * ends, fails, or the client cancels it. `onEnd(true)` means the upstream failed mid-body. When an SSE stream
- * fails mid-way, the client gets a final `data: {"error": ...}` event and a clean end instead of a cut
- * connection (the form SGLang and vLLM use for errors inside a stream).
+ * ends, fails, or the client cancels it. `onEnd(true)` means the upstream failed mid-body (a body that went silent,
+ * `UpstreamIdleTimeout`, included). When an SSE stream fails mid-way, the client gets a final `data: {"error": ...}`
+ * event and a clean end instead of a cut connection (the form SGLang and vLLM use for errors inside a stream): code
+ * `upstream_failed`, or `upstream_timeout` for a replica that went silent.
  *
  * @example
  * ```ts
@@ -234,13 +244,16 @@ export function relayBody(
   };
   upstream.pipeTo(writable, { preventAbort: eventStream, preventClose: false }).then(
     () => end(false),
-    async () => {
+    async (reason: unknown) => {
       // A pipe that fails while the client is still there failed upstream; otherwise the client left.
       const upstreamFailed = !(clientSignal?.aborted ?? false);
       end(upstreamFailed);
       if (!(eventStream && upstreamFailed)) return;
       const writer = writable.getWriter();
-      const error = { message: "the replica failed mid-stream", type: "server_error", code: "upstream_failed" };
+      const error =
+        reason instanceof UpstreamIdleTimeout
+          ? { message: "the replica went silent mid-stream", type: "server_error", code: "upstream_timeout" }
+          : { message: "the replica failed mid-stream", type: "server_error", code: "upstream_failed" };
       try {
         await writer.write(encoder.encode(`data: ${JSON.stringify({ error })}\n\n`));
         await writer.close();

@@ -8,6 +8,7 @@ import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { downstreamHeaders, forwardToReplica, isEventStream, relayBody, upstreamHeaders } from "./forward";
+import { UpstreamIdleTimeout } from "./idle-deadline";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
@@ -111,9 +112,15 @@ async function answerFrom(
   let answer: ArrayBuffer;
   try {
     answer = await upstream.arrayBuffer();
-  } catch {
+  } catch (error) {
+    // Released as failed, the replica marked down until a probe answers, whether its body broke or went silent for
+    // `upstreamIdleTimeoutS`: as for a stream's first event (8338d59), an engine that stops sending mid-answer is
+    // hung or dead as far as the edge can tell, and its probe brings it back at once if it is neither.
     release(!clientSignal.aborted);
     onUsage?.(undefined);
+    // Nothing has reached the client yet: a silent replica is a gateway timeout, as one that never began.
+    if (error instanceof UpstreamIdleTimeout)
+      return openAIError(504, "the replica went silent mid-answer", "server_error", "upstream_timeout");
     return openAIError(502, "the replica failed mid-answer", "server_error", "upstream_failed");
   }
   release(false);
@@ -303,6 +310,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         deployment,
         signingSecret: c.env.SPILLWAY_SIGNING_SECRET,
         headersTimeoutMs: deploymentConfig.upstreamTimeoutS * 1000,
+        idleTimeoutMs: deploymentConfig.upstreamIdleTimeoutS * 1000,
         clientSignal,
       });
       if (outcome.kind === "client_gone") {
@@ -321,6 +329,17 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       }
       if (outcome.kind === "unreachable") {
         release(true);
+        // Why, for the operator (a redirect says "configure the replica's final URL"); the probe's line says it
+        // only for replicas a probe reads, and only once the probe has run.
+        console.log(
+          JSON.stringify({
+            event: "spillway.replica_unreachable",
+            deployment,
+            replica,
+            attempt,
+            message: outcome.message,
+          }),
+        );
         // Nothing reached the engine: try another replica before answering.
         if (attempt < connectAttempts) continue;
         charge.refund();

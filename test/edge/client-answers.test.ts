@@ -112,6 +112,7 @@ describe("README: what a client is answered when spillway, not the engine, answe
       "no replica could be reac",
       "the replica sent no resp",
       "the replica failed while",
+      "the replica sent nothing",
     ]);
   });
 
@@ -149,6 +150,11 @@ describe("README: what a client is answered when spillway, not the engine, answe
       "a replica that fails while sending a non-streamed answer",
       "the replica failed while sending",
       () => chat("answers-kill", "jsonkill"),
+    ],
+    [
+      "a replica that goes silent for upstreamIdleTimeoutS while sending a non-streamed answer",
+      "the replica sent nothing for `upstreamIdleTimeoutS`",
+      () => chat("answers-stall", "jsonstall"),
     ],
   ] as const)("%s", async (_name, start, send) => {
     await expectRowAnswer(row(start), await send());

@@ -1,5 +1,7 @@
-import { describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { chat, direct, releaseHold, replicaState, setDraining, setFull, stats0, waitFor } from "./helpers";
+
+afterEach(() => vi.restoreAllMocks());
 
 describe("faults", () => {
   it("an engine killed mid-stream: the client gets a clean SSE error, the slot is released, the replica marked down", async () => {
@@ -37,6 +39,36 @@ describe("faults", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_timeout");
     await waitFor(async () => (await stats0("stream-hang")).activeLeases === 0, "slot released");
     expect(Object.values((await stats0("stream-hang")).replicas)[0]?.valid).toBe(false);
+  });
+
+  it("an engine that hangs after a stream's first event: the stream ends with an upstream_timeout error event after upstreamIdleTimeoutS, the slot comes back, the replica is marked down and its connection closed", async () => {
+    const printed = vi.spyOn(console, "log");
+    const res = await chat("stream-stall", "streamstall", { stream: true });
+    expect(res.status).toBe(200);
+    // Before: the stream had no deadline after its first event and never ended (the slot held for leaseTimeoutS).
+    const text = await res.text();
+    expect(text).toContain("t0");
+    const last = text.trim().split("\n\n").at(-1) as string;
+    expect(JSON.parse(last.slice("data: ".length)).error.code).toBe("upstream_timeout");
+    await waitFor(async () => (await stats0("stream-stall")).activeLeases === 0, "slot released");
+    expect(Object.values((await stats0("stream-stall")).replicas)[0]?.valid).toBe(false);
+    await waitFor(
+      async () => (await replicaState("stream-stall")).disconnected === 1,
+      "the engine's connection closed",
+    );
+    expect(
+      printed.mock.calls.map((args) => String(args[0])).filter((l) => l.includes("upstream_idle_timeout")),
+    ).toEqual([expect.stringContaining('"deployment":"stream-stall"')]);
+  });
+
+  it("an engine that hangs mid-answer (not streaming): 504 after upstreamIdleTimeoutS, the slot comes back, the replica is marked down", async () => {
+    const res = await chat("json-stall", "jsonstall");
+    // Before: the edge waited for the rest of the body for ever.
+    expect(res.status).toBe(504);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_timeout");
+    await waitFor(async () => (await stats0("json-stall")).activeLeases === 0, "slot released");
+    expect(Object.values((await stats0("json-stall")).replicas)[0]?.valid).toBe(false);
+    await waitFor(async () => (await replicaState("json-stall")).disconnected === 1, "the engine's connection closed");
   });
 
   it("an engine draining for shutdown (503 to everything): its refusal goes to another replica, and its probe marks it down", async () => {

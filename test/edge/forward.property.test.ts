@@ -196,6 +196,7 @@ interface EdgeOptions {
   secret?: string | undefined;
   connectAttempts?: number;
   upstreamTimeoutS?: number;
+  upstreamIdleTimeoutS?: number;
   /** The replicas' `load` in the configuration (default: spillway's, probed). */
   load?: "spillway" | "none";
 }
@@ -239,6 +240,7 @@ function edge(options: EdgeOptions) {
       options.load === "none" ? { url, load: "none" } : url,
     ),
     upstreamTimeoutS: options.upstreamTimeoutS ?? 60,
+    upstreamIdleTimeoutS: options.upstreamIdleTimeoutS ?? 60,
   };
   if (options.apiKey !== undefined) deployment.upstreamApiKeySecret = "UPSTREAM_KEY";
   const env = {
@@ -352,6 +354,7 @@ const SIGNATURE_NAMES = Object.values(SIGNATURE_HEADERS) as string[];
 
 afterEach(() => {
   vi.unstubAllGlobals();
+  vi.restoreAllMocks();
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -611,6 +614,8 @@ describe("a replica that fails", () => {
         fc.integer({ min: 1, max: 3 }),
         fc.constantFrom("application/json", "text/event-stream"),
         async (script, connectAttempts, type) => {
+          // Each unreachable attempt writes its spillway.replica_unreachable line.
+          vi.spyOn(console, "log").mockImplementation(() => {});
           const backend: Backend = async (sent, n) => {
             const step = script[n - 1] as Attempt;
             if (step.kind === "refused") throw new TypeError("fetch failed: connect ECONNREFUSED");
@@ -712,6 +717,113 @@ describe("a replica that fails", () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
+// A replica that goes silent after its headers
+
+const IDLE_STREAM_ERROR = `data: ${JSON.stringify({
+  error: { message: "the replica went silent mid-stream", type: "server_error", code: "upstream_timeout" },
+})}\n\n`;
+
+/** A body that sends `chunks`, then nothing until it is cancelled (an engine hung mid-answer). */
+function stallingBody(chunks: string[], onCancel: () => void): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = chunks[i++];
+      if (next !== undefined) controller.enqueue(encoder.encode(next));
+      else return new Promise(() => {});
+    },
+    cancel: onCancel,
+  });
+}
+
+/** The edge's JSON log lines of `event`, from a console.log spy. */
+function logged(spy: { mock: { calls: unknown[][] } }, event: string): Record<string, unknown>[] {
+  return spy.mock.calls
+    .map((args) => {
+      try {
+        return JSON.parse(String(args[0])) as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    })
+    .filter((line) => line.event === event);
+}
+
+describe("a replica that goes silent after its headers (upstreamIdleTimeoutS)", () => {
+  it("a stream silent after its first events: the client's stream ends with an upstream_timeout error event, the replica's body is cancelled, the slot released as failed, one line logged", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(sseEvent, { minLength: 1, maxLength: 3 }), async (events) => {
+        const log = vi.spyOn(console, "log").mockImplementation(() => {});
+        let cancelled = false;
+        const backend: Backend = async () =>
+          new Response(
+            stallingBody(events, () => {
+              cancelled = true;
+            }),
+            { headers: { "content-type": "text/event-stream" } },
+          );
+        const e = edge({ replicas: ["https://gpu.example"], backend, upstreamIdleTimeoutS: 0.01 });
+        const res = await within(
+          e.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", true))),
+          2000,
+          "response headers",
+        );
+        expect(res.status).toBe(200);
+        // Before: no deadline after the first event, and the stream never ended.
+        const text = await within(res.text(), 2000, "the end of the stream");
+        expect(text).toBe(events.join("") + IDLE_STREAM_ERROR);
+        await e.settled();
+        expect(e.releases).toEqual([[e.tickets[0]?.ticket, true]]);
+        expect(cancelled).toBe(true);
+        expect(logged(log, "spillway.upstream_idle_timeout")).toEqual([
+          {
+            event: "spillway.upstream_idle_timeout",
+            deployment: "m",
+            replica: "https://gpu.example",
+            path: "/v1/chat/completions",
+            stream: true,
+            idleTimeoutS: 0.01,
+          },
+        ]);
+        log.mockRestore();
+      }),
+      { ...runs, numRuns: 20 },
+    );
+  });
+
+  it("an answer not streamed, silent after its headers (and part of its body): 504 upstream_timeout, the replica's body cancelled, the slot released as failed", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom('{"id":"x",', '"choices":[', ""), { maxLength: 2 }), async (parts) => {
+        const log = vi.spyOn(console, "log").mockImplementation(() => {});
+        let cancelled = false;
+        const backend: Backend = async () =>
+          new Response(
+            stallingBody(parts, () => {
+              cancelled = true;
+            }),
+            { headers: { "content-type": "application/json" } },
+          );
+        const e = edge({ replicas: ["https://gpu.example"], backend, upstreamIdleTimeoutS: 0.01 });
+        // Before: the edge read the body to its end, which never came.
+        const res = await within(
+          e.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false))),
+          2000,
+          "an answer",
+        );
+        expect(res.status).toBe(504);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_timeout");
+        await e.settled();
+        expect(e.releases).toEqual([[e.tickets[0]?.ticket, true]]);
+        expect(cancelled).toBe(true);
+        expect(logged(log, "spillway.upstream_idle_timeout")).toMatchObject([{ stream: false, idleTimeoutS: 0.01 }]);
+        log.mockRestore();
+      }),
+      { ...runs, numRuns: 20 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
 // A client that leaves
 
 /** When the client leaves: before the call, as it returns (signing), after some microtasks, or after a timer. */
@@ -745,6 +857,7 @@ describe("a client that leaves", () => {
           deployment: "m",
           signingSecret: secret,
           headersTimeoutMs: 300,
+          idleTimeoutMs: 300,
           clientSignal: client.signal,
         });
         if (when.at === "sync") client.abort();
@@ -911,6 +1024,7 @@ describe("regressions", () => {
       sent.url.startsWith("https://gpu-a.example")
         ? new Response(null, { status: 308, headers: { location: "https://elsewhere.example/v1/chat/completions" } })
         : ok(sent, 0);
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const e = edge({
       replicas: ["https://gpu-a.example", "https://gpu-b.example"],
       backend: redirecting,
@@ -922,6 +1036,19 @@ describe("regressions", () => {
     expect(e.sent.map((s) => new URL(s.url).host)).toEqual(["gpu-a.example", "gpu-b.example"]);
     await e.settled();
     expect(e.releases).toContainEqual([e.tickets[0]?.ticket, true]);
+
+    // The reason is logged by the Worker, not only by a probe (which a `load: "none"` replica never gets).
+    expect(logged(log, "spillway.replica_unreachable")).toEqual([
+      {
+        event: "spillway.replica_unreachable",
+        deployment: "m",
+        replica: "https://gpu-a.example",
+        attempt: 1,
+        message:
+          "the replica answered 308 (to https://elsewhere.example/v1/chat/completions): spillway follows no redirect; configure the replica's final URL",
+      },
+    ]);
+    log.mockRestore();
 
     const only = edge({ replicas: ["https://gpu-a.example"], backend: redirecting, connectAttempts: 1 });
     const refused = await only.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false)));
@@ -993,6 +1120,7 @@ describe("regressions", () => {
         deployment: "m",
         signingSecret: secret,
         headersTimeoutMs: 60_000,
+        idleTimeoutMs: 60_000,
         clientSignal: client.signal,
       });
       client.abort();

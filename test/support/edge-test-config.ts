@@ -110,6 +110,8 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "json-kill": { replicas: [r("jk")], maxOngoingRequests: 2 },
       hang: { replicas: [r("hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       "stream-hang": { replicas: [r("stream-hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
+      "stream-stall": { replicas: [r("stream-stall")], maxOngoingRequests: 1, upstreamIdleTimeoutS: 0.3 },
+      "json-stall": { replicas: [r("json-stall")], maxOngoingRequests: 1, upstreamIdleTimeoutS: 0.3 },
       draining: { replicas: [r("dr-a"), r("dr-b")], maxOngoingRequests: 2 },
       "replica-429": { replicas: [r("rf-a"), r("rf-b")], maxOngoingRequests: 2 },
       "slow-probe": { replicas: [r("sp-slow"), r("sp-fast")], maxOngoingRequests: 1 },
@@ -156,6 +158,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       },
       "answers-hang": { replicas: [r("answers-hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       "answers-kill": { replicas: [r("answers-kill")], maxOngoingRequests: 2 },
+      "answers-stall": { replicas: [r("answers-stall")], maxOngoingRequests: 1, upstreamIdleTimeoutS: 0.3 },
       // Never probed, so the router does send to the dead one: what the middleware's connectAttempts is for.
       "dead-only": { replicas: [{ url: "http://127.0.0.1:1/dead", load: "none" }] },
       "dead-then-live": {

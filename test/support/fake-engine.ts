@@ -20,6 +20,8 @@ const replayGuard = new ReplayGuard(30_000);
  *   once (as vLLM, SGLang and spillway's engine do) and then nothing;
  * - with `stream: true`, `streamkill` sends one chunk and then resets the connection (an engine killed
  *   mid-stream); without `stream`, `jsonkill` sends the headers and half an answer, then resets;
+ * - with `stream: true`, `streamstall` sends one chunk and then nothing (an engine hung mid-stream); without
+ *   `stream`, `jsonstall` sends the headers and half an answer, then nothing;
  * - `usage:N` answers with `usage.total_tokens` N (a stream ends with a usage chunk);
  * - anything else: answer at once.
  * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__drain` (every request, `/load`
@@ -242,6 +244,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const count = verb === "stream" ? Number(arg) : 1;
     for (let i = 0; i < count; i++) res.write(chunk(`t${i}`));
     if (verb === "streamhold") await waitRelease(state, arg);
+    if (verb === "streamstall") await new Promise(() => {});
     if (verb === "streamkill") {
       await new Promise((r) => setTimeout(r, 20));
       res.socket?.destroy();
@@ -252,6 +255,12 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     finished = true;
     res.end("data: [DONE]\n\n");
     return;
+  }
+  if (verb === "jsonstall") {
+    // Headers and half a JSON answer, then the engine hangs (the connection stays open).
+    res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+    res.write('{"object":"chat.completion","choices":[');
+    await new Promise(() => {});
   }
   if (verb === "jsonkill") {
     // Headers and half a JSON answer, then the process "dies".

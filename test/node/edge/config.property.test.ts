@@ -49,6 +49,7 @@ const DEPLOYMENT: Record<string, Range> = {
   queueTimeoutS: num(0, 3600, true),
   leaseTimeoutS: num(0, 86_400, true),
   upstreamTimeoutS: num(0, 3600, true),
+  upstreamIdleTimeoutS: num(0, 3600, true),
   slotHandoffMs: int(0, 10_000),
   routerShards: int(1, 256),
   routerUnavailable: oneOf("shed", "pass"),

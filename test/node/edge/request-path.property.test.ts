@@ -389,6 +389,7 @@ describe("one forwarding attempt", () => {
             deployment,
             signingSecret: secret,
             headersTimeoutMs: 60_000,
+            idleTimeoutMs: 60_000,
             clientSignal: new AbortController().signal,
           });
           vi.unstubAllGlobals();
