@@ -179,7 +179,7 @@ const FLAGS: Flag[] = [
     flag: "max-body-bytes",
     key: "maxBodyBytes",
     kind: "int",
-    help: "Largest request body accepted, bytes (default 8388608).",
+    help: "Largest request body accepted, bytes (default 16777216, as the edge's maxBodyBytes).",
   },
   { flag: "disable-access-log", key: "accessLog", kind: "bool", help: "Do not print one access line per request." },
 ];

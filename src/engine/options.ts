@@ -62,9 +62,10 @@ export const engineOptionsSchema = z
     gpu: z.enum(["cpu", "cuda"]).default("cpu"),
     /** `--engine llama`: CPU threads of llama.cpp (default: cores - 1, at least 1). */
     threads: int().min(1).optional(),
+    /** 16 MiB, the edge's default `maxBodyBytes`: a body the edge admitted is not refused here. */
     maxBodyBytes: int()
       .min(1024)
-      .default(8 * 1024 * 1024),
+      .default(16 * 1024 * 1024),
     accessLog: z.boolean().default(true),
     /** With a signing secret set: also require the edge's signature on /load and /metrics. */
     protectLoadMetrics: z.boolean().default(false),

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { spillwayConfigSchema } from "../../../src/edge/config";
 import {
   EngineOptionsError,
   type EngineOptionsInput,
   parseEngineOptions,
   startEngineServer,
 } from "../../../src/engine/index";
+import { fakeScheduler } from "./fake-scheduler";
 
 /** What startEngineServer rejects with for `options` (it validates before it listens: nothing starts). */
 async function refusal(options: Record<string, unknown>): Promise<EngineOptionsError> {
@@ -68,5 +70,40 @@ describe("parseEngineOptions", () => {
 
   it("applies the defaults to good options", () => {
     expect(parseEngineOptions({ port: 0 })).toMatchObject({ port: 0, host: "127.0.0.1", maxTotalTokens: 32768 });
+  });
+});
+
+describe("the default body limit", () => {
+  const edgeLimit = spillwayConfigSchema.parse({
+    deployments: { m: { replicas: ["http://127.0.0.1:8001"] } },
+  }).maxBodyBytes;
+
+  it("is the edge's default maxBodyBytes (16 MiB)", () => {
+    expect(edgeLimit).toBe(16 * 1024 * 1024);
+    expect(parseEngineOptions({ port: 0 }).maxBodyBytes).toBe(edgeLimit);
+  });
+
+  it("reads a body as large as the edge admits by default, and refuses one byte more with 413", async () => {
+    // Was 8 MiB: the demo stack's engine refused with 413 what the edge had admitted and queued.
+    const server = await startEngineServer({ port: 0, speed: 1000, createScheduler: fakeScheduler(), log: () => {} });
+    try {
+      const head = '{"model":"no-such-model","prompt":"x","pad":"';
+      const body = (size: number) => `${head}${"a".repeat(size - head.length - 2)}"}`;
+      const post = (text: string) =>
+        fetch(`${server.url}/v1/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: text,
+        });
+      const admitted = await post(body(edgeLimit));
+      const answer = await admitted.text();
+      expect(admitted.status, answer).toBe(404);
+      expect(answer).toContain("model_not_found");
+      const over = await post(body(edgeLimit + 1));
+      expect(over.status).toBe(413);
+      await over.arrayBuffer();
+    } finally {
+      await server.close();
+    }
   });
 });
