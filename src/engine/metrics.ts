@@ -75,20 +75,30 @@ export function pythonLe(x: number): string {
   return repr;
 }
 
+/** One `name="value"` pair of a sample line, its value as written (escapes kept). */
+const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+
 /**
- * prom-client's exposition text with each bucket's `le` written as SGLang's (Python's prometheus_client) is:
- * its value as {@link pythonLe} writes it and the label last. A query or recording rule written for SGLang that
- * names a bucket (`le="1.0"`) selects the same series here (Prometheus before 3.0 compares `le` as text).
+ * prom-client's exposition text written as SGLang's page (Python's prometheus_client) writes it: each sample's
+ * labels sorted by name (`generate_latest` writes `sorted(labels.items())`, so `le` and `pid` sort among the
+ * others), and each bucket's `le` as {@link pythonLe} writes it. A query or recording rule written for SGLang that
+ * names a bucket (`le="1.0"`) selects the same series here (Prometheus before 3.0 compares `le` as text), and a
+ * scraper that matches SGLang's lines as text matches ours.
  *
  * @example
  * ```ts
- * sglangExposition('x_bucket{le="1",model_name="m"} 3\n'); // 'x_bucket{model_name="m",le="1.0"} 3\n'
+ * sglangExposition('x_bucket{model_name="m",le="1"} 3\n'); // 'x_bucket{le="1.0",model_name="m"} 3\n'
  * ```
  */
 export function sglangExposition(text: string): string {
-  return text.replace(/^(\S+_bucket)\{le="([^"]*)"(?:,(.*))?\}( .*)$/gm, (_line, name, le, rest, value) => {
-    const bound = le === "+Inf" ? "+Inf" : pythonLe(Number(le));
-    return `${name}{${rest ? `${rest},` : ""}le="${bound}"}${value}`;
+  return text.replace(/^([^#\s{]+)\{(.*)\}( [^}]*)$/gm, (_line, name: string, body: string, value: string) => {
+    const pairs = [...body.matchAll(LABEL_PAIR)].map((m) => {
+      const label = m[1] ?? "";
+      const raw = m[2] ?? "";
+      return { label, raw: label === "le" && raw !== "+Inf" ? pythonLe(Number(raw)) : raw };
+    });
+    pairs.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+    return `${name}{${pairs.map((p) => `${p.label}="${p.raw}"`).join(",")}}${value}`;
   });
 }
 
@@ -96,9 +106,10 @@ export function sglangExposition(text: string): string {
  * The engine's Prometheus metrics under SGLang's names and labels, in a per-server {@link Registry} (several
  * servers in one process - tests, the simulator - must not share counters). Every series carries `model_name`,
  * as SGLang's do; the scheduler's series (gauges, retraction counters, `queue_time_seconds`) also carry SGLang's
- * scheduler labels `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank` ({@link SCHEDULER_LABELS}); the request series (request
- * and token counters, the TTFT, inter-token and end-to-end latency histograms) are the tokenizer manager's in
- * SGLang and carry `model_name` only.
+ * scheduler labels `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank` ({@link SCHEDULER_LABELS}), and
+ * `num_retracted_reqs` a `pid` too; the request series (request and token counters, the TTFT, inter-token and
+ * end-to-end latency histograms) are the tokenizer manager's in SGLang and carry `model_name` only, and
+ * `cached_tokens_total` a `cache_source` too. {@link sglangExposition} writes each series' labels sorted by name.
  *
  * Request and token counters count when a request ends (SGLang's `observe_one_finished_request`): a request
  * in flight is in none of them.
@@ -107,7 +118,7 @@ export function sglangExposition(text: string): string {
  * ```ts
  * const m = createEngineMetrics("demo-model");
  * m.numRequestsTotal.inc();
- * const text = await m.registry.metrics();
+ * const text = await m.exposition();
  * // ... sglang:num_requests_total{model_name="demo-model"} 1
  * // ... sglang:token_usage{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 0
  * ```
@@ -116,18 +127,16 @@ export function createEngineMetrics(modelName: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ model_name: modelName });
   const registers = [registry];
-  // In the order SGLang's page has them: sorted by name. SGLang serves `/metrics` through prometheus_client's
-  // MultiProcessCollector (it sets PROMETHEUS_MULTIPROC_DIR: utils/common.py's set_prometheus_multiproc_dir),
-  // which writes each series' labels sorted, `le` last; prom-client writes them in the order of this object.
-  const schedulerLabels = Object.fromEntries(
-    Object.entries({ model_name: modelName, ...SCHEDULER_LABELS }).sort(([a], [b]) => (a < b ? -1 : 1)),
-  );
-  const gauge = (name: string, help: string): SchedulerGauge => {
-    const g = new Gauge({ name: `sglang:${name}`, help, labelNames: SCHEDULER_LABEL_NAMES, registers });
-    g.set(schedulerLabels, 0);
+  // The order the labels are written in is sglangExposition's (sorted by name, as SGLang's page).
+  const schedulerLabels = { model_name: modelName, ...SCHEDULER_LABELS };
+  const gauge = (name: string, help: string, extra: Record<string, string> = {}): SchedulerGauge => {
+    const labels = { ...schedulerLabels, ...extra };
+    const labelNames = [...SCHEDULER_LABEL_NAMES, ...Object.keys(extra)];
+    const g = new Gauge({ name: `sglang:${name}`, help, labelNames, registers });
+    g.set(labels, 0);
     return {
-      set: (value) => g.set(schedulerLabels, value),
-      inc: (value = 1) => g.inc(schedulerLabels, value),
+      set: (value) => g.set(labels, value),
+      inc: (value = 1) => g.inc(labels, value),
       get: () => g.get(),
     };
   };
@@ -143,11 +152,26 @@ export function createEngineMetrics(modelName: string) {
   const counter = (name: string, help: string) => new Counter({ name: `sglang:${name}`, help, registers });
   const histogram = (name: string, help: string, buckets: number[]) =>
     new Histogram({ name: `sglang:${name}`, help, buckets, registers });
+  const cachedTokensCounter = () => {
+    const c = new Counter({
+      name: "sglang:cached_tokens_total",
+      help: "Number of cached prompt tokens by source (device/host/storage).",
+      labelNames: ["cache_source"],
+      registers,
+    });
+    return {
+      /** Counts `tokens` prompt tokens served from the device prefix cache (nothing for 0, as SGLang). */
+      inc: (tokens: number) => {
+        if (tokens > 0) c.inc({ cache_source: "device" }, tokens);
+      },
+      get: () => c.get(),
+    };
+  };
   // HELP texts are SGLang's `documentation` strings, word for word (sgl-project/sglang
   // python/sglang/srt/observability/metrics_collector.py @44cedc2b); what each series means here is in its comment.
   return {
     registry,
-    /** The `/metrics` page: the registry's text with SGLang's `le` (see {@link sglangExposition}). */
+    /** The `/metrics` page: the registry's text written as SGLang's page is (see {@link sglangExposition}). */
     exposition: async () => sglangExposition(await registry.metrics()),
     numRunningReqs: gauge("num_running_reqs", "The number of running requests."),
     /** KV slots in use: running requests and the prefix cache. */
@@ -163,8 +187,13 @@ export function createEngineMetrics(modelName: string) {
     maxTotalNumTokens: gauge("max_total_num_tokens", "Maximum total number of tokens in the KV cache pool."),
     /** The new-token ratio admission uses now. */
     newTokenRatio: gauge("new_token_ratio", "The new token ratio."),
-    /** Requests retracted in the log interval that the latest prefill or decode log line closed (SGLang's gauge). */
-    numRetractedReqs: gauge("num_retracted_reqs", "The number of retracted requests."),
+    /**
+     * Requests retracted in the log interval that the latest prefill or decode log line closed (SGLang's gauge).
+     * SGLang leaves this gauge in prometheus_client's default multiprocess mode ("all", no `multiprocess_mode`
+     * given, unlike its other gauges' "mostrecent"), so its page has one series per scheduler process, labelled
+     * `pid`; ours is this process's.
+     */
+    numRetractedReqs: gauge("num_retracted_reqs", "The number of retracted requests.", { pid: String(process.pid) }),
     numRetractedRequestsTotal: schedulerCounter("num_retracted_requests_total", "Total number of retracted requests."),
     /** Prompt tokens of retracted requests. */
     numRetractedInputTokensTotal: schedulerCounter(
@@ -180,8 +209,13 @@ export function createEngineMetrics(modelName: string) {
     promptTokensTotal: counter("prompt_tokens_total", "Number of prefill tokens processed."),
     /** Generated tokens of finished requests. */
     generationTokensTotal: counter("generation_tokens_total", "Number of generation tokens processed."),
-    /** Prompt tokens of finished requests found in the prefix cache (SGLang's older help: no `cache_source` here). */
-    cachedTokensTotal: counter("cached_tokens_total", "Number of cached prompt tokens."),
+    /**
+     * Prompt tokens of finished requests found in the prefix cache, under `cache_source="device"`: SGLang's
+     * scheduler reports an engine without a hierarchical cache's hits as `{"device": cached_tokens, "host": 0}`
+     * ("host" / "storage_<backend>" are HiCache's tiers). As SGLang, a request without a hit adds nothing, and the
+     * series appears with the first hit.
+     */
+    cachedTokensTotal: cachedTokensCounter(),
     /** Requests that finished, for any reason. */
     numRequestsTotal: counter("num_requests_total", "Number of requests processed."),
     /** Requests aborted (the client left, or out of memory). */

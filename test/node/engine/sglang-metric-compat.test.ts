@@ -53,15 +53,15 @@ describe("engine metrics: SGLang's histogram buckets", () => {
  * `model_name`, `engine_type`, `tp_rank`, `pp_rank`, `moe_ep_rank`, then `dp_rank` only under data parallelism),
  * in the order SGLang's `/metrics` writes them: sorted by name, as prometheus_client's MultiProcessCollector
  * writes every series (SGLang runs in multiprocess mode: python/sglang/srt/utils/common.py at
- * 4e75f4684b6b67cbb5a02b4106cf1b629d616dba, `set_prometheus_multiproc_dir`). The tokenizer manager's series carry
- * `model_name`.
+ * 4e75f4684b6b67cbb5a02b4106cf1b629d616dba, `set_prometheus_multiproc_dir`) and whose `generate_latest` writes
+ * `sorted(labels.items())`. The tokenizer manager's series carry `model_name`.
  */
 describe("engine metrics: SGLang's label sets, in the order SGLang's page writes them", () => {
   it("a scheduler series carries model_name, engine_type, tp_rank, pp_rank and moe_ep_rank", async () => {
     const m = createEngineMetrics("demo-model");
     m.numRunningReqs.set(3);
     m.queueTime.observe(1);
-    const text = await m.registry.metrics();
+    const text = await m.exposition();
     expect(text).toContain(
       'sglang:num_running_reqs{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 3\n',
     );
@@ -73,15 +73,13 @@ describe("engine metrics: SGLang's label sets, in the order SGLang's page writes
   it("a request series carries model_name only", async () => {
     const m = createEngineMetrics("demo-model");
     m.numRequestsTotal.inc();
-    expect(await m.registry.metrics()).toContain('sglang:num_requests_total{model_name="demo-model"} 1\n');
+    expect(await m.exposition()).toContain('sglang:num_requests_total{model_name="demo-model"} 1\n');
   });
 });
 
 /**
  * `# HELP` and `# TYPE` as SGLang writes them: `documentation` strings word for word from sgl-project/sglang
- * python/sglang/srt/observability/metrics_collector.py at 44cedc2b9c7dd31d9acae4498ea4fa0d3665feed
- * (`cached_tokens_total`: the text before SGLang added its `cache_source` label, in
- * python/sglang/srt/metrics/collector.py at 00ae9c1590d2d0bb6c0bfff39e312c34ae3dd538).
+ * python/sglang/srt/observability/metrics_collector.py at 44cedc2b9c7dd31d9acae4498ea4fa0d3665feed.
  */
 const SGLANG_HELP: Record<string, [type: string, help: string]> = {
   num_running_reqs: ["gauge", "The number of running requests."],
@@ -98,7 +96,7 @@ const SGLANG_HELP: Record<string, [type: string, help: string]> = {
   num_retracted_output_tokens_total: ["counter", "Total number of retracted output tokens."],
   prompt_tokens_total: ["counter", "Number of prefill tokens processed."],
   generation_tokens_total: ["counter", "Number of generation tokens processed."],
-  cached_tokens_total: ["counter", "Number of cached prompt tokens."],
+  cached_tokens_total: ["counter", "Number of cached prompt tokens by source (device/host/storage)."],
   num_requests_total: ["counter", "Number of requests processed."],
   num_aborted_requests_total: ["counter", "Number of requests aborted."],
   time_to_first_token_seconds: ["histogram", "Histogram of time to first token in seconds."],
@@ -109,12 +107,12 @@ const SGLANG_HELP: Record<string, [type: string, help: string]> = {
 
 describe("engine metrics: SGLang's HELP and TYPE lines", () => {
   it.each(Object.entries(SGLANG_HELP))("sglang:%s", async (name, [type, help]) => {
-    const text = await createEngineMetrics("demo-model").registry.metrics();
+    const text = await createEngineMetrics("demo-model").exposition();
     expect(text).toContain(`# HELP sglang:${name} ${help}\n# TYPE sglang:${name} ${type}\n`);
   });
 
   it("exports no sglang: family that SGLang does not define (names above)", async () => {
-    const text = await createEngineMetrics("demo-model").registry.metrics();
+    const text = await createEngineMetrics("demo-model").exposition();
     const families = [...text.matchAll(/^# TYPE sglang:(\S+) /gm)].map((m) => m[1]);
     expect(families.sort()).toEqual(Object.keys(SGLANG_HELP).sort());
   });
@@ -122,8 +120,10 @@ describe("engine metrics: SGLang's HELP and TYPE lines", () => {
 
 /**
  * `le` as SGLang's exposition writes it: Python's prometheus_client `floatToGoString` (`repr(float(x))`, Go's
- * exponent from 10^6), after the series' other labels. prom-client writes `le="1"` first; Prometheus before 3.0
- * compares `le` as text, so a rule naming SGLang's `le="1.0"` bucket would miss ours.
+ * exponent from 10^6), sorted among the series' other labels as every label is (`generate_latest`:
+ * `sorted(labels.items())`; SGLang's docs show `sglang:e2e_request_latency_seconds_bucket{le="0.3",model_name=...}`).
+ * prom-client writes `le="1"`; Prometheus before 3.0 compares `le` as text, so a rule naming SGLang's `le="1.0"`
+ * bucket would miss ours.
  */
 describe("engine metrics: SGLang's le label", () => {
   it.each([
@@ -140,16 +140,22 @@ describe("engine metrics: SGLang's le label", () => {
     expect(pythonLe(x)).toBe(text);
   });
 
-  it("the /metrics text writes each bucket's le as Python does, last", async () => {
+  it("the /metrics text writes each bucket's le as Python does, sorted among the labels", async () => {
     const m = createEngineMetrics("demo-model");
     m.timeToFirstToken.observe(0.5);
     m.queueTime.observe(0);
     const text = await m.exposition();
-    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="demo-model",le="1.0"} 1\n');
-    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{model_name="demo-model",le="+Inf"} 1\n');
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{le="1.0",model_name="demo-model"} 1\n');
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{le="+Inf",model_name="demo-model"} 1\n');
     expect(text).toContain(
-      'sglang:queue_time_seconds_bucket{engine_type="unified",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0",le="0.0"} 1\n',
+      'sglang:queue_time_seconds_bucket{engine_type="unified",le="0.0",model_name="demo-model",moe_ep_rank="0",pp_rank="0",tp_rank="0"} 1\n',
     );
-    expect(text).not.toMatch(/\{le=/);
+  });
+
+  it("sorts labels whose values hold quotes, braces and commas without splitting them", async () => {
+    const m = createEngineMetrics('a "b", {c}=\\d');
+    m.timeToFirstToken.observe(0.5);
+    const text = await m.exposition();
+    expect(text).toContain('sglang:time_to_first_token_seconds_bucket{le="1.0",model_name="a \\"b\\", {c}=\\\\d"} 1\n');
   });
 });
