@@ -105,9 +105,11 @@ export const spillwayConfigSchema = z.strictObject({
     .refine((d) => Object.keys(d).length > 0, "needs at least one deployment"),
   /**
    * Request bodies larger than this are refused with 413 before they take a queue place. 16 MiB holds a chat
-   * request with a few base64 images (OpenAI's vision format inlines them, a third larger than the file); the edge
-   * holds about four copies of a body at once (the bytes, the text, the parsed JSON or the fingerprint's input), 64
-   * MiB at this limit: half of the 128 MB a Worker isolate has for all its concurrent requests.
+   * request with a few base64 images (OpenAI's vision format inlines them, a third larger than the file). While it
+   * checks a body the edge holds three copies at once (the bytes, the text, the parsed JSON): 48 MiB at this limit,
+   * 64 MiB when the body has any non-ASCII character (V8 then stores the text at two bytes a character), half of the
+   * 128 MB a Worker isolate has for all its concurrent requests; after that it keeps the bytes alone (16 MiB) for as
+   * long as the request lasts.
    */
   maxBodyBytes: z
     .int()

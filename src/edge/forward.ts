@@ -89,7 +89,8 @@ export interface ForwardRequest {
   /** Path and query as the client's URL has them (never percent-decoded), e.g. `/v1/chat/completions`. */
   pathAndSearch: string;
   headers: Headers;
-  body: string;
+  /** The body's bytes, sent (and signed) as they are: never re-encoded, and reused as they are by a next attempt. */
+  body: Uint8Array;
   deployment: string;
   /** Shared secret to sign with; unset sends unsigned requests (engines without a secret accept them). */
   signingSecret: string | undefined;

@@ -187,7 +187,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       return openAIError(400, priority.message, "invalid_request_error", "invalid_service_tier", {}, "service_tier");
     const quota = await chargeQuota({
       plan,
-      tokens: estimateTokens(body.text, body.maxTokens, config.tenants.defaultMaxTokens),
+      tokens: estimateTokens(body.textLength, body.maxTokens, config.tenants.defaultMaxTokens),
       namespace: options.quotas ? options.quotas(c) : c.env.TENANT_QUOTA,
       leaseMs: config.tenants.quotaLeaseMs,
       waitUntil: (promise) => c.executionCtx.waitUntil(promise),
@@ -209,7 +209,8 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       authorization: c.req.header("authorization"),
       method: c.req.method,
       path: pathAndSearch,
-      body: body.text,
+      // The bytes of the text the checks read (a leading BOM dropped): the same fingerprint as over that text.
+      body: body.bytes,
     });
     const shard = shardForFingerprint(fingerprint, deploymentConfig.routerShards);
     const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
@@ -306,7 +307,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         replica,
         pathAndSearch,
         headers,
-        body: body.text,
+        body: body.bytes,
         deployment,
         signingSecret: c.env.SPILLWAY_SIGNING_SECRET,
         headersTimeoutMs: deploymentConfig.upstreamTimeoutS * 1000,

@@ -34,9 +34,17 @@ export interface BodyProblem {
   param: string | null;
 }
 
-/** A body that passed the edge's checks: its text (forwarded as is, less a leading BOM), its model and what quotas and tiers read. */
+/**
+ * A body that passed the edge's checks: its bytes (forwarded and fingerprinted as they are, less a leading BOM), its
+ * model and what quotas and tiers read. The text the checks decoded is not kept: a body of up to `maxBodyBytes` held
+ * once as bytes, rather than again as a string and re-encoded for the fingerprint and the replica (a `deploymentOf`
+ * that wants the text decodes them: `new TextDecoder().decode(body.bytes)`).
+ */
 export interface AcceptedBody {
-  text: string;
+  /** The client's bytes less a leading UTF-8 BOM (a view of what was read, not a copy); valid UTF-8. */
+  bytes: Uint8Array;
+  /** The length of the body's text in UTF-16 code units (JavaScript's `length`): what quotas estimate tokens from. */
+  textLength: number;
   model: string;
   /** `max_completion_tokens`, else `max_tokens`; absent when the client set neither. */
   maxTokens?: number;
@@ -46,8 +54,10 @@ export interface AcceptedBody {
 
 /**
  * Reads and checks an OpenAI request body well enough to refuse malformed ones before they take a queue
- * place. Returns the raw text so the engine receives exactly what the client sent, but for a leading UTF-8 BOM,
+ * place. Returns the raw bytes so the engine receives exactly what the client sent, but for a leading UTF-8 BOM,
  * which is dropped (JSON may not begin with one: RFC 8259 lets a parser ignore it, and many engines' parsers refuse it).
+ * They are the bytes of the text that was checked: strict UTF-8 decodes and encodes back to the same bytes, so the
+ * fingerprint over them is the one over that text.
  *
  * @example
  * ```ts
@@ -93,7 +103,15 @@ export async function readRequestBody(
   }
   const { model, max_completion_tokens, max_tokens, service_tier } = result.data;
   const maxTokens = max_completion_tokens ?? max_tokens ?? undefined;
-  return { text, model, ...(maxTokens !== undefined ? { maxTokens } : {}), serviceTier: service_tier };
+  // The decoder dropped a leading BOM from the text; the bytes lose it too. Nothing else differs.
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  return {
+    bytes: bom ? bytes.subarray(3) : bytes,
+    textLength: text.length,
+    model,
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    serviceTier: service_tier,
+  };
 }
 
 /** Reads at most `maxBytes` from a body; `undefined` if it is larger. */

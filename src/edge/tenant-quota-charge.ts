@@ -44,11 +44,17 @@ const NO_CHARGE: QuotaCharge = { headers: {}, wantsUsage: false, refund() {}, se
  *
  * @example
  * ```ts
- * estimateTokens('{"model":"m","messages":[]}', 100, 1024); // 7 + 100
+ * estimateTokens('{"model":"m","messages":[]}'.length, 100, 1024); // 7 + 100
  * ```
+ *
+ * @param bodyTextLength the body's text length in UTF-16 code units (`AcceptedBody.textLength`), not its bytes.
  */
-export function estimateTokens(bodyText: string, maxTokens: number | undefined, defaultMaxTokens: number): number {
-  return Math.ceil(bodyText.length / 4) + (maxTokens ?? defaultMaxTokens);
+export function estimateTokens(
+  bodyTextLength: number,
+  maxTokens: number | undefined,
+  defaultMaxTokens: number,
+): number {
+  return Math.ceil(bodyTextLength / 4) + (maxTokens ?? defaultMaxTokens);
 }
 
 /**

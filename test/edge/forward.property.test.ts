@@ -13,7 +13,8 @@ import type { ReleasedSlot } from "../../src/edge/slot-batch";
  *
  * - The request a replica receives: POST to the replica's URL (its base path kept) + exactly the path and query the
  *   client's URL has (percent-encodings, repeated and empty query keys included: nothing decoded, nothing
- *   re-resolved); the body byte for byte, with no Content-Length of the client's (the runtime sets it from the body);
+ *   re-resolved); the body byte for byte (non-ASCII text included; a leading UTF-8 BOM is dropped, nothing else), with
+ *   no Content-Length of the client's (the runtime sets it from the body);
  *   the client's headers minus hop-by-hop ones (Connection, those it names, Keep-Alive, any Proxy-*, TE, Trailer,
  *   Transfer-Encoding, Upgrade), Host, Content-Length, Authorization, `cf-*` and every `x-spillway-*` (forged ones
  *   included), plus `Authorization: Bearer <upstream key>` when the deployment names one and the four signature
@@ -284,8 +285,14 @@ function edge(options: EdgeOptions) {
   };
 }
 
-function clientRequest(url: string, headers: [string, string][], body: string, signal?: AbortSignal): Request {
-  const h = new Headers({ "content-type": "application/json" });
+function clientRequest(
+  url: string,
+  headers: [string, string][],
+  body: string | Uint8Array,
+  signal?: AbortSignal,
+  typed = true,
+): Request {
+  const h = new Headers(typed ? { "content-type": "application/json" } : {});
   for (const [name, value] of headers) h.append(name, value);
   return new Request(url, { method: "POST", headers: h, body, ...(signal ? { signal } : {}) });
 }
@@ -372,12 +379,18 @@ describe("forwarding a request to a replica", () => {
         content,
         upstreamKey,
         signingSecret,
-        async (headers, p, q, base, text, key, secret) => {
+        fc.boolean(),
+        fc.constantFrom("", " ", "\r\n\t "),
+        fc.boolean(),
+        async (headers, p, q, base, text, key, secret, bom, pad, typed) => {
           const backend: Backend = async () =>
             new Response('{"ok":true}', { headers: { "content-type": "application/json" } });
           const e = edge({ replicas: [base], backend, apiKey: key, secret });
-          const body = requestBody(text, false);
-          const request = clientRequest(`http://edge.example${p}${q}`, headers, body);
+          // The bytes the engine must receive: the client's (non-ASCII text included), less a leading BOM.
+          const body = encoder.encode(requestBody(text, false) + pad);
+          const sentBody = bom ? new Uint8Array([0xef, 0xbb, 0xbf, ...body]) : body;
+          // Without the client's Content-Type the replica gets none either (the edge forwards bytes, not a string).
+          const request = clientRequest(`http://edge.example${p}${q}`, headers, sentBody, undefined, typed);
           const client = new URL(request.url);
           const res = await e.fetch(request);
           expect(res.status, await res.clone().text()).toBe(200);
@@ -394,8 +407,8 @@ describe("forwarding a request to a replica", () => {
           expect(received.search).toBe(client.search);
           expect(received.searchParams.getAll("a")).toEqual(client.searchParams.getAll("a"));
 
-          // Body: byte for byte; its length is the runtime's to state, never the client's.
-          expect(decoder.decode(sent.body)).toBe(body);
+          // Body: byte for byte (a BOM aside, which is dropped); its length is the runtime's to state, never the client's.
+          expect(sent.body).toEqual(body);
           expect(sent.headers.has("content-length")).toBe(false);
 
           // Headers: the model's, plus the edge's own.
@@ -853,7 +866,7 @@ describe("a client that leaves", () => {
           replica: "https://gpu.example",
           pathAndSearch: "/v1/chat/completions",
           headers: new Headers(),
-          body: "{}",
+          body: encoder.encode("{}"),
           deployment: "m",
           signingSecret: secret,
           headersTimeoutMs: 300,
@@ -1116,7 +1129,7 @@ describe("regressions", () => {
         replica: "https://gpu.example",
         pathAndSearch: "/v1/chat/completions",
         headers: new Headers(),
-        body: "{}",
+        body: encoder.encode("{}"),
         deployment: "m",
         signingSecret: secret,
         headersTimeoutMs: 60_000,

@@ -98,7 +98,7 @@ const attemptArb: fc.Arbitrary<Attempt> = fc.oneof(
 );
 const reqArb: fc.Arbitrary<Req> = fc.record({
   tenant: fc.integer({ min: 0, max: 2 }),
-  content: fc.string({ maxLength: 400 }),
+  content: fc.oneof(fc.string({ maxLength: 400 }), fc.string({ unit: "grapheme", maxLength: 200 })),
   maxTokens: fc.option(fc.integer({ min: 0, max: 4000 }), { nil: undefined }),
   router: fc.constantFrom(
     "admit" as const,
@@ -307,12 +307,13 @@ function edge(now: () => number) {
       for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 1));
       for (let i = 0; i < pending.length; i++) await pending[i];
     },
+    /** The body's text length (UTF-16 code units, not bytes: non-ASCII content tells them apart). */
     bodyLength(req: Req) {
       return JSON.stringify({
         model: "m",
         messages: [{ role: "user", content: req.content }],
         ...(req.maxTokens !== undefined ? { max_tokens: req.maxTokens } : {}),
-      });
+      }).length;
     },
   };
 }

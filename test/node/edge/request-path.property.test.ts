@@ -198,8 +198,11 @@ describe("request bodies, under any size, chunking and Content-Length", () => {
               expect(bad).toContain(String(result.param).split(".")[0]);
             } else {
               const maxTokens = parsed.max_completion_tokens ?? parsed.max_tokens ?? undefined;
+              // The bytes as sent, less a leading BOM (as the text lost it): no re-encoding can change them.
+              const sentBytes = raw?.startsWith("\uFEFF") ? bytes.slice(3) : bytes;
               expect(result).toEqual({
-                text,
+                bytes: sentBytes,
+                textLength: (text as string).length,
                 model: parsed.model,
                 ...(maxTokens !== undefined ? { maxTokens } : {}),
                 serviceTier: parsed.service_tier,
@@ -362,14 +365,14 @@ describe("one forwarding attempt", () => {
     vi.unstubAllGlobals();
   });
 
-  it("sends the given headers unchanged, adds a signature the engine accepts, and POSTs the body as is", async () => {
+  it("sends the given headers unchanged, adds a signature the engine accepts, and POSTs the body's bytes as they are", async () => {
     const guard = new ReplayGuard(60_000);
     await fc.assert(
       fc.asyncProperty(
         clientHeaders,
         apiKey,
         fc.option(fc.string({ minLength: 1, maxLength: 12 }), { nil: undefined }),
-        fc.string({ maxLength: 40 }),
+        fc.string({ unit: "binary", maxLength: 40 }).map((text) => encoder.encode(text)),
         fc.constantFrom("https://gpu.example", "https://gpu.example/llama/", "http://10.0.0.1:8000//"),
         fc.constantFrom("/v1/chat/completions", "/v1/completions?x=1&y=%20"),
         // Deployment names are model ids (header-safe; Headers would trim or refuse others).
@@ -436,7 +439,13 @@ describe("parsing what the client says", () => {
       const request = new Request("http://edge/v1/chat/completions", { method: "POST", body: text });
       const result = await readRequestBody(request, "/v1/chat/completions", 1 << 20);
       const maxTokens = "max_tokens" in extra ? { maxTokens: 7 } : {};
-      expect(result).toEqual({ text, model: "m", ...maxTokens, serviceTier: undefined });
+      expect(result).toEqual({
+        bytes: encoder.encode(text),
+        textLength: text.length,
+        model: "m",
+        ...maxTokens,
+        serviceTier: undefined,
+      });
     }
   });
 
