@@ -24,6 +24,7 @@ const COMMANDS: { name: string; badNumber?: [flag: string, value: string] }[] = 
   { name: "bench:llama", badNumber: ["--threads", "0"] },
   { name: "bench:edge" },
   { name: "bench:tenant-path" },
+  { name: "bench:body-memory" },
   { name: "profile:edge" },
   { name: "soak", badNumber: ["--overload", "0"] },
   { name: "soak:heap" },
