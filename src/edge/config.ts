@@ -70,8 +70,9 @@ export const deploymentConfigSchema = z.strictObject({
    */
   upstreamTimeoutS: z.number().gt(0).max(3600).default(300),
   /**
-   * Deadline for each later chunk of a replica's answer (after its headers; for a stream, after its first event): a
-   * replica silent for longer ends the stream with an `upstream_timeout` error event (an answer not streamed: 504).
+   * Deadline for each later chunk of a stream (after its first event), and for the whole body of an answer that is
+   * not streamed (after its headers): a replica silent for longer ends the stream with an `upstream_timeout` error
+   * event (an answer not streamed: 504).
    * 300 as `upstreamTimeoutS`: an engine that retracts a running request re-queues it, and its stream then waits as
    * long as a new request waits for its first event.
    */

@@ -78,7 +78,15 @@ export function downstreamHeaders(upstream: Headers): Headers {
 
 /** One forwarding attempt's outcome. */
 export type ForwardOutcome =
-  | { kind: "response"; response: Response }
+  | {
+      kind: "response";
+      response: Response;
+      /**
+       * An answer not streamed is read whole here: set when its body did not come, `silent` when the replica sent
+       * nothing for `idleTimeoutMs` after its headers, `broken` when the body failed (its response then has none).
+       */
+      bodyFailure?: "silent" | "broken";
+    }
   | { kind: "unreachable"; message: string }
   | { kind: "timeout" }
   | { kind: "client_gone" };
@@ -97,8 +105,9 @@ export interface ForwardRequest {
   /** Deadline for the replica's answer to begin: its response headers, and for an SSE answer its first event too. */
   headersTimeoutMs: number;
   /**
-   * Deadline for each later chunk of the answer's body (after its headers; for an SSE answer, after its first event):
-   * a body silent for longer fails with `UpstreamIdleTimeout`, and a `spillway.upstream_idle_timeout` line is logged.
+   * Deadline for each later chunk of an SSE answer (after its first event), and for the whole body of any other answer
+   * (after its headers): a body silent for longer fails (`UpstreamIdleTimeout`, or `bodyFailure: "silent"`), and a
+   * `spillway.upstream_idle_timeout` line is logged.
    */
   idleTimeoutMs: number;
   clientSignal: AbortSignal;
@@ -113,9 +122,10 @@ export function isEventStream(headers: Headers): boolean {
  * Sends one request to a replica: signed when a secret is set, bounded by a deadline for the answer to begin (an
  * engine that accepts and then hangs ends as `timeout`): its response headers, and for an SSE answer its first
  * chunk as well, since vLLM, SGLang and spillway's engine send a stream's headers at once and its first event only
- * after queueing and prefill. What follows (the rest of a stream, or the whole body of any other answer) is read
- * under `idleTimeoutMs` between chunks (`withIdleDeadline`): a replica that goes silent mid-answer fails the body with
- * `UpstreamIdleTimeout`. Abandoned if the client leaves (before the call or while the request is signed
+ * after queueing and prefill. The rest of a stream is read under `idleTimeoutMs` between chunks (`withIdleDeadline`):
+ * a replica that goes silent mid-stream fails the stream with `UpstreamIdleTimeout`. Any other answer is read whole
+ * here, within `idleTimeoutMs` of its headers (`bodyFailure` when it does not come). Abandoned if the client leaves
+ * (before the call, while the request is signed or while an answer is read whole
  * included: it never goes out then). A redirect is not followed: it ends as `unreachable` (the replica took nothing).
  *
  * @example
@@ -166,16 +176,19 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
       return { kind: "unreachable", message: redirectMessage(response) };
     }
     if (!response.body) return { kind: "response", response };
+    if (!isEventStream(response.headers)) {
+      // The headers came in time; the body has its own deadline.
+      clearTimeout(timer);
+      return await wholeAnswer(response, request, controller);
+    }
     const reader = response.body.getReader();
-    let first: BodyRead | undefined;
-    if (isEventStream(response.headers)) {
-      try {
-        first = await reader.read();
-      } catch (error) {
-        // The deadline or the client: answered below. The replica's own failure is the stream's, as it was.
-        if (request.clientSignal.aborted || timedOut) throw error;
-        first = { error };
-      }
+    let first: BodyRead;
+    try {
+      first = await reader.read();
+    } catch (error) {
+      // The deadline or the client: answered below. The replica's own failure is the stream's, as it was.
+      if (request.clientSignal.aborted || timedOut) throw error;
+      first = { error };
     }
     const silent = () => logIdleTimeout(request, response.headers);
     const body = withIdleDeadline(first, reader, request.idleTimeoutMs, silent);
@@ -199,6 +212,43 @@ export function isRedirect(status: number): boolean {
 function redirectMessage(response: Response): string {
   const location = response.headers.get("location");
   return `the replica answered ${response.status}${location ? ` (to ${location})` : ""}: spillway follows no redirect; configure the replica's final URL`;
+}
+
+/**
+ * An answer that is not a stream, read whole within `idleTimeoutMs` of its headers. The middleware reads such an
+ * answer whole anyway (for its usage, and to release the slot before answering); reading it here, natively and under
+ * one timer, costs far less than a stream wrapper with a timer per chunk (`docs/benchmarks.md`, "The idle deadline on
+ * the admitted path"). On time, its body is in memory; silent for longer, the fetch is aborted (the replica's
+ * connection closed, so an engine that is alive stops the work) and one `spillway.upstream_idle_timeout` line logged.
+ */
+async function wholeAnswer(
+  response: Response,
+  request: ForwardRequest,
+  controller: AbortController,
+): Promise<ForwardOutcome> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silent = new Promise<"silent">((resolve) => {
+    timer = setTimeout(() => resolve("silent"), request.idleTimeoutMs);
+  });
+  // The client's leaving aborts the fetch, which fails its body's read in a runtime's fetch; not waiting on that
+  // read to learn it keeps the slot's release from depending on how a runtime ends a body it aborted.
+  const abandoned = new Promise<never>((_, reject) => {
+    if (controller.signal.aborted) reject(controller.signal.reason);
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+  });
+  try {
+    const body = await Promise.race([response.arrayBuffer(), silent, abandoned]);
+    if (body !== "silent") return { kind: "response", response: new Response(body, response) };
+    controller.abort();
+    logIdleTimeout(request, response.headers);
+    return { kind: "response", response: new Response(null, response), bodyFailure: "silent" };
+  } catch {
+    // The replica's connection failed mid-body, or the client left (its abort ends the read): the middleware
+    // tells the two apart by the client's signal, as it did when it read the body itself.
+    return { kind: "response", response: new Response(null, response), bodyFailure: "broken" };
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
 }
 
 /** The edge's line for a replica that went silent mid-answer (README, "Edge logs"). */

@@ -1,7 +1,8 @@
 /**
- * Why an upstream body ended early: the replica sent nothing for `idleTimeoutMs` while the edge waited for its next
- * chunk (after its headers; for a stream, after its first event). Its relay tells the client so (an SSE error event
- * with code `upstream_timeout`, or a 504 for an answer not yet sent) and releases the slot as failed: the replica is
+ * Why a streamed body ended early: the replica sent nothing for `idleTimeoutMs` while the edge waited for its next
+ * chunk (after its first event; an answer that is not streamed is read whole under one deadline instead,
+ * `forwardToReplica`'s `bodyFailure`). Its relay tells the client so (an SSE error event with code
+ * `upstream_timeout`) and releases the slot as failed: the replica is
  * marked down until a probe answers, as for a stream's missed first event (8338d59) and a body cut mid-way. An engine
  * that stops sending mid-answer is hung or dead as far as the edge can tell (its slot is not coming back by itself);
  * one that is alive answers its next probe and is chosen again at once.

@@ -7,8 +7,14 @@ import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
-import { downstreamHeaders, forwardToReplica, isEventStream, relayBody, upstreamHeaders } from "./forward";
-import { UpstreamIdleTimeout } from "./idle-deadline";
+import {
+  downstreamHeaders,
+  type ForwardOutcome,
+  forwardToReplica,
+  isEventStream,
+  relayBody,
+  upstreamHeaders,
+} from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
@@ -80,6 +86,9 @@ function clientClosed(): Response {
   return openAIError(499, "client closed the request", "invalid_request_error", "client_closed_request");
 }
 
+/** A replica's answer as `forwardToReplica` gave it. */
+type ForwardedAnswer = Extract<ForwardOutcome, { kind: "response" }>;
+
 /**
  * The replica's answer, passed on untouched (its status, body and headers, hop-by-hop ones aside), with the slot
  * released when it has been delivered: SSE (`text/event-stream`, in any case) is relayed chunk by chunk, without the
@@ -87,7 +96,7 @@ function clientClosed(): Response {
  * small, so it is read, the slot released, and answered (cheaper than relaying a stream).
  */
 async function answerFrom(
-  upstream: Response,
+  { response: upstream, bodyFailure }: ForwardedAnswer,
   release: (replicaFailed: boolean) => void,
   clientSignal: AbortSignal,
   onUsage?: (totalTokens: number | undefined) => void,
@@ -98,28 +107,27 @@ async function answerFrom(
     statusText: upstream.statusText,
     headers: downstreamHeaders(upstream.headers),
   };
-  if (!upstream.body) {
+  if (!upstream.body && bodyFailure === undefined) {
     release(false);
     onUsage?.(undefined);
     return new Response(null, init);
   }
-  if (isEventStream(upstream.headers)) {
+  if (upstream.body && isEventStream(upstream.headers)) {
     const relayed = relayBody(upstream.body, release, clientSignal, true);
     // The relayed stream may end with an error event the replica never sent: its length is not the replica's.
     init.headers.delete("content-length");
     return new Response(onUsage ? tapEventStreamUsage(relayed, onUsage) : relayed, init);
   }
-  let answer: ArrayBuffer;
-  try {
-    answer = await upstream.arrayBuffer();
-  } catch (error) {
+  // Read whole by forwardToReplica (`bodyFailure` when it did not come); reading it again here costs nothing.
+  const answer = bodyFailure === undefined ? await upstream.arrayBuffer().catch(() => undefined) : undefined;
+  if (answer === undefined) {
     // Released as failed, the replica marked down until a probe answers, whether its body broke or went silent for
     // `upstreamIdleTimeoutS`: as for a stream's first event (8338d59), an engine that stops sending mid-answer is
     // hung or dead as far as the edge can tell, and its probe brings it back at once if it is neither.
     release(!clientSignal.aborted);
     onUsage?.(undefined);
     // Nothing has reached the client yet: a silent replica is a gateway timeout, as one that never began.
-    if (error instanceof UpstreamIdleTimeout)
+    if (bodyFailure === "silent")
       return openAIError(504, "the replica went silent mid-answer", "server_error", "upstream_timeout");
     return openAIError(502, "the replica failed mid-answer", "server_error", "upstream_failed");
   }
@@ -367,7 +375,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           continue;
         }
         charge.refund();
-        return withTenantHeaders(await answerFrom(response, () => {}, clientSignal), charge.headers);
+        return withTenantHeaders(await answerFrom(outcome, () => {}, clientSignal), charge.headers);
       }
       // A gateway's 502 (a proxy in front of a replica it cannot reach) may have been served: passed on, but the
       // replica is marked down until a probe answers. Not a 504: a proxy's read timeout on a long generation says
@@ -379,13 +387,13 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       if (response.status === 429) {
         charge.refund();
         return withTenantHeaders(
-          await answerFrom(response, (failed) => release(failed || "full"), clientSignal),
+          await answerFrom(outcome, (failed) => release(failed || "full"), clientSignal),
           charge.headers,
         );
       }
       const ended = response.status === 502 ? () => release(true) : release;
       return withTenantHeaders(
-        await answerFrom(response, ended, clientSignal, charge.wantsUsage ? charge.settle : undefined),
+        await answerFrom(outcome, ended, clientSignal, charge.wantsUsage ? charge.settle : undefined),
         charge.headers,
       );
     }

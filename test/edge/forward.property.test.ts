@@ -804,18 +804,24 @@ describe("a replica that goes silent after its headers (upstreamIdleTimeoutS)", 
     );
   });
 
-  it("an answer not streamed, silent after its headers (and part of its body): 504 upstream_timeout, the replica's body cancelled, the slot released as failed", async () => {
+  it("an answer not streamed, silent after its headers (and part of its body): 504 upstream_timeout, the replica's request aborted, the slot released as failed", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom('{"id":"x",', '"choices":[', ""), { maxLength: 2 }), async (parts) => {
         const log = vi.spyOn(console, "log").mockImplementation(() => {});
         let cancelled = false;
-        const backend: Backend = async () =>
-          new Response(
+        // Read whole under one deadline, such a body is not cancelled by its reader but by aborting its fetch,
+        // which closes the replica's connection (test/edge/faults.test.ts shows the engine's side).
+        const backend: Backend = async (sent) => {
+          sent.signal.addEventListener("abort", () => {
+            cancelled = true;
+          });
+          return new Response(
             stallingBody(parts, () => {
               cancelled = true;
             }),
             { headers: { "content-type": "application/json" } },
           );
+        };
         const e = edge({ replicas: ["https://gpu.example"], backend, upstreamIdleTimeoutS: 0.01 });
         // Before: the edge read the body to its end, which never came.
         const res = await within(
@@ -833,6 +839,36 @@ describe("a replica that goes silent after its headers (upstreamIdleTimeoutS)", 
       }),
       { ...runs, numRuns: 20 },
     );
+  });
+
+  it("a client that leaves while an answer not streamed is read: the replica's request is aborted and the slot released, not failed", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    let aborted = false;
+    const backend: Backend = async (sent) => {
+      sent.signal.addEventListener("abort", () => {
+        aborted = true;
+      });
+      return new Response(
+        stallingBody(['{"id":"x",'], () => {}),
+        { headers: { "content-type": "application/json" } },
+      );
+    };
+    // A long idle deadline: only the client's leaving can end the read.
+    const e = edge({ replicas: ["https://gpu.example"], backend, upstreamIdleTimeoutS: 60 });
+    const client = new AbortController();
+    const answer = e.fetch(
+      clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false), client.signal),
+    );
+    for (let i = 0; i < 200 && e.tickets.length === 0; i++) await new Promise((r) => setTimeout(r, 1));
+    await new Promise((r) => setTimeout(r, 20));
+    client.abort();
+    // Before: the abort listener was gone once the headers came, so the read waited for the idle deadline.
+    await within(answer, 2000, "the request to end").catch(() => {});
+    await within(e.settled(), 2000, "the slot's release");
+    expect(aborted).toBe(true);
+    expect(e.releases).toEqual([[e.tickets[0]?.ticket, false]]);
+    expect(logged(log, "spillway.upstream_idle_timeout")).toEqual([]);
+    log.mockRestore();
   });
 });
 
