@@ -96,7 +96,7 @@ type ForwardedAnswer = Extract<ForwardOutcome, { kind: "response" }>;
  * small, so it is read, the slot released, and answered (cheaper than relaying a stream).
  */
 async function answerFrom(
-  { response: upstream, bodyFailure }: ForwardedAnswer,
+  { response: upstream, body, bodyFailure }: ForwardedAnswer,
   release: (replicaFailed: boolean) => void,
   clientSignal: AbortSignal,
   onUsage?: (totalTokens: number | undefined) => void,
@@ -118,8 +118,9 @@ async function answerFrom(
     init.headers.delete("content-length");
     return new Response(onUsage ? tapEventStreamUsage(relayed, onUsage) : relayed, init);
   }
-  // Read whole by forwardToReplica (`bodyFailure` when it did not come); reading it again here costs nothing.
-  const answer = bodyFailure === undefined ? await upstream.arrayBuffer().catch(() => undefined) : undefined;
+  // Read whole by forwardToReplica (`bodyFailure` when it did not come).
+  const answer =
+    bodyFailure === undefined ? (body ?? (await upstream.arrayBuffer().catch(() => undefined))) : undefined;
   if (answer === undefined) {
     // Released as failed, the replica marked down until a probe answers, whether its body broke or went silent for
     // `upstreamIdleTimeoutS`: as for a stream's first event (8338d59), an engine that stops sending mid-answer is
