@@ -841,6 +841,31 @@ describe("a replica that goes silent after its headers (upstreamIdleTimeoutS)", 
     );
   });
 
+  it("a stream of many events arms a timer or two, not one a chunk (a timer a chunk cost the admitted path)", async () => {
+    const events = Array.from({ length: 200 }, (_, i) => `data: {"i":${i}}\n\n`);
+    const backend: Backend = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const next = events.shift();
+            if (next === undefined) controller.close();
+            else controller.enqueue(encoder.encode(next));
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
+    const e = edge({ replicas: ["https://gpu.example"], backend, upstreamIdleTimeoutS: 60 });
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    const res = await e.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", true)));
+    const text = await res.text();
+    await e.settled();
+    const armed = timers.mock.calls.filter(([, ms]) => ms === 60_000).length;
+    timers.mockRestore();
+    expect(text.split("\n\n").filter(Boolean)).toHaveLength(200);
+    // The headers' deadline and the stream's (both 60 s here). Before: one more for each read after the first event.
+    expect(armed).toBeLessThanOrEqual(2);
+  });
+
   it("a client that leaves while an answer not streamed is read: the replica's request is aborted and the slot released, not failed", async () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     let aborted = false;
