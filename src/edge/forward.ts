@@ -126,9 +126,9 @@ export function isEventStream(headers: Headers): boolean {
  * chunk as well, since vLLM, SGLang and spillway's engine send a stream's headers at once and its first event only
  * after queueing and prefill. The rest of a stream is read under `idleTimeoutMs` between chunks (`withIdleDeadline`):
  * a replica that goes silent mid-stream fails the stream with `UpstreamIdleTimeout`. Any other answer is read whole
- * here, within `idleTimeoutMs` of its headers (`bodyFailure` when it does not come). Abandoned if the client leaves
- * (before the call, while the request is signed or while an answer is read whole
- * included: it never goes out then). A redirect is not followed: it ends as `unreachable` (the replica took nothing).
+ * here, within `idleTimeoutMs` of its headers (`bodyFailure` when it does not come). Abandoned if the client leaves:
+ * before the call or while the request is signed (it never goes out then), while the answer begins, or while an
+ * answer is read whole. A redirect is not followed: it ends as `unreachable` (the replica took nothing).
  *
  * @example
  * ```ts
