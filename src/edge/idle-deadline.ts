@@ -47,7 +47,13 @@ export function withIdleDeadline(
   let silent = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const check = () => {
-    const left = waitingSince === undefined ? idleTimeoutMs : waitingSince + idleTimeoutMs - Date.now();
+    // No read under way: the client has not asked for more. Nothing to time until it does (`pull` arms it again),
+    // so a body nobody reads or cancels holds no timer.
+    if (waitingSince === undefined) {
+      timer = undefined;
+      return;
+    }
+    const left = waitingSince + idleTimeoutMs - Date.now();
     if (left > 0) {
       timer = setTimeout(check, left);
       return;
@@ -63,14 +69,12 @@ export function withIdleDeadline(
     timer = undefined;
   };
   return new ReadableStream<Uint8Array>({
-    start() {
-      timer = setTimeout(check, idleTimeoutMs);
-    },
     async pull(controller) {
       let next: BodyRead;
       if (pending !== undefined) next = pending;
       else {
         waitingSince = Date.now();
+        if (timer === undefined && !silent) timer = setTimeout(check, idleTimeoutMs);
         next = await reader.read().catch((error: unknown) => ({ error }));
         waitingSince = undefined;
       }
