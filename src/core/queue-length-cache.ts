@@ -56,14 +56,13 @@ export class QueueLengthCache {
   private readonly freed = new Map<string, number>();
   /** Per replica with a probe out: the owner's completions there since the probe was sent. */
   private readonly completedWhileProbing = new Map<string, number>();
-  /** Probed replicas that refused a request as full themselves (`markFull`) and have not reported since. */
-  private readonly toldFull = new Set<string>();
   /**
-   * Of `toldFull`, those probed since their mark. Only such a probe's report clears the mark: one sent before it
+   * Probed replicas that refused a request as full themselves (`markFull`) and have not reported since, each with
+   * whether a probe has been sent since its mark. Only such a probe's report clears the mark: one sent before it
    * may have read the replica before its 429. (Like `completedWhileProbing`, this assumes one probe of a replica
    * out at a time, as the router's one placement round at a time sends them.)
    */
-  private readonly probedSinceFull = new Set<string>();
+  private readonly toldFull = new Map<string, { probedSince: boolean }>();
 
   /**
    * `unprobed` replicas are never probed: their entry starts valid at 0 and moves only by `assign` and
@@ -148,7 +147,8 @@ export class QueueLengthCache {
    */
   probeSent(replica: string): void {
     this.completedWhileProbing.set(replica, 0);
-    if (this.toldFull.has(replica)) this.probedSinceFull.add(replica);
+    const mark = this.toldFull.get(replica);
+    if (mark) mark.probedSince = true;
   }
 
   /**
@@ -164,9 +164,8 @@ export class QueueLengthCache {
   report(replica: string, queueLength: number, nowMs: number): void {
     const whileProbing = this.completedWhileProbing.get(replica) ?? 0;
     this.completedWhileProbing.delete(replica);
-    const stillFull = this.toldFull.has(replica) && !this.probedSinceFull.has(replica);
+    const stillFull = this.toldFull.get(replica)?.probedSince === false;
     this.toldFull.delete(replica);
-    this.probedSinceFull.delete(replica);
     const kept = Math.min(whileProbing, this.freed.get(replica) ?? 0, this.cap - Math.max(0, queueLength));
     if (kept > 0) this.freed.set(replica, kept);
     else this.freed.delete(replica);
@@ -189,7 +188,6 @@ export class QueueLengthCache {
     this.freed.delete(replica);
     this.completedWhileProbing.delete(replica);
     this.toldFull.delete(replica);
-    this.probedSinceFull.delete(replica);
     this.entries.set(replica, { queueLength: entry?.queueLength ?? 0, reportedAtMs: nowMs, valid: false, unreachable });
   }
 
@@ -227,8 +225,7 @@ export class QueueLengthCache {
     }
     entry.queueLength = Math.max(entry.queueLength, this.cap);
     this.freed.delete(replica);
-    this.toldFull.add(replica);
-    this.probedSinceFull.delete(replica);
+    this.toldFull.set(replica, { probedSince: false });
   }
 
   /** True when the replica was unreachable less than `DOWN_RECHECK_MS` ago and has not answered since. */
