@@ -7,14 +7,7 @@ import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { configFromEnv } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
-import {
-  downstreamHeaders,
-  type ForwardOutcome,
-  forwardToReplica,
-  isEventStream,
-  relayBody,
-  upstreamHeaders,
-} from "./forward";
+import { downstreamHeaders, type ForwardOutcome, forwardToReplica, relayBody, upstreamHeaders } from "./forward";
 import { openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
@@ -93,7 +86,8 @@ type ForwardedAnswer = Extract<ForwardOutcome, { kind: "response" }>;
  * The replica's answer, passed on untouched (its status, body and headers, hop-by-hop ones aside), with the slot
  * released when it has been delivered: SSE (`text/event-stream`, in any case) is relayed chunk by chunk, without the
  * replica's Content-Length (released when the stream ends, fails or the client leaves); any other answer is
- * small, so it is read, the slot released, and answered (cheaper than relaying a stream).
+ * small, so `forwardToReplica` has read it whole, and the slot is released and the answer sent (cheaper than
+ * relaying a stream).
  */
 async function answerFrom(
   { response: upstream, body, bodyFailure }: ForwardedAnswer,
@@ -107,21 +101,7 @@ async function answerFrom(
     statusText: upstream.statusText,
     headers: downstreamHeaders(upstream.headers),
   };
-  if (!upstream.body && bodyFailure === undefined) {
-    release(false);
-    onUsage?.(undefined);
-    return new Response(null, init);
-  }
-  if (upstream.body && isEventStream(upstream.headers)) {
-    const relayed = relayBody(upstream.body, release, clientSignal, true);
-    // The relayed stream may end with an error event the replica never sent: its length is not the replica's.
-    init.headers.delete("content-length");
-    return new Response(onUsage ? tapEventStreamUsage(relayed, onUsage) : relayed, init);
-  }
-  // Read whole by forwardToReplica (`bodyFailure` when it did not come).
-  const answer =
-    bodyFailure === undefined ? (body ?? (await upstream.arrayBuffer().catch(() => undefined))) : undefined;
-  if (answer === undefined) {
+  if (bodyFailure !== undefined) {
     // Released as failed, the replica marked down until a probe answers, whether its body broke or went silent for
     // `upstreamIdleTimeoutS`: as for a stream's first event (8338d59), an engine that stops sending mid-answer is
     // hung or dead as far as the edge can tell, and its probe brings it back at once if it is neither.
@@ -132,9 +112,22 @@ async function answerFrom(
       return openAIError(504, "the replica went silent mid-answer", "server_error", "upstream_timeout");
     return openAIError(502, "the replica failed mid-answer", "server_error", "upstream_failed");
   }
-  release(false);
-  onUsage?.(usageOfJson(answer));
-  return new Response(answer, init);
+  if (body !== undefined) {
+    // An answer that is not a stream, read whole by forwardToReplica.
+    release(false);
+    onUsage?.(usageOfJson(body));
+    return new Response(body, init);
+  }
+  if (!upstream.body) {
+    release(false);
+    onUsage?.(undefined);
+    return new Response(null, init);
+  }
+  // What forwardToReplica leaves unread with a body: a stream (`text/event-stream`).
+  const relayed = relayBody(upstream.body, release, clientSignal, true);
+  // The relayed stream may end with an error event the replica never sent: its length is not the replica's.
+  init.headers.delete("content-length");
+  return new Response(onUsage ? tapEventStreamUsage(relayed, onUsage) : relayed, init);
 }
 
 /**
