@@ -5,6 +5,7 @@ import { ReplayGuard, SIGNATURE_HEADERS, verifyRequest } from "../../src/core/re
 import { type ForwardOutcome, forwardToReplica } from "../../src/edge/forward";
 import { spillway } from "../../src/edge/middleware";
 import type { ReleasedSlot } from "../../src/edge/slot-batch";
+import { stallingBody } from "../support/stalling-body";
 
 /**
  * How the edge forwards an admitted request to a replica and relays the answer, driven through the real
@@ -735,19 +736,6 @@ describe("a replica that fails", () => {
 const IDLE_STREAM_ERROR = `data: ${JSON.stringify({
   error: { message: "the replica went silent mid-stream", type: "server_error", code: "upstream_timeout" },
 })}\n\n`;
-
-/** A body that sends `chunks`, then nothing until it is cancelled (an engine hung mid-answer). */
-function stallingBody(chunks: string[], onCancel: () => void): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const next = chunks[i++];
-      if (next !== undefined) controller.enqueue(encoder.encode(next));
-      else return new Promise(() => {});
-    },
-    cancel: onCancel,
-  });
-}
 
 /** The edge's JSON log lines of `event`, from a console.log spy. */
 function logged(spy: { mock: { calls: unknown[][] } }, event: string): Record<string, unknown>[] {

@@ -1,21 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { UpstreamIdleTimeout, withIdleDeadline } from "../../../src/edge/idle-deadline";
-
-const encoder = new TextEncoder();
+import { stallingBody } from "../../support/stalling-body";
 
 /** A replica's body: `chunks` at once, then nothing until it is cancelled (an engine hung mid-stream). */
 function hangingAfter(chunks: string[]): { reader: ReadableStreamDefaultReader<Uint8Array>; cancelled: () => boolean } {
   let cancelled = false;
-  let i = 0;
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const next = chunks[i++];
-      if (next !== undefined) controller.enqueue(encoder.encode(next));
-      else return new Promise(() => {});
-    },
-    cancel() {
-      cancelled = true;
-    },
+  const stream = stallingBody(chunks, () => {
+    cancelled = true;
   });
   return { reader: stream.getReader(), cancelled: () => cancelled };
 }
