@@ -21,11 +21,19 @@ export default defineConfig({
           include: ["test/node/**/*.test.ts"],
           exclude: [PROCESS_SUITES],
           testTimeout: 30_000,
+          // Vitest's default is one worker less than the machine's cores: one worker on CI's two, where this
+          // project's 210 files spent more time starting forks and importing than testing. Threads start faster,
+          // and these suites are pure or start their own servers on loopback, so two at a time is safe.
+          pool: "threads",
+          maxWorkers: "100%",
+          // Vitest groups projects of one order together only when they share maxWorkers: after the workerd tests,
+          // whose timing-sensitive suites keep the default of one worker.
+          sequence: { groupOrder: 1 },
         },
       },
       {
         // Suites that start processes (wrangler dev, workerd, Chromium, engine servers, the soak): after the
-        // other projects (groupOrder 1), one file at a time, so they neither starve nor are starved by the
+        // other projects (groupOrder 2), one file at a time, so they neither starve nor are starved by the
         // timing-sensitive workerd tests. Each of their hooks and tests states its own worst-case timeout;
         // these are only the ceilings for the rest.
         test: {
@@ -33,7 +41,7 @@ export default defineConfig({
           environment: "node",
           include: [PROCESS_SUITES],
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
