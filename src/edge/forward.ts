@@ -104,7 +104,10 @@ export interface ForwardRequest {
   deployment: string;
   /** Shared secret to sign with; unset sends unsigned requests (engines without a secret accept them). */
   signingSecret: string | undefined;
-  /** Deadline for the replica's answer to begin: its response headers, and for an SSE answer its first event too. */
+  /**
+   * Deadline for the replica's answer to begin: its response headers, and for an SSE answer its first event too (an
+   * answer that does not begin ends as `timeout`, and a `spillway.upstream_timeout` line is logged).
+   */
   headersTimeoutMs: number;
   /**
    * Deadline for each later chunk of an SSE answer (after its first event), and for the whole body of any other answer
@@ -154,6 +157,8 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
   }
   const controller = new AbortController();
   let timedOut = false;
+  // Whether the deadline that ran out was the headers' or, for a stream, its first event's (for the log line).
+  let headersCame = false;
   // For an answer read whole: when its headers came (its body's deadline runs from then), whether that deadline
   // passed, and how the read is ended early (the deadline, or the client leaving).
   let bodyFrom: number | undefined;
@@ -198,6 +203,7 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
       signal: controller.signal,
       redirect: "manual",
     });
+    headersCame = true;
     if (isRedirect(response.status)) {
       await response.body?.cancel().catch(() => {});
       return { kind: "unreachable", message: redirectMessage(response) };
@@ -241,7 +247,10 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
     return { kind: "response", response: new Response(body, response) };
   } catch (error) {
     if (request.clientSignal.aborted) return { kind: "client_gone" };
-    if (timedOut) return { kind: "timeout" };
+    if (timedOut) {
+      logTimeout(request, headersCame ? "first_event" : "headers");
+      return { kind: "timeout" };
+    }
     return { kind: "unreachable", message: (error as Error).message };
   } finally {
     clearTimeout(timer);
@@ -258,6 +267,23 @@ export function isRedirect(status: number): boolean {
 function redirectMessage(response: Response): string {
   const location = response.headers.get("location");
   return `the replica answered ${response.status}${location ? ` (to ${location})` : ""}: spillway follows no redirect; configure the replica's final URL`;
+}
+
+/**
+ * The edge's line for a replica that took a request and did not begin its answer within `upstreamTimeoutS`: no
+ * headers, or a stream's headers and no first event (README, "Edge logs").
+ */
+function logTimeout(request: ForwardRequest, waitedFor: "headers" | "first_event"): void {
+  console.log(
+    JSON.stringify({
+      event: "spillway.upstream_timeout",
+      deployment: request.deployment,
+      replica: request.replica,
+      path: request.pathAndSearch.split("?")[0],
+      waitedFor,
+      timeoutS: request.headersTimeoutMs / 1000,
+    }),
+  );
 }
 
 /** The edge's line for a replica that went silent mid-answer (README, "Edge logs"). */

@@ -628,8 +628,9 @@ describe("a replica that fails", () => {
         fc.integer({ min: 1, max: 3 }),
         fc.constantFrom("application/json", "text/event-stream"),
         async (script, connectAttempts, type) => {
-          // Each unreachable attempt writes its spillway.replica_unreachable line.
-          vi.spyOn(console, "log").mockImplementation(() => {});
+          // Each unreachable attempt writes its spillway.replica_unreachable line, a hang its upstream_timeout line.
+          const log = vi.spyOn(console, "log").mockImplementation(() => {});
+          log.mockClear();
           const backend: Backend = async (sent, n) => {
             const step = script[n - 1] as Attempt;
             if (step.kind === "refused") throw new TypeError("fetch failed: connect ECONNREFUSED");
@@ -723,6 +724,21 @@ describe("a replica that fails", () => {
             expect(res.headers.get("retry-after")).toBe("3");
             expect(text).toBe(`answer ${step.status}`);
           }
+          const replica = replicas[n - 1] as string;
+          expect(logged(log, "spillway.upstream_timeout"), "upstream_timeout lines").toEqual(
+            step.kind === "hangs" || step.kind === "sse_hangs"
+              ? [
+                  {
+                    event: "spillway.upstream_timeout",
+                    deployment: "m",
+                    replica,
+                    path: "/v1/completions",
+                    waitedFor: step.kind === "hangs" ? "headers" : "first_event",
+                    timeoutS: 0.01,
+                  },
+                ]
+              : [],
+          );
         },
       ),
       { ...runs, numRuns: Math.ceil(runs.numRuns / 2) },
