@@ -305,9 +305,9 @@ const encoder = new TextEncoder();
 /**
  * Passes a response body through untouched (SSE included) and calls `onEnd` exactly once: when the body
  * ends, fails, or the client cancels it. `onEnd(true)` means the upstream failed mid-body (a body that went silent,
- * `UpstreamIdleTimeout`, included). When an SSE stream fails mid-way, the client gets a final `data: {"error": ...}`
- * event and a clean end instead of a cut connection (the form SGLang and vLLM use for errors inside a stream): code
- * `upstream_failed`, or `upstream_timeout` for a replica that went silent.
+ * `UpstreamIdleTimeout`, included). When an SSE stream fails mid-way, the client gets a `data: {"error": ...}`
+ * event (OpenAI's error shape, `param` null) and `data: [DONE]` instead of a cut connection (the form SGLang and vLLM
+ * use for errors inside a stream): code `upstream_failed`, or `upstream_timeout` for a replica that went silent.
  *
  * @example
  * ```ts
@@ -336,12 +336,19 @@ export function relayBody(
       end(upstreamFailed);
       if (!(eventStream && upstreamFailed)) return;
       const writer = writable.getWriter();
+      // OpenAI's error shape (param included), then `[DONE]`: how vLLM, SGLang and spillway's engine end a stream
+      // that failed, so a client that takes a stream without `[DONE]` for a cut connection reads the error.
       const error =
         reason instanceof UpstreamIdleTimeout
-          ? { message: "the replica went silent mid-stream", type: "server_error", code: "upstream_timeout" }
-          : { message: "the replica failed mid-stream", type: "server_error", code: "upstream_failed" };
+          ? {
+              message: "the replica went silent mid-stream",
+              type: "server_error",
+              param: null,
+              code: "upstream_timeout",
+            }
+          : { message: "the replica failed mid-stream", type: "server_error", param: null, code: "upstream_failed" };
       try {
-        await writer.write(encoder.encode(`data: ${JSON.stringify({ error })}\n\n`));
+        await writer.write(encoder.encode(`data: ${JSON.stringify({ error })}\n\ndata: [DONE]\n\n`));
         await writer.close();
       } catch {
         // The client is gone too; nothing left to tell.

@@ -9,8 +9,15 @@ describe("faults", () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toContain("t0");
-    const last = text.trim().split("\n\n").at(-1) as string;
-    expect(JSON.parse(last.slice("data: ".length)).error.code).toBe("upstream_failed");
+    // As vLLM, SGLang and spillway's engine end a failed stream: an error event in OpenAI's shape, then [DONE].
+    const [error, done] = text.trim().split("\n\n").slice(-2) as [string, string];
+    expect(JSON.parse(error.slice("data: ".length)).error).toEqual({
+      message: "the replica failed mid-stream",
+      type: "server_error",
+      param: null,
+      code: "upstream_failed",
+    });
+    expect(done).toBe("data: [DONE]");
     await waitFor(async () => (await stats0("midstream-kill")).activeLeases === 0, "slot released");
     const s = await stats0("midstream-kill");
     expect(Object.values(s.replicas)[0]?.valid).toBe(false);
@@ -48,8 +55,9 @@ describe("faults", () => {
     // Before: the stream had no deadline after its first event and never ended (the slot held for leaseTimeoutS).
     const text = await res.text();
     expect(text).toContain("t0");
-    const last = text.trim().split("\n\n").at(-1) as string;
-    expect(JSON.parse(last.slice("data: ".length)).error.code).toBe("upstream_timeout");
+    const [error, done] = text.trim().split("\n\n").slice(-2) as [string, string];
+    expect(JSON.parse(error.slice("data: ".length)).error).toMatchObject({ param: null, code: "upstream_timeout" });
+    expect(done).toBe("data: [DONE]");
     await waitFor(async () => (await stats0("stream-stall")).activeLeases === 0, "slot released");
     expect(Object.values((await stats0("stream-stall")).replicas)[0]?.valid).toBe(false);
     await waitFor(

@@ -605,8 +605,8 @@ const attempt: fc.Arbitrary<Attempt> = fc.oneof(
 );
 
 const STREAM_ERROR = `data: ${JSON.stringify({
-  error: { message: "the replica failed mid-stream", type: "server_error", code: "upstream_failed" },
-})}\n\n`;
+  error: { message: "the replica failed mid-stream", type: "server_error", param: null, code: "upstream_failed" },
+})}\n\ndata: [DONE]\n\n`;
 
 function cutStream(chunks: string[]): ReadableStream<Uint8Array> {
   let i = 0;
@@ -750,8 +750,8 @@ describe("a replica that fails", () => {
 // A replica that goes silent after its headers
 
 const IDLE_STREAM_ERROR = `data: ${JSON.stringify({
-  error: { message: "the replica went silent mid-stream", type: "server_error", code: "upstream_timeout" },
-})}\n\n`;
+  error: { message: "the replica went silent mid-stream", type: "server_error", param: null, code: "upstream_timeout" },
+})}\n\ndata: [DONE]\n\n`;
 
 /** The edge's JSON log lines of `event`, from a console.log spy. */
 function logged(spy: { mock: { calls: unknown[][] } }, event: string): Record<string, unknown>[] {
