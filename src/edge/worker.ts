@@ -17,7 +17,7 @@ export { DeploymentRouter, TenantQuota };
  * The ready Worker: spillway in front of the deployments configured in `SPILLWAY_CONFIG`.
  *
  * - `POST /v1/chat/completions`, `POST /v1/completions`: admitted and forwarded, or shed with Retry-After.
- * - `GET /v1/models`: the configured deployments, in OpenAI's list format.
+ * - `GET /v1/models`: the configured deployments, in OpenAI's list format; `GET /v1/models/:model`: one of them.
  * - `GET /spillway/stats/:deployment`: router state per shard (bearer `SPILLWAY_ADMIN_TOKEN`).
  * - `GET /spillway/overview`, `GET /spillway/metrics` (Prometheus text): the same, guarded; see admin-routes.ts.
  * - `GET /spillway/dashboard`: the live dashboard page (open; it asks for the token before reading data).
@@ -37,12 +37,26 @@ app.get("/health", (c) => {
   return c.json({ ok: true });
 });
 
+const modelEntry = (id: string) => ({ id, object: "model", created: 0, owned_by: "spillway" });
+
 app.get("/v1/models", (c) => {
   const config = configFromEnv(c.env.SPILLWAY_CONFIG);
-  return c.json({
-    object: "list",
-    data: Object.keys(config.deployments).map((id) => ({ id, object: "model", created: 0, owned_by: "spillway" })),
-  });
+  return c.json({ object: "list", data: Object.keys(config.deployments).map(modelEntry) });
+});
+// The official clients' `models.retrieve(id)` (an id with a slash comes percent-encoded, one segment): a configured
+// deployment as the list names it, or the 404 a request naming any other model gets.
+app.get("/v1/models/:model", (c) => {
+  const config = configFromEnv(c.env.SPILLWAY_CONFIG);
+  const model = c.req.param("model");
+  if (Object.hasOwn(config.deployments, model)) return c.json(modelEntry(model));
+  return openAIError(
+    404,
+    `The model \`${model}\` does not exist`,
+    "invalid_request_error",
+    "model_not_found",
+    {},
+    "model",
+  );
 });
 
 app.post("/v1/chat/completions", spillway());

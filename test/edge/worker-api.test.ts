@@ -22,6 +22,25 @@ describe("the ready Worker's API", () => {
     expect(body.data.every((m) => m.object === "model")).toBe(true);
   });
 
+  it("retrieves a configured deployment as the list names it, and answers any other id with OpenAI's 404", async () => {
+    // What openai-node's `models.retrieve(id)` asks (its id percent-encoded as one path segment).
+    const list = (await (await SELF.fetch("http://spillway/v1/models")).json()) as { data: { id: string }[] };
+    const listed = list.data.find((m) => m.id === "ray-default");
+    const res = await SELF.fetch("http://spillway/v1/models/ray-default");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(listed);
+    for (const id of ["no-such-model", "org%2Fno-such-model"]) {
+      const missing = await SELF.fetch(`http://spillway/v1/models/${id}`);
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { error: unknown }).error).toEqual({
+        message: `The model \`${decodeURIComponent(id)}\` does not exist`,
+        type: "invalid_request_error",
+        param: "model",
+        code: "model_not_found",
+      });
+    }
+  });
+
   it("answers 404 for an unknown model, naming nothing internal", async () => {
     const res = await chat("no-such-model", "x");
     expect(res.status).toBe(404);
