@@ -41,8 +41,10 @@ const streamOptionsNeedStream = [
 ] satisfies [unknown, { message: string; path: string[] }];
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
+// Every role of openai-node's `ChatCompletionMessageParam`: `function` (deprecated, the history of a function call,
+// as `tool` is of a tool call) included.
 const chatMessage = z.object({
-  role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+  role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
   content: z.union([z.string(), z.array(textPart), z.null()], {
     error: "must be a string, null, or a list of text parts; other parts (images, audio, files) are not supported",
   }),

@@ -163,6 +163,28 @@ describe("OpenAI reference: documented parameters", () => {
   });
 });
 
+describe("OpenAI reference: chat messages", () => {
+  it("accepts a conversation holding every role of the client's ChatCompletionMessageParam", async () => {
+    const history: OpenAI.ChatCompletionMessageParam[] = [
+      { role: "developer", content: "be brief" },
+      { role: "system", content: "you are a test" },
+      { role: "user", content: [{ type: "text", text: "call f" }], name: "u1" },
+      { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } },
+      { role: "function", name: "f", content: "f says hi" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "g", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "call_1", content: "g says hi" },
+      { role: "user", content: "and now?" },
+    ];
+    const answer = await client.chat.completions.create({ model: MODEL, messages: history, max_tokens: 2 });
+    expect(answer.choices[0]?.message.role).toBe("assistant");
+    expect(answer.usage?.prompt_tokens).toBeGreaterThan(0);
+  });
+});
+
 const unsupported: [string, "chat" | "completion", Body, string][] = [
   ["chat logprobs", "chat", { logprobs: true }, "logprobs"],
   ["chat top_logprobs", "chat", { top_logprobs: 3 }, "top_logprobs"],
