@@ -14,7 +14,10 @@ export interface RequestLimits {
   pageSize: number;
 }
 
-/** Default max_tokens when a request gives none: OpenAI's 16 for completions, SGLang's 128 for chat. */
+/**
+ * Default max_tokens when a request gives none: OpenAI's 16 for completions; for chat, at most 128 (SGLang's
+ * `max_new_tokens` default), fewer when the prompt leaves fewer.
+ */
 export const DEFAULT_MAX_TOKENS = { completion: 16, chat: 128 } as const;
 
 /**
@@ -40,6 +43,9 @@ export function prepareGeneration(
   let promptTokens: number[];
   let promptParam: string;
   let maxTokens: number;
+  // A chat request that sets no limit asks for what its prompt leaves, as OpenAI, vLLM and SGLang read it: capped by
+  // the default below, never refused for it (completions keep OpenAI's and vLLM's default of 16, refused past it).
+  let chatDefault = false;
   if (input.kind === "completion") {
     promptParam = "prompt";
     const prompt = input.body.prompt;
@@ -59,7 +65,9 @@ export function prepareGeneration(
   } else {
     promptParam = "messages";
     promptTokens = tokenizer.encode(renderChatPrompt(input.body.messages));
-    maxTokens = input.body.max_completion_tokens ?? input.body.max_tokens ?? DEFAULT_MAX_TOKENS.chat;
+    const asked = input.body.max_completion_tokens ?? input.body.max_tokens;
+    chatDefault = asked == null;
+    maxTokens = asked ?? DEFAULT_MAX_TOKENS.chat;
   }
   if (promptTokens.length === 0)
     throw new ApiError(400, `${promptParam}: the prompt is empty`, { param: promptParam, code: "invalid_value" });
@@ -76,6 +84,8 @@ export function prepareGeneration(
       { param: promptParam, code: "context_length_exceeded" },
     );
   const maxOutput = Math.min(poolLimit - promptPages, limits.contextLength - promptTokens.length);
+  // At least 1: the prompt check above leaves room for one output token.
+  if (chatDefault) maxTokens = Math.min(maxTokens, maxOutput);
   // Named as the client sent it: a client that sent only max_completion_tokens was told about "max_tokens".
   const maxParam =
     input.kind === "chat" && input.body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";

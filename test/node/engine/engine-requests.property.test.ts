@@ -448,6 +448,12 @@ function fits(prompt: number, maxTokens: number, l: RequestLimits): boolean {
   return pages + maxTokens < l.maxTotalTokens && prompt + maxTokens <= l.contextLength;
 }
 
+/** The largest max_tokens up to `cap` that {@link fits} the prompt; `cap` when none does (the prompt is refused). */
+function largestFitting(prompt: number, cap: number, l: RequestLimits): number {
+  for (let m = cap; m >= 1; m--) if (fits(prompt, m, l)) return m;
+  return cap;
+}
+
 function parseSse(text: string): unknown[] {
   expect(text.endsWith("\n\n"), text).toBe(true);
   const events = text.slice(0, -2).split("\n\n");
@@ -497,10 +503,14 @@ describe("engine requests: well-formed, with at most one fault", () => {
           return;
         }
         const tokens = promptTokensOf(d);
+        const asked = d.kind === "chat" ? (d.maxCompletionTokens ?? d.maxTokens) : d.maxTokens;
+        // A chat request that sets no limit gets the default, or what its prompt leaves if less (never refused for
+        // it); a completion gets OpenAI's 16.
         const maxTokens =
-          d.kind === "chat"
-            ? (d.maxCompletionTokens ?? d.maxTokens ?? DEFAULT_MAX_TOKENS.chat)
-            : (d.maxTokens ?? DEFAULT_MAX_TOKENS.completion);
+          asked ??
+          (d.kind === "chat"
+            ? largestFitting(tokens.length, DEFAULT_MAX_TOKENS.chat, limits)
+            : DEFAULT_MAX_TOKENS.completion);
         expect(DEFAULT_MAX_TOKENS).toEqual({ completion: 16, chat: 128 });
         const verdict = fits(tokens.length, maxTokens, limits);
         if (res.status !== 200 && res.status !== 500) {

@@ -119,6 +119,22 @@ describe("OpenAI reference: documented parameters", () => {
     expect([tooMany.status, tooMany.param]).toEqual([400, "max_completion_tokens"]);
   });
 
+  it("a chat request that sets no limit runs with what its prompt leaves, not refused for a max_tokens it never sent", async () => {
+    // OpenAI, vLLM and SGLang read no limit as the rest of the context; here it is also capped at 128.
+    const long = [{ role: "user" as const, content: "word ".repeat(4000) }];
+    const answer = await client.chat.completions.create({
+      model: MODEL,
+      messages: long,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const usage = answer.usage as OpenAI.CompletionUsage;
+    expect(usage.completion_tokens).toBeLessThan(128);
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    // Every token the pool holds for one request (max-total-tokens 4096, strictly less): nothing left over.
+    expect(usage.prompt_tokens + usage.completion_tokens).toBe(4095);
+    expect(answer.choices[0]?.finish_reason).toBe("length");
+  });
+
   it("stop as a string or a list of up to 4; a fifth is refused naming stop", async () => {
     const free = await completion({ max_tokens: 12, ignore_eos: true });
     const text = free.choices[0]?.text ?? "";
