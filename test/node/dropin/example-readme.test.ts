@@ -32,6 +32,22 @@ describe("README.md, 'Install in your Worker'", () => {
     expect(commands.some((line) => line.startsWith("npm run check:packages"))).toBe(true);
   });
 
+  it("names every /spillway route the README documents as one a Worker built on the package does not have", () => {
+    // The package's entry exports the middleware and the Durable Objects; the admin routes and the dashboard are the
+    // repository's Worker's (src/edge/worker.ts), so a user who adopts the package and reads "Edge metrics" must be
+    // told that its GET /spillway/metrics is not theirs (under wrangler dev it answers 404).
+    const entry = readFileSync("src/edge/index.ts", "utf8");
+    expect(entry).not.toMatch(/from "\.\/(admin-routes|dashboard|worker)/);
+    const root = readFileSync("README.md", "utf8");
+    const section = root.slice(root.indexOf("## Install in your Worker"), root.indexOf("## In front of vLLM"));
+    const documented = new Set([...root.matchAll(/\/spillway\/[a-z]+/g)].map((m) => m[0]));
+    expect([...documented].sort()).toEqual(
+      expect.arrayContaining(["/spillway/dashboard", "/spillway/metrics", "/spillway/overview", "/spillway/stats"]),
+    );
+    expect([...documented].filter((route) => !section.includes(route))).toEqual([]);
+    expect(section).toContain("`/v1/models`");
+  });
+
   it("shows the example Worker's src/index.ts as it is (the one the drop-in test type-checks and runs)", () => {
     const root = readFileSync("README.md", "utf8");
     const shown = /`src\/index\.ts`[^\n]*:\n\n```ts\n([\s\S]*?)```/.exec(root)?.[1];
