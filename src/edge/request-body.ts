@@ -7,8 +7,8 @@ import { z } from "zod";
 const baseSchema = z.looseObject({
   model: z.string({ error: "`model` must be a string" }).min(1, "`model` must not be empty"),
   stream: z.boolean({ error: "`stream` must be a boolean" }).nullish(),
-  max_tokens: z.int({ error: "`max_tokens` must be an integer" }).min(0).nullish(),
-  max_completion_tokens: z.int({ error: "`max_completion_tokens` must be an integer" }).min(0).nullish(),
+  max_tokens: z.int({ error: "`max_tokens` must be a non-negative integer" }).min(0).nullish(),
+  max_completion_tokens: z.int({ error: "`max_completion_tokens` must be a non-negative integer" }).min(0).nullish(),
   /** OpenAI's processing tier; checked against the tenant's plan (see service-tier.ts). */
   service_tier: z.unknown().optional(),
 });

@@ -55,7 +55,16 @@ describe("the ready Worker's API", () => {
     ["no model", JSON.stringify({ messages: [{ role: "user", content: "x" }] }), "model"],
     ["empty messages", JSON.stringify({ model: "misc", messages: [] }), "messages"],
     ["wrong-typed stream", JSON.stringify({ model: "misc", stream: "yes", messages: [{ role: "user" }] }), "stream"],
-    ["negative max_tokens", JSON.stringify({ model: "misc", max_tokens: -1, messages: [{ role: "user" }] }), ""],
+    [
+      "negative max_tokens",
+      JSON.stringify({ model: "misc", max_tokens: -1, messages: [{ role: "user" }] }),
+      "`max_tokens` must be a non-negative integer",
+    ],
+    [
+      "negative max_completion_tokens",
+      JSON.stringify({ model: "misc", max_completion_tokens: -1, messages: [{ role: "user" }] }),
+      "`max_completion_tokens` must be a non-negative integer",
+    ],
   ])("refuses %s with a 400 before it takes a queue place", async (_name, body, mention) => {
     const res = await post("/v1/chat/completions", body);
     expect(res.status).toBe(400);
