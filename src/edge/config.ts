@@ -9,23 +9,27 @@ const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL"
 
 /** A replica: a URL (spillway's engine, probed by `GET /load`) or `{ url, load, model }` for any other server. */
 const replicaEntry = z
-  .union([
-    replicaUrl,
-    z
-      .strictObject({
-        url: replicaUrl,
-        /** How the router reads this replica's load (see README, "In front of vLLM / SGLang / TGI"). */
-        load: z.enum(LOAD_SOURCES).default("spillway"),
-        /** Count only the `/metrics` samples labelled `model_name="<model>"` (vLLM and SGLang label them so). */
-        model: z.string().min(1).optional(),
-      })
-      // TGI's gauges carry no labels, and `/load` and `none` read no metrics: a `model` there would select nothing
-      // (a TGI replica with one read as unknown for ever, never probed as free), so it is refused, not ignored.
-      .refine((r) => r.model === undefined || r.load === "vllm" || r.load === "sglang", {
-        message: "`model` selects `model_name` labels, which only `vllm` and `sglang` metrics carry",
-        path: ["model"],
-      }),
-  ])
+  .union(
+    [
+      replicaUrl,
+      z
+        .strictObject({
+          url: replicaUrl,
+          /** How the router reads this replica's load (see README, "In front of vLLM / SGLang / TGI"). */
+          load: z.enum(LOAD_SOURCES).default("spillway"),
+          /** Count only the `/metrics` samples labelled `model_name="<model>"` (vLLM and SGLang label them so). */
+          model: z.string().min(1).optional(),
+        })
+        // TGI's gauges carry no labels, and `/load` and `none` read no metrics: a `model` there would select nothing
+        // (a TGI replica with one read as unknown for ever, never probed as free), so it is refused, not ignored.
+        .refine((r) => r.model === undefined || r.load === "vllm" || r.load === "sglang", {
+          message: "`model` selects `model_name` labels, which only `vllm` and `sglang` metrics carry",
+          path: ["model"],
+        }),
+    ],
+    // Said when the entry is neither (a number, an array): `problemsOf` below reports an object's own problems.
+    { error: "Invalid input: expected an http(s) URL or an object { url, load, model }" },
+  )
   .transform((entry): ReplicaTarget => (typeof entry === "string" ? { url: entry, load: "spillway" } : entry));
 
 /** Durable Objects' location hints: where a deployment's routers are placed (near its GPU fleet). */
@@ -141,6 +145,31 @@ function messageOf(issue: z.core.$ZodIssue): string {
 }
 
 /**
+ * The problems one issue stands for, each `path: message`. A union that no option fits is one issue saying only
+ * "Invalid input": where the input has one option's own type (a replica written as an object), that option's
+ * problems are the operator's, each at its own path (`replicas.0.load: Invalid option: expected one of ...`); where
+ * every option is a literal (`backpressure.statusCode`), the message names them.
+ */
+function problemsOf(issue: z.core.$ZodIssue, at: readonly PropertyKey[] = []): string[] {
+  const path = [...at, ...issue.path];
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    const fitting = issue.errors.filter(
+      (option) => !option.some((i) => i.code === "invalid_type" && i.path.length === 0),
+    );
+    if (fitting.length === 1) return (fitting[0] ?? []).flatMap((i) => problemsOf(i, path));
+    const literals = issue.errors.map((option) => {
+      const only = option.length === 1 ? option[0] : undefined;
+      return only?.code === "invalid_value" && only.path.length === 0 ? only.values : undefined;
+    });
+    if (literals.every((values) => values !== undefined)) {
+      const names = literals.flat().map((value) => JSON.stringify(value));
+      return [`${path.join(".") || "(root)"}: Invalid input: expected one of ${names.join("|")}`];
+    }
+  }
+  return [`${path.join(".") || "(root)"}: ${messageOf(issue)}`];
+}
+
+/**
  * Parses and validates the configuration document (a JSON string or an object), applying defaults.
  *
  * @example
@@ -165,7 +194,7 @@ export function parseConfig(source: string | unknown): SpillwayConfig {
     throw new ConfigError("invalid SPILLWAY_CONFIG: deployments.__proto__: `__proto__` cannot name a deployment");
   const result = spillwayConfigSchema.safeParse(raw);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${messageOf(issue)}`);
+    const problems = result.error.issues.flatMap((issue) => problemsOf(issue));
     throw new ConfigError(`invalid SPILLWAY_CONFIG: ${problems.join("; ")}`);
   }
   return result.data;

@@ -187,6 +187,27 @@ describe("parseConfig, field by field", () => {
     expect(errorOf({ deployments: { "": { replicas: [R] } } })).toMatch(/^invalid SPILLWAY_CONFIG: deployments\.: \S/);
   });
 
+  it("says what a field of a union takes, where zod says only 'Invalid input'", () => {
+    // An operator who wrote `"statusCode": 500` or `"load": "vLLM"` read only "Invalid input" (under wrangler dev,
+    // in the Worker's error line), which names neither the values allowed nor, for a replica, the bad field.
+    expect(errorOf(withDeployment({ backpressure: { statusCode: 500 } }))).toBe(
+      "invalid SPILLWAY_CONFIG: deployments.llama.backpressure.statusCode: Invalid input: expected one of 429|503",
+    );
+    expect(errorOf(withDeployment({ replicas: [{ url: R, load: "vLLM" }] }))).toBe(
+      'invalid SPILLWAY_CONFIG: deployments.llama.replicas.0.load: Invalid option: expected one of "spillway"|"vllm"|"sglang"|"tgi"|"none"',
+    );
+    // Every problem of the one entry the input's shape picks, each at its own path.
+    expect(errorOf(withDeployment({ replicas: [{ url: "ftp://x", load: "vLLM", extra: 1 }] }))).toBe(
+      "invalid SPILLWAY_CONFIG: deployments.llama.replicas.0.url: must be an http(s) URL; " +
+        'deployments.llama.replicas.0.load: Invalid option: expected one of "spillway"|"vllm"|"sglang"|"tgi"|"none"; ' +
+        'deployments.llama.replicas.0: Unrecognized key: "extra"',
+    );
+    // Neither shape: both named.
+    expect(errorOf(withDeployment({ replicas: [5] }))).toBe(
+      "invalid SPILLWAY_CONFIG: deployments.llama.replicas.0: Invalid input: expected an http(s) URL or an object { url, load, model }",
+    );
+  });
+
   it("refuses a deployment named __proto__ rather than dropping it without a word", () => {
     // JSON.parse makes `__proto__` an ordinary key; a record built by assignment would lose it (and with it the
     // deployment), leaving the other deployments, or "needs at least one deployment", to puzzle the operator.
