@@ -151,7 +151,12 @@ async function answerFrom(
  * ```
  */
 export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<SpillwayEnv> {
-  const connectAttempts = Math.max(1, options.connectAttempts ?? 2);
+  const connectAttempts = options.connectAttempts ?? 2;
+  // Refused where the Worker starts, not clamped: 0 or NaN ran one attempt and 2.5 three, without a word.
+  if (!Number.isInteger(connectAttempts) || connectAttempts < 1) {
+    const got = typeof connectAttempts === "string" ? JSON.stringify(connectAttempts) : String(connectAttempts);
+    throw new TypeError(`spillway(): connectAttempts must be a whole number of at least 1, got ${got}`);
+  }
   // One per isolate: releases to a router ride along with each other and with the next acquire, and (with
   // slotHandoffMs) a finished request's slot may go straight to the next request.
   const slots = new SlotBatch();

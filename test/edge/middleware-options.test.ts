@@ -102,6 +102,16 @@ describe("spillway() options, in a user's Hono app", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("bad_gateway");
   });
 
+  it("refuses a connectAttempts that is not a whole number of at least 1, naming it", () => {
+    // Clamped before: 0, -1 and NaN ran one attempt, 2.5 three, Infinity as many as the router gave replicas.
+    for (const bad of [0, -1, 2.5, Number.NaN, Number.POSITIVE_INFINITY, "3" as unknown as number])
+      expect(() => spillway({ connectAttempts: bad })).toThrow(
+        /^spillway\(\): connectAttempts must be a whole number of at least 1, got /,
+      );
+    expect(() => spillway({ connectAttempts: 0 })).toThrow(/got 0$/);
+    for (const good of [1, 2, 5]) expect(() => spillway({ connectAttempts: good })).not.toThrow();
+  });
+
   it("connectAttempts (default 2) moves an unreachable attempt on to another replica", async () => {
     const { send } = userApp({});
     const dead = "http://127.0.0.1:1/dead";
