@@ -6,6 +6,7 @@ import {
   type TenantsConfig,
   tenantPlanSchema,
 } from "./tenant-config";
+import { problemsText } from "./zod-problems";
 
 /** Who is asking: a plan, or a 401 when keys are required and none (or an unknown one) was given. */
 export type TenantResolution = { kind: "tenant"; plan: TenantPlan } | { kind: "unauthorized"; message: string };
@@ -160,6 +161,6 @@ export function resolvedPlan(plan: TenantPlanInput | undefined, tenants: Tenants
       : { kind: "tenant", plan: tenants.anonymous };
   }
   const parsed = tenantPlanSchema.safeParse(plan);
-  if (!parsed.success) throw new Error(`the tenant resolver returned an invalid plan: ${parsed.error.message}`);
+  if (!parsed.success) throw new Error(`spillway(): tenantOf returned an invalid plan: ${problemsText(parsed.error)}`);
   return { kind: "tenant", plan: parsed.data };
 }

@@ -595,6 +595,14 @@ describe("tenant resolution", () => {
     if (runs.numRuns >= 100) for (const n of Object.values(seen)) expect(n).toBeGreaterThan(runs.numRuns / 40);
   });
 
+  it("resolvedPlan: an invalid plan from tenantOf is named by the option and each bad field, on one line", () => {
+    // It said "the tenant resolver returned an invalid plan: [" and then zod's issues as 20 lines of JSON.
+    expect(() => resolvedPlan({ name: "bad name", weight: 0 }, tenantsSchema.parse({}))).toThrow(
+      "spillway(): tenantOf returned an invalid plan: name: tenant names use letters, digits, '.', '_' and '-'; " +
+        "weight: Too small: expected number to be >0",
+    );
+  });
+
   it("resolvedPlan: undefined is anonymous or 401; a valid plan is its parsed self; an invalid one throws", () => {
     const invalid = fc.constantFrom<unknown>(
       { name: "" },
@@ -612,7 +620,7 @@ describe("tenant resolution", () => {
         const valid = plan === undefined ? undefined : tenantPlanSchema.safeParse(plan);
         if (valid && !valid.success) {
           expect(() => resolvedPlan(plan as TenantPlanInput, tenants)).toThrow(
-            /^the tenant resolver returned an invalid plan: /,
+            /^spillway\(\): tenantOf returned an invalid plan: \S[^\n]*$/,
           );
           return;
         }
