@@ -4,7 +4,7 @@ import { requestFingerprint, shardForFingerprint } from "../core/request-fingerp
 import type { ReleaseOutcome } from "../core/router-core";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
 import { quotaRefusalPoint, writeDecision } from "./analytics";
-import { configFromEnv } from "./config";
+import { ConfigError, configFromEnv, type SpillwayConfig } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { downstreamHeaders, type ForwardOutcome, forwardToReplica, relayBody, upstreamHeaders } from "./forward";
@@ -162,7 +162,21 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
   const slots = new SlotBatch();
   return async function spillway(c, next) {
     if (c.req.method !== "POST") return next();
-    const config = configFromEnv(c.env.SPILLWAY_CONFIG);
+    let config: SpillwayConfig;
+    try {
+      config = configFromEnv(c.env.SPILLWAY_CONFIG);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      // The operator's mistake, not the client's: why goes to the log (it may name the fleet); the client gets
+      // OpenAI's shape, which its SDK reads as a server error, not Hono's plain-text 500.
+      console.error(JSON.stringify({ event: "spillway.config_invalid", message: error.message }));
+      return openAIError(
+        500,
+        "the gateway's SPILLWAY_CONFIG is invalid (its log says why)",
+        "server_error",
+        "config_invalid",
+      );
+    }
     // Who is asking comes first: an unknown key is refused before its body is read.
     const who = options.tenantOf
       ? resolvedPlan(await options.tenantOf(c), config.tenants)

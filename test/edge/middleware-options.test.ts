@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import readme from "../../README.md?raw";
 import { type SpillwayOptions, type SpillwayVariables, spillway } from "../../src/edge/index";
 import { stats0 } from "./helpers";
@@ -110,6 +110,48 @@ describe("spillway() options, in a user's Hono app", () => {
       );
     expect(() => spillway({ connectAttempts: 0 })).toThrow(/got 0$/);
     for (const good of [1, 2, 5]) expect(() => spillway({ connectAttempts: good })).not.toThrow();
+  });
+
+  it("answers a request under an invalid SPILLWAY_CONFIG with OpenAI's 500 config_invalid and logs why", async () => {
+    // Before, the ConfigError escaped to Hono: a user's Worker answered a plain-text "Internal Server Error".
+    const { app, ctx } = userApp({});
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const [config, why] of [
+        ["{oops", /^SPILLWAY_CONFIG is not valid JSON/],
+        [
+          JSON.stringify({ deployments: { misc: { replicas: [] } } }),
+          /^invalid SPILLWAY_CONFIG: deployments\.misc\.replicas/,
+        ],
+      ] as const) {
+        errors.mockClear();
+        const res = await app.fetch(
+          new Request("http://user.example/v1/chat/completions", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ model: "misc", messages: [{ role: "user", content: "hi" }] }),
+          }),
+          { ...env, SPILLWAY_CONFIG: config },
+          ctx,
+        );
+        expect(res.status).toBe(500);
+        expect(res.headers.get("content-type")).toBe("application/json");
+        expect(((await res.json()) as { error: unknown }).error).toEqual({
+          message: "the gateway's SPILLWAY_CONFIG is invalid (its log says why)",
+          type: "server_error",
+          param: null,
+          code: "config_invalid",
+        });
+        const lines = errors.mock.calls.map(
+          (call) => JSON.parse(String(call[0])) as { event: string; message: string },
+        );
+        expect(lines).toHaveLength(1);
+        expect(lines[0]?.event).toBe("spillway.config_invalid");
+        expect(lines[0]?.message).toMatch(why);
+      }
+    } finally {
+      errors.mockRestore();
+    }
   });
 
   it("connectAttempts (default 2) moves an unreachable attempt on to another replica", async () => {
