@@ -8,7 +8,7 @@ import { ConfigError, configFromEnv, type SpillwayConfig } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { downstreamHeaders, type ForwardOutcome, forwardToReplica, relayBody, upstreamHeaders } from "./forward";
-import { openAIError } from "./openai-error";
+import { modelNotFound, openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
 import { isRetry } from "./retry-count";
@@ -187,16 +187,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     if ("status" in body) return openAIError(body.status, body.message, "invalid_request_error", null, {}, body.param);
     const deployment = options.deploymentOf ? options.deploymentOf(c, body) : body.model;
     const deploymentConfig = Object.hasOwn(config.deployments, deployment) ? config.deployments[deployment] : undefined;
-    if (!deploymentConfig) {
-      return openAIError(
-        404,
-        `The model \`${deployment}\` does not exist`,
-        "invalid_request_error",
-        "model_not_found",
-        {},
-        "model",
-      );
-    }
+    if (!deploymentConfig) return modelNotFound(deployment);
     let apiKey: string | undefined;
     try {
       apiKey = upstreamApiKey(c.env, deploymentConfig);

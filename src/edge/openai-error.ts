@@ -25,3 +25,22 @@ export function openAIError(
     headers: { "content-type": "application/json", ...headers },
   });
 }
+
+/**
+ * OpenAI's 404 for a model it does not serve: what a request naming it gets, and what `GET /v1/models/{id}` does.
+ *
+ * @example
+ * ```ts
+ * if (!Object.hasOwn(config.deployments, model)) return modelNotFound(model);
+ * ```
+ */
+export function modelNotFound(model: string): Response {
+  return openAIError(
+    404,
+    `The model \`${model}\` does not exist`,
+    "invalid_request_error",
+    "model_not_found",
+    {},
+    "model",
+  );
+}

@@ -7,7 +7,7 @@ import { dashboardRoutes } from "./dashboard/routes";
 import { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { type SpillwayVariables, spillway } from "./middleware";
-import { openAIError } from "./openai-error";
+import { modelNotFound, openAIError } from "./openai-error";
 import { placement, routerName, type ShardStats } from "./router-protocol";
 import { TenantQuota } from "./tenant-quota-object";
 
@@ -49,14 +49,7 @@ app.get("/v1/models/:model", (c) => {
   const config = configFromEnv(c.env.SPILLWAY_CONFIG);
   const model = c.req.param("model");
   if (Object.hasOwn(config.deployments, model)) return c.json(modelEntry(model));
-  return openAIError(
-    404,
-    `The model \`${model}\` does not exist`,
-    "invalid_request_error",
-    "model_not_found",
-    {},
-    "model",
-  );
+  return modelNotFound(model);
 });
 
 app.post("/v1/chat/completions", spillway());
