@@ -223,13 +223,19 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
         endRead = () => resolve("ended");
       });
       let body: ArrayBuffer | "ended";
+      let failure: unknown;
       try {
         body = await Promise.race([response.arrayBuffer(), ended]);
-      } catch {
+      } catch (error) {
         body = "ended";
+        failure = error;
       }
       if (body !== "ended") return { kind: "response", response, body };
-      if (!bodySilent) return { kind: "response", response, bodyFailure: "broken" };
+      if (!bodySilent) {
+        // The replica's own failure (a client that left ended the read itself).
+        if (!request.clientSignal.aborted) logFailure(request, response.headers, failure);
+        return { kind: "response", response, bodyFailure: "broken" };
+      }
       logIdleTimeout(request, response.headers);
       return { kind: "response", response, bodyFailure: "silent" };
     }
@@ -243,7 +249,10 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
       first = { error };
     }
     const silent = () => logIdleTimeout(request, response.headers);
-    const body = withIdleDeadline(first, reader, request.idleTimeoutMs, silent);
+    const failed = (error: unknown) => {
+      if (!request.clientSignal.aborted) logFailure(request, response.headers, error);
+    };
+    const body = withIdleDeadline(first, reader, request.idleTimeoutMs, silent, failed);
     return { kind: "response", response: new Response(body, response) };
   } catch (error) {
     if (request.clientSignal.aborted) return { kind: "client_gone" };
@@ -296,6 +305,23 @@ function logIdleTimeout(request: ForwardRequest, headers: Headers): void {
       path: request.pathAndSearch.split("?")[0],
       stream: isEventStream(headers),
       idleTimeoutS: request.idleTimeoutMs / 1000,
+    }),
+  );
+}
+
+/**
+ * The edge's line for a replica whose answer broke after it began (its connection cut mid-body: an engine killed
+ * mid-stream), answered with an `upstream_failed` error event or 502 (README, "Edge logs").
+ */
+function logFailure(request: ForwardRequest, headers: Headers, error: unknown): void {
+  console.log(
+    JSON.stringify({
+      event: "spillway.upstream_failed",
+      deployment: request.deployment,
+      replica: request.replica,
+      path: request.pathAndSearch.split("?")[0],
+      stream: isEventStream(headers),
+      message: error instanceof Error ? error.message : String(error),
     }),
   );
 }

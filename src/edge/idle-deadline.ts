@@ -23,7 +23,8 @@ export type BodyRead = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array
  * comes first, then the reader's chunks, each of which must arrive within `idleTimeoutMs` of the edge asking for it.
  * The clock runs only while a read waits on the replica: a client that reads slowly spends none of it. When it runs
  * out, the replica's body is cancelled (its connection closed, so an engine that is alive stops the work),
- * `onTimeout` is called once, and the body fails with `UpstreamIdleTimeout`.
+ * `onTimeout` is called once, and the body fails with `UpstreamIdleTimeout`. A body that fails by itself (the replica's
+ * connection cut: an engine killed mid-stream) fails with its own error, and `onFailure` hears it first.
  *
  * One timer a stream, not one a chunk: it fires at most every `idleTimeoutMs` and looks at how long the read under
  * way has waited (a timer a request showed on the admitted path: `docs/benchmarks.md`, "The idle deadline on the
@@ -40,6 +41,7 @@ export function withIdleDeadline(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   idleTimeoutMs: number,
   onTimeout: () => void,
+  onFailure?: (error: unknown) => void,
 ): ReadableStream<Uint8Array> {
   let pending = first;
   /** When the read under way began; undefined while none is (the client has not asked for more). */
@@ -82,6 +84,7 @@ export function withIdleDeadline(
       if (silent) controller.error(new UpstreamIdleTimeout(idleTimeoutMs));
       else if ("error" in next) {
         stop();
+        onFailure?.(next.error);
         controller.error(next.error);
       } else if (next.done) {
         stop();

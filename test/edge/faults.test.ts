@@ -4,7 +4,8 @@ import { chat, direct, releaseHold, replicaState, setDraining, setFull, stats0, 
 afterEach(() => vi.restoreAllMocks());
 
 describe("faults", () => {
-  it("an engine killed mid-stream: the client gets a clean SSE error, the slot is released, the replica marked down", async () => {
+  it("an engine killed mid-stream: the client gets a clean SSE error, the slot is released, the replica marked down, one spillway.upstream_failed line", async () => {
+    const printed = vi.spyOn(console, "log");
     const res = await chat("midstream-kill", "streamkill", { stream: true });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -21,14 +22,32 @@ describe("faults", () => {
     await waitFor(async () => (await stats0("midstream-kill")).activeLeases === 0, "slot released");
     const s = await stats0("midstream-kill");
     expect(Object.values(s.replicas)[0]?.valid).toBe(false);
+    // Which replica broke, for the operator: before, nothing was logged (the probe's line came only with a later
+    // request, and never for a replica no probe reads).
+    const lines = printed.mock.calls.map((args) => String(args[0])).filter((l) => l.includes("upstream_failed"));
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      {
+        event: "spillway.upstream_failed",
+        deployment: "midstream-kill",
+        replica: expect.any(String),
+        path: "/v1/chat/completions",
+        stream: true,
+        message: expect.any(String),
+      },
+    ]);
   });
 
-  it("an engine killed mid-answer (not streaming): 502, the slot is released, the replica marked down", async () => {
+  it("an engine killed mid-answer (not streaming): 502, the slot is released, the replica marked down, one spillway.upstream_failed line", async () => {
+    const printed = vi.spyOn(console, "log");
     const res = await chat("json-kill", "jsonkill");
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_failed");
     await waitFor(async () => (await stats0("json-kill")).activeLeases === 0, "slot released");
     expect(Object.values((await stats0("json-kill")).replicas)[0]?.valid).toBe(false);
+    const lines = printed.mock.calls.map((args) => String(args[0])).filter((l) => l.includes("upstream_failed"));
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ event: "spillway.upstream_failed", deployment: "json-kill", stream: false }),
+    ]);
   });
 
   it("an engine that accepts and hangs: 504 after the deadline, and the slot comes back", async () => {

@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { chat, direct, releaseHold, replicaState, setDown, stats, stats0, waitFor } from "./helpers";
+
+afterEach(() => vi.restoreAllMocks());
 
 describe("routing through the edge", () => {
   it("sends a request to the replica with the shorter queue", async () => {
@@ -52,7 +54,8 @@ describe("routing through the edge", () => {
     expect((await replicaState("dq")).served).toEqual(["hold:head"]);
   });
 
-  it("a client that disconnects while streaming gives its slot back", async () => {
+  it("a client that disconnects while streaming gives its slot back (and is not logged as the replica's failure)", async () => {
+    const printed = vi.spyOn(console, "log");
     const controller = new AbortController();
     const res = await chat("disconnect-streaming", "streamhold:k", { stream: true, signal: controller.signal });
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
@@ -62,6 +65,7 @@ describe("routing through the edge", () => {
     controller.abort();
     await reader.cancel().catch(() => {});
     await waitFor(async () => (await stats0("disconnect-streaming")).activeLeases === 0, "slot released");
+    expect(printed.mock.calls.map((args) => String(args[0])).filter((l) => l.includes("upstream_failed"))).toEqual([]);
     await releaseHold("ds", "k");
     // The slot is usable again.
     expect((await chat("disconnect-streaming", "after")).status).toBe(200);
