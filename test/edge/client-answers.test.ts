@@ -76,7 +76,12 @@ const post = (body: string) =>
   });
 
 /** A Worker built from the middleware, with `routers` or a configuration other than the test Worker's. */
-async function callApp(options: { requireKey?: boolean; routers?: DurableObjectNamespace<DeploymentRouter> }) {
+async function callApp(options: {
+  requireKey?: boolean;
+  routers?: DurableObjectNamespace<DeploymentRouter>;
+  /** `SPILLWAY_CONFIG` as given, in place of the test Worker's (a broken one). */
+  rawConfig?: string;
+}) {
   const config = { ...edgeTestConfig(inject("fakeEngineUrl")) };
   if (options.requireKey) config.tenants = { ...config.tenants, requireKey: true };
   const routers = options.routers;
@@ -91,7 +96,7 @@ async function callApp(options: { requireKey?: boolean; routers?: DurableObjectN
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "misc", messages: [{ role: "user", content: "x" }] }),
     }),
-    { ...env, SPILLWAY_CONFIG: JSON.stringify(config) },
+    { ...env, SPILLWAY_CONFIG: options.rawConfig ?? JSON.stringify(config) },
     ctx,
   );
   await waitOnExecutionContext(ctx);
@@ -101,6 +106,7 @@ async function callApp(options: { requireKey?: boolean; routers?: DurableObjectN
 describe("README: what a client is answered when spillway, not the engine, answers", () => {
   it("has a row for each case tested here, and no other", () => {
     expect(readmeAnswers(ANSWERS).map((r) => r.when.slice(0, 24))).toEqual([
+      "`SPILLWAY_CONFIG` is mis",
       "`tenants.requireKey` and",
       "the body is not JSON or ",
       "the body is larger than ",
@@ -114,6 +120,10 @@ describe("README: what a client is answered when spillway, not the engine, answe
       "the replica failed while",
       "the replica sent nothing",
     ]);
+  });
+
+  it("a SPILLWAY_CONFIG that is not valid", async () => {
+    await expectRowAnswer(row("`SPILLWAY_CONFIG` is missing or invalid"), await callApp({ rawConfig: "{oops" }));
   });
 
   it("a required key missing", async () => {
