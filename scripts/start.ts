@@ -101,33 +101,49 @@ process.on("SIGHUP", () => void stopAll(0)); // the terminal closed
 // npm or tsx killed: this process or one above it in its job is reparented; nobody is left to press Ctrl-C.
 watchJobParents(() => void stopAll(1));
 
+/** The command that starts an engine again by hand, as the demo started it (its console shows it on the engine's exit). */
+const restartCommand = new Map<ManagedProcess, string>();
 enginePorts.forEach((port, i) => {
   const speed = SPEEDS[i % SPEEDS.length] ?? 1;
-  processes.push(
-    startManaged(`engine:${port}`, "node_modules/.bin/tsx", [
-      "src/engine/main.ts",
-      "--port",
-      String(port),
-      "--speed",
-      String(speed),
-      "--name",
-      `engine-${port}-x${speed}`,
-      // Keep the console readable under load: warnings only, no access lines.
-      "--log-level",
-      "warning",
-      "--disable-access-log",
-      ...(deployments.length > 0 ? ["--deployment", deployments.join(",")] : []),
-    ]),
-  );
+  const deploymentFlag = deployments.length > 0 ? ` --deployment ${deployments.join(",")}` : "";
+  const engine = startManaged(`engine:${port}`, "node_modules/.bin/tsx", [
+    "src/engine/main.ts",
+    "--port",
+    String(port),
+    "--speed",
+    String(speed),
+    "--name",
+    `engine-${port}-x${speed}`,
+    // Keep the console readable under load: warnings only, no access lines.
+    "--log-level",
+    "warning",
+    "--disable-access-log",
+    ...(deployments.length > 0 ? ["--deployment", deployments.join(",")] : []),
+  ]);
+  processes.push(engine);
+  restartCommand.set(engine, `npm run engine -- --port ${port} --speed ${speed}${deploymentFlag}`);
 });
 const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"] });
 processes.push(worker);
+/** Set once every piece answered its health check: from then on an engine's exit is a failure to watch, not to stop for. */
+let up = false;
+const liveEngines = new Set(processes.filter((p) => p !== worker));
 for (const p of processes) {
   p.child.once("exit", (code) => {
-    if (!stopping) {
+    if (stopping) return;
+    liveEngines.delete(p);
+    // Before the demo is up, or the Worker itself: nothing to show. The last engine: nothing left to serve.
+    if (!up || p === worker || liveEngines.size === 0) {
       console.error(`${p.name} exited (code ${code}); stopping the demo`);
       void stopAll(1);
+      return;
     }
+    // A replica lost under the Worker is what spillway is for: the router marks it down and routes around it, and
+    // takes it back once a probe reads it again (an engine started anew on its port).
+    console.error(
+      `${p.name} exited (code ${code}); the demo goes on with ${liveEngines.size} engine(s): the Worker routes around it. ` +
+        `To bring it back: ${restartCommand.get(p) ?? "npm run engine"}`,
+    );
   });
 }
 
@@ -140,6 +156,7 @@ try {
   console.error(String(error));
   await stopAll(1);
 }
+up = true;
 const base = `http://127.0.0.1:${workerPort}`;
 const dashboard = ownToken
   ? `${base}/spillway/dashboard   (token: SPILLWAY_ADMIN_TOKEN from your .dev.vars)`

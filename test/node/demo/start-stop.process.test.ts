@@ -71,7 +71,7 @@ function leftBehind(ports: number[]): string[] {
 
 describe("npm start", () => {
   it(
-    "brings up three engines and the Worker, and Ctrl-C leaves no process behind",
+    "brings up three engines and the Worker, goes on without an engine that dies, and Ctrl-C leaves no process behind",
     async () => {
       const [worker, ...engines] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
       const persistTo = mkdtempSync(join(tmpdir(), "spillway-start-"));
@@ -99,6 +99,37 @@ describe("npm start", () => {
         expect(res.status).toBe(200);
         for (const port of engines) expect(processesMentioning(`--port ${port}`).length).toBeGreaterThan(0);
         expect(processesMentioning(`--port ${worker}`).length).toBeGreaterThan(0);
+
+        // One engine killed outright (a crashed GPU server): the demo goes on and the Worker routes around it.
+        // Before, any child's exit stopped the whole demo, so the failure spillway handles could not be watched.
+        const lost = engines[0] as number;
+        for (const line of processesMentioning(`--port ${lost}`)) {
+          try {
+            process.kill(Number.parseInt(line, 10), "SIGKILL");
+          } catch {
+            // Gone with its parent.
+          }
+        }
+        for (let i = 0; i < 150 && !output.includes(`engine:${lost} exited`); i++)
+          await new Promise((r) => setTimeout(r, 200));
+        expect(output).toContain(`engine:${lost} exited`);
+        expect(output).toContain("the demo goes on with 2 engine(s)");
+        expect(output).toContain(`To bring it back: npm run engine -- --port ${lost} --speed 1 --deployment `);
+        for (let i = 0; i < 4; i++) {
+          const after = await fetch(`http://127.0.0.1:${worker}/v1/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              model: "demo-model",
+              messages: [{ role: "user", content: `hi ${i}` }],
+              max_tokens: 4,
+            }),
+          });
+          // connectAttempts (2): an attempt that meets the dead engine marks it down and goes on to another.
+          expect(after.status).toBe(200);
+          await after.arrayBuffer();
+        }
+        expect(child.exitCode).toBeNull();
 
         process.kill(child.pid as number, "SIGINT");
         expect(await exited).toBe(0);
