@@ -9,7 +9,9 @@
  * workerd or engine process is left behind. So does a closed terminal (SIGHUP) or a killed parent (npm, tsx: this
  * process, or the sh between npm and tsx, is reparented). Killed itself with SIGKILL, it cannot stop anyone: each
  * child group has a guard that watches this process and kills the group when it is gone. Ports already taken (a
- * second `npm start`) are reported in one line before anything starts.
+ * second `npm start`) are reported in one line before anything starts. An engine that dies once the demo is up is
+ * reported and the demo goes on with the others (the Worker routes around it); the Worker or the last engine
+ * exiting stops it.
  *
  * Flags (for tests and busy machines): `--port` (8787), `--engine-ports 8001,8002,8003` (other ports than the
  * sample's are passed to wrangler as SPILLWAY_CONFIG), `--persist-to DIR`.
