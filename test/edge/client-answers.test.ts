@@ -222,6 +222,22 @@ describe("README: what a client is answered when spillway, not the engine, answe
   });
 });
 
+/** The header groups a tenant's refusal may carry, as the table's headers cell names them. */
+const HEADER_GROUPS: { cell: string; carried: (res: Response) => boolean }[] = [
+  { cell: "`retry-after`", carried: (res) => res.headers.has("retry-after") },
+  { cell: "`retry-after-ms`", carried: (res) => res.headers.has("retry-after-ms") },
+  { cell: "`x-ratelimit-*`", carried: (res) => [...res.headers.keys()].some((h) => h.startsWith("x-ratelimit-")) },
+  {
+    cell: "`ratelimit*`",
+    carried: (res) => res.headers.has("ratelimit") || res.headers.has("ratelimit-policy"),
+  },
+];
+
+/** The header groups `res` carries that the row's headers cell does not name (a cell of "-" names none). */
+function unnamedHeaders(r: AnswerRow, res: Response): string[] {
+  return HEADER_GROUPS.filter((g) => g.carried(res) && !r.headers.includes(g.cell)).map((g) => g.cell);
+}
+
 /** A chat completion as a tenant (`key`), with `extra` fields in the body. */
 function askAs(key: string | undefined, model: string, content: string, extra: Record<string, unknown> = {}) {
   return SELF.fetch("http://spillway/v1/chat/completions", {
@@ -243,13 +259,20 @@ describe("README: what a tenant's client sees in each refusal", () => {
   });
 
   it("keys required, none given", async () => {
-    await expectRowAnswer(row("keys required", TENANT_ANSWERS), await callApp({ requireKey: true }));
+    const r = row("keys required", TENANT_ANSWERS);
+    const res = await callApp({ requireKey: true });
+    expect(unnamedHeaders(r, res)).toEqual([]);
+    await expectRowAnswer(r, res);
   });
 
   it("a service_tier the edge does not know, or priority outside the plan", async () => {
     const r = row("bad `service_tier`", TENANT_ANSWERS);
     for (const tier of ["turbo", "priority"])
       await expectRowAnswer(r, await askAs(undefined, "misc", "x", { service_tier: tier }));
+    // A tenant with a quota: the tier is refused before any charge, so no rate-limit headers either.
+    const quotaTenant = await askAs(TEST_KEYS.answersTokens, "misc", "x", { service_tier: "turbo" });
+    expect(unnamedHeaders(r, quotaTenant)).toEqual([]);
+    await expectRowAnswer(r, quotaTenant);
   });
 
   it("the tenant's request quota spent", async () => {
@@ -264,6 +287,7 @@ describe("README: what a tenant's client sees in each refusal", () => {
     const headers = ["retry-after", "retry-after-ms", "x-ratelimit-limit-requests", "ratelimit"].map((h) =>
       refused.headers.get(h),
     );
+    expect(unnamedHeaders(r, refused)).toEqual([]);
     await expectAnswer(refused, { status: 429, type: "requests", code });
     expect(headers.every((h) => h !== null)).toBe(true);
     expect(r.headers).toBe("`retry-after`, `retry-after-ms` (exact), `x-ratelimit-*`, `ratelimit*`");
@@ -273,6 +297,7 @@ describe("README: what a tenant's client sees in each refusal", () => {
     const r = row("one request needs more tokens than a minute's quota", TENANT_ANSWERS);
     const res = await askAs(TEST_KEYS.answersTokens, "misc", "big", { max_tokens: 5000 });
     const limit = res.headers.get("x-ratelimit-limit-tokens");
+    expect(unnamedHeaders(r, res)).toEqual([]);
     await expectRowAnswer(r, res);
     expect(limit).toBe("100");
   });
@@ -287,11 +312,12 @@ describe("README: what a tenant's client sees in each refusal", () => {
     await waitFor(async () => (await stats0(deployment)).queueDepth === 1, "second request queued");
     const refused = await askAs(TEST_KEYS.bulk, deployment, "third");
     const headers = ["retry-after", "retry-after-ms", "x-ratelimit-limit-requests"].map((h) => refused.headers.get(h));
+    expect(unnamedHeaders(r, refused)).toEqual([]);
     await expectAnswer(refused, { status: 429, ...typeAndCode(r.error) });
     // A cold router: the hint is the deployment's static retryAfterS.
     expect(headers.every((h) => h !== null)).toBe(true);
     expect(r.headers).toBe(
-      "`retry-after`, `retry-after-ms` when there is a hint (computed; a router still cold sends the static `retryAfterS`, if set), `x-ratelimit-*`",
+      "`retry-after`, `retry-after-ms` when there is a hint (computed; a router still cold sends the static `retryAfterS`, if set), `x-ratelimit-*`, `ratelimit*`",
     );
     await releaseHold(deployment, "1");
     await releaseHold(deployment, "2");
