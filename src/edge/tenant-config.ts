@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { problemsText } from "./zod-problems";
 
 /** A SHA-256 digest in lower-case hex: how a key appears in the configuration and in KV (never the key itself). */
 export const KEY_HASH = /^[0-9a-f]{64}$/;
@@ -60,22 +61,28 @@ export type TenantsConfig = z.output<typeof tenantsSchema>;
 
 /**
  * A plan record read from KV: validated like the configuration's; `undefined` for anything malformed (a bad
- * record is an unknown key, never a crash).
+ * record is an unknown key, never a crash), and then `onInvalid` is told why, each problem at its field.
  *
  * @example
  * ```ts
  * parsePlanRecord('{"name":"acme","weight":2}'); // { name: "acme", weight: 2, priority: "interactive", ... }
- * parsePlanRecord("not json");                   // undefined
+ * parsePlanRecord("not json", console.error);    // undefined; prints "not JSON: ..."
  * ```
  */
-export function parsePlanRecord(raw: string | null): TenantPlan | undefined {
+export function parsePlanRecord(
+  raw: string | null,
+  onInvalid: (problem: string) => void = () => {},
+): TenantPlan | undefined {
   if (raw === null) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(raw);
-  } catch {
+  } catch (error) {
+    onInvalid(`not JSON: ${(error as Error).message}`);
     return undefined;
   }
   const parsed = tenantPlanSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
+  if (parsed.success) return parsed.data;
+  onInvalid(problemsText(parsed.error));
+  return undefined;
 }

@@ -98,7 +98,13 @@ export class PlanCache {
   }
 
   private async read(store: PlanStore, hash: string, expiresAtMs: number): Promise<TenantPlan | undefined> {
-    const plan = parsePlanRecord(await store.get(hash));
+    // A record there that is not a plan refuses its key as unknown: the operator who wrote it is told why (once
+    // per read, so at most once per TTL per isolate), by the hash's first 8 digits, never the whole hash.
+    const plan = parsePlanRecord(await store.get(hash), (message) =>
+      console.error(
+        JSON.stringify({ event: "spillway.tenant_record_invalid", keyHashPrefix: hash.slice(0, 8), message }),
+      ),
+    );
     this.plans.delete(hash);
     this.unknown.delete(hash);
     const [entries, max] = plan ? [this.plans, this.maxEntries] : [this.unknown, this.maxUnknownEntries];

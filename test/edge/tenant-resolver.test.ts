@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { tenantsSchema } from "../../src/edge/tenant-config";
 import { bearerKey, hashApiKey, PlanCache, type PlanStore, resolveTenant } from "../../src/edge/tenant-resolver";
 
@@ -76,6 +76,41 @@ describe("tenant resolver", () => {
     expect(store.reads.filter((k) => k === broken)).toHaveLength(1);
     // Only digests are ever looked up.
     for (const key of store.reads) expect(key).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("a malformed KV record is an unknown key, and one error line says why, naming the field, not the hash", async () => {
+    const spaced = await hashApiKey("sk-spaced");
+    const broken = await hashApiKey("sk-broken");
+    const store = countingStore({ [spaced]: JSON.stringify({ name: "acme corp" }), [broken]: "{not json" });
+    const tenants = tenantsSchema.parse({ requireKey: true, kvCacheTtlS: 30 });
+    const cache = new PlanCache();
+    const printed: string[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((line: unknown) => printed.push(String(line)));
+    try {
+      for (const now of [0, 1]) {
+        expect((await resolveTenant("Bearer sk-spaced", tenants, store, now, cache)).kind).toBe("unauthorized");
+        expect((await resolveTenant("Bearer sk-broken", tenants, store, now, cache)).kind).toBe("unauthorized");
+      }
+    } finally {
+      spy.mockRestore();
+    }
+    // One line per read (the unknown key is then cached for the TTL), each naming what is wrong.
+    expect(printed.map((line) => JSON.parse(line))).toEqual([
+      {
+        event: "spillway.tenant_record_invalid",
+        keyHashPrefix: spaced.slice(0, 8),
+        message: expect.stringMatching(/^name: tenant names use/),
+      },
+      {
+        event: "spillway.tenant_record_invalid",
+        keyHashPrefix: broken.slice(0, 8),
+        message: expect.stringMatching(/^not JSON: /),
+      },
+    ]);
+    for (const line of printed) for (const hash of [spaced, broken]) expect(line).not.toContain(hash);
+    // A record that is simply absent is no one's mistake: no line.
+    await resolveTenant("Bearer sk-absent", tenants, store, 0, cache);
+    expect(printed).toHaveLength(2);
   });
 
   it("keys required: a missing or unknown key is unauthorized, and the message never echoes the key", async () => {
