@@ -131,19 +131,21 @@ processes.push(worker);
 let up = false;
 const liveEngines = new Set(processes.filter((p) => p !== worker));
 for (const p of processes) {
-  p.child.once("exit", (code) => {
+  p.child.once("exit", (code, signal) => {
     if (stopping) return;
+    // A child killed by a signal (its whole group SIGKILLed, as by an OOM kill of the group) has no exit code.
+    const how = code === null ? `signal ${signal}` : `code ${code}`;
     liveEngines.delete(p);
     // Before the demo is up, or the Worker itself: nothing to show. The last engine: nothing left to serve.
     if (!up || p === worker || liveEngines.size === 0) {
-      console.error(`${p.name} exited (code ${code}); stopping the demo`);
+      console.error(`${p.name} exited (${how}); stopping the demo`);
       void stopAll(1);
       return;
     }
     // A replica lost under the Worker is what spillway is for: the router marks it down and routes around it, and
     // takes it back once a probe reads it again (an engine started anew on its port).
     console.error(
-      `${p.name} exited (code ${code}); the demo goes on with ${liveEngines.size} engine(s): the Worker routes around it. ` +
+      `${p.name} exited (${how}); the demo goes on with ${liveEngines.size} engine(s): the Worker routes around it. ` +
         `To bring it back: ${restartCommand.get(p) ?? "npm run engine"}`,
     );
   });
