@@ -1,9 +1,11 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
+import readme from "../../README.md?raw";
 import type { Env } from "../../src/edge/env";
 import type { FleetOverview } from "../../src/edge/fleet-overview";
 import { spillway } from "../../src/edge/middleware";
+import worker from "../../src/edge/worker";
 import { edgeTestConfig, TEST_ADMIN_TOKEN, TEST_KEYS } from "../support/edge-test-config";
 import { releaseHold, replicaState, stats0, waitFor } from "./helpers";
 
@@ -172,6 +174,29 @@ describe("tenants at the edge", () => {
       expect(error.message).not.toContain("sk-nope");
     }
     expect((await call(`Bearer ${TEST_KEYS.priority}`)).status).toBe(200);
+  });
+
+  it("keys required: the repository Worker's GET /v1/models stays open, as README's requireKey row says", async () => {
+    const config = { ...edgeTestConfig(inject("fakeEngineUrl")) };
+    config.tenants = { ...config.tenants, requireKey: true };
+    const strictEnv = { ...env, SPILLWAY_CONFIG: JSON.stringify(config) };
+    const call = async (path: string, init?: RequestInit) => {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request(`http://spillway${path}`, init), strictEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const row = readme.split("\n").find((line) => line.startsWith("| `tenants.requireKey` |")) ?? "";
+    expect(row).toContain("`GET /v1/models` and `GET /v1/models/{id}` stay open");
+    // No key: the listing and one model are served, a completion is refused.
+    expect((await call("/v1/models")).status).toBe(200);
+    expect((await call("/v1/models/tenants")).status).toBe(200);
+    const completion = await call("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: "strict" }] }),
+    });
+    expect(completion.status).toBe(401);
   });
 
   it("an operator's resolver names the tenant; an invalid plan from it is an internal error, not a crash", async () => {
