@@ -200,6 +200,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     const quota = await chargeQuota({
       plan,
       tokens: estimateTokens(body.textLength, body.maxTokens, config.tenants.defaultMaxTokens),
+      ...(body.maxTokens === undefined ? { assumedMaxTokens: config.tenants.defaultMaxTokens } : {}),
       namespace: options.quotas ? options.quotas(c) : c.env.TENANT_QUOTA,
       leaseMs: config.tenants.quotaLeaseMs,
       waitUntil: (promise) => c.executionCtx.waitUntil(promise),

@@ -26,6 +26,11 @@ export interface QuotaRequest {
   plan: TenantPlan;
   /** Tokens charged at admission: estimated prompt tokens + `max_tokens`. */
   tokens: number;
+  /**
+   * The `max_tokens` assumed in `tokens` for a request that set none (`tenants.defaultMaxTokens`); absent when the
+   * request set it. A refusal says so, since the client never wrote the number that made its request too large.
+   */
+  assumedMaxTokens?: number;
   namespace: DurableObjectNamespace<TenantQuota> | undefined;
   /** How long a quota lease lasts (`tenants.quotaLeaseMs`); 0 or absent: every request asks the quota object. */
   leaseMs?: number;
@@ -134,7 +139,10 @@ export async function chargeQuota(request: QuotaRequest): Promise<QuotaOutcome> 
     // Renewing ahead, the object may refuse what this isolate's own open lease still covers.
     const local = renewAhead ? takeFromLease(slot, limits, tokens, now()) : undefined;
     if (local) return charged(local.verdict, tokens, slot, limits, adjust, now);
-    return { kind: "refused", response: quotaRefusal(plan, tokens, verdict, rateLimitHeaders(verdict)) };
+    return {
+      kind: "refused",
+      response: quotaRefusal(plan, tokens, verdict, rateLimitHeaders(verdict), request.assumedMaxTokens),
+    };
   }
   // The request that brought a lease: its headers count what the lease holds.
   return charged(lease ? lease.view(now()) : verdict, tokens, slot, limits, adjust, now);
@@ -196,6 +204,7 @@ function quotaRefusal(
   tokens: number,
   verdict: QuotaVerdict,
   headers: Record<string, string>,
+  assumedMaxTokens: number | undefined,
 ): Response {
   const refusal = verdict.refusal as NonNullable<QuotaVerdict["refusal"]>;
   const state = verdict[refusal.quota];
@@ -203,9 +212,13 @@ function quotaRefusal(
   const unit = refusal.quota === "requests" ? "requests per minute (RPM)" : "tokens per minute (TPM)";
   const requested = refusal.quota === "requests" ? 1 : tokens;
   if (refusal.neverFits) {
+    const advice =
+      assumedMaxTokens === undefined
+        ? "Lower max_tokens or the prompt."
+        : `The request sets no max_tokens, so ${assumedMaxTokens} are assumed: set a lower max_tokens or shorten the prompt.`;
     return openAIError(
       400,
-      `Request too large for tenant ${plan.name} on ${unit}: Limit ${limit}, Requested ${requested}. Lower max_tokens or the prompt.`,
+      `Request too large for tenant ${plan.name} on ${unit}: Limit ${limit}, Requested ${requested}. ${advice}`,
       "invalid_request_error",
       "tokens_exceed_quota",
       headers,

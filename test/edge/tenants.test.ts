@@ -120,6 +120,18 @@ describe("tenants at the edge", () => {
     expect((await errorOf(tooLarge)).code).toBe("tokens_exceed_quota");
   });
 
+  it("a request without max_tokens too large for the token quota is told the default was assumed", async () => {
+    // The tenant's quota is 1000 tokens a minute; tenants.defaultMaxTokens (1024) alone is more.
+    const res = await ask(TEST_KEYS.tokens, "no max_tokens");
+    expect(res.status).toBe(400);
+    const error = await errorOf(res);
+    expect(error).toMatchObject({ code: "tokens_exceed_quota", param: "max_tokens" });
+    expect(error.message).toContain("The request sets no max_tokens, so 1024 are assumed");
+    // A request that set max_tokens itself is told to lower it, as before.
+    const explicit = await errorOf(await ask(TEST_KEYS.tokens, "big", { max_tokens: 5000 }));
+    expect(explicit.message).toMatch(/Requested \d+\. Lower max_tokens or the prompt\.$/);
+  });
+
   it("service_tier: flex is accepted, priority only where the plan allows it, anything else is a clean 400", async () => {
     expect((await ask(undefined, "flex", { service_tier: "flex" })).status).toBe(200);
     expect((await ask(undefined, "auto", { service_tier: "auto" })).status).toBe(200);
