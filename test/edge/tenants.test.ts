@@ -240,6 +240,36 @@ describe("tenants at the edge", () => {
     expect((await call("other")).status).toBe(500);
   });
 
+  it("two callers whose plans have the same name are one tenant: they share its quota, as README's name row says", async () => {
+    const row = readme.split("\n").find((line) => line.startsWith("| plan `.name` |")) ?? "";
+    expect(row).toContain("Keys whose plans have the same name are one tenant: they share its quotas");
+    // Two customers' keys, both given the name "shared" and 2 requests a minute each.
+    const app = new Hono<{ Bindings: Env }>().post(
+      "/v1/chat/completions",
+      spillway({ tenantOf: () => ({ name: "shared", requestsPerMinute: 2 }) }),
+    );
+    const call = async (who: string) => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://spillway/v1/chat/completions", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-customer": who },
+          body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: `shared ${who}` }] }),
+        }),
+        env,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    expect((await call("a")).status).toBe(200);
+    expect((await call("b")).status).toBe(200);
+    // a has used one of its 2, but b's took the other: one bucket.
+    const third = await call("a");
+    expect(third.status).toBe(429);
+    expect((await errorOf(third)).code).toBe("tenant_quota_exceeded");
+  });
+
   it("a full queue refuses the flooding tenant's newest request, not the other tenant's", async () => {
     const fair = (key: string, content: string) => ask(key, content, { model: "fair" });
     const held = fair(TEST_KEYS.alpha, "hold:h");
