@@ -20,6 +20,11 @@ describe("the dashboard page", () => {
     expect(html).toContain('id="token"');
     expect(html).not.toContain("misc");
     expect(html).not.toMatch(/src="https?:/);
+    // It names its icon (an empty one, which the CSP's img-src allows): without one a browser asks for /favicon.ico,
+    // which the Worker does not serve, and its console shows the 404.
+    expect(html).toContain('<link rel="icon" href="data:,">');
+    expect(res.headers.get("content-security-policy")).toMatch(/img-src [^;]*data:/);
+    expect((await get("/favicon.ico")).status).toBe(404);
     for (const asset of ["uplot.js", "uplot.css", "app.js", "app.css"]) {
       const a = await get(`/spillway/dashboard/${asset}`);
       expect(a.status, asset).toBe(200);

@@ -8,6 +8,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>spillway dashboard</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/spillway/dashboard/uplot.css">
 <link rel="stylesheet" href="/spillway/dashboard/app.css">
 </head>
