@@ -338,13 +338,50 @@ export function validateEngineInput(
  */
 export function parseEngineArgs(argv: string[], env: NodeJS.ProcessEnv = {}): EngineOptions | "help" {
   let parsed: ReturnType<typeof parseArgs>;
+  const options = engineParseArgsOptions();
   try {
-    parsed = parseArgs({ args: argv, strict: true, allowPositionals: false, options: engineParseArgsOptions() });
+    parsed = parseArgs({ args: withNegativeValues(argv, options), strict: true, allowPositionals: false, options });
   } catch (error) {
     throw new CliError(`${(error as Error).message}\nRun with --help for the list of flags.`);
   }
   if (parsed.values.help) return "help";
   return validateEngineInput({ ...engineInputFromFlags(parsed.values), ...engineInputFromEnv(env) });
+}
+
+/** A negative number as a command line writes it: `-1`, `-0.5`, `-.5`, `-inf`. */
+const NEGATIVE_NUMBER = /^-(\d|\.\d|inf(inity)?$)/i;
+
+/**
+ * Joins a value-taking flag and a negative number after it (`--chunked-prefill-size -1`, SGLang's way to turn
+ * chunking off) into one argument (`--chunked-prefill-size=-1`): `parseArgs` reads any argument that starts with a
+ * dash as a flag, and refused the pair with three lines about an "ambiguous" argument instead of taking the value
+ * (or naming the flag's range in one line when the value is out of it).
+ *
+ * @example
+ * ```ts
+ * withNegativeValues(["--chunked-prefill-size", "-1"], engineParseArgsOptions()); // ["--chunked-prefill-size=-1"]
+ * ```
+ */
+export function withNegativeValues(argv: string[], options: Record<string, { type: "boolean" | "string" }>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (
+      arg.startsWith("--") &&
+      options[arg.slice(2)]?.type === "string" &&
+      next !== undefined &&
+      NEGATIVE_NUMBER.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i += 1;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 function convert(source: string, kind: Kind, raw: string): unknown {

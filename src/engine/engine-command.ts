@@ -10,6 +10,7 @@ import {
   type parseEngineArgs,
   sourceOfKey,
   validateEngineInput,
+  withNegativeValues,
 } from "./cli";
 import type { EngineOptions } from "./options";
 
@@ -93,6 +94,12 @@ function configInput(file: string, json: unknown): ConfigInput {
 function argsError(error: Error & { code?: string }): CliError {
   const missing = /^Option '(--[a-z-]+)[^']*' argument missing/.exec(error.message);
   if (missing) return new CliError(`${missing[1]}: a value is required`);
+  // A flag followed by another flag (`--port --speed 2`): one line, not parseArgs' three about an "ambiguous" argument.
+  const ambiguous = /^Option '(--[a-z-]+)[^']*' argument is ambiguous/.exec(error.message);
+  if (ambiguous)
+    return new CliError(
+      `${ambiguous[1]}: a value is required (write ${ambiguous[1]}=VALUE for one that starts with '-')`,
+    );
   return new CliError(error.message);
 }
 
@@ -116,16 +123,17 @@ export function parseEngineCommand(
   readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
 ): EngineCommand | "help" {
   let values: Record<string, unknown>;
+  const flagTable = {
+    ...engineParseArgsOptions(),
+    config: { type: "string" as const },
+    "shutdown-grace-s": { type: "string" as const },
+  };
   try {
     values = parseArgs({
-      args: argv,
+      args: withNegativeValues(argv, flagTable),
       strict: true,
       allowPositionals: false,
-      options: {
-        ...engineParseArgsOptions(),
-        config: { type: "string" },
-        "shutdown-grace-s": { type: "string" },
-      },
+      options: flagTable,
     }).values;
   } catch (error) {
     throw argsError(error as Error);

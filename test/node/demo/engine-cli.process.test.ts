@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort, waitForHttp } from "../../../src/bench/stack";
-import { CliError } from "../../../src/engine/cli";
+import { CliError, parseEngineArgs } from "../../../src/engine/cli";
 import { type EngineCommand, parseEngineCommand } from "../../../src/engine/engine-command";
 import { startEngineServer } from "../../../src/engine/index";
 import { createShutdownGate } from "../../../src/engine/shutdown";
@@ -71,6 +71,23 @@ describe("engine --config FILE.json", () => {
   it("refuses a bad --shutdown-grace-s", () => {
     expect(failure(["--shutdown-grace-s", "-1"])).toContain("--shutdown-grace-s");
     expect(failure(["--shutdown-grace-s"])).toContain("a value is required");
+  });
+});
+
+describe("engine flags with a negative value", () => {
+  it("takes --chunked-prefill-size -1 (chunking off, as --help and SGLang write it)", () => {
+    expect(parse(["--chunked-prefill-size", "-1"]).options.chunkedPrefillSize).toBe(-1);
+    expect(parseEngineArgs(["--chunked-prefill-size", "-1"])).toMatchObject({ chunkedPrefillSize: -1 });
+  });
+
+  it.each([
+    [["--port", "-1"], "--port: must be at least 0, got -1"],
+    [["--max-total-tokens", "-5"], "--max-total-tokens: must be at least 2, got -5"],
+    [["--schedule-conservativeness", "-.5"], "--schedule-conservativeness: must be greater than 0, got -0.5"],
+    [["--shutdown-grace-s", "-1"], '--shutdown-grace-s: expected a number of seconds >= 0, got "-1"'],
+    [["--port", "--speed", "2"], "--port: a value is required (write --port=VALUE for one that starts with '-')"],
+  ])("refuses %j with one line naming the flag (parseArgs said three about an 'ambiguous' argument)", (argv, line) => {
+    expect(failure(argv)).toBe(line);
   });
 });
 
