@@ -35,9 +35,10 @@ try {
     console.error(`engine: ${error.message}`);
     process.exit(1);
   }
-  // The address is taken (another engine still running) or not this machine's: one line, not a stack trace.
+  // The address is taken (another engine still running), not this machine's, or a --host name that does not
+  // resolve (getaddrinfo's ENOTFOUND / EAI_AGAIN): one line, not a stack trace.
   const code = (error as NodeJS.ErrnoException).code;
-  if (code !== "EADDRINUSE" && code !== "EADDRNOTAVAIL" && code !== "EACCES") throw error;
+  if (!["EADDRINUSE", "EADDRNOTAVAIL", "EACCES", "ENOTFOUND", "EAI_AGAIN"].includes(code ?? "")) throw error;
   console.error(`engine: cannot listen on ${options.host}:${options.port} (${code})`);
   process.exit(1);
 }

@@ -20,7 +20,7 @@ function runEngineCli(args: string[]): Promise<{ code: number | null; stderr: st
   });
 }
 
-describe("npm run engine on a port another process holds", () => {
+describe("npm run engine on an address it cannot listen on", () => {
   let holder: Server;
   let port = 0;
   beforeAll(async () => {
@@ -35,5 +35,12 @@ describe("npm run engine on a port another process holds", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`engine: cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
     expect(run.stderr).not.toMatch(/^\s+at /m);
+  }, 30_000);
+
+  it("exits 1 with one line for a --host name that does not resolve (it threw getaddrinfo's stack trace)", async () => {
+    // An empty label: no resolver can look it up, and glibc refuses it without sending a query.
+    const run = await runEngineCli(["--host", "a..b", "--port", "0"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe("engine: cannot listen on a..b:0 (ENOTFOUND)");
   }, 30_000);
 });
