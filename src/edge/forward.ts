@@ -279,51 +279,41 @@ function redirectMessage(response: Response): string {
 }
 
 /**
- * The edge's line for a replica that took a request and did not begin its answer within `upstreamTimeoutS`: no
- * headers, or a stream's headers and no first event (README, "Edge logs").
+ * One of the edge's lines about a replica's answer (README, "Edge logs"): the event, the deployment, the replica and
+ * the path without its query, then what is particular to the event.
  */
-function logTimeout(request: ForwardRequest, waitedFor: "headers" | "first_event"): void {
-  console.log(
-    JSON.stringify({
-      event: "spillway.upstream_timeout",
-      deployment: request.deployment,
-      replica: request.replica,
-      path: request.pathAndSearch.split("?")[0],
-      waitedFor,
-      timeoutS: request.headersTimeoutMs / 1000,
-    }),
-  );
-}
-
-/** The edge's line for a replica that went silent mid-answer (README, "Edge logs"). */
-function logIdleTimeout(request: ForwardRequest, headers: Headers): void {
-  console.log(
-    JSON.stringify({
-      event: "spillway.upstream_idle_timeout",
-      deployment: request.deployment,
-      replica: request.replica,
-      path: request.pathAndSearch.split("?")[0],
-      stream: isEventStream(headers),
-      idleTimeoutS: request.idleTimeoutMs / 1000,
-    }),
-  );
+function logUpstream(request: ForwardRequest, { event, ...fields }: { event: string } & Record<string, unknown>): void {
+  const { deployment, replica } = request;
+  console.log(JSON.stringify({ event, deployment, replica, path: request.pathAndSearch.split("?")[0], ...fields }));
 }
 
 /**
- * The edge's line for a replica whose answer broke after it began (its connection cut mid-body: an engine killed
- * mid-stream), answered with an `upstream_failed` error event or 502 (README, "Edge logs").
+ * A replica took a request and did not begin its answer within `upstreamTimeoutS`: no headers, or a stream's headers
+ * and no first event.
+ */
+function logTimeout(request: ForwardRequest, waitedFor: "headers" | "first_event"): void {
+  logUpstream(request, { event: "spillway.upstream_timeout", waitedFor, timeoutS: request.headersTimeoutMs / 1000 });
+}
+
+/** A replica went silent mid-answer. */
+function logIdleTimeout(request: ForwardRequest, headers: Headers): void {
+  logUpstream(request, {
+    event: "spillway.upstream_idle_timeout",
+    stream: isEventStream(headers),
+    idleTimeoutS: request.idleTimeoutMs / 1000,
+  });
+}
+
+/**
+ * A replica's answer broke after it began (its connection cut mid-body: an engine killed mid-stream), answered with
+ * an `upstream_failed` error event or 502.
  */
 function logFailure(request: ForwardRequest, headers: Headers, error: unknown): void {
-  console.log(
-    JSON.stringify({
-      event: "spillway.upstream_failed",
-      deployment: request.deployment,
-      replica: request.replica,
-      path: request.pathAndSearch.split("?")[0],
-      stream: isEventStream(headers),
-      message: error instanceof Error ? error.message : String(error),
-    }),
-  );
+  logUpstream(request, {
+    event: "spillway.upstream_failed",
+    stream: isEventStream(headers),
+    message: error instanceof Error ? error.message : String(error),
+  });
 }
 
 const encoder = new TextEncoder();
