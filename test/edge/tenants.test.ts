@@ -18,6 +18,30 @@ function ask(key: string | undefined, content: string, extra: Record<string, unk
 }
 
 /** One series' value in the Prometheus text of `/spillway/metrics` (0 when absent). */
+/**
+ * `app` (a user's Hono app, or the repository Worker) answering `request` inside workerd as a Worker does, with
+ * `bindings` (the tests' own by default) and its `waitUntil` work finished.
+ */
+async function fetchIn(
+  app: { fetch(request: Request, bindings: Env, ctx: ExecutionContext): Response | Promise<Response> },
+  request: Request,
+  bindings: Env = env,
+): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(request, bindings, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+/** A chat completion for the `tenants` deployment saying `content`, with `headers` beside its content type. */
+function chatRequest(content: string, headers: Record<string, string> = {}): Request {
+  return new Request("http://spillway/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content }] }),
+  });
+}
+
 async function metric(series: string): Promise<number> {
   const res = await SELF.fetch("http://spillway/spillway/metrics", {
     headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
@@ -164,20 +188,8 @@ describe("tenants at the edge", () => {
     // The Worker reads this configuration (the routers keep the tests' own: same deployments).
     const strictEnv = { ...env, SPILLWAY_CONFIG: JSON.stringify(config) };
     const app = new Hono<{ Bindings: Env }>().post("/v1/chat/completions", spillway());
-    const call = async (authorization?: string) => {
-      const ctx = createExecutionContext();
-      const res = await app.fetch(
-        new Request("http://spillway/v1/chat/completions", {
-          method: "POST",
-          headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
-          body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: "strict" }] }),
-        }),
-        strictEnv,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
-      return res;
-    };
+    const call = (authorization?: string) =>
+      fetchIn(app, chatRequest("strict", authorization ? { authorization } : {}), strictEnv);
     for (const authorization of [undefined, "Bearer sk-nope", "Basic abc", "Bearer"]) {
       const res = await call(authorization);
       expect(res.status).toBe(401);
@@ -192,22 +204,13 @@ describe("tenants at the edge", () => {
     const config = { ...edgeTestConfig(inject("fakeEngineUrl")) };
     config.tenants = { ...config.tenants, requireKey: true };
     const strictEnv = { ...env, SPILLWAY_CONFIG: JSON.stringify(config) };
-    const call = async (path: string, init?: RequestInit) => {
-      const ctx = createExecutionContext();
-      const res = await worker.fetch(new Request(`http://spillway${path}`, init), strictEnv, ctx);
-      await waitOnExecutionContext(ctx);
-      return res;
-    };
+    const call = (path: string) => fetchIn(worker, new Request(`http://spillway${path}`), strictEnv);
     const row = readme.split("\n").find((line) => line.startsWith("| `tenants.requireKey` |")) ?? "";
     expect(row).toContain("`GET /v1/models` and `GET /v1/models/{id}` stay open");
     // No key: the listing and one model are served, a completion is refused.
     expect((await call("/v1/models")).status).toBe(200);
     expect((await call("/v1/models/tenants")).status).toBe(200);
-    const completion = await call("/v1/chat/completions", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: "strict" }] }),
-    });
+    const completion = await fetchIn(worker, chatRequest("strict"), strictEnv);
     expect(completion.status).toBe(401);
   });
 
@@ -220,20 +223,7 @@ describe("tenants at the edge", () => {
       }),
     );
     app.onError(() => new Response("internal", { status: 500 }));
-    const call = async (team: string) => {
-      const ctx = createExecutionContext();
-      const res = await app.fetch(
-        new Request("http://spillway/v1/chat/completions", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-team": team },
-          body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: "op" }] }),
-        }),
-        env,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
-      return res;
-    };
+    const call = (team: string) => fetchIn(app, chatRequest("op", { "x-team": team }));
     const ok = await call("ops");
     expect(ok.status).toBe(200);
     expect(ok.headers.get("x-ratelimit-limit-requests")).toBe("100");
@@ -248,20 +238,7 @@ describe("tenants at the edge", () => {
       "/v1/chat/completions",
       spillway({ tenantOf: () => ({ name: "shared", requestsPerMinute: 2 }) }),
     );
-    const call = async (who: string) => {
-      const ctx = createExecutionContext();
-      const res = await app.fetch(
-        new Request("http://spillway/v1/chat/completions", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-customer": who },
-          body: JSON.stringify({ model: "tenants", messages: [{ role: "user", content: `shared ${who}` }] }),
-        }),
-        env,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
-      return res;
-    };
+    const call = (who: string) => fetchIn(app, chatRequest(`shared ${who}`, { "x-customer": who }));
     expect((await call("a")).status).toBe(200);
     expect((await call("b")).status).toBe(200);
     // a has used one of its 2, but b's took the other: one bucket.
