@@ -29,6 +29,11 @@ export function createSimulatedEngine(options: {
   const text = options.text ?? createTextGenerator();
   const requests = new Map<string, { seed: number; eosAfter: number | null }>();
 
+  /**
+   * The token a request samples this step. Its state is looked up (or made) when the step starts, not when its
+   * sleep ends: a request released meanwhile (its client went away) must not get its state back, or every request
+   * aborted mid-step would stay in `requests` for the server's lifetime.
+   */
   const nextToken = (r: RequestView): number => {
     let state = requests.get(r.id);
     if (!state) {
@@ -48,12 +53,14 @@ export function createSimulatedEngine(options: {
 
   return {
     async prefill(batch) {
+      const tokens = batch.entries.map((e) => (e.lastChunk ? nextToken(e.request) : -1));
       await options.sleep(batchSeconds(options.timing, batch));
-      return batch.entries.map((e) => (e.lastChunk ? nextToken(e.request) : -1));
+      return tokens;
     },
     async decode(batch) {
+      const tokens = batch.requests.map(nextToken);
       await options.sleep(batchSeconds(options.timing, batch));
-      return batch.requests.map(nextToken);
+      return tokens;
     },
     release(id) {
       requests.delete(id);
