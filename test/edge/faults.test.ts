@@ -37,6 +37,25 @@ describe("faults", () => {
     ]);
   });
 
+  for (const [deployment, verb, code] of [
+    ["midstream-kill-partial", "streamkill:partial", "upstream_failed"],
+    ["stream-stall-partial", "streamstall:partial", "upstream_timeout"],
+  ] as const) {
+    it(`${verb}: an engine that dies or hangs half-way through an event: the half event is not sent, so the error event reads as an event of its own`, async () => {
+      const res = await chat(deployment, verb, { stream: true });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      // Before: the half event went out and the error event was glued to its last line, one `data:` line that is
+      // not JSON (openai-node: a parse error, where the client should read the replica's failure).
+      const events = text.trim().split("\n\n");
+      const payloads = events.map((event) => event.slice("data: ".length));
+      expect(payloads.at(-1)).toBe("[DONE]");
+      const parsed = payloads.slice(0, -1).map((payload) => JSON.parse(payload));
+      expect(parsed.map((p) => p.choices?.[0]?.delta?.content ?? p.error?.code)).toEqual(["t0", code]);
+      await waitFor(async () => (await stats0(deployment)).activeLeases === 0, "slot released");
+    });
+  }
+
   it("an engine killed mid-answer (not streaming): 502, the slot is released, the replica marked down, one spillway.upstream_failed line", async () => {
     const printed = vi.spyOn(console, "log");
     const res = await chat("json-kill", "jsonkill");

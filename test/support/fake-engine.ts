@@ -22,6 +22,7 @@ const replayGuard = new ReplayGuard(30_000);
  *   mid-stream); without `stream`, `jsonkill` sends the headers and half an answer, then resets;
  * - with `stream: true`, `streamstall` sends one chunk and then nothing (an engine hung mid-stream); without
  *   `stream`, `jsonstall` sends the headers and half an answer, then nothing;
+ * - `streamkill:partial` and `streamstall:partial` send half of a second event before they reset or hang;
  * - `usage:N` answers with `usage.total_tokens` N (a stream ends with a usage chunk);
  * - anything else: answer at once.
  * Control: `POST /r/<id>/__down` (connections are reset, `/load` included), `__drain` (every request, `/load`
@@ -243,6 +244,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
     const count = verb === "stream" ? Number(arg) : 1;
     for (let i = 0; i < count; i++) res.write(chunk(`t${i}`));
+    // `streamkill:partial` / `streamstall:partial`: half of a second event before the engine dies or hangs.
+    if (arg === "partial") res.write(chunk("t1").slice(0, 40));
     if (verb === "streamhold") await waitRelease(state, arg);
     if (verb === "streamstall") await new Promise(() => {});
     if (verb === "streamkill") {
