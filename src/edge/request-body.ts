@@ -46,7 +46,11 @@ export interface AcceptedBody {
   /** The length of the body's text in UTF-16 code units (JavaScript's `length`): what quotas estimate tokens from. */
   textLength: number;
   model: string;
-  /** `max_completion_tokens`, else `max_tokens`; absent when the client set neither. */
+  /**
+   * The completion budget the engine runs with: on `/chat/completions` (and any other path) `max_completion_tokens`
+   * unless it is 0, else `max_tokens`, as vLLM and SGLang read them (`max_completion_tokens or max_tokens`); on
+   * `/completions`, `max_tokens` alone (no engine reads `max_completion_tokens` there). Absent when neither counts.
+   */
   maxTokens?: number;
   /** The body's `service_tier`, unchecked. */
   serviceTier?: unknown;
@@ -88,11 +92,8 @@ export async function readRequestBody(
   } catch {
     return { status: 400, message: "request body is not valid JSON", param: null };
   }
-  const schema = path.endsWith("/chat/completions")
-    ? chatSchema
-    : path.endsWith("/completions")
-      ? completionSchema
-      : baseSchema;
+  const completions = !path.endsWith("/chat/completions") && path.endsWith("/completions");
+  const schema = path.endsWith("/chat/completions") ? chatSchema : completions ? completionSchema : baseSchema;
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { status: 400, message: "request body must be a JSON object", param: null };
   }
@@ -102,7 +103,11 @@ export async function readRequestBody(
     return { status: 400, message: issue?.message ?? "invalid request body", param: issue?.path.join(".") || null };
   }
   const { model, max_completion_tokens, max_tokens, service_tier } = result.data;
-  const maxTokens = max_completion_tokens ?? max_tokens ?? undefined;
+  // The budget the engine will run with, never a smaller one the client wrote beside it: a legacy completion runs
+  // with `max_tokens` (vLLM, SGLang and spillway's engine ignore `max_completion_tokens` there), and vLLM and SGLang
+  // run a chat request whose `max_completion_tokens` is 0 with its `max_tokens`. Read as `??`, either pair was charged
+  // (and checked against the quota) for 1 or 0 completion tokens while the engine generated `max_tokens`.
+  const maxTokens = (completions ? max_tokens : max_completion_tokens || max_tokens) ?? undefined;
   // The decoder dropped a leading BOM from the text; the bytes lose it too. Nothing else differs.
   const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   return {

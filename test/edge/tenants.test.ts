@@ -156,6 +156,22 @@ describe("tenants at the edge", () => {
     expect(explicit.message).toMatch(/Requested \d+\. Lower max_tokens or the prompt\.$/);
   });
 
+  it("the token quota charges the completion budget the engine runs with, not a smaller one written beside it", async () => {
+    // 5000 completion tokens never fit the tenant's 1000 a minute. A legacy completion runs with `max_tokens` (vLLM,
+    // SGLang and spillway's engine ignore `max_completion_tokens` there), and vLLM and SGLang run a chat request whose
+    // `max_completion_tokens` is 0 with its `max_tokens`: both were admitted, charged for 1 or 0 completion tokens.
+    const legacy = await SELF.fetch("http://spillway/v1/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEYS.tokens}` },
+      body: JSON.stringify({ model: "tenants", prompt: "budget", max_tokens: 5000, max_completion_tokens: 1 }),
+    });
+    expect(legacy.status).toBe(400);
+    expect(await errorOf(legacy)).toMatchObject({ code: "tokens_exceed_quota", param: "max_tokens" });
+    const chat = await ask(TEST_KEYS.tokens, "budget", { max_tokens: 5000, max_completion_tokens: 0 });
+    expect(chat.status).toBe(400);
+    expect(await errorOf(chat)).toMatchObject({ code: "tokens_exceed_quota", param: "max_tokens" });
+  });
+
   it("service_tier: flex is accepted, priority only where the plan allows it, anything else is a clean 400", async () => {
     expect((await ask(undefined, "flex", { service_tier: "flex" })).status).toBe(200);
     expect((await ask(undefined, "auto", { service_tier: "auto" })).status).toBe(200);

@@ -18,7 +18,8 @@ import { MissingUpstreamSecretError, upstreamApiKey } from "../../../src/edge/up
  *   sent (a leading UTF-8 BOM aside) or refused with 400; a right or absent Content-Length never turns a body within
  *   the limit into a 413. Bytes that are not UTF-8 JSON, JSON that is not an object and fields the edge reads with
  *   the wrong type (README, "What a client is answered") give a 400 naming the field, never a throw; everything
- *   else is accepted with its `model`, `max_completion_tokens ?? max_tokens` and `service_tier`.
+ *   else is accepted with its `model`, its completion budget (`max_tokens` on `/completions`, else
+ *   `max_completion_tokens || max_tokens`) and `service_tier`.
  * - Headers: the forwarded set is the client's minus hop-by-hop ones (and those its Connection names), Host,
  *   Content-Length, Authorization, `cf-*` and `x-spillway-*`; everything else unchanged. With an upstream
  *   credential the replica sees `Bearer <secret>` and never the client's key; a named secret that is missing
@@ -197,7 +198,11 @@ describe("request bodies, under any size, chunking and Content-Length", () => {
               expect(result.message.length).toBeGreaterThan(0);
               expect(bad).toContain(String(result.param).split(".")[0]);
             } else {
-              const maxTokens = parsed.max_completion_tokens ?? parsed.max_tokens ?? undefined;
+              // The budget the engine runs with: `max_tokens` alone on a legacy completion; elsewhere
+              // `max_completion_tokens or max_tokens`, as vLLM and SGLang read them (a 0 gives way).
+              const maxTokens =
+                (path === "/v1/completions" ? parsed.max_tokens : parsed.max_completion_tokens || parsed.max_tokens) ??
+                undefined;
               // The bytes as sent, less a leading BOM (as the text lost it): no re-encoding can change them.
               const sentBytes = raw?.startsWith("\uFEFF") ? bytes.slice(3) : bytes;
               expect(result).toEqual({
@@ -446,6 +451,29 @@ describe("parsing what the client says", () => {
         ...maxTokens,
         serviceTier: undefined,
       });
+    }
+  });
+
+  it("the completion budget is the one the engine runs with, never a smaller one written beside it", async () => {
+    // A legacy completion runs with `max_tokens` (no engine reads `max_completion_tokens` there); vLLM and SGLang run
+    // a chat request with `max_completion_tokens or max_tokens`, so a 0 there gives way to `max_tokens`. Read as
+    // `max_completion_tokens ?? max_tokens`, each of these was charged 1 or 0 completion tokens.
+    const cases: [string, Record<string, unknown>, number | undefined][] = [
+      ["/v1/completions", { prompt: "hi", max_tokens: 5000, max_completion_tokens: 1 }, 5000],
+      ["/v1/completions", { prompt: "hi", max_completion_tokens: 1 }, undefined],
+      ["/v1/chat/completions", { messages: [{ role: "user" }], max_tokens: 5000, max_completion_tokens: 0 }, 5000],
+      ["/v1/chat/completions", { messages: [{ role: "user" }], max_completion_tokens: 0 }, undefined],
+      ["/v1/chat/completions", { messages: [{ role: "user" }], max_tokens: 5000, max_completion_tokens: 9 }, 9],
+      ["/v1/chat/completions", { messages: [{ role: "user" }], max_tokens: 0 }, 0],
+    ];
+    for (const [path, fields, expected] of cases) {
+      const request = new Request(`http://edge${path}`, {
+        method: "POST",
+        body: JSON.stringify({ model: "m", ...fields }),
+      });
+      const result = await readRequestBody(request, path, 1 << 20);
+      expect("status" in result, JSON.stringify(result)).toBe(false);
+      expect((result as { maxTokens?: number }).maxTokens, `${path} ${JSON.stringify(fields)}`).toBe(expected);
     }
   });
 
