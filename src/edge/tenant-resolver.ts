@@ -52,6 +52,12 @@ export function bearerKey(header: string | undefined): string | undefined | null
   return key !== undefined && key.length <= MAX_KEY_LENGTH ? key : null;
 }
 
+/**
+ * How long a KV read in flight is shared with later lookups of its key. A read whose request was cancelled may never
+ * settle; past this a lookup reads again (KV answers in milliseconds: a read this old is lost, not slow).
+ */
+export const PLAN_READ_STALE_MS = 10_000;
+
 /** A lookup's answer kept in the isolate: the plan (`undefined`: KV does not know the key) and when it expires. */
 type CachedPlan = { plan: TenantPlan | undefined; expiresAtMs: number };
 
@@ -66,6 +72,11 @@ type CachedPlan = { plan: TenantPlan | undefined; expiresAtMs: number };
  * the entry read longest ago leaves first. A flood of distinct bad keys only cycles the unknown keys, never
  * pushing a known tenant out (each such key still costs its one read).
  *
+ * Reads in flight are shared for at most {@link PLAN_READ_STALE_MS}, and at most `maxUnknownEntries` of them at
+ * once (the oldest stops being shared first): a read started by a request that was cancelled meanwhile may never
+ * settle (workerd drops that request's I/O), and must neither hold every later lookup of its key nor stay
+ * remembered. A lookup of a key whose read is no longer shared reads again.
+ *
  * @example
  * ```ts
  * const cache = new PlanCache(1024, 256); // 1024 plans, 256 unknown keys
@@ -75,7 +86,8 @@ type CachedPlan = { plan: TenantPlan | undefined; expiresAtMs: number };
 export class PlanCache {
   private readonly plans = new Map<string, CachedPlan>();
   private readonly unknown = new Map<string, CachedPlan>();
-  private readonly reading = new Map<string, Promise<TenantPlan | undefined>>();
+  /** Reads in flight, by hash, oldest first: each read and when it started. */
+  private readonly reading = new Map<string, { read: Promise<TenantPlan | undefined>; sinceMs: number }>();
 
   constructor(
     private readonly maxEntries = 4096,
@@ -86,15 +98,26 @@ export class PlanCache {
     const cached = this.plans.get(hash) ?? this.unknown.get(hash);
     if (cached && cached.expiresAtMs > nowMs) return cached.plan;
     const inFlight = this.reading.get(hash);
-    if (inFlight) return inFlight;
+    if (inFlight && nowMs - inFlight.sinceMs < PLAN_READ_STALE_MS) return inFlight.read;
+    // Reads too old to share leave (the oldest first), and so does the oldest past the bound.
+    for (const [old, { sinceMs }] of this.reading) {
+      if (nowMs - sinceMs < PLAN_READ_STALE_MS && this.reading.size < this.maxUnknownEntries) break;
+      this.reading.delete(old);
+    }
     const read = this.read(store, hash, nowMs + ttlMs);
-    this.reading.set(hash, read);
+    this.reading.delete(hash);
+    this.reading.set(hash, { read, sinceMs: nowMs });
     // Registered before any caller awaits `read`, so the read is forgotten before anyone sees it settle.
     const forget = () => {
-      if (this.reading.get(hash) === read) this.reading.delete(hash);
+      if (this.reading.get(hash)?.read === read) this.reading.delete(hash);
     };
     read.then(forget, forget);
     return read;
+  }
+
+  /** KV reads in flight whose answer a lookup of the same key would share (at most `maxUnknownEntries`). */
+  get readsInFlight(): number {
+    return this.reading.size;
   }
 
   private async read(store: PlanStore, hash: string, expiresAtMs: number): Promise<TenantPlan | undefined> {

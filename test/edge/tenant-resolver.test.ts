@@ -1,6 +1,13 @@
 import { describe, expect, it, vi } from "vitest";
 import { tenantsSchema } from "../../src/edge/tenant-config";
-import { bearerKey, hashApiKey, PlanCache, type PlanStore, resolveTenant } from "../../src/edge/tenant-resolver";
+import {
+  bearerKey,
+  hashApiKey,
+  PLAN_READ_STALE_MS,
+  PlanCache,
+  type PlanStore,
+  resolveTenant,
+} from "../../src/edge/tenant-resolver";
 
 function countingStore(records: Record<string, string>): PlanStore & { reads: string[] } {
   const reads: string[] = [];
@@ -185,6 +192,47 @@ describe("tenant resolver", () => {
     expect(await cache.get(store, "a", 0, 30_000)).toBeUndefined();
     expect(await cache.get(store, "a", 1, 30_000)).toBeUndefined();
     expect(reads).toBe(2);
+  });
+
+  // workerd never settles the I/O of a request that was cancelled (its client went away): a KV read that request
+  // started, shared with later lookups of its key, stays pending for good.
+  const hungThenAnswering = (records: Record<string, string>) => {
+    const reads: string[] = [];
+    const store: PlanStore = {
+      get(key) {
+        reads.push(key);
+        const answered = reads.filter((k) => k === key).length > 1;
+        return answered ? Promise.resolve(records[key] ?? null) : new Promise(() => {});
+      },
+    };
+    return { reads, store };
+  };
+  /** The promise's value once every microtask has run, or "pending". */
+  const settledValue = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<"pending">((resolve) => setTimeout(() => resolve("pending"), 0))]);
+
+  it("a KV read that never settles holds later lookups of its key for PLAN_READ_STALE_MS at most", async () => {
+    const { reads, store } = hungThenAnswering({ a: JSON.stringify({ name: "acme" }) });
+    const cache = new PlanCache();
+    expect(await settledValue(cache.get(store, "a", 0, 30_000))).toBe("pending");
+    expect(await settledValue(cache.get(store, "a", PLAN_READ_STALE_MS - 1, 30_000))).toBe("pending");
+    expect(reads).toEqual(["a"]); // shared while it may still be a slow read
+    expect(await settledValue(cache.get(store, "a", PLAN_READ_STALE_MS, 30_000))).toMatchObject({ name: "acme" });
+    expect(reads).toEqual(["a", "a"]);
+    expect(cache.readsInFlight).toBe(0);
+  });
+
+  it("reads that never settle do not pile up: too old or past the bound, they are forgotten", async () => {
+    const { store } = hungThenAnswering({});
+    const small = new PlanCache(8, 4);
+    for (let i = 0; i < 100; i++) void small.get(store, `bad-${i}`, 0, 30_000);
+    expect(small.readsInFlight).toBe(4);
+    const cache = new PlanCache(); // the isolate's size
+    for (let i = 0; i < 500; i++) void cache.get(store, `bad-${i}`, i, 30_000);
+    expect(cache.readsInFlight).toBe(500);
+    // A lookup of another key after PLAN_READ_STALE_MS: every read older than that is gone.
+    void cache.get(store, "later", 499 + PLAN_READ_STALE_MS, 30_000);
+    expect(cache.readsInFlight).toBe(1);
   });
 
   it("a flood of more distinct unknown keys than the cache holds does not evict a known tenant", async () => {
