@@ -53,6 +53,8 @@ export function requireEdgeSignature(options: EdgeSignatureOptions): MiddlewareH
     const claimsSignature = c.req.header("x-spillway-signature") !== undefined;
     const body = claimsSignature && c.req.method !== "GET" ? await c.req.text() : "";
     const url = new URL(c.req.url);
+    // The log names the path as the request line had it: `c.req.path` is percent-decoded, and a `%0A` in it wrote an
+    // unsigned caller's own lines into the engine's log.
     const result = claimsSignature
       ? await verifyRequest(
           options.secrets,
@@ -64,7 +66,7 @@ export function requireEdgeSignature(options: EdgeSignatureOptions): MiddlewareH
         )
       : ({ ok: false, failure: "missing" } as const);
     const refuse = (reason: EdgeRefusal, detail = "") => {
-      options.logger.warning(`refused ${c.req.method} ${path}: edge signature ${reason}${detail}`);
+      options.logger.warning(`refused ${c.req.method} ${url.pathname}: edge signature ${reason}${detail}`);
       return c.json(errorBody("unauthorized", "authentication_error", null, 401), 401);
     };
     if (!result.ok) return refuse(result.failure);

@@ -54,7 +54,9 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
         // app.request() in unit tests has no socket
       }
       await next();
-      deps.logger.info(`${peer} - "${c.req.method} ${c.req.path} HTTP/1.1" ${c.res.status}`);
+      // The path as the request line had it (percent-encoded): `c.req.path` is decoded, and a `%0A` in it let any
+      // client write lines of its own into the log.
+      deps.logger.info(`${peer} - "${c.req.method} ${new URL(c.req.url).pathname} HTTP/1.1" ${c.res.status}`);
     });
   }
 

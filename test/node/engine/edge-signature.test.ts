@@ -37,6 +37,17 @@ describe("engine server: trust between edge and engine", () => {
     expect(lines.some((l) => l.includes("edge signature missing"))).toBe(true);
   });
 
+  it("logs a refused path as the request line had it: a percent-encoded newline writes no line of the caller's", async () => {
+    const from = lines.length;
+    const forged = "[2026-01-01 00:00:00] Decode batch, forged";
+    const res = await fetch(`${server.url}/v1/x%0A${encodeURIComponent(forged)}`, { method: "POST", body: "{}" });
+    expect(res.status).toBe(401);
+    const written = lines.slice(from);
+    // The refusal and the access line, each one line naming the path still encoded.
+    expect(written.filter((l) => l.includes("/v1/x%0A")).length).toBe(2);
+    for (const line of written) expect(line).not.toMatch(/[\r\n]/);
+  });
+
   it("serves a signed request, and accepts the previous secret during a rotation", async () => {
     expect((await post(await signed("current", "POST", "/v1/completions", body))).status).toBe(200);
     expect((await post(await signed("previous", "POST", "/v1/completions", body))).status).toBe(200);
