@@ -51,6 +51,12 @@ interface RouterSlots {
   /** When the oldest unsent hand-off report was made. */
   handedOffSinceMs: number;
   sending: boolean;
+  /** When the sender's call in flight went out (this isolate's clock): past {@link SENDER_LOST_MS} it is lost. */
+  sendingSinceMs: number;
+  /** Senders started so far; the latest holds the role (while `sending`). */
+  senders: number;
+  /** Senders up to this one were taken for lost: one whose call answers after all stops there. */
+  lostSenders: number;
   /** Slots whose request ended, kept for the next request for a moment (see {@link SlotBatch.end}). */
   parked: Array<{ slot: TakenSlot; atMs: number }>;
   /** A sweep of the parked slots is armed (one timer per router, not one per request). */
@@ -74,6 +80,13 @@ export const REPORT_BATCH = 32;
 export const REPORT_MAX_AGE_MS = 100;
 /** Rounds of one sweep (one request's `waitUntil`): a second of parking at most, then the next end starts another. */
 export const SWEEP_ROUNDS_MAX = 100;
+/**
+ * A sender whose call has been in flight this long is taken for lost, and the next release or report starts
+ * another: a request's `waitUntil` ends 30 s after its response, and workerd never settles a call its ended request
+ * left in flight, so a sender waiting on one would hold the role for the isolate's life while releases and reports
+ * piled up unsent.
+ */
+export const SENDER_LOST_MS = 30_000;
 
 /**
  * Router slots, batched per isolate. The second Durable Object call of every admitted request (its `release`) is
@@ -89,7 +102,8 @@ export const SWEEP_ROUNDS_MAX = 100;
  * counts it as one request ended and the next placed. Every answer renews or ends the leave; without it, a slot
  * is released as before. Releases are idempotent in the router (an unknown ticket is ignored), so the releases
  * an `acquire` carried are put back and sent again when it fails; a `releaseAll` that fails is not retried (the
- * router restarted, or cannot be reached: a restarted router does not know those tickets).
+ * router restarted, or cannot be reached: a restarted router does not know those tickets). A sender whose call has
+ * not answered in {@link SENDER_LOST_MS} is taken for lost, and the next release or report starts another.
  *
  * @example
  * ```ts
@@ -205,6 +219,9 @@ export class SlotBatch {
         handedOff: [],
         handedOffSinceMs: 0,
         sending: false,
+        sendingSinceMs: 0,
+        senders: 0,
+        lostSenders: 0,
         parked: [],
         sweeping: false,
         leaveUntilMs: 0,
@@ -251,16 +268,21 @@ export class SlotBatch {
   }
 
   private startSending(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> | undefined {
-    if (state.sending) return undefined;
+    if (state.sending) {
+      if (this.now() - state.sendingSinceMs < SENDER_LOST_MS) return undefined;
+      state.lostSenders = state.senders;
+    }
     state.sending = true;
-    return this.send(state, sinkOf);
+    state.sendingSinceMs = this.now();
+    state.senders += 1;
+    return this.send(state, sinkOf, state.senders);
   }
 
   /**
    * Sends batches until none waits. The last round gives up the sender's role *before* its call, so a release
    * queued while it is in flight starts its own sender: nothing is left waiting without one.
    */
-  private async send(state: RouterSlots, sinkOf: () => SlotSink): Promise<void> {
+  private async send(state: RouterSlots, sinkOf: () => SlotSink, sender: number): Promise<void> {
     for (let round = 1; ; round++) {
       const released = state.released;
       const handedOff = state.handedOff;
@@ -272,13 +294,21 @@ export class SlotBatch {
       }
       const last = round === SEND_ROUNDS_MAX;
       if (last) state.sending = false;
+      state.sendingSinceMs = this.now();
+      let answer: HandoffLeave | undefined;
       try {
-        this.renewLeave(state, await sinkOf().releaseAll(released, handedOff));
+        answer = await sinkOf().releaseAll(released, handedOff);
       } catch {
         // Unreachable or restarted: a restarted router does not know these tickets, and a single release's
         // failure was never retried either. The leave ends: slots go back to being asked for.
+        if (sender <= state.lostSenders) return;
         state.leaveUntilMs = 0;
+        if (last) return;
+        continue;
       }
+      // Taken for lost meanwhile (SENDER_LOST_MS): another sender holds the role now.
+      if (sender <= state.lostSenders) return;
+      this.renewLeave(state, answer);
       if (last) return;
     }
   }

@@ -8,6 +8,7 @@ import {
   REPORT_BATCH,
   REPORT_MAX_AGE_MS,
   type ReleasedSlot,
+  SENDER_LOST_MS,
   SlotBatch,
   type SlotSink,
   SWEEP_ROUNDS_MAX,
@@ -123,6 +124,43 @@ describe("SlotBatch: releases", () => {
     calls[8]?.answer();
     await flush();
     expect(batch.pendingFor("m#0").released).toBe(0);
+  });
+});
+
+describe("SlotBatch: a sender whose call never answers", () => {
+  // workerd never settles a call whose request's waitUntil has ended (30 s after its response): the sender waiting
+  // on it would keep the role for the isolate's life, and every later release and hand-off report pile up unsent.
+  it("is taken for lost after SENDER_LOST_MS: the next release sends all that waits, and the lost one stops", async () => {
+    let now = 0;
+    const batch = new SlotBatch(() => now);
+    const { calls, sinkOf } = heldSink();
+    batch.end("m#0", slot("lost"), false, sinkOf); // calls[0]: never answered
+    for (let i = 0; i < 100; i++) {
+      now += 1;
+      batch.end("m#0", slot(`r${i}`), false, sinkOf);
+      batch.handedOff("m#0", [`h${i}`, undefined, 1, "interactive"], sinkOf);
+    }
+    expect(calls).toHaveLength(1);
+    expect(batch.pendingFor("m#0")).toMatchObject({ released: 100, handedOff: 100 });
+    now = SENDER_LOST_MS;
+    const keep = batch.end("m#0", slot("z"), false, sinkOf);
+    expect(keep).toBeDefined();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.released).toHaveLength(101);
+    expect(calls[1]?.handedOff).toHaveLength(100);
+    expect(batch.pendingFor("m#0")).toMatchObject({ released: 0, handedOff: 0 });
+    // The lost call answers after all: its sender does not take the role back (no call of its own follows).
+    batch.end("m#0", slot("y"), false, sinkOf);
+    calls[0]?.answer();
+    await flush();
+    expect(calls).toHaveLength(2);
+    calls[1]?.answer();
+    await flush();
+    // "y" waited for the sender that holds the role, which sends it next.
+    expect(calls.map((c) => c.released.map(([t]) => t).at(-1))).toEqual(["lost", "z", "y"]);
+    calls[2]?.answer();
+    await keep;
+    expect(batch.pendingFor("m#0")).toMatchObject({ released: 0, handedOff: 0 });
   });
 });
 
