@@ -10,8 +10,13 @@ import { wholeEvents } from "./sse-framing";
  */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"]);
 
-/** Request headers the platform sets itself for the next hop: never forwarded. */
-const PLATFORM = new Set(["host", "content-length"]);
+/**
+ * Request headers the platform sets itself for the next hop, or that the edge has already answered: never forwarded.
+ * `Expect` (curl sends `Expect: 100-continue` with a large body) asked this hop for a 100 before the body, and the edge
+ * has read the whole body before it forwards anything; sent on, the replica's interim 100 came back as the answer of
+ * the Worker's `fetch`, which the edge could not relay (a 500 `internal_error`, seconds later, for any such request).
+ */
+const PLATFORM = new Set(["host", "content-length", "expect"]);
 
 /**
  * The client's credential: it is spillway's to check (the tenant's API key), never the engine's to see. The
@@ -39,8 +44,8 @@ function hopByHop(headers: Headers): (lowerName: string) => boolean {
 
 /**
  * The headers to send upstream: the client's, minus hop-by-hop (those named in its `Connection` header included),
- * Host and Content-Length (the runtime's), Cloudflare's own, spillway's internal ones and the client's API key
- * (`Authorization`, `api-key`, `x-api-key`).
+ * Host and Content-Length (the runtime's), Expect (met by the edge), Cloudflare's own, spillway's internal ones and
+ * the client's API key (`Authorization`, `api-key`, `x-api-key`).
  *
  * @example
  * ```ts

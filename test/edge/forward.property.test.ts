@@ -17,8 +17,8 @@ import { stallingBody } from "../support/stalling-body";
  *   re-resolved); the body byte for byte (non-ASCII text included; a leading UTF-8 BOM is dropped, nothing else), with
  *   no Content-Length of the client's (the runtime sets it from the body);
  *   the client's headers minus hop-by-hop ones (Connection, those it names, Keep-Alive, any Proxy-*, TE, Trailer,
- *   Transfer-Encoding, Upgrade), Host, Content-Length, Authorization, `cf-*` and every `x-spillway-*` (forged ones
- *   included), plus `Authorization: Bearer <upstream key>` when the deployment names one and the four signature
+ *   Transfer-Encoding, Upgrade), Host, Content-Length, Expect, Authorization, `cf-*` and every `x-spillway-*`
+ *   (forged ones included), plus `Authorization: Bearer <upstream key>` when the deployment names one and the four signature
  *   headers when a signing secret is set - a signature the engine's verifier accepts for that exact path and body.
  * - The answer a client receives: the replica's status, status text, headers (minus hop-by-hop ones and those
  *   its Connection names; Retry-After and every other header as sent) and body bytes; a Content-Length only where
@@ -64,6 +64,7 @@ const requestHeaderName = fc.oneof(
     arbitrary: fc.constantFrom(
       "host",
       "content-length",
+      "expect",
       "authorization",
       "api-key",
       "x-api-key",
@@ -351,7 +352,7 @@ function expectedUpstream(incoming: Headers): Map<string, string> {
   const out = new Map<string, string>();
   for (const [name, value] of incoming) {
     if (hopByHop(name, named)) continue;
-    if (["host", "content-length", "authorization", "api-key", "x-api-key"].includes(name)) continue;
+    if (["host", "content-length", "expect", "authorization", "api-key", "x-api-key"].includes(name)) continue;
     if (name.startsWith("cf-") || name.startsWith("x-spillway-")) continue;
     out.set(name, value.trim());
   }

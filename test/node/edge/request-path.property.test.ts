@@ -241,6 +241,7 @@ const headerName = fc.oneof(
     "proxy-authenticate",
     "host",
     "content-length",
+    "expect",
     "authorization",
     "cf-ray",
     "cf-connecting-ip",
@@ -266,7 +267,7 @@ const clientHeaders = fc
 function forwardable(name: string, connectionNames: Set<string>): boolean {
   const lower = name.toLowerCase();
   if (HOP_BY_HOP.includes(lower) || lower.startsWith("proxy-") || connectionNames.has(lower)) return false;
-  if (["host", "content-length", "authorization"].includes(lower)) return false;
+  if (["host", "content-length", "expect", "authorization"].includes(lower)) return false;
   return !lower.startsWith("cf-") && !lower.startsWith("x-spillway-");
 }
 
