@@ -1,7 +1,7 @@
 import { signRequest } from "../core/request-signature";
 import { type BodyRead, UpstreamIdleTimeout, withIdleDeadline } from "./idle-deadline";
 import { replicaUrl } from "./replica-url";
-import { wholeEvents } from "./sse-framing";
+import { WholeEvents } from "./sse-framing";
 
 /**
  * Hop-by-hop headers (RFC 9110 7.6.1): for one connection only, never forwarded in either direction. Any `Proxy-*`
@@ -258,7 +258,8 @@ export async function forwardToReplica(request: ForwardRequest): Promise<Forward
     const failed = (error: unknown) => {
       if (!request.clientSignal.aborted) logFailure(request, response.headers, error);
     };
-    const body = withIdleDeadline(first, reader, request.idleTimeoutMs, silent, failed);
+    // In whole events, so that the relay's error event after a break mid-event is an event of its own.
+    const body = withIdleDeadline(first, reader, request.idleTimeoutMs, silent, failed, new WholeEvents());
     return { kind: "response", response: new Response(body, response) };
   } catch (error) {
     if (request.clientSignal.aborted) return { kind: "client_gone" };
@@ -327,8 +328,8 @@ const encoder = new TextEncoder();
 /**
  * Passes a response body through untouched (SSE included) and calls `onEnd` exactly once: when the body
  * ends, fails, or the client cancels it. `onEnd(true)` means the upstream failed mid-body (a body that went silent,
- * `UpstreamIdleTimeout`, included). An SSE stream goes on in whole events (an event cut off by a failure is not
- * sent). When an SSE stream fails mid-way, the client gets a `data: {"error": ...}`
+ * `UpstreamIdleTimeout`, included). When an SSE stream fails mid-way (`forwardToReplica` passes it on in whole
+ * events, so after the last whole one), the client gets a `data: {"error": ...}`
  * event (OpenAI's error shape, `param` null) and `data: [DONE]` instead of a cut connection (the form SGLang and vLLM
  * use for errors inside a stream): code `upstream_failed`, or `upstream_timeout` for a replica that went silent.
  *
@@ -351,9 +352,7 @@ export function relayBody(
     ended = true;
     onEnd(upstreamFailed);
   };
-  // In whole events, so that an error event after a break mid-event is an event of its own (`wholeEvents`).
-  const source = eventStream ? upstream.pipeThrough(wholeEvents()) : upstream;
-  source.pipeTo(writable, { preventAbort: eventStream, preventClose: false }).then(
+  upstream.pipeTo(writable, { preventAbort: eventStream, preventClose: false }).then(
     () => end(false),
     async (reason: unknown) => {
       // A pipe that fails while the client is still there failed upstream; otherwise the client left.

@@ -1,3 +1,5 @@
+import type { ChunkFramer } from "./sse-framing";
+
 /**
  * Why a streamed body ended early: the replica sent nothing for `idleTimeoutMs` while the edge waited for its next
  * chunk (after its first event; an answer that is not streamed is read whole under one deadline instead,
@@ -24,7 +26,9 @@ export type BodyRead = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array
  * The clock runs only while a read waits on the replica: a client that reads slowly spends none of it. When it runs
  * out, the replica's body is cancelled (its connection closed, so an engine that is alive stops the work),
  * `onTimeout` is called once, and the body fails with `UpstreamIdleTimeout`. A body that fails by itself (the replica's
- * connection cut: an engine killed mid-stream) fails with its own error, and `onFailure` hears it first.
+ * connection cut: an engine killed mid-stream) fails with its own error, and `onFailure` hears it first. With
+ * `framer`, each chunk goes on as the framer cuts it (`WholeEvents`: whole SSE events), and what it holds when the
+ * body fails is dropped.
  *
  * One timer a stream, not one a chunk: it fires at most every `idleTimeoutMs` and looks at how long the read under
  * way has waited (a timer a request showed on the admitted path: `docs/benchmarks.md`, "The idle deadline on the
@@ -42,6 +46,7 @@ export function withIdleDeadline(
   idleTimeoutMs: number,
   onTimeout: () => void,
   onFailure?: (error: unknown) => void,
+  framer?: ChunkFramer,
 ): ReadableStream<Uint8Array> {
   let pending = first;
   /** When the read under way began; undefined while none is (the client has not asked for more). */
@@ -72,24 +77,33 @@ export function withIdleDeadline(
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let next: BodyRead;
-      if (pending !== undefined) next = pending;
-      else {
-        waitingSince = Date.now();
-        if (timer === undefined && !silent) timer = setTimeout(check, idleTimeoutMs);
-        next = await reader.read().catch((error: unknown) => ({ error }));
-        waitingSince = undefined;
+      // Until something goes on: a framer may hold a whole chunk back, and a pull that gives nothing is not
+      // called again.
+      for (;;) {
+        let next: BodyRead;
+        if (pending !== undefined) next = pending;
+        else {
+          waitingSince = Date.now();
+          if (timer === undefined && !silent) timer = setTimeout(check, idleTimeoutMs);
+          next = await reader.read().catch((error: unknown) => ({ error }));
+          waitingSince = undefined;
+        }
+        pending = undefined;
+        if (silent) return controller.error(new UpstreamIdleTimeout(idleTimeoutMs));
+        if ("error" in next) {
+          stop();
+          onFailure?.(next.error);
+          return controller.error(next.error);
+        }
+        if (next.done) {
+          stop();
+          const rest = framer?.end();
+          if (rest !== undefined) controller.enqueue(rest);
+          return controller.close();
+        }
+        const chunk = framer === undefined ? next.value : framer.push(next.value);
+        if (chunk !== undefined) return controller.enqueue(chunk);
       }
-      pending = undefined;
-      if (silent) controller.error(new UpstreamIdleTimeout(idleTimeoutMs));
-      else if ("error" in next) {
-        stop();
-        onFailure?.(next.error);
-        controller.error(next.error);
-      } else if (next.done) {
-        stop();
-        controller.close();
-      } else controller.enqueue(next.value);
     },
     cancel: (reason) => {
       stop();

@@ -9,55 +9,79 @@ const CR = 0x0d;
 /** How far before a new byte a blank line that ends in it may begin: two CRLFs. */
 const LOOK_BACK = 3;
 
+/** Cuts a body's chunks as they arrive: `push` gives what may go on now, `end` what is left when the body ends. */
+export interface ChunkFramer {
+  push(chunk: Uint8Array): Uint8Array | undefined;
+  end(): Uint8Array | undefined;
+}
+
 /**
- * Passes an SSE body on in whole events: the bytes after the last blank line of what has arrived (an event whose end
- * has not come yet) are held back until it comes. So a stream that breaks mid-event leaves the client at an event
- * boundary, where the relay's error event reads as one event; sent after half an event, it was glued to that
+ * Cuts an SSE body into whole events: of the bytes that have arrived, those after the last blank line (an event whose
+ * end has not come yet) are held back until it comes. So a stream that breaks mid-event leaves the client at an
+ * event boundary, where the relay's error event reads as one event; sent after half an event, it was glued to that
  * event's last line and the client read one malformed `data:` line (openai-node: a JSON parse error, not the
- * replica's failure). When the body ends normally the held bytes go out (its last event may lack its blank line);
- * when it fails they are dropped. A chunk that ends at an event's end, as every engine's chunk does, passes at once:
- * nothing is delayed that the client could already use.
+ * replica's failure). When the body ends normally `end` gives the held bytes (its last event may lack its blank
+ * line); when it fails they are dropped. A chunk that ends at an event's end, as every engine's chunk does, goes on
+ * at once as it came: nothing is delayed that the client could already use, and nothing is copied. It is not a
+ * stream of its own: it runs inside the read that already sees each chunk (`withIdleDeadline`), since a JavaScript
+ * `TransformStream` per chunk would cost about as much as the rest of the relay (`docs/benchmarks.md`).
  *
  * @example
  * ```ts
- * const framed = upstream.body.pipeThrough(wholeEvents());
+ * const events = new WholeEvents();
+ * events.push(encode('data: {"a":1}\n\ndata: {"b"')); // the bytes of 'data: {"a":1}\n\n'
+ * events.push(encode(":2}\n\n")); // the bytes of 'data: {"b":2}\n\n'
  * ```
  */
-export function wholeEvents(maxHeldBytes = MAX_HELD_EVENT_BYTES): TransformStream<Uint8Array, Uint8Array> {
-  // Bytes not passed on yet: the start of an event whose end has not come.
-  let held: Uint8Array | undefined;
-  // The last bytes passed on: a blank line may begin in them (a CR sent, its LF in the next chunk).
-  let sentTail = new Uint8Array(0);
-  const pass = (controller: TransformStreamDefaultController<Uint8Array>, bytes: Uint8Array) => {
-    controller.enqueue(bytes);
-    sentTail = bytes.byteLength >= LOOK_BACK ? bytes.slice(-LOOK_BACK) : joined(sentTail, bytes).slice(-LOOK_BACK);
-  };
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      if (chunk.byteLength === 0) return;
-      // As engines write: a chunk of whole events, passed on without a copy.
-      if (held === undefined && lastEventEnd(chunk, chunk.byteLength - 1) === chunk.byteLength) {
-        pass(controller, chunk);
-        return;
-      }
-      // Held bytes hold no blank line (nor begin one with what went out before them: that would have ended there).
-      const before = held ?? sentTail;
-      const sent = held === undefined ? sentTail.byteLength : 0;
-      const bytes = joined(before, chunk);
-      const end = lastEventEnd(bytes, before.byteLength);
-      if (end === bytes.byteLength || bytes.byteLength > maxHeldBytes) {
-        held = undefined;
-        pass(controller, bytes.subarray(sent));
-        return;
-      }
-      if (end > sent) pass(controller, bytes.subarray(sent, end));
-      // A copy: what is passed on is the client's, and a chunk is not the transform's to keep.
-      held = bytes.slice(Math.max(end, sent));
-    },
-    flush(controller) {
-      if (held !== undefined) controller.enqueue(held);
-    },
-  });
+export class WholeEvents implements ChunkFramer {
+  /** Bytes not passed on yet: the start of an event whose end has not come. */
+  private held: Uint8Array | undefined;
+  /**
+   * The last bytes passed on (`sentTail[LOOK_BACK - sentTailBytes..]`): a blank line may begin in them (a CR sent,
+   * its LF in the next chunk). Kept in place: a copy per chunk cost more than the rest of the framing.
+   */
+  private readonly sentTail = new Uint8Array(LOOK_BACK);
+  private sentTailBytes = 0;
+
+  constructor(private readonly maxHeldBytes = MAX_HELD_EVENT_BYTES) {}
+
+  push(chunk: Uint8Array): Uint8Array | undefined {
+    if (chunk.byteLength === 0) return undefined;
+    if (this.held === undefined && lastEventEnd(chunk, chunk.byteLength - 1) === chunk.byteLength)
+      return this.passed(chunk);
+    // Held bytes hold no blank line (nor begin one with what went out before them: that would have ended there).
+    const before = this.held ?? this.sentTail.subarray(LOOK_BACK - this.sentTailBytes);
+    const sent = this.held === undefined ? before.byteLength : 0;
+    const bytes = joined(before, chunk);
+    const end = lastEventEnd(bytes, before.byteLength);
+    if (end === bytes.byteLength || bytes.byteLength > this.maxHeldBytes) {
+      this.held = undefined;
+      return this.passed(bytes.subarray(sent));
+    }
+    // A copy: what is passed on is the client's, and a chunk is not the framer's to keep.
+    this.held = bytes.slice(Math.max(end, sent));
+    return end > sent ? this.passed(bytes.subarray(sent, end)) : undefined;
+  }
+
+  end(): Uint8Array | undefined {
+    const held = this.held;
+    this.held = undefined;
+    return held;
+  }
+
+  private passed(bytes: Uint8Array): Uint8Array {
+    const tail = this.sentTail;
+    const length = bytes.byteLength;
+    if (length >= LOOK_BACK) {
+      for (let i = 0; i < LOOK_BACK; i++) tail[i] = bytes[length - LOOK_BACK + i] as number;
+      this.sentTailBytes = LOOK_BACK;
+    } else {
+      tail.copyWithin(0, length);
+      tail.set(bytes, LOOK_BACK - length);
+      this.sentTailBytes = Math.min(LOOK_BACK, this.sentTailBytes + length);
+    }
+    return bytes;
+  }
 }
 
 /**

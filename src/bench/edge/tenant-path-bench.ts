@@ -4,7 +4,9 @@
  * key (`resolve`: the bearer key's SHA-256 and plan lookup), charging the quota from the lease and settling it
  * (`charge`), adding the rate-limit headers to the answer (`headers`, less `plainResponse`), reading the answer's
  * `usage` (`usage`), and all of it in the middleware's order (`all`); and the usage tap on a streamed answer of
- * 201 SSE chunks (`streamTapped` less `streamPlain`, the same stream read without the tap). Each case runs `--n` times inside one
+ * 201 SSE chunks (`streamTapped` less `streamPlain`, the same stream read without the tap); and, which every
+ * streamed answer takes, the Worker's read and relay of such a stream (`streamRead` less `streamPlain`) and the
+ * whole-event framing in that read (`streamReadFramed` less `streamRead`). Each case runs `--n` times inside one
  * request, timed from outside; the rounds interleave the cases, and a case's figure is its fastest round less
  * the `empty` case's (the request itself), with the same for the median rounds beside it.
  *
@@ -17,7 +19,7 @@
  * npm run bench:tenant-path -- --before /path/to/main
  * ```
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Plugin } from "esbuild";
 import { Miniflare } from "miniflare";
@@ -38,7 +40,19 @@ const {
   }),
 );
 const WORKER = resolve("src/bench/edge/tenant-path-worker.ts");
-const CASES = ["empty", "resolve", "charge", "headers", "plainResponse", "usage", "all", "streamTapped", "streamPlain"];
+const CASES = [
+  "empty",
+  "resolve",
+  "charge",
+  "headers",
+  "plainResponse",
+  "usage",
+  "all",
+  "streamTapped",
+  "streamRead",
+  "streamReadFramed",
+  "streamPlain",
+];
 /** A streamed answer (201 chunks) costs a few hundred times a single piece: its cases run `n / STREAM_SCALE` times. */
 const STREAM_SCALE = 200;
 const callsOf = (name: string) => (name.startsWith("stream") ? Math.ceil(N / STREAM_SCALE) : N);
@@ -48,9 +62,11 @@ function otherTree(root: string): Plugin {
   return {
     name: "other-tree",
     setup(builder) {
-      builder.onResolve({ filter: /^\.\.\/\.\.\// }, (args) =>
-        args.importer === WORKER ? { path: `${resolve(root, "src/bench/edge", args.path)}.ts` } : undefined,
-      );
+      // A module the other checkout lacks comes from this tree (undefined: esbuild resolves it as usual).
+      builder.onResolve({ filter: /^\.\.\/\.\.\// }, (args) => {
+        const path = `${resolve(root, "src/bench/edge", args.path)}.ts`;
+        return args.importer === WORKER && existsSync(path) ? { path } : undefined;
+      });
     },
   };
 }
@@ -126,6 +142,10 @@ async function main(): Promise<void> {
   // A stream's own cost cancels out: the tap's is the tapped stream less the plain one, in the same round.
   const tap = workers.map((w) => perCall(w.name, "streamTapped", "streamPlain"));
   console.log(`| usage tap on a streamed answer of 201 chunks (streamTapped less streamPlain) | ${tap.join(" | ")} |`);
+  const relay = workers.map((w) => perCall(w.name, "streamRead", "streamPlain"));
+  console.log(`| the Worker's read and relay of it (streamRead less streamPlain) | ${relay.join(" | ")} |`);
+  const framing = workers.map((w) => perCall(w.name, "streamReadFramed", "streamRead"));
+  console.log(`| whole-event framing in that read (streamReadFramed less streamRead) | ${framing.join(" | ")} |`);
   console.log(
     `\n(the empty case, a request of ${N} empty iterations: ${workers.map((w) => `${median(ms[`${w.name}|empty`] ?? []).toFixed(1)} ms`).join(", ")})`,
   );

@@ -3,7 +3,8 @@
  * code an anonymous request does not run) `n` times inside workerd, so the driver can time it from outside
  * (workerd's own clock stands still while JavaScript runs). `GET /?case=NAME&n=N`; the cases are listed in
  * {@link CASES}. Built against this tree, or against another checkout's `src/` (the driver's `--before`), so
- * the same loops time the old and the new code: it imports only functions both have.
+ * the same loops time the old and the new code: it imports only functions both have, but for a module the other
+ * checkout lacks, which comes from this tree (`WholeEvents`, which an older `withIdleDeadline` ignores).
  *
  * @example
  * ```ts
@@ -12,7 +13,10 @@
  * ```
  */
 import { QuotaLedger, type QuotaLimits, type QuotaUnits } from "../../core/tenant-quota";
+import { relayBody } from "../../edge/forward";
+import { withIdleDeadline } from "../../edge/idle-deadline";
 import { tapEventStreamUsage, usageOfJson } from "../../edge/response-usage";
+import { WholeEvents } from "../../edge/sse-framing";
 import { type TenantPlan, tenantsSchema } from "../../edge/tenant-config";
 import { chargeQuota } from "../../edge/tenant-quota-charge";
 import type { TenantQuota } from "../../edge/tenant-quota-object";
@@ -105,6 +109,21 @@ const CASES: Record<string, () => Promise<unknown> | unknown> = {
     if (total !== 201) throw new Error(`usage ${total}`);
   },
   streamPlain: () => drain(streamedAnswer().pipeThrough(new TransformStream<Uint8Array, Uint8Array>())),
+  // The same answer as the Worker relays a replica's stream (every streamed answer, tenant or not): read under the
+  // idle deadline, then relayed; and the same with the read cutting it into whole events (`WholeEvents`).
+  streamRead: () =>
+    drain(
+      relayBody(withIdleDeadline(undefined, streamedAnswer().getReader(), 300_000, ignore), ignore, undefined, true),
+    ),
+  streamReadFramed: () =>
+    drain(
+      relayBody(
+        withIdleDeadline(undefined, streamedAnswer().getReader(), 300_000, ignore, undefined, new WholeEvents()),
+        ignore,
+        undefined,
+        true,
+      ),
+    ),
   all: async () => {
     const who = await resolveTenant("Bearer sk-bench", tenants, undefined);
     if (who.kind !== "tenant") throw new Error("unknown key");

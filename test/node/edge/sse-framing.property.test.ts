@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { lastEventEnd, wholeEvents } from "../../../src/edge/sse-framing";
+import { withIdleDeadline } from "../../../src/edge/idle-deadline";
+import { lastEventEnd, WholeEvents } from "../../../src/edge/sse-framing";
 
 const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261206) };
 const encoder = new TextEncoder();
@@ -35,7 +36,10 @@ const streamAndCuts = fc
     return { complete: encoder.encode(whole).byteLength, bytes, chunks };
   });
 
-/** Runs chunks through `wholeEvents`, then ends the stream normally or with an error; what came out, chunk by chunk. */
+/**
+ * Runs chunks through the relay's read of a replica's stream (`withIdleDeadline` with `WholeEvents`, as
+ * `forwardToReplica` reads one), then ends the stream normally or with an error; what came out, chunk by chunk.
+ */
 async function framed(chunks: Uint8Array[], fail: boolean, maxHeld?: number): Promise<Uint8Array[]> {
   let next = 0;
   // One chunk a pull: an error raised with chunks still queued would discard them.
@@ -51,7 +55,8 @@ async function framed(chunks: Uint8Array[], fail: boolean, maxHeld?: number): Pr
     { highWaterMark: 0 },
   );
   const out: Uint8Array[] = [];
-  const reader = source.pipeThrough(wholeEvents(maxHeld)).getReader();
+  const body = withIdleDeadline(undefined, source.getReader(), 60_000, () => {}, undefined, new WholeEvents(maxHeld));
+  const reader = body.getReader();
   for (;;) {
     try {
       const { done, value } = await reader.read();
@@ -65,7 +70,7 @@ async function framed(chunks: Uint8Array[], fail: boolean, maxHeld?: number): Pr
 
 const joined = (chunks: Uint8Array[]) => decoder.decode(Buffer.concat(chunks));
 
-describe("wholeEvents", () => {
+describe("WholeEvents in the relay's read", () => {
   it("a stream that ends normally comes out byte for byte, however it was cut", async () => {
     await fc.assert(
       fc.asyncProperty(streamAndCuts, async ({ bytes, chunks }) => {
