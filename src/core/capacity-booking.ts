@@ -457,6 +457,15 @@ export class CapacityBooking {
   }
 
   /**
+   * Entries the lapse sweep holds: the bookings' and those of bookings replaced, claimed or evicted since (skipped
+   * when they lapse). Right after a booking at most twice `outstanding` plus {@link STALE_DUE_ENTRIES}, so never more
+   * than twice `maxBookings` plus it, whatever the refusal rate.
+   */
+  get dueEntries(): number {
+    return this.byDue.size;
+  }
+
+  /**
    * Bookings still claimable or ahead at `nowMs`: not claimed, and due at most `lateS` ago. Read-only (what
    * `outstanding` counts once the ledger moves, without moving it): a router that went idle after an overload
    * says "none" once its promises have lapsed, not the count of its last busy second. O(n) in the bookings.
@@ -713,6 +722,10 @@ export class CapacityBooking {
     const booking: Booking = { dueMs, second, promised: hint.promised };
     this.bookings.set(fingerprint, booking);
     this.byDue.push({ dueMs, fingerprint, booking });
+    // Entries of replaced, claimed or evicted bookings wait in the heap until their due instant lapses: a flood of
+    // refusals (one request refused again and again, or more requests than `maxBookings`) would grow it with the
+    // refusal rate. Past twice the bookings, the stale ones go (amortised O(1) a booking; the sweep skipped them).
+    if (this.byDue.size > 2 * this.bookings.size + STALE_DUE_ENTRIES) this.forgetStaleDueEntries();
     if (!hint.promised) return;
     this.promised.add(second);
     this.outcomes.made += 1;
@@ -732,6 +745,10 @@ export class CapacityBooking {
     this.sweepLapsed(nowMs);
   }
 
+  private forgetStaleDueEntries(): void {
+    this.byDue.retain((entry) => this.bookings.get(entry.fingerprint) === entry.booking);
+  }
+
   /** Lapsed promises leave the map as time passes: their clients did not come back (a no-show). */
   private sweepLapsed(nowMs: number): void {
     const lapsedBeforeMs = this.lapsedBeforeMs(nowMs);
@@ -743,6 +760,9 @@ export class CapacityBooking {
     }
   }
 }
+
+/** Stale entries the lapse sweep's heap may hold beyond the bookings' count before it drops them. */
+export const STALE_DUE_ENTRIES = 1024;
 
 interface DueEntry {
   dueMs: number;

@@ -46,18 +46,41 @@ export class MinHeap<T> {
     const top = items[0];
     const last = items.pop();
     if (items.length === 0 || last === undefined) return top;
-    const lastKey = this.keyOf(last);
-    let i = 0;
+    this.siftDown(0, last);
+    return top;
+  }
+
+  /**
+   * Keeps only the items `keep` accepts, in O(n): how a holder whose items go stale (and are skipped when popped)
+   * keeps their count bounded.
+   *
+   * @example
+   * ```ts
+   * due.retain((e) => live.has(e.id));
+   * ```
+   */
+  retain(keep: (item: T) => boolean): void {
+    const items = this.items;
+    let kept = 0;
+    for (const item of items) if (keep(item)) items[kept++] = item;
+    items.length = kept;
+    for (let i = (kept >> 1) - 1; i >= 0; i--) this.siftDown(i, items[i] as T);
+  }
+
+  /** Puts `item` at `i` or below it, its smaller children moving up. */
+  private siftDown(start: number, item: T): void {
+    const items = this.items;
+    const key = this.keyOf(item);
+    let i = start;
     for (;;) {
       const left = 2 * i + 1;
       if (left >= items.length) break;
       const right = left + 1;
       const child = right < items.length && this.keyOf(items[right] as T) < this.keyOf(items[left] as T) ? right : left;
-      if (this.keyOf(items[child] as T) >= lastKey) break;
+      if (this.keyOf(items[child] as T) >= key) break;
       items[i] = items[child] as T;
       i = child;
     }
-    items[i] = last;
-    return top;
+    items[i] = item;
   }
 }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { CapacityBooking, DEFAULT_CAPACITY_BOOKING_OPTIONS, refilledDrainS } from "../../../src/core/capacity-booking";
+import {
+  CapacityBooking,
+  DEFAULT_CAPACITY_BOOKING_OPTIONS,
+  refilledDrainS,
+  STALE_DUE_ENTRIES,
+} from "../../../src/core/capacity-booking";
 import { clientHorizonS } from "../../../src/core/client-horizon";
 import { RETRY_AFTER_POLICIES } from "../../../src/core/retry-after";
 import { RouterCore } from "../../../src/core/router-core";
@@ -17,6 +22,22 @@ function ledgerWithBaseline(freshPerS: number, seconds: number): CapacityBooking
 }
 
 describe("CapacityBooking (the booked_capacity ledger)", () => {
+  it("holds a bounded number of due entries under a flood of refusals: one request refused again and again, and more requests than maxBookings", () => {
+    const ledger = new CapacityBooking(opts, 0);
+    const hint = { delayS: 30, promised: false };
+    // Before: each booking left its heap entry until its due instant lapsed (about 2 minutes here), 200 000 entries
+    // for one booking.
+    for (let i = 0; i < 200_000; i++) ledger.book("again", 500, hint);
+    expect(ledger.outstanding).toBe(1);
+    expect(ledger.dueEntries).toBeLessThanOrEqual(2 * ledger.outstanding + STALE_DUE_ENTRIES);
+    for (let i = 0; i < 200_000; i++) ledger.book(`r${i}`, 600, hint);
+    expect(ledger.outstanding).toBe(opts.maxBookings);
+    expect(ledger.dueEntries).toBeLessThanOrEqual(2 * opts.maxBookings + STALE_DUE_ENTRIES);
+    // The bookings kept are the latest, and each is still claimable: nothing live was dropped with the stale.
+    expect(ledger.claim(`r${199_999}`, 30_600)).toBeDefined();
+    expect(ledger.claim(`r${200_000 - opts.maxBookings}`, 30_600)).toBeDefined();
+  });
+
   it("spreads a burst of refusals over future seconds, the spare capacity of each (drain minus baseline)", () => {
     const ledger = ledgerWithBaseline(4, 30); // baseline 4/s
     const nowMs = 30_000;

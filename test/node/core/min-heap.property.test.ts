@@ -7,7 +7,7 @@ import { MinHeap } from "../../../src/core/min-heap";
  * of items whose keys repeat, sit at the edges of the number line (`-Infinity`, `Infinity`, -0, fractions, the
  * largest safe integers), `peek` is an item of the smallest key left in place, `pop` removes and returns one such
  * item (the very object pushed; of equal keys any, as documented), `size` counts what is left, and an empty heap
- * answers `undefined`. Every item pushed comes out exactly once.
+ * answers `undefined`. Every item pushed comes out exactly once, unless `retain` dropped it first.
  */
 
 const runs = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261206) };
@@ -29,15 +29,28 @@ const key = fc.oneof(
 /** A key as compared (-0 and 0 are the same key: `<` does not tell them apart, `Object.is` would). */
 const asCompared = (k: number | undefined) => (k === 0 ? 0 : k);
 
-type Op = { kind: "push"; key: number } | { kind: "pop" } | { kind: "peek" };
+type Op =
+  | { kind: "push"; key: number }
+  | { kind: "pop" }
+  | { kind: "peek" }
+  /** `retain` of the items whose id is not `drop` modulo `mod`. */
+  | { kind: "retain"; mod: number; drop: number };
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("push" as const), key }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("pop" as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("peek" as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("retain" as const),
+      mod: fc.integer({ min: 1, max: 4 }),
+      drop: fc.integer({ min: 0, max: 3 }),
+    }),
+  },
 );
 
 describe("MinHeap against a list", () => {
-  it("peeks and pops an item of the smallest key, each pushed item exactly once", () => {
+  it("peeks and pops an item of the smallest key, each pushed item exactly once (or never, once `retain` drops it)", () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200, size: "max" }), (ops) => {
         const heap = new MinHeap<{ key: number; id: number }>((item) => item.key);
@@ -50,6 +63,10 @@ describe("MinHeap against a list", () => {
             const item = { key: o.key, id: id++ };
             heap.push(item);
             left.push(item);
+          } else if (o.kind === "retain") {
+            const keep = (item: { id: number }) => item.id % o.mod !== o.drop;
+            heap.retain(keep);
+            left = left.filter(keep);
           } else if (o.kind === "peek") {
             const top = heap.peek();
             expect(asCompared(top?.key)).toBe(smallest);
