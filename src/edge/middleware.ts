@@ -199,7 +199,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       return openAIError(400, priority.message, "invalid_request_error", "invalid_service_tier", {}, "service_tier");
     const quota = await chargeQuota({
       plan,
-      tokens: estimateTokens(body.textLength, body.maxTokens, config.tenants.defaultMaxTokens),
+      tokens: estimateTokens(body.textLength, body.maxTokens, config.tenants.defaultMaxTokens, body.completions),
       ...(body.maxTokens === undefined ? { assumedMaxTokens: config.tenants.defaultMaxTokens } : {}),
       namespace: options.quotas ? options.quotas(c) : c.env.TENANT_QUOTA,
       leaseMs: config.tenants.quotaLeaseMs,

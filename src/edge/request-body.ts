@@ -9,6 +9,9 @@ const baseSchema = z.looseObject({
   stream: z.boolean({ error: "`stream` must be a boolean" }).nullish(),
   max_tokens: z.int({ error: "`max_tokens` must be a non-negative integer" }).min(0).nullish(),
   max_completion_tokens: z.int({ error: "`max_completion_tokens` must be a non-negative integer" }).min(0).nullish(),
+  /** Completions generated for the request (OpenAI's `n`; `best_of` on legacy completions): each has the budget. */
+  n: z.int({ error: "`n` must be a positive integer" }).min(1).nullish(),
+  best_of: z.int({ error: "`best_of` must be a positive integer" }).min(1).nullish(),
   /** OpenAI's processing tier; checked against the tenant's plan (see service-tier.ts). */
   service_tier: z.unknown().optional(),
 });
@@ -52,6 +55,11 @@ export interface AcceptedBody {
    * `/completions`, `max_tokens` alone (no engine reads `max_completion_tokens` there). Absent when neither counts.
    */
   maxTokens?: number;
+  /**
+   * How many completions the engine generates, each up to `maxTokens`: `n`, or `best_of` when larger (vLLM and
+   * SGLang generate `best_of` and return the best `n`); 1 when neither is set.
+   */
+  completions: number;
   /** The body's `service_tier`, unchecked. */
   serviceTier?: unknown;
 }
@@ -102,7 +110,7 @@ export async function readRequestBody(
     const issue = result.error.issues[0];
     return { status: 400, message: issue?.message ?? "invalid request body", param: issue?.path.join(".") || null };
   }
-  const { model, max_completion_tokens, max_tokens, service_tier } = result.data;
+  const { model, max_completion_tokens, max_tokens, n, best_of, service_tier } = result.data;
   // The budget the engine will run with, never a smaller one the client wrote beside it: a legacy completion runs
   // with `max_tokens` (vLLM, SGLang and spillway's engine ignore `max_completion_tokens` there), and vLLM and SGLang
   // run a chat request whose `max_completion_tokens` is 0 with its `max_tokens`. Read as `??`, either pair was charged
@@ -115,6 +123,7 @@ export async function readRequestBody(
     textLength: text.length,
     model,
     ...(maxTokens !== undefined ? { maxTokens } : {}),
+    completions: Math.max(n ?? 1, best_of ?? 1),
     serviceTier: service_tier,
   };
 }

@@ -44,12 +44,14 @@ const NO_CHARGE: QuotaCharge = { headers: {}, wantsUsage: false, refund() {}, se
 
 /**
  * The tokens a request is charged at admission, as Azure OpenAI does: its prompt, estimated at 4 characters a
- * token over the whole body (an overestimate, corrected with `usage` at the end), plus the completion it may
- * produce (`max_tokens`, or the configured default when it sets none).
+ * token over the whole body (an overestimate, corrected with `usage` at the end), plus the completions it may
+ * produce (`max_tokens`, or the configured default when it sets none, for each of its `completions`: `n`, or
+ * `best_of`; the engine generates each in full).
  *
  * @example
  * ```ts
  * estimateTokens('{"model":"m","messages":[]}'.length, 100, 1024); // 7 + 100
+ * estimateTokens('{"model":"m","messages":[],"n":3}'.length, 100, 1024, 3); // 9 + 300
  * ```
  *
  * @param bodyTextLength the body's text length in UTF-16 code units (`AcceptedBody.textLength`), not its bytes.
@@ -58,8 +60,9 @@ export function estimateTokens(
   bodyTextLength: number,
   maxTokens: number | undefined,
   defaultMaxTokens: number,
+  completions = 1,
 ): number {
-  return Math.ceil(bodyTextLength / 4) + (maxTokens ?? defaultMaxTokens);
+  return Math.ceil(bodyTextLength / 4) + (maxTokens ?? defaultMaxTokens) * completions;
 }
 
 /**

@@ -172,6 +172,30 @@ describe("tenants at the edge", () => {
     expect(await errorOf(chat)).toMatchObject({ code: "tokens_exceed_quota", param: "max_tokens" });
   });
 
+  it("the token quota charges every completion a request asks for (n, or best_of), each with its budget", async () => {
+    // 3 x 400 and 4 x 300 completion tokens never fit the tenant's 1000 a minute; each was charged as one completion
+    // of 400 or 300 (admitted, 200), while the engine generates all of them.
+    const chat = await ask(TEST_KEYS.tokens, "many", { max_tokens: 400, n: 3 });
+    expect(chat.status).toBe(400);
+    expect(await errorOf(chat)).toMatchObject({ code: "tokens_exceed_quota", param: "max_tokens" });
+    const legacy = await SELF.fetch("http://spillway/v1/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TEST_KEYS.tokens}` },
+      body: JSON.stringify({ model: "tenants", prompt: "many", max_tokens: 300, n: 1, best_of: 4 }),
+    });
+    expect(legacy.status).toBe(400);
+    expect(await errorOf(legacy)).toMatchObject({ code: "tokens_exceed_quota", param: "max_tokens" });
+    for (const [field, value] of [
+      ["n", 0],
+      ["best_of", -1],
+      ["n", 1.5],
+    ] as const) {
+      const bad = await ask(TEST_KEYS.tokens, "bad", { max_tokens: 10, [field]: value });
+      expect(bad.status).toBe(400);
+      expect(await errorOf(bad)).toMatchObject({ param: field });
+    }
+  });
+
   it("service_tier: flex is accepted, priority only where the plan allows it, anything else is a clean 400", async () => {
     expect((await ask(undefined, "flex", { service_tier: "flex" })).status).toBe(200);
     expect((await ask(undefined, "auto", { service_tier: "auto" })).status).toBe(200);

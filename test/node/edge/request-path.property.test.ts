@@ -19,7 +19,7 @@ import { MissingUpstreamSecretError, upstreamApiKey } from "../../../src/edge/up
  *   the limit into a 413. Bytes that are not UTF-8 JSON, JSON that is not an object and fields the edge reads with
  *   the wrong type (README, "What a client is answered") give a 400 naming the field, never a throw; everything
  *   else is accepted with its `model`, its completion budget (`max_tokens` on `/completions`, else
- *   `max_completion_tokens || max_tokens`) and `service_tier`.
+ *   `max_completion_tokens || max_tokens`), its completions (`n`, or `best_of` when larger) and `service_tier`.
  * - Headers: the forwarded set is the client's minus hop-by-hop ones (and those its Connection names), Host,
  *   Content-Length, Authorization, `cf-*` and `x-spillway-*`; everything else unchanged. With an upstream
  *   credential the replica sees `Bearer <secret>` and never the client's key; a named secret that is missing
@@ -62,6 +62,8 @@ const requestObject = fc.record(
     stream: fc.oneof(fc.boolean(), field),
     max_tokens: fc.oneof(fc.nat(4096), field),
     max_completion_tokens: fc.oneof(fc.nat(4096), field),
+    n: fc.oneof(fc.integer({ min: 1, max: 8 }), field),
+    best_of: fc.oneof(fc.integer({ min: 1, max: 8 }), field),
     service_tier: fc.oneof(fc.constantFrom("auto", "flex", "priority", "scale"), field),
     temperature: field,
   },
@@ -122,6 +124,8 @@ function badFields(o: Record<string, unknown>, path: string): string[] {
   if (o.stream != null && typeof o.stream !== "boolean") bad.push("stream");
   if (o.max_tokens != null && !isCount(o.max_tokens)) bad.push("max_tokens");
   if (o.max_completion_tokens != null && !isCount(o.max_completion_tokens)) bad.push("max_completion_tokens");
+  if (o.n != null && !(isCount(o.n) && o.n >= 1)) bad.push("n");
+  if (o.best_of != null && !(isCount(o.best_of) && o.best_of >= 1)) bad.push("best_of");
   if (path.endsWith("/chat/completions")) {
     const m = o.messages;
     if (!Array.isArray(m) || m.length === 0 || !m.every((x) => isPlainObject(x) && typeof x.role === "string"))
@@ -210,6 +214,8 @@ describe("request bodies, under any size, chunking and Content-Length", () => {
                 textLength: (text as string).length,
                 model: parsed.model,
                 ...(maxTokens !== undefined ? { maxTokens } : {}),
+                // Each of `n` completions (`best_of` when larger) is generated in full.
+                completions: Math.max((parsed.n as number | null) ?? 1, (parsed.best_of as number | null) ?? 1),
                 serviceTier: parsed.service_tier,
               });
             }
@@ -450,6 +456,7 @@ describe("parsing what the client says", () => {
         textLength: text.length,
         model: "m",
         ...maxTokens,
+        completions: 1,
         serviceTier: undefined,
       });
     }
