@@ -12,7 +12,7 @@ const encoder = new TextEncoder();
 
 /** What the fingerprint covers. */
 export interface FingerprintParts {
-  /** The `Authorization` header (empty when absent). */
+  /** The client's credential: its `Authorization` header, or the edge's stand-in for one (empty when absent). */
   authorization: string | undefined;
   method: string;
   /** Path and query, e.g. `/v1/chat/completions`. */

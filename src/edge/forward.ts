@@ -27,6 +27,27 @@ const PLATFORM = new Set(["host", "content-length", "expect"]);
  */
 const CLIENT_CREDENTIALS = new Set(["authorization", "api-key", "x-api-key"]);
 
+/**
+ * The credential a request's fingerprint covers: its `Authorization`, or, from a client that sends its key in
+ * `api-key` or `x-api-key` instead, that header (named, so no key in one header spells another's). Without it, two
+ * such clients sending the same body shared one fingerprint: one router shard, and each the key to the other's
+ * booked retry. A request with `Authorization` keeps the fingerprint it always had.
+ *
+ * @example
+ * ```ts
+ * fingerprintCredential(new Headers({ "api-key": "k-1" })); // "api-key k-1"
+ * ```
+ */
+export function fingerprintCredential(headers: Headers): string | undefined {
+  const authorization = headers.get("authorization");
+  if (authorization !== null) return authorization;
+  for (const name of ["api-key", "x-api-key"]) {
+    const key = headers.get(name);
+    if (key !== null) return `${name} ${key}`;
+  }
+  return undefined;
+}
+
 /** Prefix of spillway's internal headers: stripped from client requests, never trusted from outside. */
 export const INTERNAL_HEADER_PREFIX = "x-spillway-";
 

@@ -7,7 +7,14 @@ import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { ConfigError, configFromEnv, type SpillwayConfig } from "./config";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
-import { downstreamHeaders, type ForwardOutcome, forwardToReplica, relayBody, upstreamHeaders } from "./forward";
+import {
+  downstreamHeaders,
+  type ForwardOutcome,
+  fingerprintCredential,
+  forwardToReplica,
+  relayBody,
+  upstreamHeaders,
+} from "./forward";
 import { modelNotFound, openAIError } from "./openai-error";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
@@ -219,7 +226,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     // Every attempt of the same request has the same fingerprint: it picks the shard (so a retry meets the
     // router that refused it) and is the only key to the promise that router made it.
     const fingerprint = await requestFingerprint({
-      authorization: c.req.header("authorization"),
+      authorization: fingerprintCredential(c.req.raw.headers),
       method: c.req.method,
       path: pathAndSearch,
       // The bytes of the text the checks read (a leading BOM dropped): the same fingerprint as over that text.

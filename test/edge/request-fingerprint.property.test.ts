@@ -149,4 +149,36 @@ describe("the request fingerprint", () => {
       expect(e.fingerprints).toEqual([fingerprint]);
     }
   });
+
+  it("covers the key of a client that sends it in api-key or x-api-key, so two such clients never share one", async () => {
+    const body = encoder.encode('{"model":"m","messages":[{"role":"user","content":"the same question"}]}');
+    const fingerprintOf = async (headers: Record<string, string>) => {
+      const e = edge();
+      const request = new Request("http://edge.example/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
+      expect((await e.send(request)).status).toBe(200);
+      return e.fingerprints[0] as string;
+    };
+    // Before: both keys were no credential at all, so the two clients had one fingerprint (one shard, and each the
+    // key to the other's booked retry).
+    const azureA = await fingerprintOf({ "api-key": "key-a" });
+    const azureB = await fingerprintOf({ "api-key": "key-b" });
+    expect(azureA).not.toBe(azureB);
+    expect(await fingerprintOf({ "api-key": "key-a" })).toBe(azureA);
+    const anthropicA = await fingerprintOf({ "x-api-key": "key-a" });
+    expect(anthropicA).not.toBe(await fingerprintOf({ "x-api-key": "key-b" }));
+    // The header is named: the same key in the other header, or with none, is another credential.
+    expect(new Set([azureA, anthropicA, await fingerprintOf({})]).size).toBe(3);
+    // With `Authorization` the fingerprint is the one it always was, whatever else the client sends.
+    const bearer = await requestFingerprint({
+      authorization: "Bearer sk-1",
+      method: "POST",
+      path: "/v1/chat/completions",
+      body,
+    });
+    expect(await fingerprintOf({ authorization: "Bearer sk-1", "api-key": "key-a" })).toBe(bearer);
+  });
 });
