@@ -124,8 +124,8 @@ function badFields(o: Record<string, unknown>, path: string): string[] {
   if (o.stream != null && typeof o.stream !== "boolean") bad.push("stream");
   if (o.max_tokens != null && !isCount(o.max_tokens)) bad.push("max_tokens");
   if (o.max_completion_tokens != null && !isCount(o.max_completion_tokens)) bad.push("max_completion_tokens");
-  if (o.n != null && !(isCount(o.n) && o.n >= 1)) bad.push("n");
-  if (o.best_of != null && !(isCount(o.best_of) && o.best_of >= 1)) bad.push("best_of");
+  if (o.n != null && !(isCount(o.n) && (o.n as number) >= 1)) bad.push("n");
+  if (o.best_of != null && !(isCount(o.best_of) && (o.best_of as number) >= 1)) bad.push("best_of");
   if (path.endsWith("/chat/completions")) {
     const m = o.messages;
     if (!Array.isArray(m) || m.length === 0 || !m.every((x) => isPlainObject(x) && typeof x.role === "string"))
