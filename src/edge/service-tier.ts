@@ -8,8 +8,10 @@ export interface ServiceTierProblem {
 
 /**
  * The priority class of one request: the plan's, unless the body's OpenAI `service_tier` says otherwise.
- * `auto`/`default` (or none) keep the plan's class; `flex` makes it `batch` (sheddable, served from leftover
- * capacity); `priority` makes it `interactive`, and only where the plan allows it. Anything else is a 400.
+ * `auto`/`default` (or none) keep the plan's class, and so does `scale` (OpenAI's tier of reserved capacity, which
+ * openai-node's types offer: a deployment's capacity is the operator's, reserved by the plan if by anything);
+ * `flex` makes it `batch` (sheddable, served from leftover capacity); `priority` makes it `interactive`, and only
+ * where the plan allows it. Anything else is a 400.
  *
  * @example
  * ```ts
@@ -18,7 +20,13 @@ export interface ServiceTierProblem {
  * ```
  */
 export function priorityOf(plan: TenantPlan, serviceTier: unknown): PriorityClass | ServiceTierProblem {
-  if (serviceTier === undefined || serviceTier === null || serviceTier === "auto" || serviceTier === "default")
+  if (
+    serviceTier === undefined ||
+    serviceTier === null ||
+    serviceTier === "auto" ||
+    serviceTier === "default" ||
+    serviceTier === "scale"
+  )
     return plan.priority;
   if (serviceTier === "flex") return "batch";
   if (serviceTier === "priority") {
@@ -26,5 +34,5 @@ export function priorityOf(plan: TenantPlan, serviceTier: unknown): PriorityClas
       ? "interactive"
       : { message: "service_tier 'priority' is not available for this API key" };
   }
-  return { message: "service_tier must be one of 'auto', 'default', 'flex' or 'priority'" };
+  return { message: "service_tier must be one of 'auto', 'default', 'flex', 'scale' or 'priority'" };
 }

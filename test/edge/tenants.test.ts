@@ -199,6 +199,8 @@ describe("tenants at the edge", () => {
   it("service_tier: flex is accepted, priority only where the plan allows it, anything else is a clean 400", async () => {
     expect((await ask(undefined, "flex", { service_tier: "flex" })).status).toBe(200);
     expect((await ask(undefined, "auto", { service_tier: "auto" })).status).toBe(200);
+    // OpenAI's reserved-capacity tier, which openai-node's types offer: the plan's class (before: a 400).
+    expect((await ask(undefined, "scale", { service_tier: "scale" })).status).toBe(200);
     const denied = await ask(undefined, "prio", { service_tier: "priority" });
     expect(denied.status).toBe(400);
     expect(await errorOf(denied)).toMatchObject({ param: "service_tier", code: "invalid_service_tier" });

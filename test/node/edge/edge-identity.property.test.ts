@@ -685,7 +685,8 @@ const planArb = fc
   .map((p) => tenantPlanSchema.parse({ name: "acme", ...p }));
 
 function expectedTier(plan: TenantPlan, tier: unknown): "interactive" | "batch" | "problem" {
-  if (tier === undefined || tier === null || tier === "auto" || tier === "default") return plan.priority;
+  if (tier === undefined || tier === null || tier === "auto" || tier === "default" || tier === "scale")
+    return plan.priority;
   if (tier === "flex") return "batch";
   if (tier === "priority" && plan.allowPriorityTier) return "interactive";
   return "problem";

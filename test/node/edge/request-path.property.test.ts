@@ -515,13 +515,13 @@ describe("parsing what the client says", () => {
           allowPriorityTier: fc.boolean(),
         }),
         fc.oneof(
-          fc.constantFrom("auto", "default", "flex", "priority", "Flex", " auto", null, undefined),
+          fc.constantFrom("auto", "default", "flex", "priority", "scale", "Flex", " auto", null, undefined),
           fc.anything(),
         ),
         (planFields, tier) => {
           const plan = planFields as TenantPlan;
           const got = priorityOf(plan, tier);
-          if (tier === undefined || tier === null || tier === "auto" || tier === "default")
+          if (tier === undefined || tier === null || tier === "auto" || tier === "default" || tier === "scale")
             expect(got).toBe(plan.priority);
           else if (tier === "flex") expect(got).toBe("batch");
           else if (tier === "priority" && plan.allowPriorityTier) expect(got).toBe("interactive");
