@@ -8,6 +8,12 @@ import { problemsText } from "./zod-problems";
 
 const replicaUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
+/**
+ * Bindings spillway reads itself (`Env`): a deployment's `upstreamApiKeySecret` naming one would send its value (the
+ * admin token, the signing secret, the configuration) to every replica as a bearer key.
+ */
+const SPILLWAY_OWN_BINDINGS: readonly string[] = ["SPILLWAY_ADMIN_TOKEN", "SPILLWAY_SIGNING_SECRET", "SPILLWAY_CONFIG"];
+
 /** A replica: a URL (spillway's engine, probed by `GET /load`) or `{ url, load, model }` for any other server. */
 const replicaEntry = z
   .union(
@@ -64,6 +70,10 @@ export const deploymentConfigSchema = z.strictObject({
   upstreamApiKeySecret: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a binding name")
+    .refine(
+      (name) => !SPILLWAY_OWN_BINDINGS.includes(name),
+      "must not name spillway's own binding: its value would be sent to every replica of the deployment",
+    )
     .optional(),
   /** Where this deployment's router Durable Objects are created (a location hint); unset: near the first request. */
   locationHint: z.enum(LOCATION_HINTS).optional(),

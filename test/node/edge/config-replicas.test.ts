@@ -38,6 +38,17 @@ describe("replica entries in the configuration", () => {
     ["a model on a TGI replica", { replicas: [{ url: "http://a", load: "tgi", model: "m" }] }, "replicas.0.model"],
     ["a model on spillway's engine", { replicas: [{ url: "http://a", model: "m" }] }, "only `vllm` and `sglang`"],
     ["a secret name that is not a binding name", { replicas: ["http://a"], upstreamApiKeySecret: "my key" }, "binding"],
+    // Its value would go to every replica as a bearer key (before: accepted, the admin token sent upstream).
+    [
+      "spillway's admin token as the upstream secret",
+      { replicas: ["http://a"], upstreamApiKeySecret: "SPILLWAY_ADMIN_TOKEN" },
+      "spillway's own binding",
+    ],
+    [
+      "spillway's signing secret as the upstream secret",
+      { replicas: ["http://a"], upstreamApiKeySecret: "SPILLWAY_SIGNING_SECRET" },
+      "spillway's own binding",
+    ],
     ["an unknown location hint", { replicas: ["http://a"], locationHint: "mars" }, "locationHint"],
   ])("refuses %s", (_, deployment, mention) => {
     expect(() => one(deployment)).toThrow(ConfigError);
