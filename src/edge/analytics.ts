@@ -1,4 +1,5 @@
 import type { Rejection } from "../core/router-core";
+import { replicaLabel } from "./replica-label";
 
 /**
  * One data point per routing decision, written to a Workers Analytics Engine dataset. The layout (query it
@@ -11,7 +12,7 @@ import type { Rejection } from "../core/router-core";
  * | `blob2` | outcome: `admitted` or `rejected` |
  * | `blob3` | rejection reason (`queue_full`, `queue_timeout`, `no_replica_available`, `quota`), `""` when admitted |
  * | `blob4` | Retry-After rung (`computed`, `static_fallback`, `none`), `""` when admitted |
- * | `blob5` | replica (admitted), `""` when rejected |
+ * | `blob5` | replica (admitted; its URL with credentials redacted, `replicaLabel`), `""` when rejected |
  * | `blob6` | tenant name (the plan's `name`, never its key), `""` when the request named none |
  * | `double1` | 1 (sum it, times `_sample_interval`, to count decisions) |
  * | `double2` | suggested delay in seconds after jitter (rejected; 0 when none was given) |
@@ -87,7 +88,8 @@ export function writeDecision(dataset: AnalyticsEngineDataset | undefined, point
         point.outcome,
         point.reason ?? "",
         point.rung ?? "",
-        point.replica ?? "",
+        // Its display form: a credential in the URL (`?key=`, `user:pass@`) never goes into a row.
+        replicaLabel(point.replica ?? ""),
         point.tenant ?? "",
       ].map((blob) => utf8Prefix(blob, MAX_BLOB_BYTES)),
       doubles: [1, point.suggestedS ?? 0, point.queueDepth, point.drainRate ?? 0, point.status, point.shard],

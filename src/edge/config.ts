@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { RouterOptions } from "../core/router-options";
 import { routerOptionsFromSettings, routerSettingsShape } from "../core/router-schema";
+import { replicaLabel } from "./replica-label";
 import { LOAD_SOURCES, type ReplicaTarget } from "./replica-probe";
 import { replicaUrl as replicaPathUrl } from "./replica-url";
 import { tenantsSchema } from "./tenant-config";
@@ -61,7 +62,28 @@ export const deploymentConfigSchema = z.strictObject({
     .refine(
       (rs) => new Set(rs.map((r) => (typeof r?.url === "string" ? replicaPathUrl(r.url, "") : r))).size === rs.length,
       "a replica URL is listed twice",
-    ),
+    )
+    // Logs, metrics labels, analytics rows and the dashboard name a replica by its URL with credentials redacted
+    // (`replicaLabel`): two replicas told apart only by their `user:pass@` or `?key=` values would be one there (one
+    // metrics series for two, one key in the stats). Compared as above (a trailing slash is no difference); the
+    // message names the redacted form alone.
+    .superRefine((rs, ctx) => {
+      const urls = rs.flatMap((r) => (typeof r?.url === "string" ? [r.url] : []));
+      const firstOf = new Map<string, string>();
+      for (const url of urls) {
+        const label = replicaLabel(url);
+        const shown = replicaPathUrl(label, "");
+        const first = firstOf.get(shown);
+        if (first === undefined) firstOf.set(shown, url);
+        else if (replicaPathUrl(first, "") !== replicaPathUrl(url, "")) {
+          ctx.addIssue({
+            code: "custom",
+            message: `two replicas would both show as ${JSON.stringify(label)} in logs, metrics and the dashboard (their credentials redacted): tell them apart by host, port or path`,
+          });
+          return;
+        }
+      }
+    }),
   /**
    * Name of a Worker secret holding the backend's API key (e.g. vLLM's `--api-key`): sent upstream as
    * `Authorization: Bearer <key>` in place of the client's own `Authorization`. Unset: no `Authorization` goes

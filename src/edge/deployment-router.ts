@@ -4,6 +4,7 @@ import { RouterDriver } from "../core/router-driver";
 import { rejectionPoint, writeDecision } from "./analytics";
 import { configFromEnv, routerOptionsFor } from "./config";
 import type { Env } from "./env";
+import { replicaLabel } from "./replica-label";
 import { replicaProber } from "./replica-probe";
 import { ReplicaProbeLog } from "./replica-probe-log";
 import { edgeRouterIO } from "./router-io";
@@ -118,12 +119,17 @@ export class DeploymentRouter extends DurableObject<Env> {
   async stats(deployment: string, shard: number): Promise<ShardStats> {
     const driver = this.driverFor(deployment, checkedShard(shard));
     const stats = driver.stats();
+    // Keyed by the replicas' display forms: the stats go to /spillway/stats, /metrics and the dashboard, and a
+    // credential in a replica's URL must not (parseConfig refuses two replicas that would show as one).
+    const replicas = Object.fromEntries(
+      Object.entries(stats.replicas).map(([url, entry]) => [replicaLabel(url), entry]),
+    );
     const internal = {
       waiters: driver.waiters,
       recentlyCancelled: driver.recentlyCancelledCount,
       pendingObservations: stats.pendingObservations,
     };
-    return { ...stats, ...this.identity, internal, calls: { ...this.calls } };
+    return { ...stats, replicas, ...this.identity, internal, calls: { ...this.calls } };
   }
 
   /**

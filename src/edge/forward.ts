@@ -1,5 +1,6 @@
 import { signRequest } from "../core/request-signature";
 import { type BodyRead, UpstreamIdleTimeout, withIdleDeadline } from "./idle-deadline";
+import { replicaLabel } from "./replica-label";
 import { replicaUrl } from "./replica-url";
 import { WholeEvents } from "./sse-framing";
 
@@ -303,15 +304,17 @@ export function isRedirect(status: number): boolean {
 /** Why a redirect is refused, for the operator: the status and where it pointed. */
 function redirectMessage(response: Response): string {
   const location = response.headers.get("location");
-  return `the replica answered ${response.status}${location ? ` (to ${location})` : ""}: spillway follows no redirect; configure the replica's final URL`;
+  // Its query and userinfo redacted, as the replica's own URL is: a gateway may point back at it with its key.
+  return `the replica answered ${response.status}${location ? ` (to ${replicaLabel(location)})` : ""}: spillway follows no redirect; configure the replica's final URL`;
 }
 
 /**
- * One of the edge's lines about a replica's answer (README, "Edge logs"): the event, the deployment, the replica and
- * the path without its query, then what is particular to the event.
+ * One of the edge's lines about a replica's answer (README, "Edge logs"): the event, the deployment, the replica (its
+ * credentials redacted: `replicaLabel`) and the path without its query, then what is particular to the event.
  */
 function logUpstream(request: ForwardRequest, { event, ...fields }: { event: string } & Record<string, unknown>): void {
-  const { deployment, replica } = request;
+  const { deployment } = request;
+  const replica = replicaLabel(request.replica);
   console.log(JSON.stringify({ event, deployment, replica, path: request.pathAndSearch.split("?")[0], ...fields }));
 }
 

@@ -16,6 +16,7 @@ import {
   upstreamHeaders,
 } from "./forward";
 import { modelNotFound, openAIError } from "./openai-error";
+import { replicaLabel } from "./replica-label";
 import { type AcceptedBody, readRequestBody } from "./request-body";
 import { tapEventStreamUsage, usageOfJson } from "./response-usage";
 import { isRetry } from "./retry-count";
@@ -356,7 +357,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           JSON.stringify({
             event: "spillway.replica_unreachable",
             deployment,
-            replica,
+            replica: replicaLabel(replica),
             attempt,
             message: outcome.message,
           }),

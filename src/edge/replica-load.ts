@@ -1,11 +1,13 @@
 import { QUEUE_LENGTH_STALE_MS } from "../core/queue-length-cache";
 import { type PromSample, parsePrometheusText } from "./prometheus-text";
+import { replicaLabel } from "./replica-label";
 import { isCount, isFraction, type ReplicaTarget, readMetrics, servedStale } from "./replica-probe";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
 
 /** What the dashboard shows of one engine server: its `/load` and a few `/metrics` series. */
 export interface ReplicaLoad {
+  /** The replica's URL, its credentials redacted (`replicaLabel`). */
   replica: string;
   /** `true` when both `/load` and `/metrics` answered. */
   ok: boolean;
@@ -81,7 +83,7 @@ export async function replicaLoad(
 ): Promise<ReplicaLoad> {
   const replica = target.url;
   if (target.load !== "spillway") return metricsOnlyLoad(target, secret, timeoutMs);
-  const result = unknownLoad(replica);
+  const result = unknownLoad(replicaLabel(replica));
   // Counts as the router's probe reads them: a negative one is no reading, not an idle replica.
   const count = (v: unknown) => (isCount(v) ? v : null);
   // Usage as readMetrics reads it: outside 0..1 it is unknown, not a negative or absurd percent on the page.
@@ -110,7 +112,7 @@ export async function replicaLoad(
   return result;
 }
 
-/** A replica's load before anything is known: every figure unknown (null), never read as idle. */
+/** A replica's load before anything is known: every figure unknown (null), never read as idle. `replica`: its label. */
 function unknownLoad(replica: string): ReplicaLoad {
   return {
     replica,
@@ -130,7 +132,7 @@ async function metricsOnlyLoad(
   secret: string | undefined,
   timeoutMs: number,
 ): Promise<ReplicaLoad> {
-  const result = unknownLoad(target.url);
+  const result = unknownLoad(replicaLabel(target.url));
   const load = target.load;
   if (load === "none" || load === "spillway") return { ...result, error: 'load "none": never probed' };
   try {

@@ -1,3 +1,4 @@
+import { replicaLabel } from "./replica-label";
 import type { ProbeFailure, ProbeResult, ReplicaTarget } from "./replica-probe";
 
 /**
@@ -95,7 +96,11 @@ export class ReplicaProbeLog {
     }
     if (state.up === state.loggedUp) return;
     if (state.lastLineAtMs !== undefined && nowMs - state.lastLineAtMs < PROBE_LOG_QUIET_MS) return;
-    const common = { deployment: this.identity.deployment, shard: this.identity.shard, replica: target.url };
+    const common = {
+      deployment: this.identity.deployment,
+      shard: this.identity.shard,
+      replica: replicaLabel(target.url),
+    };
     const changes = state.changes > 1 ? { changes: state.changes } : {};
     let line: ReplicaDownLine | ReplicaRecoveredLine;
     if ("failure" in result) {

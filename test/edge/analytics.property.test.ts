@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Rejection } from "../../src/core/router-core";
 import { type DecisionPoint, quotaRefusalPoint, rejectionPoint, writeDecision } from "../../src/edge/analytics";
+import { replicaLabel } from "../../src/edge/replica-label";
 
 /**
  * The edge's Workers Analytics Engine rows (src/edge/analytics.ts), for any deployment and tenant names (long,
@@ -17,7 +18,8 @@ import { type DecisionPoint, quotaRefusalPoint, rejectionPoint, writeDecision } 
  * - the index is the deployment when it fits in 96 bytes; a longer one is cut between code points (a well-formed
  *   name gives a well-formed index), and distinct deployments keep distinct indexes;
  * - the blobs are the module's layout (deployment, outcome, reason, rung, replica, tenant), each the value
- *   itself or a prefix of it cut between code points; names that fit are never cut;
+ *   itself or a prefix of it cut between code points; names that fit are never cut; the replica's value is its
+ *   display form (`replicaLabel`: a URL's userinfo and query values redacted);
  * - the doubles are six numbers: 1, the delay (0 when none), queue depth, drain rate (0 when none), status, shard.
  *   Analytics Engine documents no finiteness requirement, so NaN and Infinity pass as given.
  */
@@ -91,7 +93,11 @@ const decision: fc.Arbitrary<DecisionPoint> = fc.record(
     outcome: fc.constantFrom("admitted" as const, "rejected" as const),
     reason: fc.oneof(fc.constantFrom("queue_full", "queue_timeout", "no_replica_available", "quota"), name),
     rung: fc.oneof(fc.constantFrom("computed", "static_fallback", "none"), name),
-    replica: fc.oneof(fc.webUrl(), name),
+    replica: fc.oneof(
+      fc.webUrl(),
+      fc.webUrl({ authoritySettings: { withUserInfo: true }, withQueryParameters: true, withFragments: true }),
+      name,
+    ),
     suggestedS: fc.oneof(optionalNumber, fc.constant(null)),
     queueDepth: number,
     drainRate: fc.oneof(number, fc.constant(null)),
@@ -155,7 +161,7 @@ describe("Analytics Engine rows", () => {
           point.outcome,
           point.reason ?? "",
           point.rung ?? "",
-          point.replica ?? "",
+          replicaLabel(point.replica ?? ""),
           point.tenant ?? "",
         ];
         expect(blobs).toHaveLength(6);
@@ -302,5 +308,21 @@ describe("Analytics Engine rows: examples", () => {
     expect(blobs.reduce((sum, b) => sum + utf8(b), 0)).toBeLessThanOrEqual(5120);
     expect(blobs.slice(1)).toEqual(["admitted", "", "", blobs[4], "acme"]);
     expect(blobs[0]).toBe("日".repeat(284)); // 852 of the 853 bytes: a character is never split
+  });
+
+  // Before: blob5 was the URL as configured, the gateway's key and the user's password in every admitted row.
+  it("a replica URL's credentials never reach a row: blob5 is its URL with them redacted", () => {
+    const { dataset, accepted } = fakeDataset();
+    writeDecision(dataset, {
+      deployment: "llama",
+      shard: 0,
+      outcome: "admitted",
+      replica: "http://gw:pw-row@127.0.0.1:8001/r/x?key=sk-row",
+      queueDepth: 0,
+      drainRate: null,
+      status: 200,
+    });
+    expect(accepted[0]?.blobs?.[4]).toBe("http://127.0.0.1:8001/r/x?key=redacted");
+    expect(JSON.stringify(accepted)).not.toMatch(/pw-row|sk-row/);
   });
 });

@@ -1135,6 +1135,31 @@ describe("regressions", () => {
     expect(only.sent.map((s) => new URL(s.url).host)).toEqual(["gpu-a.example"]);
   });
 
+  // Before: the line carried the replica's URL and its redirect's Location as written, the gateway's key in both.
+  it("a replica whose URL carries a gateway's key: the request goes with the key, its log line shows it redacted, the redirect's Location too", async () => {
+    const keyed = "https://gpu-a.example/llama?key=sk-forward";
+    const backend: Backend = async (sent) =>
+      sent.url.startsWith("https://gpu-a.example")
+        ? new Response(null, {
+            status: 308,
+            headers: { location: "https://gpu-a.example/llama/v1/chat/completions?key=sk-forward" },
+          })
+        : ok(sent, 0);
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const e = edge({ replicas: [keyed, "https://gpu-b.example"], backend });
+    const res = await e.fetch(clientRequest("http://edge/v1/chat/completions", [], requestBody("hi", false)));
+    expect(res.status).toBe(200);
+    expect(e.sent[0]?.url).toBe("https://gpu-a.example/llama/v1/chat/completions?key=sk-forward");
+    expect(logged(log, "spillway.replica_unreachable")).toEqual([
+      expect.objectContaining({
+        replica: "https://gpu-a.example/llama?key=redacted",
+        message: expect.stringContaining("(to https://gpu-a.example/llama/v1/chat/completions?key=redacted)"),
+      }),
+    ]);
+    expect(log.mock.calls.map((args) => String(args[0])).filter((line) => line.includes("sk-forward"))).toEqual([]);
+    log.mockRestore();
+  });
+
   it("a replica's 503 is released as full where a probe will read it, as failed where none will (load: none)", async () => {
     const backend: Backend = async (sent) =>
       sent.url.startsWith("https://gpu-a.example") ? new Response("{}", { status: 503 }) : ok(sent, 0);

@@ -7,6 +7,11 @@ export const TEST_SIGNING_SECRET = "test-signing-secret";
 
 /** The API key the fake backends with ids `key-*` require (vLLM's `--api-key`). */
 export const TEST_UPSTREAM_KEY = "test-upstream-key";
+/**
+ * The gateway key in the URL of test/edge/replica-url-credentials.test.ts's replicas (`?key=...`): logs, metrics,
+ * stats and the overview must never show it.
+ */
+export const TEST_REPLICA_URL_KEY = "replica-url-secret-key";
 /** API keys of the workerd tests' tenants (their SHA-256 digests are in the configuration, never the keys). */
 export const TEST_KEYS = {
   /** 3 requests per minute. */
@@ -179,6 +184,13 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
         backpressure: { retryAfterS: 5 },
       },
       "probe-log-down-up": { replicas: [r("pl-du")], maxOngoingRequests: 1, backpressure: { retryAfterS: 5 } },
+      // A gateway's key in the replica's URL (test/edge/replica-url-credentials.test.ts).
+      "url-key": { replicas: [`${r("url-key")}?key=${TEST_REPLICA_URL_KEY}`], maxOngoingRequests: 2 },
+      "url-key-hang": {
+        replicas: [`${r("url-key-hang")}?key=${TEST_REPLICA_URL_KEY}`],
+        maxOngoingRequests: 1,
+        upstreamTimeoutS: 0.3,
+      },
       restart: {
         replicas: [r("restart")],
         maxOngoingRequests: 1,

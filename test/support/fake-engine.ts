@@ -146,7 +146,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const [, kind, id, path] = backend as unknown as [string, BackendKind, string, string];
     return backendFor(kind, id).handle(req, res, path);
   }
-  const match = /^\/r\/([^/]+)(\/.*)$/.exec(req.url ?? "");
+  // A query on the replica's URL (a gateway's `?key=`) reaches every path, `/load` included: the path is read without it.
+  const match = /^\/r\/([^/?]+)(\/[^?]*)/.exec(req.url ?? "");
   if (!match) return json(res, 404, { error: "no replica" });
   const [, id, path] = match as unknown as [string, string, string];
   const state = stateOf(id);

@@ -55,6 +55,27 @@ describe("replica entries in the configuration", () => {
     expect(() => one(deployment)).toThrow(mention);
   });
 
+  // Logs, metrics and the dashboard show a replica's URL with its credentials redacted (`replicaLabel`): two replicas
+  // told apart only by them would be one series, one stats key, one dashboard row. Before: both accepted.
+  it.each([
+    ["two gateway keys", ["http://gw.example/llama?key=sk-one", "http://gw.example/llama?key=sk-two"]],
+    ["two users", ["http://alice:pw-a@gpu.example", { url: "http://bob:pw-b@gpu.example", load: "vllm" }]],
+    ["a user and none", ["http://gpu.example:8000", "http://user:pw@gpu.example:8000"]],
+    ["a trailing slash apart", ["http://gw.example/llama?key=sk-one", "http://gw.example/llama/?key=sk-two"]],
+  ])("refuses two replicas shown as one once their credentials are redacted: %s", (_, replicas) => {
+    expect(() => one({ replicas })).toThrow(ConfigError);
+    expect(() => one({ replicas })).toThrow(/would both show as "http:\/\/[^"]*"/);
+    // The message names the redacted form, never a credential (it goes into spillway.config_invalid's line).
+    expect(() => one({ replicas })).not.toThrow(/sk-|pw/);
+  });
+
+  it("accepts replicas with credentials that are told apart by host, port or path, keeping their real URLs", () => {
+    const replicas = ["http://gw.example/a?key=sk-1", "http://gw.example/b?key=sk-2", "http://u:p@gpu.example:8001"];
+    const d = one({ replicas });
+    expect(d?.replicas.map((r) => r.url)).toEqual(replicas);
+    expect(routerOptionsFor(d as NonNullable<typeof d>).replicas).toEqual(replicas);
+  });
+
   it("keeps the upstream secret's name and the location hint", () => {
     const d = one({ replicas: ["http://a"], upstreamApiKeySecret: "VLLM_API_KEY", locationHint: "enam" });
     expect(d?.upstreamApiKeySecret).toBe("VLLM_API_KEY");

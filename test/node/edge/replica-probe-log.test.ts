@@ -136,6 +136,23 @@ describe("ReplicaProbeLog: at most one line per change, and a flapping replica c
     expect(lines).toEqual([expect.objectContaining({ event: "spillway.replica_down", reason: "timeout" })]);
   });
 
+  // Before: both lines carried the URL as configured, the gateway's key and the user's password with it.
+  it("names a replica whose URL carries credentials with them redacted (`user:pass@`, `?key=`)", () => {
+    const { clock, lines, log } = logWith();
+    const keyed: ReplicaTarget = { url: "http://gw:pw-probe@10.0.0.6:8000/llama?key=sk-probe", load: "vllm" };
+    log.observe(keyed, down);
+    clock.nowMs += PROBE_LOG_QUIET_MS;
+    log.observe(keyed, up);
+    expect(lines).toEqual([
+      expect.objectContaining({ event: "spillway.replica_down", replica: "http://10.0.0.6:8000/llama?key=redacted" }),
+      expect.objectContaining({
+        event: "spillway.replica_recovered",
+        replica: "http://10.0.0.6:8000/llama?key=redacted",
+      }),
+    ]);
+    expect(JSON.stringify(lines)).not.toMatch(/pw-probe|sk-probe/);
+  });
+
   it("a busy replica whose probes miss their deadline now and then is slow, not down: no line", () => {
     const { clock, lines, log } = logWith();
     // Every other probe, and two in a row: fewer than PROBE_LOG_TIMEOUTS_FOR_DOWN consecutive misses.
