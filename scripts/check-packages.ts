@@ -1,7 +1,8 @@
 /**
  * `npm run check:packages` (part of `npm run build:check`): builds and packs the packages, then lints the packed
  * tarballs with publint and @arethetypeswrong/cli (ESM-only profile: the packages ship ESM alone), and checks
- * that the Worker package depends on nothing that needs Node.
+ * that the Worker package depends on nothing that needs Node, and that its `spillway/config` entry imports no
+ * `cloudflare:` module (Node loads it).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
@@ -31,8 +32,26 @@ const manifest = JSON.parse(
   execFileSync("tar", ["-xOzf", tarballs.spillway, "package/package.json"], { encoding: "utf8" }),
 ) as { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
 const extra = Object.keys(manifest.dependencies ?? {}).filter((d) => !WORKER_SAFE_DEPENDENCIES.has(d));
-const bundle = execFileSync("tar", ["-xOzf", tarballs.spillway, "package/dist/index.js"], { encoding: "utf8" });
-const nodeImports = [...bundle.matchAll(/from\s+["'](node:[^"']+)["']/g)].map((m) => m[1]);
+// Every module of the bundle (the entries share chunks).
+const listed = execFileSync("tar", ["-tzf", tarballs.spillway], { encoding: "utf8" }).split("\n");
+const modules = listed.filter((path) => /^package\/dist\/[^/]+\.js$/.test(path));
+const source = (path: string) => execFileSync("tar", ["-xOzf", tarballs.spillway, path], { encoding: "utf8" });
+const importsOf = (path: string) => [...source(path).matchAll(/from\s+["']([^"']+)["']/g)].map((m) => m[1] as string);
+const nodeImports = modules.flatMap(importsOf).filter((specifier) => specifier.startsWith("node:"));
+// `spillway/config` is for Node too (a CI check of SPILLWAY_CONFIG): no `cloudflare:` module in its import graph.
+const reached = new Set<string>();
+const visit = (path: string) => {
+  if (reached.has(path)) return;
+  reached.add(path);
+  for (const specifier of importsOf(path)) {
+    if (specifier.startsWith("./")) visit(`package/dist/${specifier.slice(2)}`);
+    else if (specifier.startsWith("cloudflare:")) {
+      console.error(`check:packages: spillway/config imports ${specifier} (through ${path}): Node cannot load it`);
+      failed = true;
+    }
+  }
+};
+visit("package/dist/config.js");
 if (extra.length > 0 || nodeImports.length > 0 || !manifest.peerDependencies?.hono) {
   console.error(
     `check:packages: the spillway package must depend only on ${[...WORKER_SAFE_DEPENDENCIES]} (hono as a peer); ` +

@@ -4,7 +4,8 @@ import { defineConfig } from "tsup";
 // one source of truth; the repository's own Worker runs the same files). `cloudflare:*` modules are the
 // runtime's; hono is the user's (a peer), zod a dependency.
 export default defineConfig({
-  entry: { index: "../../src/edge/index.ts" },
+  // `config`: the parser alone, for Node too (a CI check of SPILLWAY_CONFIG), without the Durable Objects.
+  entry: { index: "../../src/edge/index.ts", config: "../../src/edge/config-entry.ts" },
   outDir: "dist",
   format: ["esm"],
   platform: "neutral",

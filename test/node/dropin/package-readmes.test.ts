@@ -27,6 +27,12 @@ describe("the packages' READMEs", () => {
     expect(shown).toBe(readFileSync("examples/worker/src/index.ts", "utf8"));
   });
 
+  it("spillway's README shows the example's check-config.mjs as it is", () => {
+    const readme = readFileSync("packages/spillway/README.md", "utf8");
+    const shown = /`check-config\.mjs`[^\n]*:\n\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(shown).toBe(readFileSync("examples/worker/check-config.mjs", "utf8"));
+  });
+
   it("spillway-engine's README names the node-llama-cpp version the engine asks for", () => {
     const pinned = JSON.parse(readFileSync("engines/llama/package.json", "utf8")).dependencies["node-llama-cpp"];
     expect(readFileSync("packages/engine/README.md", "utf8")).toContain(`node-llama-cpp@${pinned}`);

@@ -146,6 +146,30 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
     });
   }, 120_000);
 
+  it("checks a configuration in plain Node before a deploy: the example's check-config.mjs, through spillway/config", () => {
+    const check = (...args: string[]) =>
+      spawnSync(process.execPath, ["check-config.mjs", ...args], { cwd: app, encoding: "utf8" });
+    writeFileSync(
+      join(work, "good.json"),
+      JSON.stringify({ deployments: { llama: { replicas: ["http://10.0.0.1"] } } }),
+    );
+    const good = check(join(work, "good.json"));
+    expect(good.status, good.stderr).toBe(0);
+    expect(good.stdout).toBe("SPILLWAY_CONFIG is valid: 1 deployment(s), llama\n");
+    writeFileSync(join(work, "bad.json"), '{"deployments":{"llama":{"replicas":[],"maxOngoingRequests":0}}}');
+    const bad = check(join(work, "bad.json"));
+    // Every problem, one per line, and a failing status for the CI step.
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("deployments.llama.replicas");
+    expect(bad.stderr).toContain("deployments.llama.maxOngoingRequests");
+    // The main entry is the Worker's (its Durable Objects import cloudflare:workers): Node cannot load it.
+    const main = spawnSync(process.execPath, ["--input-type=module", "-e", 'import "spillway";'], {
+      cwd: app,
+      encoding: "utf8",
+    });
+    expect(main.status).not.toBe(0);
+  }, 60_000);
+
   it("serves a request through a vLLM server without /load, with the upstream key in place of the client's", async () => {
     const res = await chat("hello");
     expect(res.status, res.text()).toBe(200);
