@@ -86,8 +86,15 @@ app.get("/spillway/stats/:deployment", async (c) => {
   });
 });
 
+// OpenAI's answer to a URL it has no route for (code `unknown_url`), as spillway's engine, vLLM and SGLang give it:
+// one code for a client to match whichever answered. The path as the request line had it (not percent-decoded).
 app.notFound((c) =>
-  openAIError(404, `no route for ${c.req.method} ${c.req.path}`, "invalid_request_error", "not_found"),
+  openAIError(
+    404,
+    `Invalid URL (${c.req.method} ${new URL(c.req.url).pathname})`,
+    "invalid_request_error",
+    "unknown_url",
+  ),
 );
 
 app.onError((error, c) => {

@@ -41,6 +41,23 @@ describe("the ready Worker's API", () => {
     }
   });
 
+  it("answers a URL it has no route for as OpenAI and spillway's engine do: 404, code unknown_url", async () => {
+    // Before: code `not_found`, where the engine (and OpenAI) say `unknown_url` for the same mistake.
+    for (const [method, path] of [
+      ["GET", "/v1/nothing/here"],
+      ["POST", "/v1/x%0Ay"],
+    ] as const) {
+      const res = await SELF.fetch(`http://spillway${path}`, { method, body: method === "POST" ? "{}" : undefined });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: unknown }).error).toEqual({
+        message: `Invalid URL (${method} ${path})`,
+        type: "invalid_request_error",
+        param: null,
+        code: "unknown_url",
+      });
+    }
+  });
+
   it("answers 404 for an unknown model, naming nothing internal", async () => {
     const res = await chat("no-such-model", "x");
     expect(res.status).toBe(404);
