@@ -14,19 +14,13 @@
  * export default app;
  * ```
  */
-export {
-  ConfigError,
-  type DeploymentConfig,
-  parseConfig,
-  type SpillwayConfig,
-  type SpillwayConfigInput,
-} from "./config";
+// The configuration's parser and types: also the `spillway/config` entry, which loads in Node.
+export * from "./config-entry";
 export { DeploymentRouter } from "./deployment-router";
 export type { Env as SpillwayBindings } from "./env";
 export { type SpillwayDecision, type SpillwayOptions, type SpillwayVariables, spillway } from "./middleware";
 export type { LoadSource, ReplicaTarget } from "./replica-probe";
 export type { AcceptedBody } from "./request-body";
 export type { AcquireResult } from "./router-protocol";
-export type { TenantPlanInput } from "./tenant-config";
 export { TenantQuota } from "./tenant-quota-object";
 export type { TenantQuotaStats } from "./tenant-quota-stats";
