@@ -276,7 +276,11 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       } else {
         const ticket = crypto.randomUUID();
         // A client that leaves while queued must not keep its queue place (or the slot it was just given).
-        const cancel = () => waitUntil(routerOf().cancel(ticket));
+        let cancelled = false;
+        const cancel = () => {
+          cancelled = true;
+          waitUntil(routerOf().cancel(ticket));
+        };
         clientSignal.addEventListener("abort", cancel, { once: true });
         let acquired: AcquireOutcome;
         try {
@@ -312,7 +316,12 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           }
           const slot = { ticket, replica: result.replica };
           replica = slot.replica;
-          release = (replicaFailed: ReleaseOutcome) => waitUntil(slots.end(router, slot, replicaFailed, routerOf));
+          // Its client left while the answer was on its way, and the cancel sent then gives the slot back in the
+          // router: released (again: idempotent), never parked, or the isolate's next request would take a slot the
+          // router counts free and gives to another.
+          release = cancelled
+            ? (replicaFailed: ReleaseOutcome) => waitUntil(slots.release(router, [ticket, replicaFailed], routerOf))
+            : (replicaFailed: ReleaseOutcome) => waitUntil(slots.end(router, slot, replicaFailed, routerOf));
         }
       }
       c.set("spillway", { deployment, shard, outcome: "admitted", ...tenant });

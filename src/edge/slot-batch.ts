@@ -148,6 +148,14 @@ export class SlotBatch {
     return this.queue(state, [slot.ticket, replicaFailed], sinkOf);
   }
 
+  /**
+   * A slot that goes back to the router, never parked for the next request: one the router may already count free
+   * (its request's cancel went out after the router placed it). Returns what the caller must keep alive, if anything.
+   */
+  release(router: string, released: ReleasedSlot, sinkOf: () => SlotSink): Promise<void> | undefined {
+    return this.queue(this.stateOf(router), released, sinkOf);
+  }
+
   /** A parked slot of `router` for a new request, while the router's leave lasts; `undefined`: ask the router. */
   take(router: string): TakenSlot | undefined {
     const state = this.routers.get(router);

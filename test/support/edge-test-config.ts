@@ -108,6 +108,8 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       "all-down": { replicas: ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"], backpressure: { retryAfterS: 9 } },
       sharded: { replicas: [r("sharded")], maxOngoingRequests: 8, routerShards: 4 },
       misc: { replicas: [r("misc")] },
+      // test/edge/router-interleavings.test.ts.
+      "interleave-cancel": { replicas: [r("ilc")], slotHandoffMs: 1000 },
       hinted: { replicas: [r("hinted")], locationHint: "weur" },
       tenants: { replicas: [r("tenants")], maxOngoingRequests: 4 },
       fair: { replicas: [r("fair")], maxOngoingRequests: 1, maxQueuedRequests: 2 },
