@@ -79,6 +79,12 @@ export class DeploymentRouter extends DurableObject<Env> {
     const driver = this.driverFor(deployment, call.shard);
     this.calls.acquire += 1;
     const known = this.take(driver, call.carried.released, call.carried.handedOff);
+    // Asked again with a ticket that holds a lease here: `acquireSlot` asks twice when its first call failed on
+    // the way back, after this router placed it. Its lease is the answer; placing it again would count a second
+    // request on a replica (the lease map keeps one), a slot lost until a probe reads the replica, for good on one
+    // never probed.
+    const leased = driver.core.leaseOf(call.ticket);
+    if (leased !== undefined) return { kind: "admitted", replica: leased, ...(known ? this.leave(driver) : {}) };
     return new Promise<AcquireAnswer>((resolve) =>
       driver.acquire(call.ticket, call.options, (result) =>
         resolve(result.kind === "admitted" && known ? { ...result, ...this.leave(driver) } : result),

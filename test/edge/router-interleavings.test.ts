@@ -5,8 +5,9 @@ import type { SubmitOptions } from "../../src/core/router-core";
 import type { DeploymentRouter } from "../../src/edge/deployment-router";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
-import type { AcquireAnswer } from "../../src/edge/router-protocol";
+import { type AcquireAnswer, routerName } from "../../src/edge/router-protocol";
 import type { HandedOffSlot, ReleasedSlot } from "../../src/edge/slot-batch";
+import { stats0 } from "./helpers";
 
 /**
  * Interleavings of a router's calls that the Durable Object's one-call-at-a-time rule does not order: an answer on
@@ -69,5 +70,29 @@ describe("router interleavings", () => {
     // The next request asked the router: the cancelled slot was never handed on.
     expect(acquired).toHaveLength(2);
     expect(batches.flatMap((b) => b.handedOff).map(([t]) => t)).not.toContain(ticket);
+  });
+
+  it("an acquire asked again with its ticket after the router placed it (the answer lost on the way back) gets the same lease, not a second one", async () => {
+    const deployment = "interleave-reacquire";
+    const router = env.DEPLOYMENT_ROUTER.getByName(routerName(deployment, 0));
+    const first = await router.acquire(deployment, 0, "t1");
+    expect(first).toMatchObject({ kind: "admitted" });
+    // acquireSlot asks again, same ticket, when its first call failed on the way back (not a reset: the same router).
+    const again = await router.acquire(deployment, 0, "t1");
+    expect(again).toMatchObject({ kind: "admitted", replica: (first as { replica: string }).replica });
+    let s = await stats0(deployment);
+    expect(s.activeLeases).toBe(1);
+    expect(Object.values(s.replicas)[0]?.queueLength).toBe(1);
+    await router.release("t1", false);
+    s = await stats0(deployment);
+    expect(s.activeLeases).toBe(0);
+    // The replica (never probed: the router's own count is all it knows of it) has both its slots again.
+    expect(Object.values(s.replicas)[0]?.queueLength).toBe(0);
+    expect(await router.acquire(deployment, 0, "t2")).toMatchObject({ kind: "admitted" });
+    expect(await router.acquire(deployment, 0, "t3")).toMatchObject({ kind: "admitted" });
+    await router.releaseAll([
+      ["t2", false],
+      ["t3", false],
+    ]);
   });
 });

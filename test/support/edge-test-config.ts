@@ -110,6 +110,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       misc: { replicas: [r("misc")] },
       // test/edge/router-interleavings.test.ts.
       "interleave-cancel": { replicas: [r("ilc")], slotHandoffMs: 1000 },
+      "interleave-reacquire": { replicas: [{ url: b("vllm", "ilr"), load: "none" }], maxOngoingRequests: 2 },
       hinted: { replicas: [r("hinted")], locationHint: "weur" },
       tenants: { replicas: [r("tenants")], maxOngoingRequests: 4 },
       fair: { replicas: [r("fair")], maxOngoingRequests: 1, maxQueuedRequests: 2 },
