@@ -63,6 +63,12 @@ export class QueueLengthCache {
    * out at a time, as the router's one placement round at a time sends them.)
    */
   private readonly toldFull = new Map<string, { probedSince: boolean }>();
+  /**
+   * Replicas that failed (a request to one was refused or cut: `invalidate` as unreachable) while a probe of them
+   * was out: that probe's answer may have been read before the failure, and must not bring the replica back; the
+   * next probe, sent after it, may.
+   */
+  private readonly failedWhileProbing = new Set<string>();
 
   /**
    * `unprobed` replicas are never probed: their entry starts valid at 0 and moves only by `assign` and
@@ -147,6 +153,7 @@ export class QueueLengthCache {
    */
   probeSent(replica: string): void {
     this.completedWhileProbing.set(replica, 0);
+    this.failedWhileProbing.delete(replica);
     const mark = this.toldFull.get(replica);
     if (mark) mark.probedSince = true;
   }
@@ -159,9 +166,12 @@ export class QueueLengthCache {
    * pair to find (with backoff while it does not).
    *
    * A replica that said it was full (`markFull`) stays full, whatever the report, unless the probe was sent after
-   * it said so (`probeSent`): an older reading may show the very room the 429 says others have taken since.
+   * it said so (`probeSent`): an older reading may show the very room the 429 says others have taken since. For the
+   * same reason a replica that failed while the probe was out (`invalidate`) stays down: the report is dropped.
    */
   report(replica: string, queueLength: number, nowMs: number): void {
+    // Read before the replica failed (see `failedWhileProbing`): the failure, newer, stands.
+    if (this.failedWhileProbing.delete(replica)) return;
     const whileProbing = this.completedWhileProbing.get(replica) ?? 0;
     this.completedWhileProbing.delete(replica);
     const stillFull = this.toldFull.get(replica)?.probedSince === false;
@@ -185,6 +195,7 @@ export class QueueLengthCache {
    */
   invalidate(replica: string, nowMs: number, unreachable = true): void {
     const entry = this.entries.get(replica);
+    if (unreachable && this.completedWhileProbing.has(replica)) this.failedWhileProbing.add(replica);
     this.freed.delete(replica);
     this.completedWhileProbing.delete(replica);
     this.toldFull.delete(replica);

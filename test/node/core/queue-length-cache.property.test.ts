@@ -9,7 +9,8 @@ import { DOWN_RECHECK_MS, QUEUE_LENGTH_STALE_MS, QueueLengthCache } from "../../
  * model of what the cache was told, kept from its JSDoc: a length is the replica's last report (never below 0) moved +1
  * per assignment and -1 (floored at 0) per completion; an entry is stale once older than the stale age (exactly at it
  * still fresh); a failure makes it invalid (and down for `DOWN_RECHECK_MS` when unreachable) until a report, or for a
- * never-probed replica until that period ends; the owner's claims on a replica (its completions since the last report
+ * never-probed replica until that period ends (the report of a probe that was out when the replica failed is
+ * dropped: it was read before the failure); the owner's claims on a replica (its completions since the last report
  * not yet taken by an assignment) survive a report only for the completions since the probe was sent, as many as the
  * report shows room for. After every step, each replica's `needsProbe`, `knownFree`, `mayHaveRoom`, `isDown`, `accepts`
  * and entry, and the fleet's `freeSlots`, `totalQueueLength` and `snapshot`, must be exactly the model's at that clock.
@@ -97,6 +98,8 @@ interface Modelled {
   freed: number;
   /** With a probe out: the owner's completions since it was sent. */
   whileProbing: number | undefined;
+  /** It failed (unreachable) while a probe was out: that probe's report, read before, is dropped. */
+  failedWhileProbing: boolean;
   /** The owner's requests in flight there. */
   leases: number;
 }
@@ -110,7 +113,7 @@ function run(ops: readonly Op[], config: { cap: number; staleMs: number; unprobe
   const model = new Map<string, Modelled>();
   for (const replica of REPLICAS) {
     const entry = unprobed.has(replica) ? { queueLength: 0, atMs: 0, valid: true, unreachable: false } : undefined;
-    model.set(replica, { entry, freed: 0, whileProbing: undefined, leases: 0 });
+    model.set(replica, { entry, freed: 0, whileProbing: undefined, failedWhileProbing: false, leases: 0 });
   }
   const violations: string[] = [];
   const fail = (what: string) => violations.push(`t=${now}: ${what}`);
@@ -140,6 +143,7 @@ function run(ops: readonly Op[], config: { cap: number; staleMs: number; unprobe
 
   /** A failure (of a probe or of a request) ends the probe out and the owner's claims: the next report tells. */
   const invalidate = (m: Modelled, unreachable: boolean) => {
+    if (unreachable && m.whileProbing !== undefined) m.failedWhileProbing = true;
     m.entry = { queueLength: m.entry?.queueLength ?? 0, atMs: now, valid: false, unreachable };
     m.freed = 0;
     m.whileProbing = undefined;
@@ -181,17 +185,22 @@ function run(ops: readonly Op[], config: { cap: number; staleMs: number; unprobe
       if (unprobed.has(replica)) continue;
       cache.probeSent(replica);
       m.whileProbing = 0;
+      m.failedWhileProbing = false;
     } else if (o.kind === "report") {
       const [replica, m] = at(o.r);
       if (unprobed.has(replica)) continue;
       const length = o.asRouter ? Math.max(o.length, m.leases) : o.length;
       cache.report(replica, length, now);
-      const queueLength = Math.max(0, length);
-      // Claims freed before the probe went out are in the report; those freed since stay, up to the room it shows
-      // (an assignment takes the oldest claim first).
-      m.freed = Math.max(0, Math.min(m.whileProbing ?? 0, m.freed, cap - queueLength));
-      m.whileProbing = undefined;
-      m.entry = { queueLength, atMs: now, valid: true, unreachable: false };
+      // The answer of a probe that was out when the replica failed was read before the failure: dropped.
+      if (m.failedWhileProbing) m.failedWhileProbing = false;
+      else {
+        const queueLength = Math.max(0, length);
+        // Claims freed before the probe went out are in the report; those freed since stay, up to the room it shows
+        // (an assignment takes the oldest claim first).
+        m.freed = Math.max(0, Math.min(m.whileProbing ?? 0, m.freed, cap - queueLength));
+        m.whileProbing = undefined;
+        m.entry = { queueLength, atMs: now, valid: true, unreachable: false };
+      }
     } else {
       const [replica, m] = at(o.r);
       if (unprobed.has(replica)) continue;

@@ -47,10 +47,10 @@ function setup() {
 }
 
 describe("RouterDriver interleavings", () => {
-  // A bug in src/core, reported, not fixed here (src/core is the evaluated policy): a probe's answer read before a
-  // request failed on its replica revives the replica that the failure marked down. `markFull` keeps the newer
-  // word for a 429 (`probedSince`); `invalidate` keeps none.
-  it.fails("KNOWN BUG (core): a probe answer read before a request failed on its replica does not revive it", () => {
+  // A probe's answer read before a request failed on its replica revived the replica that the failure marked down
+  // (found by helper-75): `markFull` kept the newer word for a 429 (`probedSince`), `invalidate` kept none. Now the
+  // cache drops the report of a probe that was out when its replica failed (`failedWhileProbing`).
+  it("a probe answer read before a request failed on its replica does not revive it", () => {
     const { driver, answers, acquire, probes, answerProbes } = setup();
     acquire("t0");
     answerProbes({ a: 0, b: 1 }); // b full: t0 goes to a
