@@ -66,12 +66,12 @@ describe("RouterDriver interleavings", () => {
     expect(answers.get("t1")).not.toEqual({ kind: "admitted", replica: "a" });
   });
 
-  // A bug in src/core, reported, not fixed here: the driver re-arms its expiry timer only when a request is queued
-  // (and when the timer fires). With `booking.standingTimeoutS`, a queue that starts to stand shortens every
-  // waiting request's deadline, but it starts to stand on an arrival that is then refused (the target binds), and
-  // while it stands arrivals are refused: the timer stays armed for the queue's own timeout (600 s here), and
-  // requests wait far past the standing timeout (nothing is shed by 25 s although the core's next expiry is 9 s).
-  it.fails("KNOWN BUG (core): with standingTimeoutS, a queue that starts to stand sheds its old requests on time", () => {
+  // The driver re-armed its expiry timer only when a request was queued (and when the timer fired) (found by
+  // helper-75). With `booking.standingTimeoutS`, a queue that starts to stand shortens every waiting request's
+  // deadline, but it starts to stand on an arrival that is then refused (the target binds), and while it stands
+  // arrivals are refused: the timer stayed armed for the queue's own timeout (600 s here), and requests waited far
+  // past the standing timeout (nothing shed by 25 s although the core's next expiry was 9 s). A refusal re-arms it now.
+  it("with standingTimeoutS, a queue that starts to stand sheds its old requests on time", () => {
     let now = 0;
     const timers: { due: number; fire: () => void; live: boolean }[] = [];
     const deferred: (() => void)[] = [];
