@@ -8,21 +8,11 @@ import {
 import { DEFAULT_BOOKING_ADMISSION, type RouterOptions } from "../../../src/core/router-options";
 import { routerOptions } from "../../support/router-options";
 
-const OPTIONS: RouterOptions = {
-  replicas: ["a", "b"],
-  maxOngoingRequests: 1,
-  maxQueuedRequests: 5,
-  queueTimeoutMs: 10_000,
-  leaseTimeoutMs: 60_000,
-  statusCode: 429,
-  retryAfter: {
-    retryAfterPolicy: "static",
-    retryAfterS: 5,
-    jitter: 0,
-    saturation: { backoffStreakSaturation: 5, occupancyWeight: 0.25, backoffWeight: 0.25 },
-  },
-  drainRate: { alpha: 0.3, intervalS: 1, warmupSamples: 3 },
-};
+/** Two one-slot replicas, a 5-deep queue, a static 5 s hint without jitter. */
+const OPTIONS: RouterOptions = routerOptions(
+  { replicas: ["a", "b"], maxQueuedRequests: 5, queueTimeoutMs: 10_000, leaseTimeoutMs: 60_000 },
+  { retryAfterPolicy: "static", retryAfterS: 5, jitter: 0 },
+);
 
 /** A driver whose probes stay out until the test answers them, on a clock that moves only when told. */
 function setup() {
