@@ -107,7 +107,7 @@ watchJobParents(() => void stopAll(1));
 const restartCommand = new Map<ManagedProcess, string>();
 enginePorts.forEach((port, i) => {
   const speed = SPEEDS[i % SPEEDS.length] ?? 1;
-  const deploymentFlag = deployments.length > 0 ? ` --deployment ${deployments.join(",")}` : "";
+  const deploymentArgs = deployments.length > 0 ? ["--deployment", deployments.join(",")] : [];
   const engine = startManaged(`engine:${port}`, "node_modules/.bin/tsx", [
     "src/engine/main.ts",
     "--port",
@@ -120,10 +120,10 @@ enginePorts.forEach((port, i) => {
     "--log-level",
     "warning",
     "--disable-access-log",
-    ...(deployments.length > 0 ? ["--deployment", deployments.join(",")] : []),
+    ...deploymentArgs,
   ]);
   processes.push(engine);
-  restartCommand.set(engine, `npm run engine -- --port ${port} --speed ${speed}${deploymentFlag}`);
+  restartCommand.set(engine, ["npm run engine --", "--port", port, "--speed", speed, ...deploymentArgs].join(" "));
 });
 const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"] });
 processes.push(worker);

@@ -88,8 +88,9 @@ export function writeDecision(dataset: AnalyticsEngineDataset | undefined, point
         point.outcome,
         point.reason ?? "",
         point.rung ?? "",
-        // Its display form: a credential in the URL (`?key=`, `user:pass@`) never goes into a row.
-        replicaLabel(point.replica ?? ""),
+        // Its display form: a credential in the URL (`?key=`, `user:pass@`) never goes into a row. A rejection has
+        // none (and "" is no URL: labelling it would throw and catch once per refusal).
+        point.replica === undefined ? "" : replicaLabel(point.replica),
         point.tenant ?? "",
       ].map((blob) => utf8Prefix(blob, MAX_BLOB_BYTES)),
       doubles: [1, point.suggestedS ?? 0, point.queueDepth, point.drainRate ?? 0, point.status, point.shard],

@@ -1,6 +1,5 @@
 import type { HistogramSnapshot } from "../core/drain-accuracy";
 import { topTenants } from "../core/tenant-counters";
-import { replicaLabel } from "./replica-label";
 import type { ShardStats } from "./router-protocol";
 import type { TenantQuotaStats } from "./tenant-quota-stats";
 
@@ -214,15 +213,14 @@ export function prometheusText(shards: ShardStats[], quotas: Record<string, Tena
   for (const [tenant, q] of Object.entries(quotas))
     out.sample("spillway_tenant_tokens_refunded_total", { tenant }, q.tokensRefunded);
 
-  // `replica`: the URL's display form (the router's stats are keyed so already; a label of a label is itself).
+  // `replica`: the stats' key, already the URL's display form (`DeploymentRouter.stats` labels it: `replicaLabel`).
   out.family("spillway_replica_queue_length", "gauge", "The router's cached queue length of a replica.");
   for (const s of shards)
-    for (const [url, entry] of Object.entries(s.replicas))
-      if (entry)
-        out.sample("spillway_replica_queue_length", { ...id(s), replica: replicaLabel(url) }, entry.queueLength);
+    for (const [replica, entry] of Object.entries(s.replicas))
+      if (entry) out.sample("spillway_replica_queue_length", { ...id(s), replica }, entry.queueLength);
   out.family("spillway_replica_up", "gauge", "0 after a failed probe of the replica, until one succeeds.");
   for (const s of shards)
-    for (const [url, entry] of Object.entries(s.replicas))
-      if (entry) out.sample("spillway_replica_up", { ...id(s), replica: replicaLabel(url) }, entry.valid ? 1 : 0);
+    for (const [replica, entry] of Object.entries(s.replicas))
+      if (entry) out.sample("spillway_replica_up", { ...id(s), replica }, entry.valid ? 1 : 0);
   return out.text();
 }

@@ -100,8 +100,10 @@ export async function readRequestBody(
   } catch {
     return { status: 400, message: "request body is not valid JSON", param: null };
   }
-  const completions = !path.endsWith("/chat/completions") && path.endsWith("/completions");
-  const schema = path.endsWith("/chat/completions") ? chatSchema : completions ? completionSchema : baseSchema;
+  const chat = path.endsWith("/chat/completions");
+  // A legacy completion (`/v1/completions`): its prompt is checked, and its budget is `max_tokens` alone.
+  const legacy = !chat && path.endsWith("/completions");
+  const schema = chat ? chatSchema : legacy ? completionSchema : baseSchema;
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { status: 400, message: "request body must be a JSON object", param: null };
   }
@@ -115,7 +117,7 @@ export async function readRequestBody(
   // with `max_tokens` (vLLM, SGLang and spillway's engine ignore `max_completion_tokens` there), and vLLM and SGLang
   // run a chat request whose `max_completion_tokens` is 0 with its `max_tokens`. Read as `??`, either pair was charged
   // (and checked against the quota) for 1 or 0 completion tokens while the engine generated `max_tokens`.
-  const maxTokens = (completions ? max_tokens : max_completion_tokens || max_tokens) ?? undefined;
+  const maxTokens = (legacy ? max_tokens : max_completion_tokens || max_tokens) ?? undefined;
   // The decoder dropped a leading BOM from the text; the bytes lose it too. Nothing else differs.
   const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   return {

@@ -83,6 +83,12 @@ const namespace = {
 
 const ignore = () => {};
 
+/** The streamed answer read as `forwardToReplica` reads a replica's stream (with `framer`, if any), and relayed. */
+function readAndRelay(framer: WholeEvents | undefined): Promise<void> {
+  const read = withIdleDeadline(undefined, streamedAnswer().getReader(), 300_000, ignore, undefined, framer);
+  return drain(relayBody(read, ignore, undefined, true));
+}
+
 /** One admitted request's tenant work, piece by piece; `all` is every piece in the middleware's order. */
 const CASES: Record<string, () => Promise<unknown> | unknown> = {
   empty: () => undefined,
@@ -111,19 +117,8 @@ const CASES: Record<string, () => Promise<unknown> | unknown> = {
   streamPlain: () => drain(streamedAnswer().pipeThrough(new TransformStream<Uint8Array, Uint8Array>())),
   // The same answer as the Worker relays a replica's stream (every streamed answer, tenant or not): read under the
   // idle deadline, then relayed; and the same with the read cutting it into whole events (`WholeEvents`).
-  streamRead: () =>
-    drain(
-      relayBody(withIdleDeadline(undefined, streamedAnswer().getReader(), 300_000, ignore), ignore, undefined, true),
-    ),
-  streamReadFramed: () =>
-    drain(
-      relayBody(
-        withIdleDeadline(undefined, streamedAnswer().getReader(), 300_000, ignore, undefined, new WholeEvents()),
-        ignore,
-        undefined,
-        true,
-      ),
-    ),
+  streamRead: () => readAndRelay(undefined),
+  streamReadFramed: () => readAndRelay(new WholeEvents()),
   all: async () => {
     const who = await resolveTenant("Bearer sk-bench", tenants, undefined);
     if (who.kind !== "tenant") throw new Error("unknown key");
