@@ -365,6 +365,9 @@ export class RouterCore {
    * full. (`tenantHeadroomSlots` may keep such a request waiting, never refuse it: see `finishRound`.)
    */
   submit(ticket: string, options: SubmitOptions = {}): SubmitResult {
+    // Asked again while it waits (the edge's first call failed on the way back): it arrived once. Counting it again
+    // would count a second fresh arrival in the ledger's forecast (and in the tenant's headroom, the offered rate).
+    if (this.queue.has(ticket)) return { kind: "queued" };
     const now = this.clock.now();
     this.estimator.advance(now, this.queue.size);
     const timing = this.hintedRetries.returned(options.fingerprint, now);
@@ -393,7 +396,6 @@ export class RouterCore {
     const fresh = this.freshOffered !== undefined && this.neverRefused(request.fingerprint);
     if (fresh) this.freshOffered?.add(now);
     if (this.fleetDown()) return { kind: "rejected", rejection: this.reject("no_replica_available", now, request) };
-    if (this.queue.has(ticket)) return { kind: "queued" };
     // A request re-acquired after a router reset queues as if it had arrived when it first did (see `waitedMs`).
     const entry = { ticket, ...request, enqueuedAtMs: waitedMs > 0 ? now - waitedMs : now };
     // Work-conserving: while nothing waits and a replica has a free slot, every request is queued (placed at once).

@@ -153,7 +153,7 @@ export class RouterDriver {
     return this.waiting.size;
   }
 
-  /** Cancels remembered for an acquire not seen yet (at most 1024). */
+  /** Cancels remembered for an acquire that may still come (at most 1024): one not seen yet, or one asked again. */
   get recentlyCancelledCount(): number {
     return this.recentlyCancelled.size;
   }
@@ -204,12 +204,13 @@ export class RouterDriver {
       this.settle(ticket, CANCELLED);
     } else if (outcome === "released") {
       this.wake();
-    } else {
-      // The cancel overtook its acquire (both are messages to the router): refuse the acquire when it arrives.
-      this.recentlyCancelled.add(ticket);
-      if (this.recentlyCancelled.size > RECENTLY_CANCELLED_MAX) {
-        this.recentlyCancelled.delete(this.recentlyCancelled.values().next().value as string);
-      }
+    }
+    // Remembered in every case: the cancel may have overtaken its acquire (both are messages to the router), or an
+    // acquire asked again (the edge's first call failed on the way back) may still come after it. Either is refused
+    // when it arrives: its client has gone, and a place queued for it would be lost until placed and released.
+    this.recentlyCancelled.add(ticket);
+    if (this.recentlyCancelled.size > RECENTLY_CANCELLED_MAX) {
+      this.recentlyCancelled.delete(this.recentlyCancelled.values().next().value as string);
     }
   }
 
