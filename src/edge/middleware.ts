@@ -66,6 +66,7 @@ export interface SpillwayOptions {
   /**
    * Who is asking, from the operator's own auth (e.g. their middleware's context); default: the bearer key's
    * SHA-256 looked up in `tenants.keys`, then in `c.env.SPILLWAY_TENANT_KEYS`. `undefined`: an unknown caller.
+   * The plan's `name` is then part of the request's fingerprint: name each tenant apart.
    */
   tenantOf?: (c: Context<SpillwayEnv>) => TenantPlanInput | undefined | Promise<TenantPlanInput | undefined>;
   /** The tenant quota Durable Object namespace; default: `c.env.TENANT_QUOTA`. */
@@ -226,8 +227,13 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     const pathAndSearch = pathname + search;
     // Every attempt of the same request has the same fingerprint: it picks the shard (so a retry meets the
     // router that refused it) and is the only key to the promise that router made it.
+    // With the operator's own `tenantOf`, the caller may prove who it is by anything (a header of its own, a
+    // cookie, the operator's middleware): the tenant it named is part of the credential, so two tenants sending the
+    // same body never share a fingerprint (a shard, and each the key to the other's booked retry). A header value
+    // holds no newline, so the two parts cannot spell another pair.
+    const credential = fingerprintCredential(c.req.raw.headers);
     const fingerprint = await requestFingerprint({
-      authorization: fingerprintCredential(c.req.raw.headers),
+      authorization: options.tenantOf ? `${credential ?? ""}\ntenant ${plan.name}` : credential,
       method: c.req.method,
       path: pathAndSearch,
       // The bytes of the text the checks read (a leading BOM dropped): the same fingerprint as over that text.

@@ -46,7 +46,7 @@ const bodyBytes = fc
 const authorization = fc.option(fc.stringMatching(/^Bearer [A-Za-z0-9._~+/-]{1,24}$/), { nil: undefined });
 
 /** The edge with a router that records what it is asked and admits everything, and a replica that answers 200. */
-function edge() {
+function edge(options: Parameters<typeof spillway>[0] = {}) {
   const fingerprints: string[] = [];
   const stub = {
     acquire: async (_deployment: string, _shard: number, _ticket: string, submit: { fingerprint: string }) => {
@@ -57,7 +57,7 @@ function edge() {
     releaseAll: async () => undefined,
   };
   const app = new Hono();
-  app.post("/*", spillway({ routers: () => ({ getByName: () => stub }) as never }) as never);
+  app.post("/*", spillway({ ...options, routers: () => ({ getByName: () => stub }) as never }) as never);
   const env = {
     SPILLWAY_CONFIG: JSON.stringify({
       logRejections: false,
@@ -180,5 +180,33 @@ describe("the request fingerprint", () => {
       body,
     });
     expect(await fingerprintOf({ authorization: "Bearer sk-1", "api-key": "key-a" })).toBe(bearer);
+  });
+
+  it("with the operator's tenantOf, covers the tenant it names, so two tenants never share one", async () => {
+    const body = encoder.encode('{"model":"m","messages":[{"role":"user","content":"the same question"}]}');
+    // The operator's auth reads a header of its own, which the fingerprint does not know of.
+    const tenantOf = (c: { req: { header(name: string): string | undefined } }) => {
+      const customer = c.req.header("x-customer");
+      return customer === undefined ? undefined : { name: `customer-${customer}` };
+    };
+    const fingerprintOf = async (headers: Record<string, string>) => {
+      const e = edge({ tenantOf: tenantOf as never });
+      const request = new Request("http://edge.example/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
+      expect((await e.send(request)).status).toBe(200);
+      return e.fingerprints[0] as string;
+    };
+    // Before: neither request had a credential the fingerprint reads, so both tenants had one fingerprint.
+    const a = await fingerprintOf({ "x-customer": "a" });
+    expect(a).not.toBe(await fingerprintOf({ "x-customer": "b" }));
+    expect(await fingerprintOf({ "x-customer": "a" })).toBe(a);
+    // Tenants behind one shared bearer key (a gateway in front) are told apart the same way.
+    const shared = { authorization: "Bearer gateway" };
+    const sharedA = await fingerprintOf({ ...shared, "x-customer": "a" });
+    expect(sharedA).not.toBe(await fingerprintOf({ ...shared, "x-customer": "b" }));
+    expect(sharedA).not.toBe(a);
   });
 });
