@@ -29,6 +29,12 @@ const FLAGS: Flag[] = [
     help: "Most requests decoding at once (default min(max-total-tokens/2, 4096); --engine llama: 8 sequences).",
   },
   {
+    flag: "max-queued-requests",
+    key: "maxQueuedRequests",
+    kind: "int",
+    help: "Most requests waiting to run; one more is refused with 503 (default: no limit).",
+  },
+  {
     flag: "max-prefill-tokens",
     key: "maxPrefillTokens",
     kind: "int",

@@ -47,6 +47,11 @@ export type SchedulerLike = Pick<
 /** Options of {@link createEngineLoop}. */
 export interface EngineLoopOptions {
   scheduler: SchedulerOptions;
+  /**
+   * SGLang's `--max-queued-requests`: with this many requests waiting, {@link EngineCore.submit} refuses a new one
+   * (503, {@link QUEUE_FULL_MESSAGE}). Undefined: no bound.
+   */
+  maxQueuedRequests?: number;
   /** Builds the scheduler (default `new Scheduler(options)`); tests inject doubles here. */
   createScheduler?: (options: SchedulerOptions) => SchedulerLike;
   engine: Engine;
@@ -59,6 +64,9 @@ export interface EngineLoopOptions {
   onIdle?: () => void;
 }
 
+/** SGLang's message for a request refused because the waiting queue is full (`--max-queued-requests`). */
+export const QUEUE_FULL_MESSAGE = "The request queue is full.";
+
 /**
  * The engine loop: drives the {@link Scheduler} step by step (prefill batches, decode steps, retraction,
  * aborts), runs each batch on the {@link Engine}, streams text to each request's sink, and keeps logs and
@@ -68,6 +76,11 @@ export interface EngineLoopOptions {
  * token budget left by the running requests' forecast (SGLang's admission arithmetic) is larger than the
  * average footprint (prompt + clipped max_tokens) of the last 32 requests - i.e. a typical new request
  * would be admitted at the next step instead of queueing.
+ *
+ * With `maxQueuedRequests`, a request that arrives while that many wait is refused at once, as SGLang's scheduler
+ * refuses it (`len(waiting_queue) + 1 > max_queued_requests`): 503 with {@link QUEUE_FULL_MESSAGE}, before it is
+ * queued, so a stream is refused before its first byte. Retracted requests count as waiting; running ones and a
+ * prompt being prefilled in chunks do not.
  *
  * @example
  * ```ts
@@ -317,6 +330,9 @@ export function createEngineLoop(options: EngineLoopOptions): EngineCore {
       if (closed) throw new ApiError(503, "engine server is shutting down", { type: "server_error" });
       // Before the scheduler queues it: what throws after that leaves a queued request no sink hears of.
       checkGenerationRequest(request, sink);
+      const cap = options.maxQueuedRequests;
+      if (cap !== undefined && scheduler.state().waiting >= cap)
+        throw new ApiError(503, QUEUE_FULL_MESSAGE, { type: "server_error" });
       try {
         scheduler.submit({
           id: request.id,

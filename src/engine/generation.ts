@@ -71,7 +71,8 @@ export interface LoadReport {
 export interface EngineCore {
   /**
    * Queues a generation; returns a function that aborts it (idempotent, a no-op once it ended). Throws, queueing
-   * nothing, a TypeError for a field of the wrong type, and an `ApiError` (400) for a request the scheduler refuses.
+   * nothing, a TypeError for a field of the wrong type, an `ApiError` (400) for a request the scheduler refuses, and
+   * an `ApiError` (503) while the engine shuts down or when its waiting queue is full (`maxQueuedRequests`).
    * A sink method that throws later ends that request alone (see {@link GenerationSink}).
    */
   submit(request: GenerationRequest, sink: GenerationSink): () => void;

@@ -108,6 +108,7 @@ export async function startEngineServer(input: EngineOptionsInput & StartHooks =
     });
   const core = createEngineLoop({
     scheduler: schedulerOptionsOf(options),
+    maxQueuedRequests: options.maxQueuedRequests,
     engine,
     tokenizer,
     metrics,

@@ -26,6 +26,11 @@ export const engineOptionsSchema = z
     maxTotalTokens: int().min(2).default(32768),
     /** Defaults to min(maxTotalTokens / 2, 4096), SGLang's rule without a request-pool limit (the scheduler applies it). */
     maxRunningRequests: int().min(1).optional(),
+    /**
+     * SGLang's `--max-queued-requests`: with this many requests waiting, a new one is refused at admission (503, "The
+     * request queue is full."). Unset: the waiting queue has no bound.
+     */
+    maxQueuedRequests: int().min(1).optional(),
     maxPrefillTokens: int().min(1).default(S.maxPrefillTokens),
     chunkedPrefillSize: int()
       .refine((v) => v === -1 || v >= 1, "must be -1 (off) or at least 1")
