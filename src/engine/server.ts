@@ -27,6 +27,11 @@ export interface EngineAppDeps {
   accessLog: boolean;
   /** When set, only requests signed by the edge are served (see `edge-signature.ts`). */
   edgeSignature?: EdgeSignatureOptions;
+  /**
+   * The wall clock in milliseconds (default `Date.now`): answers' `created`, and `/v1/models`' `created`, which is
+   * the time the app was made (the server's start), in unix seconds.
+   */
+  now?: () => number;
 }
 
 /**
@@ -42,6 +47,8 @@ export interface EngineAppDeps {
  */
 export function createEngineApp(deps: EngineAppDeps): Hono {
   const app = new Hono();
+  const now = deps.now ?? Date.now;
+  const startedS = Math.floor(now() / 1000);
 
   if (deps.accessLog) {
     app.use(async function accessLog(c, next) {
@@ -99,7 +106,8 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
   const servedModel = {
     id: deps.limits.servedModelName,
     object: "model",
-    created: 0,
+    // vLLM and SGLang give a unix time here too (OpenAI's is the model's creation); ours is the server's start.
+    created: startedS,
     owned_by: "spillway",
     max_model_len: deps.limits.contextLength,
   };
@@ -135,7 +143,7 @@ export function createEngineApp(deps: EngineAppDeps): Hono {
       const ctx: ResponseContext = {
         endpoint,
         id: generation.id,
-        created: Math.floor(Date.now() / 1000),
+        created: Math.floor(now() / 1000),
         model: deps.limits.servedModelName,
         servedBy: deps.name,
       };
