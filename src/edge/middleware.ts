@@ -23,7 +23,7 @@ import { isRetry } from "./retry-count";
 import { type AcquireResult, placement, routerName } from "./router-protocol";
 import { routerUnavailable } from "./router-unavailable";
 import { priorityOf } from "./service-tier";
-import { type CarriedSlots, SlotBatch } from "./slot-batch";
+import { type CarriedSlots, type ReleasedSlot, SlotBatch, type TakenSlot } from "./slot-batch";
 import type { TenantPlanInput } from "./tenant-config";
 import { chargeQuota, estimateTokens } from "./tenant-quota-charge";
 import type { TenantQuota } from "./tenant-quota-object";
@@ -248,9 +248,26 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
     const waitUntil = (promise: Promise<unknown> | undefined) => {
       if (promise) c.executionCtx.waitUntil(promise);
     };
+    // A failed attempt's releases, carried by the next attempt's acquire (`SlotBatch.endBeforeRetry`).
+    let carryNext: ReleasedSlot[] = [];
     const carrier = {
-      take: () => slots.takeFor(router),
+      take: () => {
+        const carried = slots.takeFor(router);
+        carried.released.unshift(...carryNext);
+        carryNext = [];
+        return carried;
+      },
       failed: (carried: CarriedSlots) => waitUntil(slots.putBack(router, carried, routerOf)),
+    };
+    /** Ends a slot of this isolate's batch; `retrying`: a failed one, whose request asks the router again at once. */
+    const ender = (slot: TakenSlot) => (replicaFailed: ReleaseOutcome, retrying?: boolean) => {
+      if (retrying && replicaFailed) {
+        const { carry, keep } = slots.endBeforeRetry(router, slot, replicaFailed, routerOf);
+        carryNext.push(...carry);
+        waitUntil(keep);
+      } else {
+        waitUntil(slots.end(router, slot, replicaFailed, routerOf));
+      }
     };
     const clientSignal = c.req.raw.signal;
     // The SDK headers only say how long a hint the client honours (openai-node from 6.35.0: 120 s, earlier 59 s;
@@ -271,14 +288,15 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
 
     for (let attempt = 1; ; attempt++) {
       let replica: string;
-      let release: (replicaFailed: ReleaseOutcome) => void;
+      // `retrying`: the request goes on to another attempt at once (see `ender`).
+      let release: (replicaFailed: ReleaseOutcome, retrying?: boolean) => void;
       // A slot a request of this isolate just finished with, while the router lets it be handed on; not after a
       // replica could not be reached (that one is marked down: ask the router).
       const taken = attempt === 1 ? slots.take(router) : undefined;
       if (taken) {
         ({ replica } = taken);
         waitUntil(slots.handedOff(router, [taken.ticket, plan.name, plan.weight, priority, fingerprint], routerOf));
-        release = (replicaFailed: ReleaseOutcome) => waitUntil(slots.end(router, taken, replicaFailed, routerOf));
+        release = ender(taken);
       } else {
         const ticket = crypto.randomUUID();
         // A client that leaves while queued must not keep its queue place (or the slot it was just given).
@@ -327,7 +345,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           // router counts free and gives to another.
           release = cancelled
             ? (replicaFailed: ReleaseOutcome) => waitUntil(slots.release(router, [ticket, replicaFailed], routerOf))
-            : (replicaFailed: ReleaseOutcome) => waitUntil(slots.end(router, slot, replicaFailed, routerOf));
+            : ender(slot);
         }
       }
       c.set("spillway", { deployment, shard, outcome: "admitted", ...tenant });
@@ -365,7 +383,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         );
       }
       if (outcome.kind === "unreachable") {
-        release(true);
+        release(true, attempt < connectAttempts);
         // Why, for the operator (a redirect says "configure the replica's final URL"); the probe's line says it
         // only for replicas a probe reads, and only once the probe has run.
         console.log(
@@ -396,7 +414,7 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         // Not a replica no probe reads (`load: "none"`): nothing would mark it down, and a draining one would take
         // every request for good; it is marked down now, as before.
         const unprobed = deploymentConfig.replicas.some((r) => r.url === replica && r.load === "none");
-        release(unprobed || "full");
+        release(unprobed || "full", attempt < connectAttempts);
         if (attempt < connectAttempts) {
           // A body that already failed (a stream reset after its headers) rejects its cancel: nothing to discard.
           await response.body?.cancel().catch(() => {});

@@ -149,6 +149,39 @@ export class SlotBatch {
   }
 
   /**
+   * A request's slot failed (its replica could not be reached, or took nothing) and the request asks the router
+   * again at once: the releases to carry on that acquire, in order - the failed replica's parked slots, then this
+   * one. Sent on their own, they would go on another stub, which Workers does not order after this one: the acquire
+   * could reach the router first, and be placed on the replica that just failed. `keep` is what the caller must keep
+   * alive when they cannot ride (a hand-off report of one of them still waits, and reports go first, only in the
+   * batch's own `releaseAll`): then it is {@link end}.
+   *
+   * @example
+   * ```ts
+   * const { carry, keep } = batch.endBeforeRetry("llama#0", { ticket, replica }, true, sinkOf);
+   * // carry goes in the next acquire's `carried.released`, ahead of what `takeFor` gives
+   * ```
+   */
+  endBeforeRetry(
+    router: string,
+    slot: TakenSlot,
+    replicaFailed: true | "full",
+    sinkOf: () => SlotSink,
+  ): { carry: ReleasedSlot[]; keep: Promise<void> | undefined } {
+    const state = this.stateOf(router);
+    const onIt = state.parked.filter((p) => p.slot.replica === slot.replica);
+    const reported = new Set(state.handedOff.map(([ticket]) => ticket));
+    if ([slot, ...onIt.map((p) => p.slot)].some((s) => reported.has(s.ticket))) {
+      return { carry: [], keep: this.end(router, slot, replicaFailed, sinkOf) };
+    }
+    state.parked = state.parked.filter((p) => p.slot.replica !== slot.replica);
+    return {
+      carry: [...onIt.map((p): ReleasedSlot => [p.slot.ticket, false]), [slot.ticket, replicaFailed]],
+      keep: undefined,
+    };
+  }
+
+  /**
    * A slot that goes back to the router, never parked for the next request: one the router may already count free
    * (its request's cancel went out after the router placed it). Returns what the caller must keep alive, if anything.
    */

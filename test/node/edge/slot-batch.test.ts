@@ -297,4 +297,33 @@ describe("SlotBatch: hand-offs (slotHandoffMs)", () => {
     expect(batch.take("m#0")).toEqual({ ticket: "b", replica: "r2" });
     expect(batch.take("m#0")).toBeUndefined();
   });
+
+  it("a failed slot whose request asks again at once rides on that acquire, after its replica's parked slots", () => {
+    const batch = new SlotBatch(() => 0);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 1000 });
+    batch.end("m#0", slot("a", "r1"), false, sinkOf);
+    batch.end("m#0", slot("b", "r2"), false, sinkOf);
+    const { carry, keep } = batch.endBeforeRetry("m#0", slot("c", "r1"), true, sinkOf);
+    // Nothing goes out on its own (another stub, not ordered before the acquire): all of it is the acquire's to carry.
+    expect(keep).toBeUndefined();
+    expect(calls).toHaveLength(0);
+    expect(carry).toEqual([
+      ["a", false],
+      ["c", true],
+    ]);
+    expect(batch.take("m#0")).toEqual({ ticket: "b", replica: "r2" });
+    expect(batch.pendingFor("m#0")).toEqual({ released: 0, handedOff: 0, parked: 0 });
+  });
+
+  it("a failed slot whose hand-off report still waits goes with the batch instead: the report reaches the router first", () => {
+    const batch = new SlotBatch(() => 0);
+    const { calls, sinkOf } = heldSink();
+    batch.heard("m#0", { handoffMs: 1000 });
+    batch.handedOff("m#0", ["c", "beta", 1, "interactive"], sinkOf);
+    const { carry, keep } = batch.endBeforeRetry("m#0", slot("c", "r1"), true, sinkOf);
+    expect(carry).toEqual([]);
+    expect(keep).toBeInstanceOf(Promise);
+    expect(calls.map((c) => [c.released, c.handedOff])).toEqual([[[["c", true]], [["c", "beta", 1, "interactive"]]]]);
+  });
 });
