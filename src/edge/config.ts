@@ -41,6 +41,9 @@ const replicaEntry = z
   .transform((entry): ReplicaTarget => (typeof entry === "string" ? { url: entry, load: "spillway" } : entry));
 
 /** Durable Objects' location hints: where a deployment's routers are placed (near its GPU fleet). */
+/** The largest `maxBodyBytes`: the edge's copies of a body while it checks it must leave an isolate room to run. */
+const MAX_BODY_BYTES_CEILING = 32 * 1024 * 1024;
+
 const LOCATION_HINTS = ["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"] as const;
 
 /**
@@ -147,11 +150,15 @@ export const spillwayConfigSchema = z.strictObject({
    * checks a body the edge holds three copies at once (the bytes, the text, the parsed JSON): 48 MiB at this limit,
    * 64 MiB when the body has any non-ASCII character (V8 then stores the text at two bytes a character), half of the
    * 128 MB a Worker isolate has for all its concurrent requests; after that it keeps the bytes alone (16 MiB) for as
-   * long as the request lasts.
+   * long as the request lasts. At most 32 MiB: three copies of a larger body (four with non-ASCII text) would fill
+   * the isolate's 128 MB by themselves.
    */
   maxBodyBytes: z
     .int()
     .min(1)
+    .max(MAX_BODY_BYTES_CEILING, {
+      error: `at most ${MAX_BODY_BYTES_CEILING} (32 MiB): while it checks a body the edge holds three or four copies of it, and a Worker isolate has 128 MB for all its requests`,
+    })
     .default(16 * 1024 * 1024),
   /** One structured log line per rejection (the RFC's evidence); turn off only for benchmarks. */
   logRejections: z.boolean().default(true),

@@ -84,7 +84,7 @@ const DEPLOYMENT: Record<string, Range> = {
   "booking.sdkClientsLeaveShare": num(0, 0.9),
   "booking.demotedHeadroomSlots": int(0, 10_000),
 };
-const ROOT: Record<string, Range> = { maxBodyBytes: int(1), logRejections: bool };
+const ROOT: Record<string, Range> = { maxBodyBytes: int(1, 32 * 1024 * 1024), logRejections: bool };
 const TENANTS: Record<string, Range> = {
   requireKey: bool,
   kvCacheTtlS: num(0, 3600),

@@ -152,6 +152,14 @@ describe("parseConfig, field by field", () => {
     expect(errorOf({ ...withDeployment({}), logRejections: "yes" })).toMatch(/logRejections: /);
   });
 
+  it("maxBodyBytes: at most 32 MiB, with the reason (the edge's copies of a body in a 128 MB isolate)", () => {
+    expect(parseConfig({ ...withDeployment({}), maxBodyBytes: 32 * 1024 * 1024 }).maxBodyBytes).toBe(33554432);
+    // Before: any size was taken, and a body near it took the isolate down with it.
+    expect(errorOf({ ...withDeployment({}), maxBodyBytes: 32 * 1024 * 1024 + 1 })).toMatch(
+      /^invalid SPILLWAY_CONFIG: maxBodyBytes: at most 33554432 \(32 MiB\): .*128 MB/,
+    );
+  });
+
   it("replicas: at least one, each an http(s) URL", () => {
     expect(errorOf(withDeployment({ replicas: [] }))).toMatch(
       /deployments\.llama\.replicas: needs at least one replica/,
