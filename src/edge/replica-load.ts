@@ -1,7 +1,15 @@
 import { QUEUE_LENGTH_STALE_MS } from "../core/queue-length-cache";
 import { type PromSample, parsePrometheusText } from "./prometheus-text";
 import { replicaLabel } from "./replica-label";
-import { isCount, isFraction, type ReplicaTarget, readMetrics, servedStale } from "./replica-probe";
+import {
+  isCount,
+  isFraction,
+  PROBE_PAGE_MAX_BYTES,
+  probePageText,
+  type ReplicaTarget,
+  readMetrics,
+  servedStale,
+} from "./replica-probe";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
 
@@ -53,6 +61,13 @@ async function get(url: string, secret: string | undefined, timeoutMs: number): 
   return res;
 }
 
+/** A page's text, refused past the probe's bound (`PROBE_PAGE_MAX_BYTES`), as the router's probe refuses it. */
+async function pageText(url: string, res: Response): Promise<string> {
+  const text = await probePageText(res);
+  if (text === undefined) throw new Error(`${new URL(url).pathname} answered more than ${PROBE_PAGE_MAX_BYTES} bytes`);
+  return text;
+}
+
 /** A `/metrics` page's text, refused as the router's probe refuses it when a cache served it stale (`Age`). */
 async function getMetrics(url: string, secret: string | undefined, timeoutMs: number): Promise<string> {
   const res = await get(url, secret, timeoutMs);
@@ -60,7 +75,7 @@ async function getMetrics(url: string, secret: string | undefined, timeoutMs: nu
     await res.body?.cancel();
     throw new Error(`${new URL(url).pathname} served stale (age ${res.headers.get("age")} s)`);
   }
-  return res.text();
+  return pageText(url, res);
 }
 
 /**
@@ -88,9 +103,10 @@ export async function replicaLoad(
   const count = (v: unknown) => (isCount(v) ? v : null);
   // Usage as readMetrics reads it: outside 0..1 it is unknown, not a negative or absurd percent on the page.
   const fraction = (v: unknown) => (isFraction(v) ? v : null);
+  const loadUrl = replicaUrl(replica, "/load");
   const [load, metrics] = await Promise.allSettled([
-    get(replicaUrl(replica, "/load"), secret, timeoutMs).then(
-      (r) => r.json() as Promise<Record<string, unknown> | null>,
+    get(loadUrl, secret, timeoutMs).then(
+      async (r) => JSON.parse(await pageText(loadUrl, r)) as Record<string, unknown> | null,
     ),
     getMetrics(replicaUrl(replica, "/metrics"), secret, timeoutMs),
   ]);

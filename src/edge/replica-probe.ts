@@ -1,6 +1,7 @@
 import { QUEUE_LENGTH_STALE_MS } from "../core/queue-length-cache";
 import { isRedirect } from "./forward";
 import { matching, type PromSample, parsePrometheusText, sumSamples } from "./prometheus-text";
+import { readLimited } from "./read-limited";
 import { replicaUrl } from "./replica-url";
 import { signedGet } from "./signed-get";
 
@@ -187,6 +188,35 @@ export function servedStale(res: Response, staleMs: number): boolean {
   return Number(age) * 1000 > staleMs;
 }
 
+/**
+ * The most a probe reads of a replica's `/load` or `/metrics` page. vLLM's and SGLang's pages are tens to hundreds of
+ * kilobytes; the probe runs in the router's Durable Object, whose isolate every request of the deployment shares,
+ * so a page far larger (a wrong URL that serves a file, a misbehaving proxy) is not read whole: unreadable.
+ */
+export const PROBE_PAGE_MAX_BYTES = 4 * 1024 * 1024;
+
+const decoder = new TextDecoder();
+
+/**
+ * A probe page's text; `undefined` past {@link PROBE_PAGE_MAX_BYTES} (the rest cancelled, never read).
+ *
+ * @example
+ * ```ts
+ * const text = await probePageText(await fetch("http://10.0.0.5:30000/metrics"));
+ * ```
+ */
+export async function probePageText(res: Response): Promise<string | undefined> {
+  const bytes = await readLimited(res.body, PROBE_PAGE_MAX_BYTES);
+  return bytes === undefined ? undefined : decoder.decode(bytes);
+}
+
+function tooLarge(path: string): ProbeFailure {
+  return {
+    reason: "unreadable",
+    detail: `GET ${path} answered more than ${PROBE_PAGE_MAX_BYTES} bytes, not read: is the replica's URL right?`,
+  };
+}
+
 async function fetchProbe(
   target: ReplicaTarget,
   path: "/load" | "/metrics",
@@ -262,7 +292,9 @@ export async function probeReplicaWithReason(
       const res = await fetchProbe(target, "/load", deadline, credentials);
       answered = true;
       if (!res.ok) return failed(statusFailure(path, res.status));
-      const queueLength = ((await res.json()) as { queueLength?: unknown } | null)?.queueLength;
+      const page = await probePageText(res);
+      if (page === undefined) return failed(tooLarge(path));
+      const queueLength = (JSON.parse(page) as { queueLength?: unknown } | null)?.queueLength;
       // Only a count: a negative one would read as a free replica (the core counts it as 0).
       return isCount(queueLength)
         ? { answer: queueLength }
@@ -284,7 +316,8 @@ export async function probeReplicaWithReason(
           : statusFailure(path, res.status),
       );
     }
-    const text = await res.text();
+    const text = await probePageText(res);
+    if (text === undefined) return failed(tooLarge(path));
     const nowMs = now();
     const queueLength = readMetrics(target.load, text, { model: target.model, nowMs })?.queueLength;
     return queueLength === undefined

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readLimited } from "./read-limited";
 
 /**
  * The fields the edge reads; everything else passes through to the engine untouched. `null` is the same as absent
@@ -128,29 +129,4 @@ export async function readRequestBody(
     completions: Math.max(n ?? 1, best_of ?? 1),
     serviceTier: service_tier,
   };
-}
-
-/** Reads at most `maxBytes` from a body; `undefined` if it is larger. */
-async function readLimited(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | undefined> {
-  if (!body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }

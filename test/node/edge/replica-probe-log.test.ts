@@ -2,7 +2,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFakeBackend } from "../../../src/bench/fake-openai-backends";
+import { replicaLoad } from "../../../src/edge/replica-load";
 import {
+  PROBE_PAGE_MAX_BYTES,
   type ProbeResult,
   probeReplica,
   probeReplicaWithReason,
@@ -17,7 +19,7 @@ import { PROBE_LOG_QUIET_MS, PROBE_LOG_TIMEOUTS_FOR_DOWN, ReplicaProbeLog } from
  */
 
 /** What the one replica on loopback answers, set by each test. */
-type Mode = "sglang" | "vllm" | "401" | "reset" | "slow" | "garbage";
+type Mode = "sglang" | "vllm" | "401" | "reset" | "slow" | "garbage" | "huge";
 
 describe("probe failures on loopback, with their reasons", () => {
   let server: Server;
@@ -34,7 +36,14 @@ describe("probe failures on loopback, with their reasons", () => {
       } else if (mode === "reset") req.socket.destroy();
       else if (mode === "slow") setTimeout(() => res.end(), 2_000);
       else if (mode === "garbage") res.end("<html>not metrics</html>\n");
-      else void (mode === "sglang" ? sglang : vllm).handle(req, res, path);
+      else if (mode === "huge") {
+        // A readable page made 5 MiB long: vLLM's gauges then comment lines; for /load, JSON with a long field.
+        const pad = "#".repeat(1023);
+        if (path === "/load") res.write('{"queueLength":0,"pad":"');
+        else res.write("vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n");
+        for (let i = 0; i < 5 * 1024; i++) res.write(path === "/load" ? `${pad}#` : `${pad}\n`);
+        res.end(path === "/load" ? '"}' : "");
+      } else void (mode === "sglang" ? sglang : vllm).handle(req, res, path);
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -42,6 +51,22 @@ describe("probe failures on loopback, with their reasons", () => {
   afterAll(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
+  });
+
+  it("reads no page past PROBE_PAGE_MAX_BYTES: a 5 MiB page is unreadable, whole as it is (router and dashboard)", async () => {
+    mode = "huge";
+    // Before: read whole, and a count (0) for both.
+    for (const load of ["vllm", "spillway"] as const) {
+      const result = await probeReplicaWithReason({ url, load }, 5_000, {});
+      expect(result, load).toEqual({ answer: undefined, failure: expect.objectContaining({ reason: "unreadable" }) });
+      expect("failure" in result && result.failure.detail, load).toBe(
+        `GET ${load === "vllm" ? "/metrics" : "/load"} answered more than ${PROBE_PAGE_MAX_BYTES} bytes, not read: is the replica's URL right?`,
+      );
+    }
+    const dashboard = await replicaLoad({ url, load: "spillway" }, undefined, 5_000);
+    expect(dashboard).toMatchObject({ ok: false, queueLength: null, tokenUsage: null });
+    expect(dashboard.error).toMatch(/answered more than 4194304 bytes/);
+    mode = "vllm";
   });
 
   it("says why, and answers what probeReplica answers", async () => {

@@ -1,0 +1,41 @@
+/**
+ * Reading a body that may be larger than the edge can afford to hold: a client's request, or a replica's page
+ * that a probe reads in a Durable Object shared by every request of a deployment.
+ */
+
+/**
+ * Reads at most `maxBytes` of a body, in one piece; `undefined` (the rest cancelled, never read) if it is larger.
+ * A missing body reads as empty.
+ *
+ * @example
+ * ```ts
+ * const bytes = await readLimited(response.body, 4 * 1024 * 1024);
+ * if (bytes === undefined) return "too large";
+ * ```
+ */
+export async function readLimited(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<Uint8Array | undefined> {
+  if (!body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
