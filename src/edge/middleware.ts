@@ -186,6 +186,24 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
         "config_invalid",
       );
     }
+    // Without the router binding every request failed as the router being unreachable: a 503 "retry later" and a
+    // TypeError in the log, where the operator's wrangler.toml lacks the binding (README, "Install in your Worker").
+    const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
+    if (!routers) {
+      console.error(
+        JSON.stringify({
+          event: "spillway.config_invalid",
+          message:
+            'the Worker has no DEPLOYMENT_ROUTER binding: wrangler.toml needs a [[durable_objects.bindings]] named DEPLOYMENT_ROUTER with class_name = "DeploymentRouter", exported by the Worker (or pass spillway({ routers }))',
+        }),
+      );
+      return openAIError(
+        500,
+        "the gateway has no DEPLOYMENT_ROUTER binding (its log says why)",
+        "server_error",
+        "config_invalid",
+      );
+    }
     // Who is asking comes first: an unknown key is refused before its body is read.
     const who = options.tenantOf
       ? resolvedPlan(await options.tenantOf(c), config.tenants)
@@ -240,7 +258,6 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       body: body.bytes,
     });
     const shard = shardForFingerprint(fingerprint, deploymentConfig.routerShards);
-    const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
     // A fresh stub per call: after a Durable Object reset the old stub keeps failing.
     const router = routerName(deployment, shard);
     const routerOf = () => routers.getByName(router, placement(deploymentConfig.locationHint));

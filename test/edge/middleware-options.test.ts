@@ -154,6 +154,40 @@ describe("spillway() options, in a user's Hono app", () => {
     }
   });
 
+  it("answers 500 config_invalid, naming the binding in its log, when the Worker has no DEPLOYMENT_ROUTER", async () => {
+    // Before, the missing binding read as an unreachable router: 503 "retry later" and a TypeError in the log.
+    const { app, ctx } = userApp({});
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const logs = vi.spyOn(console, "log").mockImplementation(() => {});
+    try {
+      const res = await app.fetch(
+        new Request("http://user.example/v1/chat/completions", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "misc", messages: [{ role: "user", content: "hi" }] }),
+        }),
+        { ...env, DEPLOYMENT_ROUTER: undefined },
+        ctx,
+      );
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: unknown }).error).toEqual({
+        message: "the gateway has no DEPLOYMENT_ROUTER binding (its log says why)",
+        type: "server_error",
+        param: null,
+        code: "config_invalid",
+      });
+      const lines = errors.mock.calls.map((call) => JSON.parse(String(call[0])) as { event: string; message: string });
+      expect(lines).toHaveLength(1);
+      expect(lines[0]?.event).toBe("spillway.config_invalid");
+      expect(lines[0]?.message).toMatch(
+        /^the Worker has no DEPLOYMENT_ROUTER binding: .*\[\[durable_objects\.bindings\]\]/,
+      );
+    } finally {
+      errors.mockRestore();
+      logs.mockRestore();
+    }
+  });
+
   it("connectAttempts (default 2) moves an unreachable attempt on to another replica", async () => {
     const { send } = userApp({});
     const dead = "http://127.0.0.1:1/dead";
