@@ -10,7 +10,7 @@
  * try {
  *   parseConfig(readFileSync("spillway-config.json", "utf8"));
  * } catch (error) {
- *   if (error instanceof ConfigError) console.error(error.message); // every problem, one per line
+ *   if (error instanceof ConfigError) console.error(error.message); // every problem, `; ` between them
  *   process.exit(1);
  * }
  * ```

@@ -147,8 +147,14 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
   }, 120_000);
 
   it("checks a configuration in plain Node before a deploy: the example's check-config.mjs, through spillway/config", () => {
+    const { SPILLWAY_CONFIG: _unset, ...env } = process.env;
     const check = (...args: string[]) =>
-      spawnSync(process.execPath, ["check-config.mjs", ...args], { cwd: app, encoding: "utf8" });
+      spawnSync(process.execPath, ["check-config.mjs", ...args], { cwd: app, encoding: "utf8", env });
+    // Given nothing to check it says how to use it (before: "SPILLWAY_CONFIG is not valid JSON: Unexpected end of
+    // JSON input", status 1, as if an empty configuration had been read).
+    const none = check();
+    expect(none.status).toBe(2);
+    expect(none.stderr).toBe("usage: node check-config.mjs config.json (or SPILLWAY_CONFIG in the environment)\n");
     writeFileSync(
       join(work, "good.json"),
       JSON.stringify({ deployments: { llama: { replicas: ["http://10.0.0.1"] } } }),
@@ -158,7 +164,7 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
     expect(good.stdout).toBe("SPILLWAY_CONFIG is valid: 1 deployment(s), llama\n");
     writeFileSync(join(work, "bad.json"), '{"deployments":{"llama":{"replicas":[],"maxOngoingRequests":0}}}');
     const bad = check(join(work, "bad.json"));
-    // Every problem, one per line, and a failing status for the CI step.
+    // Every problem (one line, `; ` between them), and a failing status for the CI step.
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain("deployments.llama.replicas");
     expect(bad.stderr).toContain("deployments.llama.maxOngoingRequests");
