@@ -107,6 +107,24 @@ function post(path: string, bytes: Uint8Array, auth: string | undefined, stream?
   });
 }
 
+/** One chat request, the same bytes from every client of the tests below. */
+const SAME_QUESTION = encoder.encode('{"model":"m","messages":[{"role":"user","content":"the same question"}]}');
+
+/** The fingerprint the edge (with `options`) gives {@link SAME_QUESTION} sent with `headers`. */
+async function fingerprintOfSameQuestion(
+  headers: Record<string, string>,
+  options: Parameters<typeof spillway>[0] = {},
+): Promise<string> {
+  const e = edge(options);
+  const request = new Request("http://edge.example/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: SAME_QUESTION,
+  });
+  expect((await e.send(request)).status).toBe(200);
+  return e.fingerprints[0] as string;
+}
+
 afterEach(() => {
   vi.unstubAllGlobals();
 });
@@ -151,17 +169,8 @@ describe("the request fingerprint", () => {
   });
 
   it("covers the key of a client that sends it in api-key or x-api-key, so two such clients never share one", async () => {
-    const body = encoder.encode('{"model":"m","messages":[{"role":"user","content":"the same question"}]}');
-    const fingerprintOf = async (headers: Record<string, string>) => {
-      const e = edge();
-      const request = new Request("http://edge.example/v1/chat/completions", {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body,
-      });
-      expect((await e.send(request)).status).toBe(200);
-      return e.fingerprints[0] as string;
-    };
+    const body = SAME_QUESTION;
+    const fingerprintOf = (headers: Record<string, string>) => fingerprintOfSameQuestion(headers);
     // Before: both keys were no credential at all, so the two clients had one fingerprint (one shard, and each the
     // key to the other's booked retry).
     const azureA = await fingerprintOf({ "api-key": "key-a" });
@@ -183,22 +192,13 @@ describe("the request fingerprint", () => {
   });
 
   it("with the operator's tenantOf, covers the tenant it names, so two tenants never share one", async () => {
-    const body = encoder.encode('{"model":"m","messages":[{"role":"user","content":"the same question"}]}');
     // The operator's auth reads a header of its own, which the fingerprint does not know of.
     const tenantOf = (c: { req: { header(name: string): string | undefined } }) => {
       const customer = c.req.header("x-customer");
       return customer === undefined ? undefined : { name: `customer-${customer}` };
     };
-    const fingerprintOf = async (headers: Record<string, string>) => {
-      const e = edge({ tenantOf: tenantOf as never });
-      const request = new Request("http://edge.example/v1/chat/completions", {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body,
-      });
-      expect((await e.send(request)).status).toBe(200);
-      return e.fingerprints[0] as string;
-    };
+    const fingerprintOf = (headers: Record<string, string>) =>
+      fingerprintOfSameQuestion(headers, { tenantOf: tenantOf as never });
     // Before: neither request had a credential the fingerprint reads, so both tenants had one fingerprint.
     const a = await fingerprintOf({ "x-customer": "a" });
     expect(a).not.toBe(await fingerprintOf({ "x-customer": "b" }));
