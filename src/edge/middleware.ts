@@ -454,6 +454,26 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
           charge.headers,
         );
       }
+      // A replica never sees the client's credentials (the edge strips them and sends the deployment's own key and
+      // signature): its 401 is about the gateway's, not the client's. Passed on, the SDKs read it as a bad API key
+      // (and do not retry), and nothing at the edge said why. 502 `upstream_unauthorized`, and a line for the operator.
+      if (response.status === 401) {
+        await response.body?.cancel().catch(() => {});
+        release(false);
+        charge.refund();
+        console.error(
+          JSON.stringify({ event: "spillway.upstream_unauthorized", deployment, replica: replicaLabel(replica) }),
+        );
+        return withTenantHeaders(
+          openAIError(
+            502,
+            "the replica refused the gateway's credentials (the engines' signing secret, or the deployment's upstream API key)",
+            "server_error",
+            "upstream_unauthorized",
+          ),
+          charge.headers,
+        );
+      }
       const ended = response.status === 502 ? () => release(true) : release;
       return withTenantHeaders(
         await answerFrom(outcome, ended, clientSignal, charge.wantsUsage ? charge.settle : undefined),

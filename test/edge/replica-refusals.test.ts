@@ -95,3 +95,31 @@ describe("a request tried again on another replica", () => {
     });
   }
 });
+
+describe("a replica that answers 401", () => {
+  it("is the gateway's credentials, not the client's: 502 upstream_unauthorized, a log line, the slot and the charge given back", async () => {
+    const a = "https://a.example";
+    const e = edge([a], () =>
+      Response.json({ error: { message: "unauthorized", type: "authentication_error" } }, { status: 401 }),
+    );
+    const lines: string[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(String(line)));
+    try {
+      const { status, body } = await e.send();
+      // Before: the replica's 401 passed on, which openai-node raises as AuthenticationError (a bad API key, never
+      // retried), while the client's key was never sent to the replica at all.
+      expect(status).toBe(502);
+      expect(JSON.parse(body)).toMatchObject({ error: { type: "server_error", code: "upstream_unauthorized" } });
+      expect(lines.map((l) => JSON.parse(l))).toContainEqual({
+        event: "spillway.upstream_unauthorized",
+        deployment: "m",
+        replica: a,
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    const ticket = (e.heard.find((h) => h.call === "acquire") as { ticket: string }).ticket;
+    // Released as it is: the replica is up, it only refused these credentials.
+    expect(e.heard.flatMap((h) => (h.call === "acquire" ? h.carried : h.released))).toContainEqual([ticket, false]);
+  });
+});
