@@ -31,11 +31,24 @@ export async function readLimited(
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
+  return concatenated(chunks, size);
+}
+
+/**
+ * Chunks as one byte array (`byteLength`: their total), the one chunk itself when there is only one.
+ *
+ * @example
+ * ```ts
+ * concatenated([new Uint8Array([1]), new Uint8Array([2, 3])], 3); // Uint8Array [1, 2, 3]
+ * ```
+ */
+export function concatenated(chunks: readonly Uint8Array[], byteLength: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0] as Uint8Array;
+  const bytes = new Uint8Array(byteLength);
+  let at = 0;
   for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
   }
-  return out;
+  return bytes;
 }

@@ -1,3 +1,5 @@
+import { concatenated } from "./read-limited";
+
 /** The stream's last bytes searched for its usage event (a usage chunk is a few hundred bytes). */
 const TAIL_BYTES = 8192;
 const decoder = new TextDecoder();
@@ -78,6 +80,7 @@ export function tapEventStreamUsage(
         controller.enqueue(chunk);
       },
       flush() {
+        // Decoded together, so a character split between two chunks stays whole.
         report(usageOfEventStream(decoder.decode(concatenated(tail, tailBytes))));
       },
       cancel() {
@@ -85,18 +88,6 @@ export function tapEventStreamUsage(
       },
     }),
   );
-}
-
-/** The chunks as one byte array (decoded together, so a character split between two chunks stays whole). */
-function concatenated(chunks: Uint8Array[], byteLength: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const bytes = new Uint8Array(byteLength);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
 }
 
 function totalTokens(value: unknown): number | undefined {
