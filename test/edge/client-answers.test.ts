@@ -118,6 +118,7 @@ describe("README: what a client is answered when spillway, not the engine, answe
       "no replica could be reac",
       "the replica sent no resp",
       "the replica failed while",
+      "the replica answered 401",
       "the replica sent nothing",
     ]);
   });
@@ -160,6 +161,11 @@ describe("README: what a client is answered when spillway, not the engine, answe
       "a replica that fails while sending a non-streamed answer",
       "the replica failed while sending",
       () => chat("answers-kill", "jsonkill"),
+    ],
+    [
+      "a replica that refuses the gateway's credentials (401)",
+      "the replica answered 401",
+      () => chat("answers-401", "x"),
     ],
     [
       "a replica that goes silent for upstreamIdleTimeoutS while sending a non-streamed answer",

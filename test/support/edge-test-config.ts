@@ -172,6 +172,7 @@ export function edgeTestConfig(fake: string): SpillwayConfigInput {
       },
       "answers-hang": { replicas: [r("answers-hang")], maxOngoingRequests: 1, upstreamTimeoutS: 0.3 },
       "answers-kill": { replicas: [r("answers-kill")], maxOngoingRequests: 2 },
+      "answers-401": { replicas: [{ url: r("unauthorized-a"), load: "none" }] },
       "answers-stall": { replicas: [r("answers-stall")], maxOngoingRequests: 1, upstreamIdleTimeoutS: 0.3 },
       // Never probed, so the router does send to the dead one: what the middleware's connectAttempts is for.
       "dead-only": { replicas: [{ url: "http://127.0.0.1:1/dead", load: "none" }] },

@@ -30,7 +30,8 @@ const replayGuard = new ReplayGuard(30_000);
  * answers while it drains), `__full` (others' requests fill it: `/load` reports 64 more waiting, and a request is
  * answered 429 with `retry-after: 2`, as TGI answers when its queue is full), `__up` (ends all three),
  * `__slowload/MS` (answer `/load` after MS ms), `GET __state`.
- * Replicas whose id starts with `signed-` verify spillway's signature.
+ * Replicas whose id starts with `signed-` verify spillway's signature; those whose id starts with `unauthorized-`
+ * refuse every request with 401, as an engine does whose signing secret the Worker lacks.
  * Fake vLLM, SGLang and TGI servers (no `/load`, a `/metrics` page) live at `/b/<kind>/<id>`.
  */
 interface ReplicaState {
@@ -198,7 +199,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     res.end(JSON.stringify({ error: { message: "the engine server is shutting down", type: "service_unavailable" } }));
     return;
   }
-  if (id.startsWith("signed-") && !(await signatureValid(req, text))) {
+  if (id.startsWith("unauthorized-") || (id.startsWith("signed-") && !(await signatureValid(req, text)))) {
     state.unsigned += 1;
     return json(res, 401, { error: { message: "unauthorized" } });
   }
