@@ -283,7 +283,9 @@ export async function probeReplicaWithReason(
 ): Promise<ProbeResult> {
   if (target.load === "none") throw new Error(`replica ${target.url} has load "none" and is never probed`);
   const deadline = AbortSignal.timeout(deadlineMs);
-  const path = target.load === "spillway" ? "/load" : "/metrics";
+  // The path as fetched, under the replica's own base path (a replica configured as `http://host:8000/v1`, the base
+  // URL an OpenAI client takes, is probed at /v1/metrics: the detail names it, so the operator sees why).
+  const path = new URL(replicaUrl(target.url, target.load === "spillway" ? "/load" : "/metrics")).pathname;
   // Whether an answer arrived: an error before it is the connection's, after it the body's.
   let answered = false;
   const failed = (failure: ProbeFailure): ProbeResult => ({ answer: undefined, failure });

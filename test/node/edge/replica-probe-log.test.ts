@@ -95,6 +95,16 @@ describe("probe failures on loopback, with their reasons", () => {
       answer: undefined,
       failure: expect.objectContaining({ reason: "status", status: 404 }),
     });
+    // A replica configured with the base URL an OpenAI client takes: the detail names the path fetched. Before, it
+    // said "GET /metrics answered 404", which that server does serve.
+    expect(await probeReplicaWithReason({ url: `${url}/v1`, load: "vllm" }, 1_000, {})).toEqual({
+      answer: undefined,
+      failure: {
+        reason: "status",
+        status: 404,
+        detail: "GET /v1/metrics answered 404 (a wrong URL, or a wrong load source?)",
+      },
+    });
   });
 
   it("a replica configured with the wrong load source: one down line with the reason, however often it is probed; one recovered line when it answers", async () => {
