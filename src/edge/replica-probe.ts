@@ -217,14 +217,9 @@ function tooLarge(path: string): ProbeFailure {
   };
 }
 
-async function fetchProbe(
-  target: ReplicaTarget,
-  path: "/load" | "/metrics",
-  deadline: AbortSignal,
-  credentials: ProbeCredentials,
-): Promise<Response> {
+async function fetchProbe(url: string, deadline: AbortSignal, credentials: ProbeCredentials): Promise<Response> {
   const headers = credentials.upstreamApiKey ? { authorization: `Bearer ${credentials.upstreamApiKey}` } : undefined;
-  return signedGet(replicaUrl(target.url, path), credentials.signingSecret, deadline, headers);
+  return signedGet(url, credentials.signingSecret, deadline, headers);
 }
 
 /**
@@ -285,13 +280,14 @@ export async function probeReplicaWithReason(
   const deadline = AbortSignal.timeout(deadlineMs);
   // The path as fetched, under the replica's own base path (a replica configured as `http://host:8000/v1`, the base
   // URL an OpenAI client takes, is probed at /v1/metrics: the detail names it, so the operator sees why).
-  const path = new URL(replicaUrl(target.url, target.load === "spillway" ? "/load" : "/metrics")).pathname;
+  const url = replicaUrl(target.url, target.load === "spillway" ? "/load" : "/metrics");
+  const path = new URL(url).pathname;
   // Whether an answer arrived: an error before it is the connection's, after it the body's.
   let answered = false;
   const failed = (failure: ProbeFailure): ProbeResult => ({ answer: undefined, failure });
   try {
     if (target.load === "spillway") {
-      const res = await fetchProbe(target, "/load", deadline, credentials);
+      const res = await fetchProbe(url, deadline, credentials);
       answered = true;
       if (!res.ok) return failed(statusFailure(path, res.status));
       const page = await probePageText(res);
@@ -305,7 +301,7 @@ export async function probeReplicaWithReason(
             detail: `GET /load answered queueLength ${JSON.stringify(queueLength) ?? "undefined"}, not a count`,
           });
     }
-    const res = await fetchProbe(target, "/metrics", deadline, credentials);
+    const res = await fetchProbe(url, deadline, credentials);
     answered = true;
     if (!res.ok || servedStale(res, QUEUE_LENGTH_STALE_MS)) {
       await res.body?.cancel();
