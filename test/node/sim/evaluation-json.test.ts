@@ -566,6 +566,55 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/benchmarks.md's run 23: the default with the drain-rate fix, held to runs 21, 20 and 17's other policies", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run17, run20, run20Rs, run21, run22, run23] = [
+      RUN_17,
+      RUN_20_DEFAULT,
+      RUN_20_RS,
+      RUN_21_RQDR,
+      RUN_22_DEFAULT,
+      RUN_23_DEFAULT,
+    ].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    expect(run23.seeds).toEqual(run17.seeds);
+    expect(run23.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
+    for (const earlier of [run17, run20, run21, run22]) expect(run23.commit).not.toBe(earlier.commit);
+    expectBenchmarkRows(bench, run23);
+    expect(flat).toContain(`\`${run23.generatedBy}\``);
+    expect(flat).toContain(`with nothing else running (commit \`${run23.commit}\``);
+    const [d17, d20, d22, d23] = [run17, run20, run22, run23].map(defaultOf) as [
+      E2eOpenAiPolicy,
+      E2eOpenAiPolicy,
+      E2eOpenAiPolicy,
+      E2eOpenAiPolicy,
+    ];
+    expect(flat).toContain(
+      `The default's curve moved by at most ${policyCurveMoved(d23, d22)} points from run 22, the code before the fix (${policyCurveMoved(d22, d20)} between runs 20 and 22, ${policyCurveMoved(d17, d20)} between runs 17 and 20)`,
+    );
+    // "Fewer within 30 s and 60 s": the fix's cost, quoted beside run 22's shares.
+    const share = (d: E2eOpenAiPolicy, h: number) => `${(100 * (d.servedWithinS[h] ?? Number.NaN)).toFixed(1)}%`;
+    for (const h of [30, 60]) expect(d23.servedWithinS[h] ?? 1).toBeLessThan((d22.servedWithinS[h] ?? 0) - 0.02);
+    expect(flat).toContain(
+      `it served fewer requests within 30 s (${share(d23, 30)} against ${share(d22, 30)}) and within 60 s (${share(d23, 60)} against ${share(d22, 60)})`,
+    );
+    const held = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies, d23];
+    const check = checkE2eTargets(held, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    expect(flat).toContain(
+      `run 23's default meets every end-to-end target (worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} at ${check?.worst.horizonS} s, ${d23.attemptsPerOffered.toFixed(3)} attempts per offered request)`,
+    );
+    const brokenShare = (l: PromiseOutcomes) => `${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}%`;
+    const [l22, l23] = [d22.ledger, d23.ledger] as [PromiseOutcomes, PromiseOutcomes];
+    expect(l23.broken / l23.made).toBeGreaterThan(l22.broken / l22.made);
+    expect(flat).toContain(
+      `its router broke ${brokenShare(l23)} (${l23.broken} of ${l23.made}) of its promises, where run 22's broke ${brokenShare(l22)}, and ${d23.requestsByAttempts?.["3"]} requests took a third attempt. ${seedBySeedAttempts(d23)}.`,
+    );
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      `(run 23: worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} points, ${d23.attemptsPerOffered.toFixed(3)} attempts per offered request, and ${(100 * ((d22.servedWithinS[30] ?? 0) - (d23.servedWithinS[30] ?? 0))).toFixed(1)} points fewer served within 30 s than run 22; "Run 23")`,
+    );
+  });
+
   it("backs docs/retry-policy.md's probe bullet: ahead on both seed sets; elsewhere than waves the gaps move by less than a point", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, noProbe] = [json.variants[0], json.variants.find((v) => v.id === "no-probe")] as VariantSummary[];
@@ -2399,6 +2448,8 @@ const RUN_20_RS = "docs/evaluation-e2e-openai-run20-retry-schedule.json";
 const RUN_21_RQDR = "docs/evaluation-e2e-openai-run21-rqdr.json";
 /** Run 22: the default alone on run 17's seeds with the code of 2026-12-06 (docs/benchmarks.md). */
 const RUN_22_DEFAULT = "docs/evaluation-e2e-openai-run22.json";
+/** The default alone on run 17's seeds with the drain-rate fix (cc237ee). */
+const RUN_23_DEFAULT = "docs/evaluation-e2e-openai-run23.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
