@@ -860,10 +860,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(replay.held.runFile).toBe(RUN_HELD_2);
     expect(replay.held.runSeeds).toEqual(held.seeds);
     const [cold, quiet] = [replayedFitOf(replay.held.fit, "cold"), replayedFitOf(replay.held.fit, "after-quiet")];
+    const [latestCold, latestQuiet] = [
+      replayedFitOf(replay.latestFit, "cold"),
+      replayedFitOf(replay.latestFit, "after-quiet"),
+    ];
     expect(flat).toContain(
-      `are ${cold.curveAbsErrPts.toFixed(1)} points from this run from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request: about as far as they are from runs 17 and 18 on theirs (${replayedFitOf(replay.latestFit, "cold").curveAbsErrPts.toFixed(1)} and ${replayedFitOf(replay.latestFit, "after-quiet").curveAbsErrPts.toFixed(1)}).`,
+      `are ${cold.curveAbsErrPts.toFixed(1)} points from this run from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request: from a cold router further than they are from runs 17 and 18 on theirs (${latestCold.curveAbsErrPts.toFixed(1)}), after a quiet spell about as far (${latestQuiet.curveAbsErrPts.toFixed(1)};`,
     );
-    // "Unlike the real run, they put the default's worst gap just past the target ... by about a point."
+    // "from a cold router further ..., after a quiet spell about as far": apart by more than 3 points, within 2.5.
+    expect(cold.curveAbsErrPts - latestCold.curveAbsErrPts).toBeGreaterThan(3);
+    expect(Math.abs(quiet.curveAbsErrPts - latestQuiet.curveAbsErrPts)).toBeLessThan(2.5);
+    // "Unlike the real run, they put the default's worst gap just past the target ... the stricter judge, by 1.6 and 1.2 points."
     const twinChecks = replay.held.twins.map((t) =>
       checkE2eTargets(
         t.policies.map((p) => ({ ...p, requests: 0 })),
@@ -874,10 +881,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(c?.met.curve).toBe(false);
       expect(c?.worst.horizonS).toBe(check?.worst.horizonS);
       expect((check?.worst.gap ?? 0) - (c?.worst.gap ?? 0)).toBeGreaterThan(0.005);
-      expect((check?.worst.gap ?? 0) - (c?.worst.gap ?? 0)).toBeLessThan(0.015);
+      // "just past the target": within a point beyond the curve target's 2-point tolerance.
+      expect(c?.worst.gap ?? 0).toBeGreaterThan(-0.03);
     }
+    const stricter = twinChecks.map((c) => (100 * ((check?.worst.gap ?? 0) - (c?.worst.gap ?? 0))).toFixed(1));
     expect(flat).toContain(
-      `they put the default's worst gap just past the target, ${twinChecks.map((c) => (100 * (c?.worst.gap ?? Number.NaN)).toFixed(1)).join(" and ")} points at ${check?.worst.horizonS} s`,
+      `they put the default's worst gap just past the target, ${twinChecks.map((c) => (100 * (c?.worst.gap ?? Number.NaN)).toFixed(1)).join(" and ")} points at ${check?.worst.horizonS} s: on these seeds the twin is the stricter judge of the curve target, by ${stricter.join(" and ")} points.`,
     );
   });
 
@@ -895,11 +904,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `the replayed twins are ${cold.curveAbsErrPts.toFixed(1)} points from the mean of runs 17 and 18 from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request; run 17 is ${apart.curveAbsErrPts.toFixed(1)} points from run 18`,
     );
-    // "From a cold router ... further from today's runs than from runs 11 and 12 (6.6 points), after a quiet spell nearer (13.4)".
+    // "From a cold router ... further from today's runs than from runs 11 and 12 (6.4 points), after a quiet spell a
+    // little further too (15.5; nearer until the drain-rate fix ...)": under a point further.
     expect(cold.curveAbsErrPts).toBeGreaterThan(earlier("cold").curveAbsErrPts);
-    expect(quiet.curveAbsErrPts).toBeLessThan(earlier("after-quiet").curveAbsErrPts);
+    expect(quiet.curveAbsErrPts).toBeGreaterThan(earlier("after-quiet").curveAbsErrPts);
+    expect(quiet.curveAbsErrPts - earlier("after-quiet").curveAbsErrPts).toBeLessThan(1);
     expect(flat).toContain(
-      `further from today's runs than from runs 11 and 12 (${earlier("cold").curveAbsErrPts.toFixed(1)} points), after a quiet spell nearer (${earlier("after-quiet").curveAbsErrPts.toFixed(1)})`,
+      `further from today's runs than from runs 11 and 12 (${earlier("cold").curveAbsErrPts.toFixed(1)} points), after a quiet spell a little further too (${earlier("after-quiet").curveAbsErrPts.toFixed(1)}; nearer until the drain-rate fix of 2026-12-06, cc237ee)`,
     );
     // "both times further from their mean than one real run is from the other, and after a quiet spell it still serves more".
     expect(Math.min(cold.curveAbsErrPts, quiet.curveAbsErrPts)).toBeGreaterThan(apart.curveAbsErrPts);
@@ -921,11 +932,29 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     };
     const [ownCold, ownQuiet] = [fitOf("cold", "own"), fitOf("after-quiet", "own")];
     expect(flat).toContain(
-      `${ownCold.curveAbsErrPts.toFixed(1)} points more from a cold router and ${ownQuiet.curveAbsErrPts.toFixed(1)} after a quiet spell, with ${(-ownCold.attemptsBias).toFixed(3)} and ${(-ownQuiet.attemptsBias).toFixed(3)} attempts per offered request fewer`,
+      `${ownCold.curveAbsErrPts.toFixed(1)} points more from a cold router and ${ownQuiet.curveAbsErrPts.toFixed(1)} after a quiet spell (signed: ${ownQuiet.curveBiasPts.toFixed(1)}), with ${(-ownCold.attemptsBias).toFixed(3)} and ${(-ownQuiet.attemptsBias).toFixed(3)} attempts per offered request fewer`,
     );
-    // "served more at every horizon, for every policy": the own-arrival twins' distance is all bias.
+    // "served more at every horizon, for every policy, from a cold router": that twin's distance is all bias.
     expect(ownCold.curveBiasPts).toBeCloseTo(ownCold.curveAbsErrPts, 9);
-    expect(ownQuiet.curveBiasPts).toBeCloseTo(ownQuiet.curveAbsErrPts, 9);
+    // "and after a quiet spell everywhere but the default at 60 s and `retry_schedule` at 5 s (0.6 and 0.4 points
+    // less ...)": the points where that twin serves less than the runs' mean, and all that parts bias from distance.
+    const e2eIds = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
+    const runsMean = (policy: string, h: number) =>
+      RUNS_11_AND_12.map(
+        (path) => runOf(path).policies.find((p) => p.id === policy)?.servedWithinS[h] ?? Number.NaN,
+      ).reduce((a, b) => a + b, 0) / RUNS_11_AND_12.length;
+    const short = (twin.twins.find((t) => t.id === "after-quiet")?.policies ?? [])
+      .filter((p) => e2eIds.includes(p.id))
+      .flatMap((p) => [5, 15, 30, 60].map((h) => ({ id: p.id, h, d: (p.servedWithinS[h] ?? 0) - runsMean(p.id, h) })))
+      .filter((x) => x.d < 0);
+    expect(short.map((x) => [x.id, x.h])).toEqual([
+      [DEFAULT_POLICY_ID, 60],
+      ["retry_schedule", 5],
+    ]);
+    expect(ownQuiet.curveAbsErrPts - ownQuiet.curveBiasPts).toBeCloseTo(-200 * short.reduce((a, x) => a + x.d, 0), 6);
+    expect(flat).toContain(
+      `and after a quiet spell everywhere but the default at 60 s and \`retry_schedule\` at 5 s (${short.map((x) => (-100 * x.d).toFixed(1)).join(" and ")} points less; there too until the drain-rate fix of 2026-12-06, cc237ee):`,
+    );
     const [cold, quiet] = [fitOf("cold", "replayed"), fitOf("after-quiet", "replayed")];
     expect(flat).toContain(
       `they are ${cold.curveAbsErrPts.toFixed(1)} points from the real runs from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias).replace("+", "")} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request.`,
@@ -933,7 +962,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(cold.curveAbsErrPts).toBeLessThan(ownCold.curveAbsErrPts / 3);
     expect(quiet.curveAbsErrPts).toBeLessThan(ownQuiet.curveAbsErrPts / 2);
     // The tables are the replayed twins' (the end-to-end policies; the variants are there for the targets' checks).
-    const e2eIds = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
     for (const t of replay.twins)
       expectBenchmarkRows(bench, { policies: t.policies.filter((p) => e2eIds.includes(p.id)) });
     // The pace: alone, and in the run that recorded its saturated answers, beside the replayed twin's.
@@ -1600,6 +1628,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(at30(before.cold)).toBeLessThan(at30(beforeRefill.cold));
     expect(flat).toContain(
       `\`before-median-floor\` served ${pct(at30(before.cold))} within 30 s from a cold router, against \`before-queue-refill\`'s ${pct(at30(beforeRefill.cold))}.`,
+    );
+    // "`best-effort-second-half` ... differs from today's default by one request of six seeds served within 120 s from
+    // a cold router (within 60 s until the drain-rate fix ...) and not at all after a quiet spell".
+    const secondHalf = (id: string) => of(id, "booked_capacity:best-effort-second-half");
+    expect({ ...secondHalf("after-quiet"), id: DEFAULT_POLICY_ID }).toEqual(quiet);
+    expect({ ...secondHalf("cold"), servedWithinS: cold.servedWithinS, id: DEFAULT_POLICY_ID }).toEqual(cold);
+    // One request: the twin records no count of requests, but every share it records is a multiple of one request's.
+    const short120 = (cold.servedWithinS[120] ?? 0) - (secondHalf("cold").servedWithinS[120] ?? 0);
+    expect(short120).toBeGreaterThan(0);
+    const requests = Math.round(1 / short120);
+    for (const share of Object.values(cold.servedWithinS))
+      expect(Math.abs(share * requests - Math.round(share * requests))).toBeLessThan(1e-6);
+    for (const h of [5, 15, 30, 60]) expect(secondHalf("cold").servedWithinS[h]).toBe(cold.servedWithinS[h]);
+    expect(flat).toContain(
+      "differs from today's default by one request of six seeds served within 120 s from a cold router (within 60 s until the drain-rate fix of 2026-12-06, cc237ee) and not at all after a quiet spell",
     );
   });
 
