@@ -63,6 +63,25 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   arrivals: ArrivalCurves[] | null;
 };
 
+const WORDS = [
+  "none",
+  "one",
+  "two",
+  "three",
+  "four",
+  "five",
+  "six",
+  "seven",
+  "eight",
+  "nine",
+  "ten",
+  "eleven",
+  "twelve",
+];
+/** How many scenarios `own` meets a target in beside `base`, in words: "two fewer", "as many", "one more". */
+const moreOrFewer = (own: number, base: number) =>
+  own === base ? "as many" : `${WORDS[Math.abs(own - base)]} ${own > base ? "more" : "fewer"}`;
+
 /** A variant's summaries beside the default's, on the tuning seeds and on the held-out seeds. */
 function besideDefault(id: string): Record<"def" | "own" | "heldDef" | "heldOwn", VariantSummary | undefined> {
   const held = (json.heldOut as HeldOutRun).variants;
@@ -174,19 +193,25 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
     // other policy's); the oracle met in as many scenarios.
-    expect(doc).toContain(
-      "demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in one scenario fewer than without it (on both seed sets).",
-    );
+    // The oracle: one scenario fewer on both seed sets before the drain-rate fix of 2026-12-06 (cc237ee); since,
+    // three fewer on the tuning seeds and two on the held-out ones.
     const off = variant("no-demotion");
+    const heldOracle = (id: string) => heldOut.find((v) => v.id === id)?.met.oracle ?? Number.NaN;
+    expect(doc).toContain(
+      `demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in fewer scenarios than without it: ${moreOrFewer(def.summary.met.oracle, off.summary.met.oracle)} on the tuning seeds and ${moreOrFewer(heldOracle("default"), heldOracle("no-demotion"))} on the held-out ones (one fewer on both before the drain-rate fix of 2026-12-06, cc237ee).`,
+    );
     expect(off.p50).toBeGreaterThan(5);
     expect(def.summary.worstCurveGapSumPts).toBeGreaterThan(off.summary.worstCurveGapSumPts / 2);
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
-    expect(def.summary.met.oracle).toBe(off.summary.met.oracle - 1);
-    const heldOracle = (id: string) => heldOut.find((v) => v.id === id)?.met.oracle ?? Number.NaN;
-    expect(heldOracle("default")).toBe(heldOracle("no-demotion") - 1);
+    expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
+    expect(heldOracle("default")).toBeLessThan(heldOracle("no-demotion"));
+    const laterHeld =
+      (heldOut.find((v) => v.id === "default")?.worstCurveGapSumPts ?? Number.NaN) -
+      (heldOut.find((v) => v.id === "demote-after-30s")?.worstCurveGapSumPts ?? Number.NaN);
+    expect(laterHeld).toBeGreaterThan(0);
     expect(doc).toContain(
-      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by three and a half points).",
+      `demoting after 30 s (row \`demote-after-30s\`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by ${laterHeld.toFixed(1)} points).`,
     );
     costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
@@ -196,8 +221,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(doc).toContain("Arrival order scored beside it, its row meets");
     costsCurve("newest-first-order", false);
     const fifo = costsCurve("demoted-fifo", false);
-    for (const k of ["curve", "served", "oracle"] as const)
-      expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
+    for (const k of ["curve", "served"] as const) expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
+    // The oracle: in no more scenarios before the drain-rate fix of 2026-12-06 (cc237ee), in one more since, on both
+    // seed sets; its summed gaps larger on both, by the figures quoted.
+    const heldFifo = heldOut.find((v) => v.id === "demoted-fifo") as VariantSummary;
+    const heldDefault = heldOut.find((v) => v.id === "default") as VariantSummary;
+    expect(fifo.met.oracle).toBe(def.summary.met.oracle + 1);
+    expect(heldFifo.met.oracle).toBe(heldDefault.met.oracle + 1);
+    expect(doc).toContain(
+      `Since the drain-rate fix of 2026-12-06 (cc237ee) arrival order meets the oracle target in one more scenario than the default on both seed sets (in no more before it), and leaves summed worst curve gaps larger by ${(def.summary.worstCurveGapSumPts - fifo.worstCurveGapSumPts).toFixed(1)} points on the tuning seeds and ${(heldDefault.worstCurveGapSumPts - heldFifo.worstCurveGapSumPts).toFixed(1)} on the held-out ones.`,
+    );
+    expect(heldFifo.worstCurveGapSumPts).toBeLessThan(heldDefault.worstCurveGapSumPts);
     expect(doc).toContain(
       "Its row shows what the target costs while the queue drains: larger summed worst curve gaps and the attempts target met in fewer scenarios, on both seed sets.",
     );
@@ -235,12 +269,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   });
 
   it("backs docs/retry-policy.md's account of two-step promises: within a point on both sets, nothing to choose it on", () => {
-    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by less than a point on the held-out ones, and it meets the attempts target in as many scenarios on the tuning seeds and one fewer on the held-out ones, and the oracle target in one fewer on the tuning seeds and as many on the held-out ones: nothing to choose it on.",
-    );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
     const [heldDef, heldTwoStep] = [held[0], held.find((v) => v.id === "two-step")] as VariantSummary[];
+    const met = (own: VariantSummary | undefined, base: VariantSummary | undefined, k: "attempts" | "oracle") =>
+      moreOrFewer(own?.met[k] ?? Number.NaN, base?.met[k] ?? Number.NaN);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by less than a point on the held-out ones, and it meets the attempts target in ${met(twoStep, def, "attempts")} scenarios on the tuning seeds and ${met(heldTwoStep, heldDef, "attempts")} on the held-out ones, and the oracle target in ${met(twoStep, def, "oracle")} on the tuning seeds and ${met(heldTwoStep, heldDef, "oracle")} on the held-out ones: nothing to choose it on.`,
+    );
     const lead = (own?: VariantSummary, base?: VariantSummary) =>
       (own?.worstCurveGapSumPts ?? Number.NaN) - (base?.worstCurveGapSumPts ?? Number.NaN);
     expect(lead(twoStep, def)).toBeGreaterThan(0);
@@ -249,14 +285,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-1);
     expect(twoStep?.met.attempts).toBe(def?.met.attempts);
     expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
-    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 1);
-    expect(heldTwoStep?.met.oracle).toBe(heldDef?.met.oracle);
+    // The oracle: one fewer on the tuning seeds and as many on the held-out ones before the drain-rate fix of
+    // 2026-12-06 (cc237ee); as many and one more since. One more where it meets attempts in one fewer: nothing won.
+    expect(twoStep?.met.oracle).toBe(def?.met.oracle);
+    expect(heldTwoStep?.met.oracle).toBe((heldDef?.met.oracle ?? 0) + 1);
   });
 
   it("backs docs/retry-policy.md's account of refusals remembered until the request is placed", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    // What it gained when it became the default (2026-12-05), kept as history; what it has since the drain-rate fix
+    // of 2026-12-06 (cc237ee), from the data.
     expect(doc).toContain(
-      "So the default gains smaller summed worst curve gaps, a shorter p50 and shorter mean waits on both seed sets and the oracle target in one more scenario on the tuning seeds (with the floor's moving means, below;",
+      "So until the drain-rate fix of 2026-12-06 (cc237ee) the default gained smaller summed worst curve gaps, a shorter p50 and shorter mean waits on both seed sets and the oracle target in one more scenario on the tuning seeds (with the floor's moving means, below;",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const pair = (list: readonly VariantSummary[]) =>
@@ -265,12 +305,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(def.worstCurveGapSumPts).toBeGreaterThan(old.worstCurveGapSumPts);
       expect(def.meanWaitSumS).toBeLessThan(old.meanWaitSumS);
       const p50 = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
-      expect(p50(def)).toBeLessThan(p50(old));
+      expect(Math.abs(p50(def) - p50(old))).toBeLessThan(0.01);
     }
     const [def, old] = pair(json.variants);
     const [heldDef, heldOld] = pair(held);
-    expect(def.met.oracle).toBe(old.met.oracle + 1);
-    expect(heldDef.met.oracle).toBe(heldOld.met.oracle);
+    expect(def.met.oracle).toBeLessThan(old.met.oracle);
+    expect(heldDef.met.oracle).toBeLessThan(heldOld.met.oracle);
+    expect(doc).toContain(
+      `With that fix it keeps the smaller summed gaps and the shorter mean waits on both seed sets, its sustained overload's p50 is the row's to within 0.01 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} scenarios on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones;`,
+    );
     // The twin does not tell them apart: the same figures from a cold router and after a quiet spell.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     for (const { id } of E2E_TWINS) {
@@ -284,9 +327,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's bullet on the floor's moving means: fewer attempts in the twin after a quiet spell, noise elsewhere", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
-    expect(doc).toContain(
-      "So in the simulator's scenarios the change is within the seeds' noise, a few tenths of a point either way on the summed gaps; it is made for the end-to-end run,",
-    );
     const [without, withIt] = movingFloorRuns();
     expect(doc).toContain(
       `the default alone on runs 15 and 16's seeds made ${withIt.attemptsPerOffered.toFixed(3)} attempts per offered request with it against ${without.attemptsPerOffered.toFixed(3)} without it, and met every end-to-end target`,
@@ -299,22 +339,31 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       twinTargets(twin, "cold", DEFAULT_POLICY_ID, DEFAULT_POLICY_ID),
       twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:fast-floor-only`, DEFAULT_POLICY_ID),
     ];
-    expect(quiet?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietOld?.attemptsPerOffered ?? 0) - 0.02);
+    // Fewer by 0.028 before the drain-rate fix of 2026-12-06 (cc237ee), by 0.018 since (both figures are quoted).
+    expect(quiet?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietOld?.attemptsPerOffered ?? 0) - 0.01);
     expect(cold?.attemptsPerOffered ?? Number.NaN).toBeLessThanOrEqual(coldOld?.attemptsPerOffered ?? 0);
     expect(quiet?.met).toEqual({ served: true, curve: true, attempts: true });
     expect(cold?.met).toEqual({ served: true, curve: true, attempts: true });
-    // The simulator's scenarios: within a few tenths of a point, on the tuning, held-out and ten held-out seeds.
+    // The simulator's scenarios: within the seeds' noise on the tuning, held-out and ten held-out seeds, the most it
+    // moves the sum a small part of what the default's own sum moves between the tuning and held-out seeds.
     const gapSum = (list: readonly VariantSummary[], id: string) =>
       list.find((v) => v.id === id)?.worstCurveGapSumPts ?? Number.NaN;
     const ten = (JSON.parse(read("docs/held-out-seeds.json")) as HeldSeedsRun).summaries;
-    for (const list of [json.variants, (json.heldOut as HeldOutRun).variants, ten])
-      expect(Math.abs(gapSum(list, "default") - gapSum(list, "fast-floor-only"))).toBeLessThan(0.5);
+    const heldList = (json.heldOut as HeldOutRun).variants;
+    const most = Math.max(
+      ...[json.variants, heldList, ten].map((list) =>
+        Math.abs(gapSum(list, "default") - gapSum(list, "fast-floor-only")),
+      ),
+    );
+    const moves = Math.abs(gapSum(json.variants, "default") - gapSum(heldList, "default"));
+    expect(most).toBeLessThan(1);
+    expect(most).toBeLessThan(moves / 4);
+    expect(doc).toContain(
+      `So in the simulator's scenarios the change is within the seeds' noise, at most ${most.toFixed(1)} points either way on the summed gaps of the three seed sets, where the default's own sum moves by ${moves.toFixed(1)} points between the tuning and held-out seeds; it is made for the end-to-end run,`,
+    );
   });
 
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
-    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in one more on each.",
-    );
     const def = json.variants[0] as VariantSummary;
     const previous = json.variants.find((v) => v.id === "previous-default") as VariantSummary;
     const held = (json.heldOut as HeldOutRun).variants;
@@ -325,8 +374,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.worstCurveGapSumPts).toBeGreaterThan(previous.worstCurveGapSumPts);
     expect(def.met.attempts).toBeGreaterThan(previous.met.attempts);
     expect(heldDef.met.attempts).toBeGreaterThan(heldPrevious.met.attempts);
-    expect(def.met.oracle).toBe(previous.met.oracle + 1);
-    expect(heldDef.met.oracle).toBe(heldPrevious.met.oracle + 1);
+    // The oracle: one more on each seed set before the drain-rate fix of 2026-12-06 (cc237ee); since, quoted.
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in ${moreOrFewer(def.met.oracle, previous.met.oracle)} on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldPrevious.met.oracle)} on the held-out ones (one more on each before the drain-rate fix of 2026-12-06, cc237ee).`,
+    );
   });
 
   it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients, the widest gap quoted", () => {
@@ -1927,12 +1978,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // The twin, replaying the end-to-end runs' arrivals, misses its curve target as the real run missed attempts.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)).toBe(false);
-    for (const { id: twinId } of E2E_TWINS)
-      expect(twinTargets(twin, twinId, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.curve, twinId).toBe(false);
-    // Its attempts after a quiet spell meet the target since the floor's moving means (they did not before).
-    expect(twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.attempts).toBe(true);
+    // From a cold router it misses the curve target; after a quiet spell it meets it since the drain-rate fix of
+    // 2026-12-06 (cc237ee; it missed it before), and its attempts since the floor's moving means (2026-12-05).
+    const [cold, quiet] = ["cold", "after-quiet"].map((twinId) =>
+      twinTargets(twin, twinId, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID),
+    );
+    expect(cold?.met.curve).toBe(false);
+    expect(quiet?.met).toEqual({ served: true, curve: true, attempts: true });
     expect(doc).toContain(
-      "misses the twin's curve target from a cold router and after a quiet spell (with the floor's moving means its attempts meet the target after a quiet spell, as they did not before)",
+      "misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix of 2026-12-06, cc237ee, and meets the attempts target since the floor's moving means)",
     );
   });
 
@@ -2088,6 +2142,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(aheadOnBoth).toEqual(variantsAhead(json.variants, heldOut).both);
     expect(aheadOnBoth.length).toBeGreaterThan(0);
     expect(read("docs/retry-policy.md")).toContain("The variants ahead on both sets are not the default");
+    // The default is not re-tuned with the drain-rate fix of 2026-12-06 (cc237ee): those ahead are candidates.
+    for (const id of [
+      "no-burst-fade",
+      "slow-burst-rate",
+      "no-queue-refill",
+      "lowest-overload-floor",
+      "floor-before-rise",
+    ])
+      expect(aheadOnBoth, id).toContain(id);
+    expect(aheadOnBoth).toContain("clairvoyant-forecast");
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
+    );
     // What the sum does not show: in the end-to-end run's twin the default meets every end-to-end target from a cold
     // router and after a quiet spell, and none of them does (each is in the twin).
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
@@ -2101,7 +2168,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect([...meeting].sort()).toEqual([
       "best-effort-no-age",
       "draining-ignores-demoted",
-      "floor-before-rise",
       "fresh-past-target",
       "horizon-pack",
       "no-delay-target",
@@ -2109,21 +2175,42 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "probe-every-overload",
     ]);
     const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
-    // Adaptive LIFO's row: "now ahead on the tuning seeds only (on the held-out seeds its summed gaps are the
-    // default's)", "past the 5 s the issue allows on the held-out seeds".
+    // Adaptive LIFO's row: ahead on the tuning seeds only before the drain-rate fix of 2026-12-06 (cc237ee), on the
+    // held-out seeds only since, by the figures quoted; "past the 5 s the issue allows on the held-out seeds".
     const fifo = { tuned: tunedById.get("fifo-while-standing"), held: held.get("fifo-while-standing") };
-    expect(fifo.tuned?.worstCurveGapSumPts ?? Number.NaN).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
-    expect(fifo.held?.worstCurveGapSumPts ?? Number.NaN).toBeCloseTo(def.held.worstCurveGapSumPts, 1);
+    const fifoLead = {
+      tuned: (fifo.tuned?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
+      held: (fifo.held?.worstCurveGapSumPts ?? Number.NaN) - def.held.worstCurveGapSumPts,
+    };
+    expect(fifoLead.tuned).toBeLessThan(0);
+    expect(fifoLead.held).toBeGreaterThan(0);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `and since the drain-rate fix of 2026-12-06 (cc237ee) is ahead on the held-out seeds only, by ${fifoLead.held.toFixed(1)} points (on the tuning seeds it is behind by ${(-fifoLead.tuned).toFixed(2)}), and`,
+    );
     expect(p50(fifo.held)).toBeGreaterThan(5);
-    // Met in the twin since the floor's moving means, they pay in the simulator: "each meets the oracle target in
-    // fewer scenarios than the default on the tuning seeds, and the last two the attempts target too".
+    // Met in the twin since the floor's moving means; `floor-before-rise` until the drain-rate fix of 2026-12-06
+    // (cc237ee): since, its attempts after a quiet spell are past the target's 1.5. The oracle target: fewer than the
+    // default on the tuning seeds before that fix, as many since; `floor-before-rise` and `probe-every-overload` pay
+    // with the attempts target.
+    const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
+    expect(quietRise?.met.attempts).toBe(false);
+    expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.5);
     for (const id of ["no-queue-refill", "floor-before-rise", "probe-every-overload"])
-      expect(tunedById.get(id)?.met.oracle, id).toBeLessThan(def.tuned.met.oracle);
+      expect(tunedById.get(id)?.met.oracle, id).toBe(def.tuned.met.oracle);
     for (const id of ["floor-before-rise", "probe-every-overload"])
       expect(tunedById.get(id)?.met.attempts, id).toBeLessThan(def.tuned.met.attempts);
     expect(tunedById.get("probe-every-overload")?.met.attempts).toBe(7);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`no-queue-refill`, `floor-before-rise` and `probe-every-overload` meet them since the floor's moving means (2026-12-05), and pay in the simulator: each meets the oracle target in fewer scenarios than the default on the tuning seeds, and the last two the attempts target too (`probe-every-overload` in 7 of 12;",
+      `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds; since it the default meets the oracle target in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, and each of them in as many. \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 7 of 12;`,
+    );
+    // `no-queue-refill` pays with no target: the four met as often on the tuning seeds, the oracle once more held out.
+    const refillOff = { tuned: tunedById.get("no-queue-refill"), held: held.get("no-queue-refill") };
+    for (const k of ["curve", "served", "oracle", "attempts"] as const) {
+      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k]);
+      expect(refillOff.held?.met[k], k).toBe(def.held.met[k] + (k === "oracle" ? 1 : 0));
+    }
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "`no-queue-refill` pays with no target in the simulator: it meets each of the four targets in as many scenarios as the default on the tuning seeds, and on the held-out seeds in as many but the oracle target, which it meets in one more.",
     );
     expect(p50(held.get("default"))).toBeLessThanOrEqual(5);
     // No delay target: the twin's burst never stands long enough for it; the sustained overload's p50 is about
@@ -2137,7 +2224,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // Every other ahead-on-both variant misses a target in the twin, as the prose names them.
     const named = ["slow-burst-rate", "no-burst-fade", "no-overload-floor", "lowest-overload-floor"];
     const missing = aheadOnBoth.filter((id) => !meeting.includes(id) && id !== "demoted-headroom-1");
-    expect([...missing].sort()).toEqual([...named, "probe-beyond-30s"].sort());
+    // `floor-before-rise` among them since the drain-rate fix of 2026-12-06 (cc237ee), `clairvoyant-forecast`
+    // ahead on both since (each has its sentence).
+    expect([...missing].sort()).toEqual(
+      [...named, "probe-beyond-30s", "floor-before-rise", "clairvoyant-forecast"].sort(),
+    );
     // "so does `probe-beyond-30s`, which ... misses the attempts and served targets in the simulator too".
     const probeBeyond = tunedById.get("probe-beyond-30s");
     expect(probeBeyond?.met.attempts).toBeLessThan(def.tuned.met.attempts);
@@ -2168,7 +2259,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(aheadOnBoth).not.toContain("demoted-headroom-1");
     expect(tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "is now ahead on the tuning seeds only, and misses the twin's curve target from a cold router and after a quiet spell",
+      "is now ahead on the tuning seeds only, and misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix",
     );
     // Horizon packing: "by 1.8 points on the tuning seeds" (its own bullet says why it is not the default).
     const packLead = (tunedById.get("horizon-pack")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
@@ -2177,7 +2268,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     // The other: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
-    const otherwiseExplained = ["horizon-pack", "no-delay-target", "floor-before-rise", "probe-every-overload"];
+    // (`draining-ignores-demoted`, ahead by 2.1 points on the tuning seeds since the drain-rate fix of 2026-12-06, is
+    // explained by its p50, checked above; the doc claims no bound on its lead.)
+    const otherwiseExplained = [
+      "horizon-pack",
+      "no-delay-target",
+      "floor-before-rise",
+      "probe-every-overload",
+      "draining-ignores-demoted",
+    ];
     for (const id of meeting.filter((v) => !otherwiseExplained.includes(v))) {
       const lead = Math.max(
         (tunedById.get(id)?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts,
@@ -2192,7 +2291,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in one fewer scenario on both seed sets (its bullet below).",
     );
     // "`fresh-past-target` meets them too ..., is ahead by less than a point on either seed set, and meets the oracle
-    // target in one fewer scenario on both"; its bullet: the sustained overload's p50 is the default's.
+    // target in as many scenarios as the default on both" (in one fewer on both before the drain-rate fix of
+    // 2026-12-06, cc237ee); its bullet: the sustained overload's p50 is the default's.
     const pastTarget = { tuned: tunedById.get("fresh-past-target"), held: held.get("fresh-past-target") };
     for (const [own, base] of [
       [pastTarget.tuned, def.tuned],
@@ -2200,7 +2300,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     ] as const) {
       expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0);
       expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1);
-      expect(own?.met.oracle).toBe(base.met.oracle - 1);
+      expect(own?.met.oracle).toBe(base.met.oracle);
       expect(p50(own)).toBeCloseTo(p50(base), 1);
       // "by less than half a point of served share, across the 95% the target asks" (the oracle serves 100%).
       for (const [name, figures] of Object.entries(base.perScenario)) {
@@ -2209,7 +2309,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       }
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in one fewer scenario on both",
+      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in as many scenarios as the default on both (in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee,",
+    );
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "since that fix it meets the oracle target in as many scenarios as the default on both. Not kept: it moves no target of the issue.",
     );
   });
 
@@ -2233,12 +2336,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "meet the attempts target in fewer scenarios (on the held-out seeds too).",
     );
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
-    // Demoting after 30 s: "on the held-out seeds by three and a half points".
+    // Demoting after 30 s: larger on the held-out seeds by the points quoted (three and a half before the drain-rate
+    // fix of 2026-12-06, cc237ee; two since).
     const later = def.worstCurveGapSumPts - (held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0);
-    expect(later.toFixed(0)).toBe("4");
-    expect(Math.abs(later - 3.5)).toBeLessThan(0.25);
+    expect(later).toBeGreaterThan(0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "(on the held-out seeds by three and a half points)",
+      `(on the held-out seeds by ${later.toFixed(1)} points)`,
     );
     for (const id of ["demoted-fifo", "demote-after-30s"])
       expect(held.get(id)?.met.curve, `${id} curve`).toBeLessThanOrEqual(def.met.curve);
@@ -2264,25 +2367,28 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
       // Within what the default's own sum moves between the seed sets, on both; ahead on both only without a
-      // longer fade, ahead on one set and behind on the other with the 5 s fade, behind on both with the age ...
+      // longer fade, ahead on one set and behind on the other with the 5 s fade and with the age (behind on both
+      // with the age before the drain-rate fix of 2026-12-06, cc237ee) ...
       for (const m of [tuned, held]) expect(Math.abs(sum(m, id) - sum(m, "default")), id).toBeLessThan(moves);
       const ahead = [tuned, held].filter((m) => sum(m, id) > sum(m, "default")).length;
-      expect(ahead, id).toBe({ "floor-before-rise": 2, "floor-before-rise-fade-5s": 1 }[id] ?? 0);
-      // ... and short of an end-to-end target in the twin, which the default meets (all but the first).
-      expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(
-        id === "floor-before-rise",
-      );
+      expect(ahead, id).toBe({ "floor-before-rise": 2 }[id] ?? 1);
+      // ... and short of an end-to-end target in the twin, which the default meets (all three since that fix).
+      expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
     expect(doc).toContain(
-      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` is ahead on one seed set and behind on the other, and `floor-before-rise-persistence` behind on both, by as little. The last two each miss an end-to-end target in the twin that the default meets; `floor-before-rise` meets them with no room on the attempts, and meets the oracle and attempts targets in fewer scenarios than the default on the tuning seeds.",
+      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` and `floor-before-rise-persistence` are each ahead on one seed set and behind on the other, by as little (`floor-before-rise-persistence` was behind on both before the drain-rate fix of 2026-12-06, cc237ee). Each of the three misses an end-to-end target in the twin that the default meets: `floor-before-rise` the attempts target after a quiet spell (before that fix it met them with no room on the attempts), and it meets the attempts target in fewer scenarios than the default on the tuning seeds (the oracle target in as many since that fix, in fewer before).",
     );
-    // "with no room on the attempts": at the 1.5 line after a quiet spell, where the default has room.
+    // Past the 1.5 line after a quiet spell, where the default has room.
     const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
     const quietDefault = twinTargets(twin, "after-quiet", DEFAULT_POLICY_ID, DEFAULT_POLICY_ID);
-    expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.495);
+    expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.5);
+    expect(quietRise?.met.attempts).toBe(false);
     expect(quietDefault?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietRise?.attemptsPerOffered ?? 0) - 0.02);
-    for (const target of ["oracle", "attempts"] as const)
-      expect(tuned.get("floor-before-rise")?.met[target], target).toBeLessThan(tuned.get("default")?.met[target] ?? 0);
+    expect(doc).toContain(
+      "and without them the twin makes more attempts than the issue's end-to-end target allows, as it did until the floor's moving means of 2026-12-05",
+    );
+    expect(tuned.get("floor-before-rise")?.met.attempts).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
+    expect(tuned.get("floor-before-rise")?.met.oracle).toBe(tuned.get("default")?.met.oracle);
     // Which targets the other two miss: 15 s from a cold router with the fade.
     const cold = twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:floor-before-rise-fade-5s`, DEFAULT_POLICY_ID);
     expect(cold?.met.curve).toBe(false);
@@ -2364,9 +2470,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(quiet("booked_capacity:no-overload-floor").attemptsPerOffered).toBeGreaterThan(1.5);
     expect(quiet(DEFAULT_POLICY_ID).attemptsPerOffered).toBeLessThanOrEqual(1.5);
     // The curve target: met in sharded-16 by the default of that morning, in no scenario by today's.
+    // (Met in one scenario by the row of that morning before the drain-rate fix of 2026-12-06, cc237ee; since, the
+    // row meets it in as many as the default, and no target in more, on either seed set.)
     expect(doc).toContain("the curve target was met in one scenario by the default of that morning and in none since");
-    expect(before.tuned?.met.curve).toBe(1);
     expect(tuned.get("default")?.met.curve).toBe(0);
+    expect(doc).toContain(
+      `with the drain-rate fix of 2026-12-06 (cc237ee) the row of that morning meets it in ${WORDS[before.tuned?.met.curve ?? Number.NaN]} either, and on these counts the two pay with no target.`,
+    );
+    expect(before.tuned?.met.curve).toBe(tuned.get("default")?.met.curve);
+    for (const k of ["curve", "served", "oracle", "attempts"] as const) {
+      expect(before.tuned?.met[k], k).toBeLessThanOrEqual(tuned.get("default")?.met[k] ?? 0);
+      expect(before.held?.met[k], k).toBeLessThanOrEqual(held.get("default")?.met[k] ?? 0);
+    }
     // End to end: run 9 (today's code, every policy) made more attempts than wanted, and its 30 and 60 s shares moved
     // from the day before's as the default-only run's did.
     const runOf = (path: string) =>
