@@ -10,12 +10,16 @@ export interface DrainRateOptions {
 
 export const DEFAULT_DRAIN_RATE_OPTIONS: DrainRateOptions = { alpha: 0.3, intervalS: 1, warmupSamples: 3 };
 
+/** Busy intervals with no drain folded in at once, at most: 0.7^200 of any rate is 0 to a double's precision. */
+const MAX_ZERO_SAMPLES = 200;
+
 /**
  * The drain-rate EWMA: assignments per second out of this router's queue.
  *
  * Intervals are closed lazily, on the next event after they end, so the estimator needs no timer (the
- * Durable Object and the simulator both just call it). An interval with no drains and nothing queued is
- * idle and skipped: no sample, no decay. A busy interval with zero drains is a sample of rate 0.
+ * Durable Object and the simulator both just call it); each is `intervalS` long however late it is closed. An
+ * interval with no drains and nothing queued is idle and skipped: no sample, no decay. A busy interval with zero
+ * drains is a sample of rate 0.
  *
  * @example
  * ```ts
@@ -31,6 +35,8 @@ export class DrainRateEstimator {
   private intervalStartMs: number;
   private drainsInInterval = 0;
   private busyInInterval = false;
+  /** The queue's depth at the last event: what it held since (nothing else moves it between events). */
+  private lastDepth = 0;
   /** Drains since the estimator was created (the "drain counter" of the accuracy record). */
   drainCount = 0;
 
@@ -70,17 +76,34 @@ export class DrainRateEstimator {
   }
 
   /**
-   * Closes the current interval if it has ended. `queueDepth` is the depth right now: a non-empty queue
-   * makes the interval busy, and the next interval starts busy if it is still non-empty.
+   * Closes the current interval if it has ended, and any whole intervals since. `queueDepth` is the depth right now
+   * (it stays what it is until the next event): a non-empty queue makes the interval busy.
+   *
+   * An interval closed late is still `intervalS` long, as the spec's `drains_in_interval / interval_s` has it: every
+   * drain counted in it fell inside it (a drain closes an ended interval first), and the time after it is the
+   * intervals that followed - idle, and skipped, if the queue was empty at the last event; busy with no drain, each a
+   * sample of 0, if it held requests. Dividing by the time to the late event instead read a burst followed by a
+   * quiet second as half the rate it drained at, and the hints as twice as long.
    */
   advance(nowMs: number, queueDepth: number): void {
-    if (queueDepth > 0) this.busyInInterval = true;
+    const intervalMs = this.options.intervalS * 1000;
     const elapsedMs = nowMs - this.intervalStartMs;
-    if (elapsedMs < this.options.intervalS * 1000) return;
-    this.addSample(this.drainsInInterval, elapsedMs / 1000, this.busyInInterval);
-    this.intervalStartMs = nowMs;
-    this.drainsInInterval = 0;
-    this.busyInInterval = queueDepth > 0;
+    if (elapsedMs >= intervalMs) {
+      this.addSample(this.drainsInInterval, this.options.intervalS, this.busyInInterval);
+      const whole = Math.floor(elapsedMs / intervalMs);
+      this.drainsInInterval = 0;
+      if (this.lastDepth > 0) {
+        for (let i = 1; i < Math.min(whole, MAX_ZERO_SAMPLES); i++) this.addSample(0, this.options.intervalS, true);
+        // The interval now open began before this event if the clock is past its edge: the queue held requests then.
+        this.intervalStartMs += whole * intervalMs;
+        this.busyInInterval = this.intervalStartMs < nowMs;
+      } else {
+        this.intervalStartMs = nowMs;
+        this.busyInInterval = false;
+      }
+    }
+    if (queueDepth > 0) this.busyInInterval = true;
+    this.lastDepth = queueDepth;
   }
 
   /** Counts one drain: a replica accepted a request from this router's queue. */

@@ -732,7 +732,7 @@ describe("RouterCore with booked_capacity", () => {
   });
 
   it("horizonPackS: a retry's promise is packed within the horizon counted from its first refusal, not from now", () => {
-    const { core, warm, tick } = setup({ bookingLedger: { horizonPackS: 120 } });
+    const { core, warm, tick, placeOne } = setup({ bookingLedger: { horizonPackS: 120 } });
     warm();
     const hintS = (ticket: string, fingerprint: string) => {
       const r = core.submit(ticket, { fingerprint });
@@ -741,7 +741,14 @@ describe("RouterCore with booked_capacity", () => {
     };
     const firstS = 4; // warm() ends at 4 s
     expect(hintS("a.0", "a")).toBeLessThan(27); // due before 31 s: it lapses by 34 s
-    tick(30_000); // a comes back at 34 s, its promise lapsed, and is refused again
+    // 30 s at the same two drains a second (a queue that held requests for 30 s with none drained would read as a
+    // stuck fleet: each busy second a sample of 0), the queue full again at the end.
+    for (let i = 0; i < 60; i++) {
+      tick(500);
+      placeOne();
+    }
+    for (let i = 0; core.queueDepth < 5; i++) core.submit(`late${i}`, { fingerprint: `late${i}` });
+    // a comes back at 34 s, its promise lapsed, and is refused again
     const retryS = 34 + hintS("a.1", "a");
     const freshS = 34 + hintS("b.0", "b"); // a first refusal at the same instant
     // a can no longer finish within 30 s of its first attempt, only within 60 s: its promise goes towards 64 - 5 s,

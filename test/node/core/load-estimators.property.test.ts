@@ -143,22 +143,37 @@ describe("drain-rate.ts: DrainRateEstimator", () => {
           const intervalMs = Math.round(options.intervalS * 1000);
           let now = start;
           const est = new DrainRateEstimator(options, now);
-          // The model: the open interval (start, drains, whether the queue was seen non-empty) and the samples taken.
+          // The model: the open interval (start, drains, whether the queue was seen non-empty), the queue's depth at
+          // the last event (what it held until this one), and the samples taken.
           let openedAt = start;
           let drains = 0;
           let busy = false;
+          let lastDepth = 0;
           let drainCount = 0;
           const samples: number[] = [];
-          /** Intervals close lazily: on the first event at least one interval after the open one began. */
+          /**
+           * Intervals close lazily, on the first event at least one interval after the open one began, and each is
+           * `intervalS` long (the spec's drains / interval_s): the drains counted fell in it; the whole intervals after
+           * it had no drain, and were busy (a 0 each) if the queue held requests at the last event, else idle.
+           */
           const modelAdvance = (depth: number) => {
-            if (depth > 0) busy = true;
             const elapsedMs = now - openedAt;
-            if (elapsedMs < intervalMs) return;
-            // Spec: an idle interval (no drains, nothing queued) is skipped; a busy one with no drains is a 0.
-            if (drains > 0 || busy) samples.push(drains / (elapsedMs / 1000));
-            openedAt = now;
-            drains = 0;
-            busy = depth > 0;
+            if (elapsedMs >= intervalMs) {
+              // Spec: an idle interval (no drains, nothing queued) is skipped; a busy one with no drains is a 0.
+              if (drains > 0 || busy) samples.push(drains / options.intervalS);
+              const whole = Math.floor(elapsedMs / intervalMs);
+              drains = 0;
+              if (lastDepth > 0) {
+                for (let i = 1; i < Math.min(whole, 200); i++) samples.push(0);
+                openedAt += whole * intervalMs;
+                busy = openedAt < now;
+              } else {
+                openedAt = now;
+                busy = false;
+              }
+            }
+            if (depth > 0) busy = true;
+            lastDepth = depth;
           };
           for (const op of ops) {
             if (op.kind === "step") now += op.ms;

@@ -63,6 +63,25 @@ const json = JSON.parse(read("docs/evaluation.json")) as {
   arrivals: ArrivalCurves[] | null;
 };
 
+const WORDS = [
+  "none",
+  "one",
+  "two",
+  "three",
+  "four",
+  "five",
+  "six",
+  "seven",
+  "eight",
+  "nine",
+  "ten",
+  "eleven",
+  "twelve",
+];
+/** How many scenarios `own` meets a target in beside `base`, in words: "two fewer", "as many", "one more". */
+const moreOrFewer = (own: number, base: number) =>
+  own === base ? "as many" : `${WORDS[Math.abs(own - base)]} ${own > base ? "more" : "fewer"}`;
+
 /** A variant's summaries beside the default's, on the tuning seeds and on the held-out seeds. */
 function besideDefault(id: string): Record<"def" | "own" | "heldDef" | "heldOwn", VariantSummary | undefined> {
   const held = (json.heldOut as HeldOutRun).variants;
@@ -174,19 +193,25 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
     // other policy's); the oracle met in as many scenarios.
-    expect(doc).toContain(
-      "demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in one scenario fewer than without it (on both seed sets).",
-    );
+    // The oracle: one scenario fewer on both seed sets before the drain-rate fix of 2026-12-06 (cc237ee); since,
+    // three fewer on the tuning seeds and two on the held-out ones.
     const off = variant("no-demotion");
+    const heldOracle = (id: string) => heldOut.find((v) => v.id === id)?.met.oracle ?? Number.NaN;
+    expect(doc).toContain(
+      `demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in fewer scenarios than without it: ${moreOrFewer(def.summary.met.oracle, off.summary.met.oracle)} on the tuning seeds and ${moreOrFewer(heldOracle("default"), heldOracle("no-demotion"))} on the held-out ones (one fewer on both before the drain-rate fix of 2026-12-06, cc237ee).`,
+    );
     expect(off.p50).toBeGreaterThan(5);
     expect(def.summary.worstCurveGapSumPts).toBeGreaterThan(off.summary.worstCurveGapSumPts / 2);
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
-    expect(def.summary.met.oracle).toBe(off.summary.met.oracle - 1);
-    const heldOracle = (id: string) => heldOut.find((v) => v.id === id)?.met.oracle ?? Number.NaN;
-    expect(heldOracle("default")).toBe(heldOracle("no-demotion") - 1);
+    expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
+    expect(heldOracle("default")).toBeLessThan(heldOracle("no-demotion"));
+    const laterHeld =
+      (heldOut.find((v) => v.id === "default")?.worstCurveGapSumPts ?? Number.NaN) -
+      (heldOut.find((v) => v.id === "demote-after-30s")?.worstCurveGapSumPts ?? Number.NaN);
+    expect(laterHeld).toBeGreaterThan(0);
     expect(doc).toContain(
-      "demoting after 30 s (row `demote-after-30s`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by three and a half points).",
+      `demoting after 30 s (row \`demote-after-30s\`) leaves larger summed worst curve gaps on both seed sets (on the held-out seeds by ${laterHeld.toFixed(1)} points).`,
     );
     costsCurve("demote-after-30s", false);
     // Adaptive LIFO among the demoted, and no target while the queue drains: each one's row without it.
@@ -196,8 +221,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(doc).toContain("Arrival order scored beside it, its row meets");
     costsCurve("newest-first-order", false);
     const fifo = costsCurve("demoted-fifo", false);
-    for (const k of ["curve", "served", "oracle"] as const)
-      expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
+    for (const k of ["curve", "served"] as const) expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
+    // The oracle: in no more scenarios before the drain-rate fix of 2026-12-06 (cc237ee), in one more since, on both
+    // seed sets; its summed gaps larger on both, by the figures quoted.
+    const heldFifo = heldOut.find((v) => v.id === "demoted-fifo") as VariantSummary;
+    const heldDefault = heldOut.find((v) => v.id === "default") as VariantSummary;
+    expect(fifo.met.oracle).toBe(def.summary.met.oracle + 1);
+    expect(heldFifo.met.oracle).toBe(heldDefault.met.oracle + 1);
+    expect(doc).toContain(
+      `Since the drain-rate fix of 2026-12-06 (cc237ee) arrival order meets the oracle target in one more scenario than the default on both seed sets (in no more before it), and leaves summed worst curve gaps larger by ${(def.summary.worstCurveGapSumPts - fifo.worstCurveGapSumPts).toFixed(1)} points on the tuning seeds and ${(heldDefault.worstCurveGapSumPts - heldFifo.worstCurveGapSumPts).toFixed(1)} on the held-out ones.`,
+    );
+    expect(heldFifo.worstCurveGapSumPts).toBeLessThan(heldDefault.worstCurveGapSumPts);
     expect(doc).toContain(
       "Its row shows what the target costs while the queue drains: larger summed worst curve gaps and the attempts target met in fewer scenarios, on both seed sets.",
     );
@@ -235,12 +269,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   });
 
   it("backs docs/retry-policy.md's account of two-step promises: within a point on both sets, nothing to choose it on", () => {
-    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by less than a point on the held-out ones, and it meets the attempts target in as many scenarios on the tuning seeds and one fewer on the held-out ones, and the oracle target in one fewer on the tuning seeds and as many on the held-out ones: nothing to choose it on.",
-    );
     const held = (json.heldOut as HeldOutRun).variants;
     const [def, twoStep] = [json.variants[0], json.variants.find((v) => v.id === "two-step")] as VariantSummary[];
     const [heldDef, heldTwoStep] = [held[0], held.find((v) => v.id === "two-step")] as VariantSummary[];
+    const met = (own: VariantSummary | undefined, base: VariantSummary | undefined, k: "attempts" | "oracle") =>
+      moreOrFewer(own?.met[k] ?? Number.NaN, base?.met[k] ?? Number.NaN);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by less than a point on the held-out ones, and it meets the attempts target in ${met(twoStep, def, "attempts")} scenarios on the tuning seeds and ${met(heldTwoStep, heldDef, "attempts")} on the held-out ones, and the oracle target in ${met(twoStep, def, "oracle")} on the tuning seeds and ${met(heldTwoStep, heldDef, "oracle")} on the held-out ones: nothing to choose it on.`,
+    );
     const lead = (own?: VariantSummary, base?: VariantSummary) =>
       (own?.worstCurveGapSumPts ?? Number.NaN) - (base?.worstCurveGapSumPts ?? Number.NaN);
     expect(lead(twoStep, def)).toBeGreaterThan(0);
@@ -249,14 +285,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-1);
     expect(twoStep?.met.attempts).toBe(def?.met.attempts);
     expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
-    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 1);
-    expect(heldTwoStep?.met.oracle).toBe(heldDef?.met.oracle);
+    // The oracle: one fewer on the tuning seeds and as many on the held-out ones before the drain-rate fix of
+    // 2026-12-06 (cc237ee); as many and one more since. One more where it meets attempts in one fewer: nothing won.
+    expect(twoStep?.met.oracle).toBe(def?.met.oracle);
+    expect(heldTwoStep?.met.oracle).toBe((heldDef?.met.oracle ?? 0) + 1);
   });
 
   it("backs docs/retry-policy.md's account of refusals remembered until the request is placed", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    // What it gained when it became the default (2026-12-05), kept as history; what it has since the drain-rate fix
+    // of 2026-12-06 (cc237ee), from the data.
     expect(doc).toContain(
-      "So the default gains smaller summed worst curve gaps, a shorter p50 and shorter mean waits on both seed sets and the oracle target in one more scenario on the tuning seeds (with the floor's moving means, below;",
+      "So until the drain-rate fix of 2026-12-06 (cc237ee) the default gained smaller summed worst curve gaps, a shorter p50 and shorter mean waits on both seed sets and the oracle target in one more scenario on the tuning seeds (with the floor's moving means, below;",
     );
     const held = (json.heldOut as HeldOutRun).variants;
     const pair = (list: readonly VariantSummary[]) =>
@@ -265,12 +305,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(def.worstCurveGapSumPts).toBeGreaterThan(old.worstCurveGapSumPts);
       expect(def.meanWaitSumS).toBeLessThan(old.meanWaitSumS);
       const p50 = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
-      expect(p50(def)).toBeLessThan(p50(old));
+      expect(Math.abs(p50(def) - p50(old))).toBeLessThan(0.01);
     }
     const [def, old] = pair(json.variants);
     const [heldDef, heldOld] = pair(held);
-    expect(def.met.oracle).toBe(old.met.oracle + 1);
-    expect(heldDef.met.oracle).toBe(heldOld.met.oracle);
+    expect(def.met.oracle).toBeLessThan(old.met.oracle);
+    expect(heldDef.met.oracle).toBeLessThan(heldOld.met.oracle);
+    expect(doc).toContain(
+      `With that fix it keeps the smaller summed gaps and the shorter mean waits on both seed sets, its sustained overload's p50 is the row's to within 0.01 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} scenarios on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones;`,
+    );
     // The twin does not tell them apart: the same figures from a cold router and after a quiet spell.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     for (const { id } of E2E_TWINS) {
@@ -284,9 +327,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
 
   it("backs docs/retry-policy.md's bullet on the floor's moving means: fewer attempts in the twin after a quiet spell, noise elsewhere", () => {
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
-    expect(doc).toContain(
-      "So in the simulator's scenarios the change is within the seeds' noise, a few tenths of a point either way on the summed gaps; it is made for the end-to-end run,",
-    );
     const [without, withIt] = movingFloorRuns();
     expect(doc).toContain(
       `the default alone on runs 15 and 16's seeds made ${withIt.attemptsPerOffered.toFixed(3)} attempts per offered request with it against ${without.attemptsPerOffered.toFixed(3)} without it, and met every end-to-end target`,
@@ -299,22 +339,31 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       twinTargets(twin, "cold", DEFAULT_POLICY_ID, DEFAULT_POLICY_ID),
       twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:fast-floor-only`, DEFAULT_POLICY_ID),
     ];
-    expect(quiet?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietOld?.attemptsPerOffered ?? 0) - 0.02);
+    // Fewer by 0.028 before the drain-rate fix of 2026-12-06 (cc237ee), by 0.018 since (both figures are quoted).
+    expect(quiet?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietOld?.attemptsPerOffered ?? 0) - 0.01);
     expect(cold?.attemptsPerOffered ?? Number.NaN).toBeLessThanOrEqual(coldOld?.attemptsPerOffered ?? 0);
     expect(quiet?.met).toEqual({ served: true, curve: true, attempts: true });
     expect(cold?.met).toEqual({ served: true, curve: true, attempts: true });
-    // The simulator's scenarios: within a few tenths of a point, on the tuning, held-out and ten held-out seeds.
+    // The simulator's scenarios: within the seeds' noise on the tuning, held-out and ten held-out seeds, the most it
+    // moves the sum a small part of what the default's own sum moves between the tuning and held-out seeds.
     const gapSum = (list: readonly VariantSummary[], id: string) =>
       list.find((v) => v.id === id)?.worstCurveGapSumPts ?? Number.NaN;
     const ten = (JSON.parse(read("docs/held-out-seeds.json")) as HeldSeedsRun).summaries;
-    for (const list of [json.variants, (json.heldOut as HeldOutRun).variants, ten])
-      expect(Math.abs(gapSum(list, "default") - gapSum(list, "fast-floor-only"))).toBeLessThan(0.5);
+    const heldList = (json.heldOut as HeldOutRun).variants;
+    const most = Math.max(
+      ...[json.variants, heldList, ten].map((list) =>
+        Math.abs(gapSum(list, "default") - gapSum(list, "fast-floor-only")),
+      ),
+    );
+    const moves = Math.abs(gapSum(json.variants, "default") - gapSum(heldList, "default"));
+    expect(most).toBeLessThan(1);
+    expect(most).toBeLessThan(moves / 4);
+    expect(doc).toContain(
+      `So in the simulator's scenarios the change is within the seeds' noise, at most ${most.toFixed(1)} points either way on the summed gaps of the three seed sets, where the default's own sum moves by ${moves.toFixed(1)} points between the tuning and held-out seeds; it is made for the end-to-end run,`,
+    );
   });
 
   it("backs docs/retry-policy.md's comparison with the previous default", () => {
-    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in one more on each.",
-    );
     const def = json.variants[0] as VariantSummary;
     const previous = json.variants.find((v) => v.id === "previous-default") as VariantSummary;
     const held = (json.heldOut as HeldOutRun).variants;
@@ -325,8 +374,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.worstCurveGapSumPts).toBeGreaterThan(previous.worstCurveGapSumPts);
     expect(def.met.attempts).toBeGreaterThan(previous.met.attempts);
     expect(heldDef.met.attempts).toBeGreaterThan(heldPrevious.met.attempts);
-    expect(def.met.oracle).toBe(previous.met.oracle + 1);
-    expect(heldDef.met.oracle).toBe(heldPrevious.met.oracle + 1);
+    // The oracle: one more on each seed set before the drain-rate fix of 2026-12-06 (cc237ee); since, quoted.
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in ${moreOrFewer(def.met.oracle, previous.met.oracle)} on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldPrevious.met.oracle)} on the held-out ones (one more on each before the drain-rate fix of 2026-12-06, cc237ee).`,
+    );
   });
 
   it("backs docs/retry-policy.md's claim on header-less clients: within 5 points of the SDK clients, the widest gap quoted", () => {
@@ -563,6 +614,59 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
       `(run 22: worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} points, ${d22.attemptsPerOffered.toFixed(3)} attempts per offered request; "Run 22")`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 23: the default with the drain-rate fix, held to runs 21, 20 and 17's other policies", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run17, run20, run20Rs, run21, run22, run23] = [
+      RUN_17,
+      RUN_20_DEFAULT,
+      RUN_20_RS,
+      RUN_21_RQDR,
+      RUN_22_DEFAULT,
+      RUN_23_DEFAULT,
+    ].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    expect(run23.seeds).toEqual(run17.seeds);
+    expect(run23.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
+    for (const earlier of [run17, run20, run21, run22]) expect(run23.commit).not.toBe(earlier.commit);
+    expectBenchmarkRows(bench, run23);
+    expect(flat).toContain(`\`${run23.generatedBy}\``);
+    expect(flat).toContain(`with nothing else running (commit \`${run23.commit}\``);
+    const [d17, d20, d22, d23] = [run17, run20, run22, run23].map(defaultOf) as [
+      E2eOpenAiPolicy,
+      E2eOpenAiPolicy,
+      E2eOpenAiPolicy,
+      E2eOpenAiPolicy,
+    ];
+    expect(flat).toContain(
+      `The default's curve moved by at most ${policyCurveMoved(d23, d22)} points from run 22, the code before the fix (${policyCurveMoved(d22, d20)} between runs 20 and 22, ${policyCurveMoved(d17, d20)} between runs 17 and 20)`,
+    );
+    // "Fewer within 30 s and 60 s": the fix's cost, quoted beside run 22's shares.
+    const share = (d: E2eOpenAiPolicy, h: number) => `${(100 * (d.servedWithinS[h] ?? Number.NaN)).toFixed(1)}%`;
+    for (const h of [30, 60]) expect(d23.servedWithinS[h] ?? 1).toBeLessThan((d22.servedWithinS[h] ?? 0) - 0.02);
+    expect(flat).toContain(
+      `it served fewer requests within 30 s (${share(d23, 30)} against ${share(d22, 30)}) and within 60 s (${share(d23, 60)} against ${share(d22, 60)})`,
+    );
+    const held = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies, d23];
+    const fewerAt30 = (100 * ((d22.servedWithinS[30] ?? 0) - (d23.servedWithinS[30] ?? 0))).toFixed(1);
+    const check = checkE2eTargets(held, DEFAULT_POLICY_ID);
+    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    expect(flat).toContain(
+      `run 23's default meets every end-to-end target (worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} at ${check?.worst.horizonS} s, ${d23.attemptsPerOffered.toFixed(3)} attempts per offered request)`,
+    );
+    const brokenShare = (l: PromiseOutcomes) => `${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}%`;
+    const [l22, l23] = [d22.ledger, d23.ledger] as [PromiseOutcomes, PromiseOutcomes];
+    expect(l23.broken / l23.made).toBeGreaterThan(l22.broken / l22.made);
+    expect(flat).toContain(
+      `its router broke ${brokenShare(l23)} (${l23.broken} of ${l23.made}) of its promises, where run 22's broke ${brokenShare(l22)}, and ${d23.requestsByAttempts?.["3"]} requests took a third attempt. ${seedBySeedAttempts(d23)}.`,
+    );
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      `(run 23: worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} points, ${d23.attemptsPerOffered.toFixed(3)} attempts per offered request, and ${fewerAt30} points fewer served within 30 s than run 22; "Run 23")`,
+    );
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `only run 23, the default alone, was made with the fix: it met every end-to-end target, and served ${fewerAt30} points fewer within 30 s than run 22 before the fix)`,
     );
   });
 
@@ -811,10 +915,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(replay.held.runFile).toBe(RUN_HELD_2);
     expect(replay.held.runSeeds).toEqual(held.seeds);
     const [cold, quiet] = [replayedFitOf(replay.held.fit, "cold"), replayedFitOf(replay.held.fit, "after-quiet")];
+    const [latestCold, latestQuiet] = [
+      replayedFitOf(replay.latestFit, "cold"),
+      replayedFitOf(replay.latestFit, "after-quiet"),
+    ];
     expect(flat).toContain(
-      `are ${cold.curveAbsErrPts.toFixed(1)} points from this run from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request: about as far as they are from runs 17 and 18 on theirs (${replayedFitOf(replay.latestFit, "cold").curveAbsErrPts.toFixed(1)} and ${replayedFitOf(replay.latestFit, "after-quiet").curveAbsErrPts.toFixed(1)}).`,
+      `are ${cold.curveAbsErrPts.toFixed(1)} points from this run from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request: from a cold router further than they are from runs 17 and 18 on theirs (${latestCold.curveAbsErrPts.toFixed(1)}), after a quiet spell about as far (${latestQuiet.curveAbsErrPts.toFixed(1)};`,
     );
-    // "Unlike the real run, they put the default's worst gap just past the target ... by about a point."
+    // "from a cold router further ..., after a quiet spell about as far": apart by more than 3 points, within 2.5.
+    expect(cold.curveAbsErrPts - latestCold.curveAbsErrPts).toBeGreaterThan(3);
+    expect(Math.abs(quiet.curveAbsErrPts - latestQuiet.curveAbsErrPts)).toBeLessThan(2.5);
+    // "Unlike the real run, they put the default's worst gap just past the target ... the stricter judge, by 1.6 and 1.2 points."
     const twinChecks = replay.held.twins.map((t) =>
       checkE2eTargets(
         t.policies.map((p) => ({ ...p, requests: 0 })),
@@ -825,10 +936,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(c?.met.curve).toBe(false);
       expect(c?.worst.horizonS).toBe(check?.worst.horizonS);
       expect((check?.worst.gap ?? 0) - (c?.worst.gap ?? 0)).toBeGreaterThan(0.005);
-      expect((check?.worst.gap ?? 0) - (c?.worst.gap ?? 0)).toBeLessThan(0.015);
+      // "just past the target": within a point beyond the curve target's 2-point tolerance.
+      expect(c?.worst.gap ?? 0).toBeGreaterThan(-0.03);
     }
+    const stricter = twinChecks.map((c) => (100 * ((check?.worst.gap ?? 0) - (c?.worst.gap ?? 0))).toFixed(1));
     expect(flat).toContain(
-      `they put the default's worst gap just past the target, ${twinChecks.map((c) => (100 * (c?.worst.gap ?? Number.NaN)).toFixed(1)).join(" and ")} points at ${check?.worst.horizonS} s`,
+      `they put the default's worst gap just past the target, ${twinChecks.map((c) => (100 * (c?.worst.gap ?? Number.NaN)).toFixed(1)).join(" and ")} points at ${check?.worst.horizonS} s: on these seeds the twin is the stricter judge of the curve target, by ${stricter.join(" and ")} points.`,
     );
   });
 
@@ -846,11 +959,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `the replayed twins are ${cold.curveAbsErrPts.toFixed(1)} points from the mean of runs 17 and 18 from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias)} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request; run 17 is ${apart.curveAbsErrPts.toFixed(1)} points from run 18`,
     );
-    // "From a cold router ... further from today's runs than from runs 11 and 12 (6.6 points), after a quiet spell nearer (13.4)".
+    // "From a cold router ... further from today's runs than from runs 11 and 12 (6.4 points), after a quiet spell a
+    // little further too (15.5; nearer until the drain-rate fix ...)": under a point further.
     expect(cold.curveAbsErrPts).toBeGreaterThan(earlier("cold").curveAbsErrPts);
-    expect(quiet.curveAbsErrPts).toBeLessThan(earlier("after-quiet").curveAbsErrPts);
+    expect(quiet.curveAbsErrPts).toBeGreaterThan(earlier("after-quiet").curveAbsErrPts);
+    expect(quiet.curveAbsErrPts - earlier("after-quiet").curveAbsErrPts).toBeLessThan(1);
     expect(flat).toContain(
-      `further from today's runs than from runs 11 and 12 (${earlier("cold").curveAbsErrPts.toFixed(1)} points), after a quiet spell nearer (${earlier("after-quiet").curveAbsErrPts.toFixed(1)})`,
+      `further from today's runs than from runs 11 and 12 (${earlier("cold").curveAbsErrPts.toFixed(1)} points), after a quiet spell a little further too (${earlier("after-quiet").curveAbsErrPts.toFixed(1)}; nearer until the drain-rate fix of 2026-12-06, cc237ee)`,
     );
     // "both times further from their mean than one real run is from the other, and after a quiet spell it still serves more".
     expect(Math.min(cold.curveAbsErrPts, quiet.curveAbsErrPts)).toBeGreaterThan(apart.curveAbsErrPts);
@@ -872,11 +987,29 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     };
     const [ownCold, ownQuiet] = [fitOf("cold", "own"), fitOf("after-quiet", "own")];
     expect(flat).toContain(
-      `${ownCold.curveAbsErrPts.toFixed(1)} points more from a cold router and ${ownQuiet.curveAbsErrPts.toFixed(1)} after a quiet spell, with ${(-ownCold.attemptsBias).toFixed(3)} and ${(-ownQuiet.attemptsBias).toFixed(3)} attempts per offered request fewer`,
+      `${ownCold.curveAbsErrPts.toFixed(1)} points more from a cold router and ${ownQuiet.curveAbsErrPts.toFixed(1)} after a quiet spell (signed: ${ownQuiet.curveBiasPts.toFixed(1)}), with ${(-ownCold.attemptsBias).toFixed(3)} and ${(-ownQuiet.attemptsBias).toFixed(3)} attempts per offered request fewer`,
     );
-    // "served more at every horizon, for every policy": the own-arrival twins' distance is all bias.
+    // "served more at every horizon, for every policy, from a cold router": that twin's distance is all bias.
     expect(ownCold.curveBiasPts).toBeCloseTo(ownCold.curveAbsErrPts, 9);
-    expect(ownQuiet.curveBiasPts).toBeCloseTo(ownQuiet.curveAbsErrPts, 9);
+    // "and after a quiet spell everywhere but the default at 60 s and `retry_schedule` at 5 s (0.6 and 0.4 points
+    // less ...)": the points where that twin serves less than the runs' mean, and all that parts bias from distance.
+    const e2eIds = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
+    const runsMean = (policy: string, h: number) =>
+      RUNS_11_AND_12.map(
+        (path) => runOf(path).policies.find((p) => p.id === policy)?.servedWithinS[h] ?? Number.NaN,
+      ).reduce((a, b) => a + b, 0) / RUNS_11_AND_12.length;
+    const short = (twin.twins.find((t) => t.id === "after-quiet")?.policies ?? [])
+      .filter((p) => e2eIds.includes(p.id))
+      .flatMap((p) => [5, 15, 30, 60].map((h) => ({ id: p.id, h, d: (p.servedWithinS[h] ?? 0) - runsMean(p.id, h) })))
+      .filter((x) => x.d < 0);
+    expect(short.map((x) => [x.id, x.h])).toEqual([
+      [DEFAULT_POLICY_ID, 60],
+      ["retry_schedule", 5],
+    ]);
+    expect(ownQuiet.curveAbsErrPts - ownQuiet.curveBiasPts).toBeCloseTo(-200 * short.reduce((a, x) => a + x.d, 0), 6);
+    expect(flat).toContain(
+      `and after a quiet spell everywhere but the default at 60 s and \`retry_schedule\` at 5 s (${short.map((x) => (-100 * x.d).toFixed(1)).join(" and ")} points less; there too until the drain-rate fix of 2026-12-06, cc237ee):`,
+    );
     const [cold, quiet] = [fitOf("cold", "replayed"), fitOf("after-quiet", "replayed")];
     expect(flat).toContain(
       `they are ${cold.curveAbsErrPts.toFixed(1)} points from the real runs from a cold router (signed: ${cold.curveBiasPts.toFixed(1)}) and ${quiet.curveAbsErrPts.toFixed(1)} after a quiet spell (${quiet.curveBiasPts.toFixed(1)}), with ${signedAttempts(cold.attemptsBias).replace("+", "")} and ${signedAttempts(quiet.attemptsBias)} attempts per offered request.`,
@@ -884,7 +1017,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(cold.curveAbsErrPts).toBeLessThan(ownCold.curveAbsErrPts / 3);
     expect(quiet.curveAbsErrPts).toBeLessThan(ownQuiet.curveAbsErrPts / 2);
     // The tables are the replayed twins' (the end-to-end policies; the variants are there for the targets' checks).
-    const e2eIds = ["booked_capacity", "router_queue_drain_rate", "retry_schedule", "static-30"];
     for (const t of replay.twins)
       expectBenchmarkRows(bench, { policies: t.policies.filter((p) => e2eIds.includes(p.id)) });
     // The pace: alone, and in the run that recorded its saturated answers, beside the replayed twin's.
@@ -1552,6 +1684,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `\`before-median-floor\` served ${pct(at30(before.cold))} within 30 s from a cold router, against \`before-queue-refill\`'s ${pct(at30(beforeRefill.cold))}.`,
     );
+    // "`best-effort-second-half` ... differs from today's default by one request of six seeds served within 120 s from
+    // a cold router (within 60 s until the drain-rate fix ...) and not at all after a quiet spell".
+    const secondHalf = (id: string) => of(id, "booked_capacity:best-effort-second-half");
+    expect({ ...secondHalf("after-quiet"), id: DEFAULT_POLICY_ID }).toEqual(quiet);
+    expect({ ...secondHalf("cold"), servedWithinS: cold.servedWithinS, id: DEFAULT_POLICY_ID }).toEqual(cold);
+    // One request: the twin records no count of requests, but every share it records is a multiple of one request's.
+    const short120 = (cold.servedWithinS[120] ?? 0) - (secondHalf("cold").servedWithinS[120] ?? 0);
+    expect(short120).toBeGreaterThan(0);
+    const requests = Math.round(1 / short120);
+    for (const share of Object.values(cold.servedWithinS))
+      expect(Math.abs(share * requests - Math.round(share * requests))).toBeLessThan(1e-6);
+    for (const h of [5, 15, 30, 60]) expect(secondHalf("cold").servedWithinS[h]).toBe(cold.servedWithinS[h]);
+    expect(flat).toContain(
+      "differs from today's default by one request of six seeds served within 120 s from a cold router (within 60 s until the drain-rate fix of 2026-12-06, cc237ee) and not at all after a quiet spell",
+    );
   });
 
   it("backs docs/retry-policy.md's account of burst-10x at 5 s: slower on a replica than the policy that lost the burst", () => {
@@ -1835,12 +1982,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // The twin, replaying the end-to-end runs' arrivals, misses its curve target as the real run missed attempts.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)).toBe(false);
-    for (const { id: twinId } of E2E_TWINS)
-      expect(twinTargets(twin, twinId, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.curve, twinId).toBe(false);
-    // Its attempts after a quiet spell meet the target since the floor's moving means (they did not before).
-    expect(twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.attempts).toBe(true);
+    // From a cold router it misses the curve target; after a quiet spell it meets it since the drain-rate fix of
+    // 2026-12-06 (cc237ee; it missed it before), and its attempts since the floor's moving means (2026-12-05).
+    const [cold, quiet] = ["cold", "after-quiet"].map((twinId) =>
+      twinTargets(twin, twinId, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID),
+    );
+    expect(cold?.met.curve).toBe(false);
+    expect(quiet?.met).toEqual({ served: true, curve: true, attempts: true });
     expect(doc).toContain(
-      "misses the twin's curve target from a cold router and after a quiet spell (with the floor's moving means its attempts meet the target after a quiet spell, as they did not before)",
+      "misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix of 2026-12-06, cc237ee, and meets the attempts target since the floor's moving means)",
     );
   });
 
@@ -1996,6 +2146,19 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(aheadOnBoth).toEqual(variantsAhead(json.variants, heldOut).both);
     expect(aheadOnBoth.length).toBeGreaterThan(0);
     expect(read("docs/retry-policy.md")).toContain("The variants ahead on both sets are not the default");
+    // The default is not re-tuned with the drain-rate fix of 2026-12-06 (cc237ee): those ahead are candidates.
+    for (const id of [
+      "no-burst-fade",
+      "slow-burst-rate",
+      "no-queue-refill",
+      "lowest-overload-floor",
+      "floor-before-rise",
+    ])
+      expect(aheadOnBoth, id).toContain(id);
+    expect(aheadOnBoth).toContain("clairvoyant-forecast");
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
+    );
     // What the sum does not show: in the end-to-end run's twin the default meets every end-to-end target from a cold
     // router and after a quiet spell, and none of them does (each is in the twin).
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
@@ -2009,7 +2172,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect([...meeting].sort()).toEqual([
       "best-effort-no-age",
       "draining-ignores-demoted",
-      "floor-before-rise",
       "fresh-past-target",
       "horizon-pack",
       "no-delay-target",
@@ -2017,21 +2179,42 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "probe-every-overload",
     ]);
     const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
-    // Adaptive LIFO's row: "now ahead on the tuning seeds only (on the held-out seeds its summed gaps are the
-    // default's)", "past the 5 s the issue allows on the held-out seeds".
+    // Adaptive LIFO's row: ahead on the tuning seeds only before the drain-rate fix of 2026-12-06 (cc237ee), on the
+    // held-out seeds only since, by the figures quoted; "past the 5 s the issue allows on the held-out seeds".
     const fifo = { tuned: tunedById.get("fifo-while-standing"), held: held.get("fifo-while-standing") };
-    expect(fifo.tuned?.worstCurveGapSumPts ?? Number.NaN).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
-    expect(fifo.held?.worstCurveGapSumPts ?? Number.NaN).toBeCloseTo(def.held.worstCurveGapSumPts, 1);
+    const fifoLead = {
+      tuned: (fifo.tuned?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
+      held: (fifo.held?.worstCurveGapSumPts ?? Number.NaN) - def.held.worstCurveGapSumPts,
+    };
+    expect(fifoLead.tuned).toBeLessThan(0);
+    expect(fifoLead.held).toBeGreaterThan(0);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `and since the drain-rate fix of 2026-12-06 (cc237ee) is ahead on the held-out seeds only, by ${fifoLead.held.toFixed(1)} points (on the tuning seeds it is behind by ${(-fifoLead.tuned).toFixed(2)}), and`,
+    );
     expect(p50(fifo.held)).toBeGreaterThan(5);
-    // Met in the twin since the floor's moving means, they pay in the simulator: "each meets the oracle target in
-    // fewer scenarios than the default on the tuning seeds, and the last two the attempts target too".
+    // Met in the twin since the floor's moving means; `floor-before-rise` until the drain-rate fix of 2026-12-06
+    // (cc237ee): since, its attempts after a quiet spell are past the target's 1.5. The oracle target: fewer than the
+    // default on the tuning seeds before that fix, as many since; `floor-before-rise` and `probe-every-overload` pay
+    // with the attempts target.
+    const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
+    expect(quietRise?.met.attempts).toBe(false);
+    expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.5);
     for (const id of ["no-queue-refill", "floor-before-rise", "probe-every-overload"])
-      expect(tunedById.get(id)?.met.oracle, id).toBeLessThan(def.tuned.met.oracle);
+      expect(tunedById.get(id)?.met.oracle, id).toBe(def.tuned.met.oracle);
     for (const id of ["floor-before-rise", "probe-every-overload"])
       expect(tunedById.get(id)?.met.attempts, id).toBeLessThan(def.tuned.met.attempts);
     expect(tunedById.get("probe-every-overload")?.met.attempts).toBe(7);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`no-queue-refill`, `floor-before-rise` and `probe-every-overload` meet them since the floor's moving means (2026-12-05), and pay in the simulator: each meets the oracle target in fewer scenarios than the default on the tuning seeds, and the last two the attempts target too (`probe-every-overload` in 7 of 12;",
+      `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds; since it the default meets the oracle target in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, and each of them in as many. \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 7 of 12;`,
+    );
+    // `no-queue-refill` pays with no target: the four met as often on the tuning seeds, the oracle once more held out.
+    const refillOff = { tuned: tunedById.get("no-queue-refill"), held: held.get("no-queue-refill") };
+    for (const k of ["curve", "served", "oracle", "attempts"] as const) {
+      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k]);
+      expect(refillOff.held?.met[k], k).toBe(def.held.met[k] + (k === "oracle" ? 1 : 0));
+    }
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "`no-queue-refill` pays with no target in the simulator: it meets each of the four targets in as many scenarios as the default on the tuning seeds, and on the held-out seeds in as many but the oracle target, which it meets in one more.",
     );
     expect(p50(held.get("default"))).toBeLessThanOrEqual(5);
     // No delay target: the twin's burst never stands long enough for it; the sustained overload's p50 is about
@@ -2045,7 +2228,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // Every other ahead-on-both variant misses a target in the twin, as the prose names them.
     const named = ["slow-burst-rate", "no-burst-fade", "no-overload-floor", "lowest-overload-floor"];
     const missing = aheadOnBoth.filter((id) => !meeting.includes(id) && id !== "demoted-headroom-1");
-    expect([...missing].sort()).toEqual([...named, "probe-beyond-30s"].sort());
+    // `floor-before-rise` among them since the drain-rate fix of 2026-12-06 (cc237ee), `clairvoyant-forecast`
+    // ahead on both since (each has its sentence).
+    expect([...missing].sort()).toEqual(
+      [...named, "probe-beyond-30s", "floor-before-rise", "clairvoyant-forecast"].sort(),
+    );
     // "so does `probe-beyond-30s`, which ... misses the attempts and served targets in the simulator too".
     const probeBeyond = tunedById.get("probe-beyond-30s");
     expect(probeBeyond?.met.attempts).toBeLessThan(def.tuned.met.attempts);
@@ -2076,7 +2263,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(aheadOnBoth).not.toContain("demoted-headroom-1");
     expect(tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "is now ahead on the tuning seeds only, and misses the twin's curve target from a cold router and after a quiet spell",
+      "is now ahead on the tuning seeds only, and misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix",
     );
     // Horizon packing: "by 1.8 points on the tuning seeds" (its own bullet says why it is not the default).
     const packLead = (tunedById.get("horizon-pack")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
@@ -2085,7 +2272,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     // The other: ahead by less than 2 points on either set, less than the default's own sum moves between the sets.
     const moves = Math.abs(def.tuned.worstCurveGapSumPts - def.held.worstCurveGapSumPts);
-    const otherwiseExplained = ["horizon-pack", "no-delay-target", "floor-before-rise", "probe-every-overload"];
+    // (`draining-ignores-demoted`, ahead by 2.1 points on the tuning seeds since the drain-rate fix of 2026-12-06, is
+    // explained by its p50, checked above; the doc claims no bound on its lead.)
+    const otherwiseExplained = [
+      "horizon-pack",
+      "no-delay-target",
+      "floor-before-rise",
+      "probe-every-overload",
+      "draining-ignores-demoted",
+    ];
     for (const id of meeting.filter((v) => !otherwiseExplained.includes(v))) {
       const lead = Math.max(
         (tunedById.get(id)?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts,
@@ -2100,7 +2295,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in one fewer scenario on both seed sets (its bullet below).",
     );
     // "`fresh-past-target` meets them too ..., is ahead by less than a point on either seed set, and meets the oracle
-    // target in one fewer scenario on both"; its bullet: the sustained overload's p50 is the default's.
+    // target in as many scenarios as the default on both" (in one fewer on both before the drain-rate fix of
+    // 2026-12-06, cc237ee); its bullet: the sustained overload's p50 is the default's.
     const pastTarget = { tuned: tunedById.get("fresh-past-target"), held: held.get("fresh-past-target") };
     for (const [own, base] of [
       [pastTarget.tuned, def.tuned],
@@ -2108,7 +2304,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     ] as const) {
       expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0);
       expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1);
-      expect(own?.met.oracle).toBe(base.met.oracle - 1);
+      expect(own?.met.oracle).toBe(base.met.oracle);
       expect(p50(own)).toBeCloseTo(p50(base), 1);
       // "by less than half a point of served share, across the 95% the target asks" (the oracle serves 100%).
       for (const [name, figures] of Object.entries(base.perScenario)) {
@@ -2117,7 +2313,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       }
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in one fewer scenario on both",
+      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in as many scenarios as the default on both (in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee,",
+    );
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "since that fix it meets the oracle target in as many scenarios as the default on both. Not kept: it moves no target of the issue.",
     );
   });
 
@@ -2141,12 +2340,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "meet the attempts target in fewer scenarios (on the held-out seeds too).",
     );
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
-    // Demoting after 30 s: "on the held-out seeds by three and a half points".
+    // Demoting after 30 s: larger on the held-out seeds by the points quoted (three and a half before the drain-rate
+    // fix of 2026-12-06, cc237ee; two since).
     const later = def.worstCurveGapSumPts - (held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0);
-    expect(later.toFixed(0)).toBe("4");
-    expect(Math.abs(later - 3.5)).toBeLessThan(0.25);
+    expect(later).toBeGreaterThan(0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "(on the held-out seeds by three and a half points)",
+      `(on the held-out seeds by ${later.toFixed(1)} points)`,
     );
     for (const id of ["demoted-fifo", "demote-after-30s"])
       expect(held.get(id)?.met.curve, `${id} curve`).toBeLessThanOrEqual(def.met.curve);
@@ -2172,25 +2371,28 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
       // Within what the default's own sum moves between the seed sets, on both; ahead on both only without a
-      // longer fade, ahead on one set and behind on the other with the 5 s fade, behind on both with the age ...
+      // longer fade, ahead on one set and behind on the other with the 5 s fade and with the age (behind on both
+      // with the age before the drain-rate fix of 2026-12-06, cc237ee) ...
       for (const m of [tuned, held]) expect(Math.abs(sum(m, id) - sum(m, "default")), id).toBeLessThan(moves);
       const ahead = [tuned, held].filter((m) => sum(m, id) > sum(m, "default")).length;
-      expect(ahead, id).toBe({ "floor-before-rise": 2, "floor-before-rise-fade-5s": 1 }[id] ?? 0);
-      // ... and short of an end-to-end target in the twin, which the default meets (all but the first).
-      expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(
-        id === "floor-before-rise",
-      );
+      expect(ahead, id).toBe({ "floor-before-rise": 2 }[id] ?? 1);
+      // ... and short of an end-to-end target in the twin, which the default meets (all three since that fix).
+      expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
     expect(doc).toContain(
-      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` is ahead on one seed set and behind on the other, and `floor-before-rise-persistence` behind on both, by as little. The last two each miss an end-to-end target in the twin that the default meets; `floor-before-rise` meets them with no room on the attempts, and meets the oracle and attempts targets in fewer scenarios than the default on the tuning seeds.",
+      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` and `floor-before-rise-persistence` are each ahead on one seed set and behind on the other, by as little (`floor-before-rise-persistence` was behind on both before the drain-rate fix of 2026-12-06, cc237ee). Each of the three misses an end-to-end target in the twin that the default meets: `floor-before-rise` the attempts target after a quiet spell (before that fix it met them with no room on the attempts), and it meets the attempts target in fewer scenarios than the default on the tuning seeds (the oracle target in as many since that fix, in fewer before).",
     );
-    // "with no room on the attempts": at the 1.5 line after a quiet spell, where the default has room.
+    // Past the 1.5 line after a quiet spell, where the default has room.
     const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
     const quietDefault = twinTargets(twin, "after-quiet", DEFAULT_POLICY_ID, DEFAULT_POLICY_ID);
-    expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.495);
+    expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.5);
+    expect(quietRise?.met.attempts).toBe(false);
     expect(quietDefault?.attemptsPerOffered ?? Number.NaN).toBeLessThan((quietRise?.attemptsPerOffered ?? 0) - 0.02);
-    for (const target of ["oracle", "attempts"] as const)
-      expect(tuned.get("floor-before-rise")?.met[target], target).toBeLessThan(tuned.get("default")?.met[target] ?? 0);
+    expect(doc).toContain(
+      "and without them the twin makes more attempts than the issue's end-to-end target allows, as it did until the floor's moving means of 2026-12-05",
+    );
+    expect(tuned.get("floor-before-rise")?.met.attempts).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
+    expect(tuned.get("floor-before-rise")?.met.oracle).toBe(tuned.get("default")?.met.oracle);
     // Which targets the other two miss: 15 s from a cold router with the fade.
     const cold = twinTargets(twin, "cold", `${DEFAULT_POLICY_ID}:floor-before-rise-fade-5s`, DEFAULT_POLICY_ID);
     expect(cold?.met.curve).toBe(false);
@@ -2272,9 +2474,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(quiet("booked_capacity:no-overload-floor").attemptsPerOffered).toBeGreaterThan(1.5);
     expect(quiet(DEFAULT_POLICY_ID).attemptsPerOffered).toBeLessThanOrEqual(1.5);
     // The curve target: met in sharded-16 by the default of that morning, in no scenario by today's.
+    // (Met in one scenario by the row of that morning before the drain-rate fix of 2026-12-06, cc237ee; since, the
+    // row meets it in as many as the default, and no target in more, on either seed set.)
     expect(doc).toContain("the curve target was met in one scenario by the default of that morning and in none since");
-    expect(before.tuned?.met.curve).toBe(1);
     expect(tuned.get("default")?.met.curve).toBe(0);
+    expect(doc).toContain(
+      `with the drain-rate fix of 2026-12-06 (cc237ee) the row of that morning meets it in ${WORDS[before.tuned?.met.curve ?? Number.NaN]} either, and on these counts the two pay with no target.`,
+    );
+    expect(before.tuned?.met.curve).toBe(tuned.get("default")?.met.curve);
+    for (const k of ["curve", "served", "oracle", "attempts"] as const) {
+      expect(before.tuned?.met[k], k).toBeLessThanOrEqual(tuned.get("default")?.met[k] ?? 0);
+      expect(before.held?.met[k], k).toBeLessThanOrEqual(held.get("default")?.met[k] ?? 0);
+    }
     // End to end: run 9 (today's code, every policy) made more attempts than wanted, and its 30 and 60 s shares moved
     // from the day before's as the default-only run's did.
     const runOf = (path: string) =>
@@ -2399,6 +2610,8 @@ const RUN_20_RS = "docs/evaluation-e2e-openai-run20-retry-schedule.json";
 const RUN_21_RQDR = "docs/evaluation-e2e-openai-run21-rqdr.json";
 /** Run 22: the default alone on run 17's seeds with the code of 2026-12-06 (docs/benchmarks.md). */
 const RUN_22_DEFAULT = "docs/evaluation-e2e-openai-run22.json";
+/** The default alone on run 17's seeds with the drain-rate fix (cc237ee). */
+const RUN_23_DEFAULT = "docs/evaluation-e2e-openai-run23.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
