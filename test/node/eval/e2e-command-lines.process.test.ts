@@ -19,6 +19,7 @@ const CASES: { entry: string; args: string[]; flag: string }[] = [
   { entry: "eval/e2e-openai.ts", args: ["--policies", "static-30,static-30"], flag: "--policies" },
   { entry: "eval/run-wave-period.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-burst-length.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
+  { entry: "eval/run-burst-train.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-envelope-noise.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
 ];
 

@@ -1,0 +1,74 @@
+/**
+ * `npm run eval:burst-train`: how do the policies do when an overload comes as a train of short spikes? Runs
+ * `burst-3x` with its burst replaced by 60 s at a mean 1.5x whose excess arrives as a 0.2 s spike every 1, 2, 4 or
+ * 8 s (and, to compare, 60 s at a steady 1.5x), at the queue-bound sweep's queue bounds, every policy on the same
+ * arrivals (3 seeds), and writes docs/burst-train.json and docs/burst-train.md (about a minute here).
+ */
+
+import { join, resolve } from "node:path";
+import { commandLine } from "../scripts/command-line";
+import { generatedWriter } from "../scripts/source-snapshot";
+import { type BurstTrainPoint, renderBurstTrain, spikeTrain, trainShape } from "../src/sim/burst-train";
+import { measureCapacity } from "../src/sim/capacity";
+import { evaluateScenario } from "../src/sim/evaluation";
+import { EVAL_POLICIES } from "../src/sim/policies";
+import { readScenario } from "./scenario-files";
+import { SWEEP_DRAIN_S, sweepQueueBound } from "./sweep";
+
+const root = resolve(import.meta.dirname, "..");
+// Figures are written only if the code that computes them is still the code on disk when they are.
+const writeGenerated = generatedWriter(root);
+// No flags: --help prints the usage and any flag is refused, rather than taken for a run that rewrites docs/.
+commandLine("npm run eval:burst-train", { options: {} });
+// 0: no spikes, the same mean load held steady.
+const PERIODS_S = [0, 1, 2, 4, 8];
+const SEEDS = 3;
+
+const burst = readScenario("burst-3x");
+const points: BurstTrainPoint[] = [];
+let seeds: number[] = [];
+let capacityRps = 0;
+for (const periodS of PERIODS_S) {
+  const scenario = spikeTrain(burst, periodS);
+  capacityRps = measureCapacity(scenario);
+  for (const drainS of SWEEP_DRAIN_S) {
+    const started = performance.now();
+    const maxQueuedRequests = sweepQueueBound(drainS, capacityRps);
+    const r = evaluateScenario(
+      { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
+      EVAL_POLICIES,
+      SEEDS,
+    );
+    seeds = r.seeds;
+    points.push({
+      periodS,
+      maxQueuedRequests,
+      queueDrainS: r.queueDrainS,
+      offeredRequests: r.offeredRequests,
+      served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
+      servedWithinS: Object.fromEntries(r.policies.map((p) => [p.id, p.servedWithinS])),
+      idleWhileWaiting: Object.fromEntries(r.policies.map((p) => [p.id, p.metrics.idleWhileWaitingFraction])),
+    });
+    console.log(
+      `period ${periodS} s, queue ${maxQueuedRequests}: ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
+  }
+}
+const [leadIn, after] = [burst.phases[0], burst.phases[burst.phases.length - 1]] as [
+  (typeof burst.phases)[number],
+  (typeof burst.phases)[number],
+];
+const report = {
+  generatedBy: "npm run eval:burst-train",
+  scenario: burst.name,
+  seeds,
+  capacityRps,
+  leadIn,
+  after,
+  tailS: burst.tailS,
+  trains: PERIODS_S.map((p) => trainShape(spikeTrain(burst, p), p)),
+  points,
+};
+writeGenerated(join(root, "docs/burst-train.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeGenerated(join(root, "docs/burst-train.md"), renderBurstTrain(report));
+console.log("wrote docs/burst-train.json and docs/burst-train.md");
