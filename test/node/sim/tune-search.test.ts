@@ -19,6 +19,7 @@ import {
   type TuningCandidate,
   type TuningSpace,
 } from "../../../src/sim/tune-search";
+import type { VariantSummary } from "../../../src/sim/variants";
 
 const root = resolve(import.meta.dirname, "../../..");
 const start: TuningCandidate = { ledger: {}, booking: {} };
@@ -122,6 +123,53 @@ describe("the tuning search (npm run eval:tune)", () => {
       expect(readFileSync(resolve(root, "docs/tune-search.md"), "utf8")).toBe(renderTuneReport(report));
       expect(report.best.tuning.objective).toBeGreaterThanOrEqual(report.default.tuning.objective - 1e-9);
       for (const t of report.best.twin) expect(t.attemptsPerOffered).toBeLessThanOrEqual(report.twinCheck.maxAttempts);
+    },
+  );
+
+  // The search starts from the default as docs/evaluation.json scores it: a change that moves the default's figures
+  // (the drain-rate fix of 2026-12-06 did, and docs/tune-search.md went on describing the default before it) must
+  // rerun the search too.
+  it.runIf(existsSync(resolve(root, "docs/tune-search.json")))(
+    "docs/tune-search.json's default is today's: its figures are docs/evaluation.json's default row on both seed sets",
+    () => {
+      const report = JSON.parse(readFileSync(resolve(root, "docs/tune-search.json"), "utf8")) as TuneReport;
+      const evaluation = JSON.parse(readFileSync(resolve(root, "docs/evaluation.json"), "utf8")) as {
+        variants: VariantSummary[];
+        heldOut: { variants: VariantSummary[] };
+      };
+      const [tuning, heldOut] = [evaluation.variants[0], evaluation.heldOut.variants[0]] as [
+        VariantSummary,
+        VariantSummary,
+      ];
+      for (const [own, row] of [
+        [report.default.tuning, tuning],
+        [report.default.heldOut, heldOut],
+      ] as const) {
+        expect(own.worstCurveGapSumPts).toBeCloseTo(row.worstCurveGapSumPts, 6);
+        expect(own.met).toEqual(row.met);
+      }
+    },
+  );
+
+  it.runIf(existsSync(resolve(root, "docs/tune-search.json")))(
+    "backs docs/benchmarks.md: with the drain-rate fix the search found part of the best candidate it found before, nothing else",
+    () => {
+      const report = JSON.parse(readFileSync(resolve(root, "docs/tune-search.json"), "utf8")) as TuneReport;
+      // The best candidate of the runs before the drain-rate fix of 2026-12-06 (cc237ee), from docs/tune-search.md then.
+      const before = [
+        "trustGain",
+        "probeYoungS",
+        "minBacklogDrainShare",
+        "baselineWindowS",
+        "probeRecurS",
+        "maxHeldRoomShare",
+        "queueDelayTargetS",
+      ];
+      const found = Object.keys(report.best.changed);
+      for (const key of found) expect(before, key).toContain(key);
+      expect(readFileSync(resolve(root, "docs/benchmarks.md"), "utf8").replace(/\s+/g, " ")).toContain(
+        `run again with the drain-rate fix of 2026-12-06 (cc237ee), it found ${found.length} of that candidate's ${before.length} changes and no other, \`docs/tune-search.md\``,
+      );
     },
   );
 
