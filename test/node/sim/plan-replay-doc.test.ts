@@ -60,7 +60,7 @@ describe("docs/plan-replay (npm run eval:plan-replay)", () => {
   it("backs docs/retry-policy.md's account of the re-planned schedule", () => {
     const doc = readFileSync(resolve(root, "docs/retry-policy.md"), "utf8").replace(/\s+/g, " ");
     expect(doc).toContain(
-      "it meets the target in `demo-burst-3x` too, and in `burst-3x` and `waves` it comes within 2 points at the 60 s horizon, where the default does not, but falls further behind than the default at 5 s: in those two scenarios no schedule found, with foresight or without, is within 2 points of the best other policy at every horizon at once",
+      "it misses the target in `demo-burst-3x` by half a point at 15 s (it met it before the drain-rate fix of 2026-12-06, cc237ee), and in `burst-3x` and `waves` it comes within 2 points at the 60 s horizon, where the default does not, but falls further behind than the default at 5 s: in those two scenarios no schedule found, with foresight or without, is within 2 points of the best other policy at every horizon at once",
     );
     const at = (c: Record<string, number>, r: { target: Record<string, number> }, h: string) =>
       (c[h] ?? 0) - (r.target[h] ?? 0);
@@ -68,7 +68,11 @@ describe("docs/plan-replay (npm run eval:plan-replay)", () => {
     expect(replanned.map((r) => r.setting.plans)).toEqual([4, 4, 4]); // "three times more"
     for (const r of replanned) {
       if (r.scenario === "demo-burst-3x") {
-        expect(worstGap(r.replayed.curve, r.target).gap).toBeGreaterThanOrEqual(-0.02);
+        // "Misses by half a point at 15 s": past the target's 2 points, by less than one.
+        const worst = worstGap(r.replayed.curve, r.target);
+        expect(worst.gap).toBeLessThan(-0.02);
+        expect(worst.gap).toBeGreaterThan(-0.03);
+        expect(worst.horizonS).toBe(15);
         continue;
       }
       expect(at(r.replayed.curve, r, "60"), r.scenario).toBeGreaterThanOrEqual(-0.02);
