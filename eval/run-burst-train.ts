@@ -10,10 +10,8 @@ import { commandLine } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { type BurstTrainPoint, renderBurstTrain, spikeTrain, trainShape } from "../src/sim/burst-train";
 import { measureCapacity } from "../src/sim/capacity";
-import { evaluateScenario } from "../src/sim/evaluation";
-import { EVAL_POLICIES } from "../src/sim/policies";
 import { readScenario } from "./scenario-files";
-import { SWEEP_DRAIN_S, sweepQueueBound } from "./sweep";
+import { atSweepQueueBounds } from "./sweep";
 
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
@@ -31,14 +29,12 @@ let capacityRps = 0;
 for (const periodS of PERIODS_S) {
   const scenario = spikeTrain(burst, periodS);
   capacityRps = measureCapacity(scenario);
-  for (const drainS of SWEEP_DRAIN_S) {
-    const started = performance.now();
-    const maxQueuedRequests = sweepQueueBound(drainS, capacityRps);
-    const r = evaluateScenario(
-      { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
-      EVAL_POLICIES,
-      SEEDS,
-    );
+  for (const { maxQueuedRequests, result: r } of atSweepQueueBounds(
+    scenario,
+    capacityRps,
+    SEEDS,
+    `period ${periodS} s`,
+  )) {
     seeds = r.seeds;
     points.push({
       periodS,
@@ -49,9 +45,6 @@ for (const periodS of PERIODS_S) {
       servedWithinS: Object.fromEntries(r.policies.map((p) => [p.id, p.servedWithinS])),
       idleWhileWaiting: Object.fromEntries(r.policies.map((p) => [p.id, p.metrics.idleWhileWaitingFraction])),
     });
-    console.log(
-      `period ${periodS} s, queue ${maxQueuedRequests}: ${((performance.now() - started) / 1000).toFixed(0)} s`,
-    );
   }
 }
 const [leadIn, after] = [burst.phases[0], burst.phases[burst.phases.length - 1]] as [

@@ -8,11 +8,9 @@ import { join, resolve } from "node:path";
 import { commandLine } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
 import { measureCapacity } from "../src/sim/capacity";
-import { evaluateScenario } from "../src/sim/evaluation";
-import { EVAL_POLICIES } from "../src/sim/policies";
 import { renderWavePeriod, type WavePeriodPoint, wavesWithHalfPeriod } from "../src/sim/wave-period";
 import { readScenario } from "./scenario-files";
-import { SWEEP_DRAIN_S, sweepQueueBound } from "./sweep";
+import { atSweepQueueBounds } from "./sweep";
 
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
@@ -29,14 +27,12 @@ let seeds: number[] = [];
 for (const halfPeriodS of HALF_PERIODS_S) {
   const scenario = wavesWithHalfPeriod(waves, halfPeriodS);
   const capacity = measureCapacity(scenario);
-  for (const drainS of SWEEP_DRAIN_S) {
-    const started = performance.now();
-    const maxQueuedRequests = sweepQueueBound(drainS, capacity);
-    const r = evaluateScenario(
-      { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
-      EVAL_POLICIES,
-      SEEDS,
-    );
+  for (const { maxQueuedRequests, result: r } of atSweepQueueBounds(
+    scenario,
+    capacity,
+    SEEDS,
+    `half-period ${halfPeriodS} s`,
+  )) {
     seeds = r.seeds;
     points.push({
       halfPeriodS,
@@ -44,9 +40,6 @@ for (const halfPeriodS of HALF_PERIODS_S) {
       queueDrainS: r.queueDrainS,
       served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
     });
-    console.log(
-      `half-period ${halfPeriodS} s, queue ${maxQueuedRequests}: ${((performance.now() - started) / 1000).toFixed(0)} s`,
-    );
   }
 }
 const report = { generatedBy: "npm run eval:wave-period", scenario: waves.name, seeds, ownHalfPeriodS, points };
