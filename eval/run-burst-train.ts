@@ -1,14 +1,24 @@
 /**
  * `npm run eval:burst-train`: how do the policies do when an overload comes as a train of short spikes? Runs
  * `burst-3x` with its burst replaced by 60 s at a mean 1.5x whose excess arrives as a 0.2 s spike every 1, 2, 4 or
- * 8 s (and, to compare, 60 s at a steady 1.5x), at the queue-bound sweep's queue bounds, every policy on the same
- * arrivals (3 seeds), and writes docs/burst-train.json and docs/burst-train.md (about a minute here).
+ * 8 s (and, to compare, 60 s at a steady 1.5x), on its own fleet and on a small one (one replica of 4 slots, short
+ * answers: `smallFleet`), at the queue-bound sweep's queue bounds for each fleet's capacity, every policy on the same
+ * arrivals (3 seeds), and writes docs/burst-train.json and docs/burst-train.md (about two minutes here).
  */
 
 import { join, resolve } from "node:path";
 import { commandLine } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
-import { type BurstTrainPoint, renderBurstTrain, spikeTrain, trainShape } from "../src/sim/burst-train";
+import {
+  BURST_TRAIN_FLEETS,
+  type BurstTrainFleetShape,
+  type BurstTrainPoint,
+  fleetShape,
+  onFleet,
+  renderBurstTrain,
+  spikeTrain,
+  trainShape,
+} from "../src/sim/burst-train";
 import { measureCapacity } from "../src/sim/capacity";
 import { readScenario } from "./scenario-files";
 import { atSweepQueueBounds } from "./sweep";
@@ -24,28 +34,34 @@ const SEEDS = 3;
 
 const burst = readScenario("burst-3x");
 const points: BurstTrainPoint[] = [];
+const fleets: BurstTrainFleetShape[] = [];
 let seeds: number[] = [];
-let capacityRps = 0;
-for (const periodS of PERIODS_S) {
-  const scenario = spikeTrain(burst, periodS);
-  capacityRps = measureCapacity(scenario);
-  for (const { maxQueuedRequests, result: r } of atSweepQueueBounds(
-    scenario,
-    capacityRps,
-    SEEDS,
-    `period ${periodS} s`,
-  )) {
-    seeds = r.seeds;
-    points.push({
-      periodS,
-      maxQueuedRequests,
-      queueDrainS: r.queueDrainS,
-      offeredRequests: r.offeredRequests,
-      served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
-      servedWithinS: Object.fromEntries(r.policies.map((p) => [p.id, p.servedWithinS])),
-      idleWhileWaiting: Object.fromEntries(r.policies.map((p) => [p.id, p.metrics.idleWhileWaitingFraction])),
-    });
+for (const fleet of BURST_TRAIN_FLEETS) {
+  const onIt = onFleet(burst, fleet);
+  let capacityRps = 0;
+  for (const periodS of PERIODS_S) {
+    const scenario = spikeTrain(onIt, periodS);
+    capacityRps = measureCapacity(scenario);
+    for (const { maxQueuedRequests, result: r } of atSweepQueueBounds(
+      scenario,
+      capacityRps,
+      SEEDS,
+      `${fleet} fleet, period ${periodS} s`,
+    )) {
+      seeds = r.seeds;
+      points.push({
+        fleet,
+        periodS,
+        maxQueuedRequests,
+        queueDrainS: r.queueDrainS,
+        offeredRequests: r.offeredRequests,
+        served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
+        servedWithinS: Object.fromEntries(r.policies.map((p) => [p.id, p.servedWithinS])),
+        idleWhileWaiting: Object.fromEntries(r.policies.map((p) => [p.id, p.metrics.idleWhileWaitingFraction])),
+      });
+    }
   }
+  fleets.push(fleetShape(onIt, fleet, capacityRps));
 }
 const [leadIn, after] = [burst.phases[0], burst.phases[burst.phases.length - 1]] as [
   (typeof burst.phases)[number],
@@ -55,7 +71,8 @@ const report = {
   generatedBy: "npm run eval:burst-train",
   scenario: burst.name,
   seeds,
-  capacityRps,
+  capacityRps: (fleets.find((f) => f.fleet === "burst-3x") as BurstTrainFleetShape).capacityRps,
+  fleets,
   leadIn,
   after,
   tailS: burst.tailS,

@@ -53,6 +53,78 @@ export function spikeTrain(scenario: Scenario, periodS: number): Scenario {
   return { ...scenario, phases: [leadIn, ...train, tail], burstPhase: 1 };
 }
 
+/** The fleets the trains run on: `burst-3x`'s own, and {@link smallFleet}'s. */
+export const BURST_TRAIN_FLEETS = ["burst-3x", "small"] as const;
+export type BurstTrainFleet = (typeof BURST_TRAIN_FLEETS)[number];
+
+/** The small fleet: one replica of 4 slots and 16384 tokens, serving fixed 16-token prompts and 32-token outputs. */
+export const SMALL_FLEET = {
+  fleet: { replicas: [{ count: 1, speed: 1 }], maxOngoingRequests: 4, maxTotalTokens: 16384 },
+  promptTokens: 16,
+  outputTokens: 32,
+} as const;
+
+/**
+ * A scenario with its fleet replaced by {@link SMALL_FLEET}'s (one replica of 4 slots) and its requests by fixed
+ * 16-token prompts and fixed 32-token outputs; the rest kept: phases, router, clients, network, seed and tail. The
+ * phases' loads are multiples of the measured capacity, so the same phases overload the small fleet as much, relative
+ * to what it serves.
+ *
+ * Why: `burst-3x`'s fleet has 32 slots that each free every few seconds; a small deployment has a handful that each
+ * free in a fraction of a second, so one spike fills fleet and queue at once and a hint that overshoots the drain
+ * leaves a larger share of the fleet idle.
+ *
+ * @example
+ * ```ts
+ * const small = smallFleet(readScenario("burst-3x"));
+ * small.fleet; // { replicas: [{ count: 1, speed: 1 }], maxOngoingRequests: 4, maxTotalTokens: 16384 }
+ * small.requests.output; // { kind: "fixed", tokens: 32 }
+ * spikeTrain(small, 4); // the same train, on the small fleet
+ * ```
+ */
+export function smallFleet(scenario: Scenario): Scenario {
+  const { fleet, promptTokens, outputTokens } = SMALL_FLEET;
+  return {
+    ...scenario,
+    name: `${scenario.name}-small-fleet`,
+    fleet: { ...fleet, replicas: fleet.replicas.map((r) => ({ ...r })) },
+    requests: {
+      ...scenario.requests,
+      prompt: { kind: "fixed", tokens: promptTokens },
+      output: { kind: "fixed", tokens: outputTokens },
+    },
+  };
+}
+
+/** `scenario` on the named fleet: its own for `burst-3x`, {@link smallFleet}'s for `small`. */
+export function onFleet(scenario: Scenario, fleet: BurstTrainFleet): Scenario {
+  return fleet === "small" ? smallFleet(scenario) : scenario;
+}
+
+/** A fleet as the report records it: its replicas and slots, the requests it serves, and its measured capacity. */
+export interface BurstTrainFleetShape {
+  fleet: BurstTrainFleet;
+  replicas: Scenario["fleet"]["replicas"];
+  maxOngoingRequests: number;
+  maxTotalTokens: number;
+  requests: Scenario["requests"];
+  /** Requests per second at full load (`measureCapacity`); the trains' loads are multiples of it. */
+  capacityRps: number;
+}
+
+/**
+ * The fleet of `scenario` as the report records it, to check it against what {@link onFleet} builds.
+ *
+ * @example
+ * ```ts
+ * fleetShape(smallFleet(burst), "small", 5.67); // { fleet: "small", replicas: [{ count: 1, speed: 1 }], maxOngoingRequests: 4, ... }
+ * ```
+ */
+export function fleetShape(scenario: Scenario, fleet: BurstTrainFleet, capacityRps: number): BurstTrainFleetShape {
+  const { replicas, maxOngoingRequests, maxTotalTokens } = scenario.fleet;
+  return { fleet, replicas, maxOngoingRequests, maxTotalTokens, requests: scenario.requests, capacityRps };
+}
+
 /** A train's shape as the report records it, to check it against what {@link spikeTrain} builds. */
 export interface TrainShape {
   periodS: number;
@@ -84,8 +156,9 @@ export function trainShape(scenario: Scenario, periodS: number): TrainShape {
   };
 }
 
-/** One point: a spike period and a queue bound, every policy's figures (3 seeds pooled). */
+/** One point: a fleet, a spike period and a queue bound, every policy's figures (3 seeds pooled). */
 export interface BurstTrainPoint {
+  fleet: BurstTrainFleet;
   periodS: number;
   maxQueuedRequests: number;
   /** A full queue's drain time at capacity, seconds (the queue-bound sweep's setting). */
@@ -102,7 +175,10 @@ export interface BurstTrainReport {
   generatedBy: string;
   scenario: string;
   seeds: number[];
+  /** The scenario's own fleet's capacity, requests/s (the `burst-3x` entry of `fleets`). */
   capacityRps: number;
+  /** The fleets the trains ran on, each with its capacity; the trains (`trains`) are the same on each. */
+  fleets: BurstTrainFleetShape[];
   /** The scenario's lead-in and last phase, as kept, and its tail, seconds. */
   leadIn: { durationS: number; load: number };
   after: { durationS: number; load: number };
@@ -143,18 +219,19 @@ export function curveGapAt(p: BurstTrainPoint, horizonS: number): number {
 }
 
 /**
- * What the doc's last paragraph reads from the points: where the default misses the served target (more than a
- * point behind the best other policy), with spikes and steady; its widest served loss and to whom; at 30 and 60 s,
- * where it is more than 2 points behind the best other policy's curve (the curve target's tolerance); and the share
- * of the fleet idle while refused clients waited, the default's against static 30 s's.
+ * What a fleet's last paragraph in the doc reads from that fleet's points: where the default misses the served
+ * target (more than a point behind the best other policy), with spikes and steady; its widest served loss and to
+ * whom; at 30 and 60 s, where it is more than 2 points behind the best other policy's curve (the curve target's
+ * tolerance); and the share of the fleet idle while refused clients waited, the default's against static 30 s's.
  *
  * @example
  * ```ts
- * burstTrainSummary(report).servedMisses; // e.g. [{ periodS: 8, maxQueuedRequests: 17, gap: -0.031, bestOther: "static-30" }]
+ * burstTrainSummary(report, "small").servedMisses; // e.g. [{ periodS: 8, maxQueuedRequests: 11, gap: -0.031, bestOther: "static-30" }]
  * ```
  */
-export function burstTrainSummary(report: BurstTrainReport) {
-  const points = report.points;
+export function burstTrainSummary(report: BurstTrainReport, fleet: BurstTrainFleet) {
+  const points = report.points.filter((p) => p.fleet === fleet);
+  if (points.length === 0) throw new Error(`no points on the ${fleet} fleet`);
   const at = (p: BurstTrainPoint) => ({ periodS: p.periodS, maxQueuedRequests: p.maxQueuedRequests });
   const servedMisses = points
     .filter((p) => !withinTolerance(servedGap(p), TARGET_TOLERANCE.served))
@@ -207,36 +284,35 @@ export function burstTrainSummary(report: BurstTrainReport) {
   };
 }
 
-/**
- * docs/burst-train.md from the report: per spike period and queue bound, the default's final served share beside
- * static 30 s's and the best other policy's; its completion curve at 30 and 60 s beside the best other policy's
- * there, and the fleet idle while refused clients waited; and what it says.
- *
- * @example
- * ```ts
- * writeFileSync("docs/burst-train.md", renderBurstTrain(report));
- * ```
- */
-export function renderBurstTrain(report: BurstTrainReport): string {
+/** A fleet in words: its replicas and slots, and the requests it serves. */
+function fleetWords(f: BurstTrainFleetShape): string {
+  const replicas = f.replicas
+    .map((r) => `${r.count} ${r.count === 1 ? "replica" : "replicas"}${r.speed === 1 ? "" : ` at speed ${r.speed}`}`)
+    .join(" and ");
+  const length = (l: Scenario["requests"]["prompt"]) =>
+    l.kind === "fixed" ? `fixed ${l.tokens}-token` : `log-normal (median ${l.median} tokens)`;
+  return `${replicas} of ${f.maxOngoingRequests} slots and ${f.maxTotalTokens} tokens each, ${length(f.requests.prompt)} prompts and ${length(f.requests.output)} outputs`;
+}
+
+/** A fleet's section of docs/burst-train.md: its two tables and what they say. */
+function renderFleet(report: BurstTrainReport, f: BurstTrainFleetShape): string[] {
+  const points = report.points.filter((p) => p.fleet === f.fleet);
   const period = (p: number) => (p === 0 ? `none (steady ${TRAIN_LOAD}x)` : `${p} s`);
   const queue = (p: BurstTrainPoint) => `${p.maxQueuedRequests} (${p.queueDrainS.toFixed(1)})`;
-  const spikeLoads = report.trains
-    .filter((t) => t.periodS > 0)
-    .map((t) => `${t.periodS} s: ${t.spikes} spikes at ${t.spikeLoads.map((l) => `${l}x`).join(" and ")}`)
-    .join("; ");
   const lines = [
-    "# The overload as a train of short spikes",
+    `## The ${f.fleet === "small" ? "small fleet" : `\`${f.fleet}\` fleet`}: ${fleetWords(f)}`,
     "",
-    `Generated by \`${report.generatedBy}\`; the data is \`docs/burst-train.json\`.`,
-    "",
-    `The bursts of \`docs/evaluation.md\` are one block above capacity. Here \`${report.scenario}\`'s burst is replaced by a train of spikes: its ${report.leadIn.durationS} s lead-in at ${report.leadIn.load}x, then ${TRAIN_S} s whose mean load is ${TRAIN_LOAD}x, the excess arriving as a spike of ${SPIKE_S} s at the start of every period P (load ${report.leadIn.load} + (${TRAIN_LOAD} - ${report.leadIn.load}) x P / ${SPIKE_S}), the rest of each period at ${report.leadIn.load}x; then the scenario's own ${report.after.durationS} s at ${report.after.load}x and ${report.tailS} s of tail. A period that does not divide ${TRAIN_S} s ends the train with a shorter period whose spike is scaled to it, so every period averages ${TRAIN_LOAD}x (${spikeLoads}). The row without spikes is the same ${TRAIN_S} s at a steady ${TRAIN_LOAD}x. Each runs at the queue-bound sweep's queue bounds (a full queue drains in about the seconds shown at capacity, ${report.capacityRps.toFixed(2)} requests/s), the fleet and the clients unchanged, every policy on the same arrivals (seeds ${report.seeds.join(", ")}, pooled).`,
+    `Capacity ${f.capacityRps.toFixed(2)} requests/s; queue bounds ${points
+      .filter((p) => p.periodS === points[0]?.periodS)
+      .map((p) => p.maxQueuedRequests)
+      .join(", ")}.`,
     "",
     `Final served share; the last column is the default's less the best other policy's (the served target asks for at least ${pts(-TARGET_TOLERANCE.served)}):`,
     "",
     "| spike period | queue (drain s) | default | static-30 | best other (policy) | default - best other |",
     "| --- | --- | --- | --- | --- | --- |",
   ];
-  for (const p of report.points) {
+  for (const p of points) {
     const best = bestOther(p.served);
     const mine = p.served[DEFAULT_POLICY_ID] ?? 0;
     lines.push(
@@ -250,7 +326,7 @@ export function renderBurstTrain(report: BurstTrainReport): string {
     `| spike period | queue (drain s) | ${CURVE_HORIZONS_S.map((h) => `${h} s: default | ${h} s: best other (policy)`).join(" | ")} | idle while waiting: default | static-30 |`,
     `| --- | --- | ${CURVE_HORIZONS_S.map(() => "--- | ---").join(" | ")} | --- | --- |`,
   );
-  for (const p of report.points) {
+  for (const p of points) {
     const cells = CURVE_HORIZONS_S.map((h) => {
       const curve = curveAt(p, h);
       const best = bestOther(curve);
@@ -260,7 +336,7 @@ export function renderBurstTrain(report: BurstTrainReport): string {
       `| ${period(p.periodS)} | ${queue(p)} | ${cells} | ${pct(p.idleWhileWaiting[DEFAULT_POLICY_ID])} | ${pct(p.idleWhileWaiting["static-30"])} |`,
     );
   }
-  const s = burstTrainSummary(report);
+  const s = burstTrainSummary(report, f.fleet);
   const at = (m: { periodS: number; maxQueuedRequests: number }) =>
     `${m.periodS === 0 ? `the steady ${TRAIN_LOAD}x` : `spikes every ${m.periodS} s`} and a queue of ${m.maxQueuedRequests}`;
   const served =
@@ -275,5 +351,71 @@ export function renderBurstTrain(report: BurstTrainReport): string {
   }).join("; ");
   const idle = `it leaves ${pct(s.idleDefault.lowest)} to ${pct(s.idleDefault.highest)} of the fleet's slots idle while refused clients wait, static 30 s ${pct(s.idleStatic30.lowest)} to ${pct(s.idleStatic30.highest)}, and more than static 30 s at ${s.idleDefaultAbove} of ${s.points} points`;
   lines.push("", `What it says: ${served}; ${curve}; ${idle}.`, "");
+  return lines;
+}
+
+/** The doc's last table: each fleet's figures from its "What it says", side by side. */
+function compareFleets(report: BurstTrainReport): string[] {
+  if (report.fleets.length < 2) return [];
+  const all = report.fleets.map((f) => burstTrainSummary(report, f.fleet));
+  const row = (what: string, figure: (s: ReturnType<typeof burstTrainSummary>) => string) =>
+    `| ${what} | ${all.map(figure).join(" | ")} |`;
+  return [
+    "## The fleets side by side",
+    "",
+    'The default against the best other policy at each point, from each fleet\'s "What it says":',
+    "",
+    `| | ${report.fleets.map((f) => (f.fleet === "small" ? "small fleet" : `\`${f.fleet}\` fleet`)).join(" | ")} |`,
+    `| --- | ${report.fleets.map(() => "---").join(" | ")} |`,
+    row(
+      "final served share: points more than 1 behind (widest gap)",
+      (s) => `${s.servedMisses.length} of ${s.points} (${pts(s.widest.gap)})`,
+    ),
+    ...CURVE_HORIZONS_S.map((h) =>
+      row(
+        `within ${h} s: points more than 2 behind (worst gap)`,
+        (s) =>
+          `${(s.curveMisses[String(h)] ?? []).length} of ${s.points} (${pts((s.worstCurve[String(h)] as (typeof s.worstCurve)[string]).gap)})`,
+      ),
+    ),
+    row(
+      "idle while waiting, highest: default / static-30",
+      (s) => `${pct(s.idleDefault.highest)} / ${pct(s.idleStatic30.highest)}`,
+    ),
+    "",
+  ];
+}
+
+/**
+ * docs/burst-train.md from the report: for each fleet, per spike period and queue bound, the default's final served
+ * share beside static 30 s's and the best other policy's; its completion curve at 30 and 60 s beside the best other
+ * policy's there, and the fleet idle while refused clients waited; and what it says.
+ *
+ * @example
+ * ```ts
+ * writeFileSync("docs/burst-train.md", renderBurstTrain(report));
+ * ```
+ */
+export function renderBurstTrain(report: BurstTrainReport): string {
+  const spikeLoads = report.trains
+    .filter((t) => t.periodS > 0)
+    .map((t) => `${t.periodS} s: ${t.spikes} spikes at ${t.spikeLoads.map((l) => `${l}x`).join(" and ")}`)
+    .join("; ");
+  const fleets = report.fleets
+    .map(
+      (f) =>
+        `${f.fleet === "small" ? "a small one" : `\`${f.fleet}\`'s own`} (${fleetWords(f)}; ${f.capacityRps.toFixed(2)} requests/s)`,
+    )
+    .join(" and ");
+  const lines = [
+    "# The overload as a train of short spikes",
+    "",
+    `Generated by \`${report.generatedBy}\`; the data is \`docs/burst-train.json\`.`,
+    "",
+    `The bursts of \`docs/evaluation.md\` are one block above capacity. Here \`${report.scenario}\`'s burst is replaced by a train of spikes: its ${report.leadIn.durationS} s lead-in at ${report.leadIn.load}x, then ${TRAIN_S} s whose mean load is ${TRAIN_LOAD}x, the excess arriving as a spike of ${SPIKE_S} s at the start of every period P (load ${report.leadIn.load} + (${TRAIN_LOAD} - ${report.leadIn.load}) x P / ${SPIKE_S}), the rest of each period at ${report.leadIn.load}x; then the scenario's own ${report.after.durationS} s at ${report.after.load}x and ${report.tailS} s of tail. A period that does not divide ${TRAIN_S} s ends the train with a shorter period whose spike is scaled to it, so every period averages ${TRAIN_LOAD}x (${spikeLoads}). The row without spikes is the same ${TRAIN_S} s at a steady ${TRAIN_LOAD}x. The trains run on ${report.fleets.length} fleets: ${fleets}; loads are multiples of each fleet's measured capacity. Each runs at the queue-bound sweep's queue bounds at that capacity (a full queue drains in about the seconds shown), the router and the clients unchanged, every policy on the same arrivals (seeds ${report.seeds.join(", ")}, pooled).`,
+    "",
+  ];
+  for (const f of report.fleets) lines.push(...renderFleet(report, f));
+  lines.push(...compareFleets(report));
   return lines.join("\n");
 }

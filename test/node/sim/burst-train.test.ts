@@ -4,18 +4,24 @@ import { describe, expect, it } from "vitest";
 import { readScenario } from "../../../eval/scenario-files";
 import { SWEEP_DRAIN_S, sweepQueueBound } from "../../../eval/sweep";
 import {
+  BURST_TRAIN_FLEETS,
   type BurstTrainPoint,
   type BurstTrainReport,
   bestOther,
   burstTrainSummary,
+  fleetShape,
+  onFleet,
   renderBurstTrain,
   SPIKE_S,
+  smallFleet,
   spikeTrain,
   TRAIN_LOAD,
   TRAIN_S,
   trainShape,
 } from "../../../src/sim/burst-train";
+import { measureCapacity } from "../../../src/sim/capacity";
 import { burstBound } from "../../../src/sim/evaluation";
+import { scenarioSchema } from "../../../src/sim/scenario";
 
 const root = resolve(import.meta.dirname, "../../..");
 const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
@@ -77,8 +83,32 @@ describe("a burst as a train of spikes", () => {
   });
 });
 
+describe("the small fleet", () => {
+  const burst = readScenario("burst-3x");
+  const small = smallFleet(burst);
+
+  it("is one replica of 4 slots serving fixed 16-token prompts and 32-token outputs", () => {
+    expect(small.fleet).toEqual({ replicas: [{ count: 1, speed: 1 }], maxOngoingRequests: 4, maxTotalTokens: 16384 });
+    expect(small.requests).toEqual({
+      ...burst.requests,
+      prompt: { kind: "fixed", tokens: 16 },
+      output: { kind: "fixed", tokens: 32 },
+    });
+    expect(scenarioSchema.parse(small)).toEqual(small);
+  });
+
+  it("keeps the rest of the scenario: phases, router, clients, network, seed and tail", () => {
+    expect({ ...small, name: burst.name, fleet: burst.fleet, requests: burst.requests }).toEqual(burst);
+    expect(small.name).toBe("burst-3x-small-fleet");
+    expect(spikeTrain(small, 4).phases).toEqual(spikeTrain(burst, 4).phases);
+    expect(onFleet(burst, "small")).toEqual(small);
+    expect(onFleet(burst, "burst-3x")).toBe(burst);
+  });
+});
+
 describe("the targets at each point", () => {
   const point = (served: Record<string, number>): BurstTrainPoint => ({
+    fleet: "small",
     periodS: 4,
     maxQueuedRequests: 9,
     queueDrainS: 1.1,
@@ -93,7 +123,9 @@ describe("the targets at each point", () => {
     expect(bestOther(behind.served)).toEqual({ id: "static-5", value: 0.95 });
     const close = point({ booked_capacity: 0.945, "static-30": 0.9, "static-5": 0.95 });
     const ahead = point({ booked_capacity: 0.99, "static-30": 0.9 });
-    const s = burstTrainSummary({ ...report, points: [behind, close, ahead] });
+    const elsewhere = { ...point({ booked_capacity: 0.5, "static-30": 0.99 }), fleet: "burst-3x" as const };
+    const s = burstTrainSummary({ ...report, points: [behind, close, elsewhere, ahead] }, "small");
+    expect(s.points).toBe(3);
     expect(s.servedMisses.map((m) => m.bestOther)).toEqual(["static-5"]);
     expect(s.widest.gap).toBeCloseTo(-0.08, 9);
     expect(s.curveMisses["30"]).toEqual([{ periodS: 4, maxQueuedRequests: 9 }]);
@@ -110,11 +142,24 @@ describe("docs/burst-train.md", () => {
     expect(report.leadIn).toEqual(burst.phases[0]);
     expect(report.after).toEqual(burst.phases.at(-1));
     expect(report.tailS).toBe(burst.tailS);
-    expect(report.trains).toEqual(report.trains.map((t) => trainShape(spikeTrain(burst, t.periodS), t.periodS)));
     expect(report.trains.map((t) => t.periodS)).toEqual([0, 1, 2, 4, 8]);
-    const bounds = SWEEP_DRAIN_S.map((d) => sweepQueueBound(d, report.capacityRps));
-    for (const t of report.trains)
-      expect(report.points.filter((p) => p.periodS === t.periodS).map((p) => p.maxQueuedRequests)).toEqual(bounds);
+    expect(report.fleets.map((f) => f.fleet)).toEqual([...BURST_TRAIN_FLEETS]);
+    expect(report.capacityRps).toBe(report.fleets.find((f) => f.fleet === "burst-3x")?.capacityRps);
+    // Each fleet's points in turn, periods in the trains' order, the sweep's bounds at that fleet's capacity.
+    expect(report.points.map((p) => p.fleet)).toEqual(
+      report.fleets.flatMap((f) => Array(report.trains.length * SWEEP_DRAIN_S.length).fill(f.fleet)),
+    );
+    for (const f of report.fleets) {
+      const onIt = onFleet(burst, f.fleet);
+      expect(f).toEqual(fleetShape(onIt, f.fleet, measureCapacity(onIt)));
+      expect(report.trains).toEqual(report.trains.map((t) => trainShape(spikeTrain(onIt, t.periodS), t.periodS)));
+      const bounds = SWEEP_DRAIN_S.map((d) => sweepQueueBound(d, f.capacityRps));
+      const points = report.points.filter((p) => p.fleet === f.fleet);
+      expect(points.map((p) => p.periodS)).toEqual(report.trains.flatMap((t) => bounds.map(() => t.periodS)));
+      for (const t of report.trains)
+        expect(points.filter((p) => p.periodS === t.periodS).map((p) => p.maxQueuedRequests)).toEqual(bounds);
+    }
+    expect(report.fleets.find((f) => f.fleet === "small")?.capacityRps).toBeLessThan(report.capacityRps);
     const policies = Object.keys(report.points[0]?.served ?? {});
     for (const p of report.points) {
       expect(Object.keys(p.servedWithinS)).toEqual(policies);
@@ -130,7 +175,7 @@ describe("what the README says of it", () => {
       /arriving in ([\d.]+) s spikes every (\d+) to (\d+) s \(or steady\), at the sweep's queue bounds, the default is more than 2 points behind the best other policy within 30 s at (\d+) of (\d+) points \(by up to (\d+\.\d) points\), its final served share within a point at all (\d+), and it leaves up to (\d+\.\d)% of the fleet's slots idle while refused clients sleep, static 30 s at most (\d+\.\d)% \(\[docs\/burst-train\.md\]/,
     );
     expect(quoted).not.toBeNull();
-    const s = burstTrainSummary(report);
+    const s = burstTrainSummary(report, "burst-3x");
     const spiked = report.trains.map((t) => t.periodS).filter((p) => p > 0);
     const fixed = (share: number) => (100 * share).toFixed(1);
     expect(quoted?.slice(1, 4).map(Number)).toEqual([SPIKE_S, Math.min(...spiked), Math.max(...spiked)]);
@@ -140,5 +185,23 @@ describe("what the README says of it", () => {
     expect(s.servedMisses).toEqual([]);
     expect(Number(quoted?.[7])).toBe(s.points);
     expect(quoted?.slice(8, 10)).toEqual([fixed(s.idleDefault.highest), fixed(s.idleStatic30.highest)]);
+  });
+
+  it("README's 'Where it loses' quotes the same on the small fleet: served share, 30 s gap and idle fleet", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const quoted = readme.match(
+      /On one replica of (\d+) slots with short answers, its final served share is within a point at all (\d+) points too, but it is more than 2 points behind within 30 s at (\d+) of (\d+) \(by up to (\d+\.\d) points\) and leaves up to (\d+\.\d)% of the slots idle, static 30 s at most (\d+\.\d)% \(same page\)\./,
+    );
+    expect(quoted).not.toBeNull();
+    const fleet = report.fleets.find((f) => f.fleet === "small");
+    expect(fleet?.replicas).toEqual([{ count: 1, speed: 1 }]);
+    expect(Number(quoted?.[1])).toBe(fleet?.maxOngoingRequests);
+    const s = burstTrainSummary(report, "small");
+    const fixed = (share: number) => (100 * share).toFixed(1);
+    expect(s.servedMisses).toEqual([]);
+    expect(Number(quoted?.[2])).toBe(s.points);
+    expect(quoted?.slice(3, 5).map(Number)).toEqual([s.curveMisses["30"]?.length, s.points]);
+    expect(quoted?.[5]).toBe(fixed(-(s.worstCurve["30"]?.gap as number)));
+    expect(quoted?.slice(6, 8)).toEqual([fixed(s.idleDefault.highest), fixed(s.idleStatic30.highest)]);
   });
 });
