@@ -4,7 +4,8 @@
  * 50-300 ms of delay to every attempt, against `wrangler dev` (the Worker and its DeploymentRouter Durable
  * Objects) in front of three engine servers (the real scheduler, simulated GPU), queue 16 - the demo's stack.
  * 30% of the clients' requests reach the Worker without any `x-stainless-*` header (the proxy strips them).
- * A 3x burst for 10 s over a 0.5x baseline, the same seeded arrivals for every policy, one policy at a time.
+ * A 3x burst for 10 s over a 0.5x baseline (or, with --schedule spikes, a train of 0.2 s spikes averaging 1.5x
+ * for 30 s), the same seeded arrivals for every policy, one policy at a time.
  * Writes docs/evaluation-e2e-openai.json, which `npm run eval` puts in docs/evaluation.md.
  *
  * Processes: this one (the load generator: it computes the arrival schedule, hosts the engine servers and
@@ -18,7 +19,10 @@
  * Flags: --policies a,b (default: booked_capacity, router_queue_drain_rate, retry_schedule, static-30),
  * --clients N (client processes, default 4), --seeds K (K arrival seeds per policy, 2026, 2027, ..., pooled;
  * default 1), --first-seed S (the seeds start at S instead of 2026: arrivals no earlier run saw), --log
- * (rejection records and wrangler output to stdout), --out <path>.
+ * (rejection records and wrangler output to stdout), --schedule <name> (the arrival schedule, one of
+ * E2E_SCHEDULES in eval/e2e-schedule.ts: burst, the default, or spikes; the output records it as `schedule`, beside
+ * its `phases`; without --out, a schedule other than burst writes docs/evaluation-e2e-openai-<name>.json, not the
+ * headline file; a spikes run is cut at 170 s, not 150 s, and records no `saturatedRps`), --out <path>.
  * Each policy's record holds its pooled figures and, under `perSeed`, each seed's own.
  */
 
@@ -44,7 +48,7 @@ import {
   type E2eRunOrder,
   sharedNowMs,
 } from "./e2e-protocol";
-import { arrivalSchedule, dealArrivals, E2E_PHASES, E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
+import { arrivalSchedule, dealArrivals, E2E_SCHEDULES, e2eScheduleFlag, scheduleSeconds } from "./e2e-schedule";
 
 const root = resolve(import.meta.dirname, "..");
 // Figures are written only if the code that computes them is still the code on disk when they are.
@@ -59,14 +63,15 @@ function sourceCommit(): string {
   return `${git("rev-parse", "--short=12", "HEAD")}${changed === "" ? "" : "-dirty"}`;
 }
 const commit = sourceCommit();
-const { values, CLIENT_PROCESSES, SEEDS, policyIds } = commandFlags(
-  "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--first-seed <n>] [--log] [--out <path>]",
+const { values, CLIENT_PROCESSES, SEEDS, policyIds, SCHEDULE } = commandFlags(
+  "npx tsx eval/e2e-openai.ts [--policies <id,...>] [--clients <n>] [--seeds <n>] [--first-seed <n>] [--schedule <name>] [--log] [--out <path>]",
   {
     options: {
       policies: { type: "string" },
       clients: { type: "string" },
       seeds: { type: "string" },
       "first-seed": { type: "string" },
+      schedule: { type: "string" },
       log: { type: "boolean" },
       out: { type: "string" },
     },
@@ -87,6 +92,7 @@ const { values, CLIENT_PROCESSES, SEEDS, policyIds } = commandFlags(
         "retry_schedule",
         "static-30",
       ]),
+      SCHEDULE: e2eScheduleFlag(values.schedule),
     };
   },
 );
@@ -97,8 +103,13 @@ const OUTPUT = 32;
 const MAX_QUEUED = 16;
 const HEADERLESS_SHARE = 0.3;
 const PROXY_DELAY_SEED = 77;
-/** A run ends this long after its first arrival; requests still unfinished count as not served. */
-const MAX_RUN_S = 150;
+/** The arrival schedule's phases, and the window in which answers measure the fleet's pace (none for `spikes`). */
+const { phases: PHASES, saturatedWindowS: SATURATED_WINDOW_S } = E2E_SCHEDULES[SCHEDULE];
+/**
+ * A run ends this long after its first arrival; requests still unfinished count as not served: the schedule, then
+ * 110 s for the clients' retries (150 s for `burst`, as every run before --schedule; 170 s for `spikes`).
+ */
+const MAX_RUN_S = Math.round(scheduleSeconds(PHASES)) + 110;
 /** How long a child may take to start (tsx compiles its module and the `openai` package) and to answer. */
 const CHILD_START_MS = 60_000;
 /** The first arrival is this far after the run orders go out, so every client process has its order in time. */
@@ -149,7 +160,7 @@ async function runOnce(
   proxy: ChildProcess,
   proxyBase: string,
 ): Promise<{ outcomes: E2eOutcome[]; attempts: E2eAttemptCounts; sendLagsMs: number[]; saturatedAnswers: number }> {
-  const arrivals = arrivalSchedule({ seed, phases: E2E_PHASES, capacityRps, headerlessShare: HEADERLESS_SHARE });
+  const arrivals = arrivalSchedule({ seed, phases: PHASES, capacityRps, headerlessShare: HEADERLESS_SHARE });
   const hands = dealArrivals(arrivals, clients.length);
   const keyPrefix = `${policyId}-s${seed}-`;
   const outcomes = new Map<string, E2eOutcome>();
@@ -204,8 +215,9 @@ async function runOnce(
   );
   const counts: E2eAttemptCounts =
     report.type === "attempts" ? report : { total: 0, byStatus: {}, requestsByAttempts: {} };
-  // Answers inside the saturated window (first sent at its scheduled instant, answered latencyS later).
-  const [fromS, toS] = E2E_SATURATED_WINDOW_S;
+  // Answers inside the saturated window (first sent at its scheduled instant, answered latencyS later); none
+  // counted where the schedule has no such window.
+  const [fromS, toS] = SATURATED_WINDOW_S ?? [0, 0];
   const saturatedAnswers = arrivals.filter((a) => {
     const o = outcomes.get(`${keyPrefix}${a.index}`);
     const atS = o?.ok ? a.atS + o.latencyS : Number.NaN;
@@ -325,7 +337,10 @@ try {
       perSeed,
       ledger,
       refusalsByReason,
-      saturatedRps: saturatedAnswers / ((E2E_SATURATED_WINDOW_S[1] - E2E_SATURATED_WINDOW_S[0]) * SEEDS.length),
+      // Only where the schedule saturates the fleet whatever the policy (not `spikes`: see E2E_SCHEDULES).
+      ...(SATURATED_WINDOW_S && {
+        saturatedRps: saturatedAnswers / ((SATURATED_WINDOW_S[1] - SATURATED_WINDOW_S[0]) * SEEDS.length),
+      }),
     };
     results.push(result);
     console.log(JSON.stringify(result));
@@ -333,7 +348,9 @@ try {
 } finally {
   await stopAll();
 }
-const out = values.out ?? "docs/evaluation-e2e-openai.json";
+// Another schedule's run goes to a file of its own: the headline file (which `npm run eval` renders and the docs'
+// tests read) holds the burst.
+const out = values.out ?? `docs/evaluation-e2e-openai${SCHEDULE === "burst" ? "" : `-${SCHEDULE}`}.json`;
 writeGenerated(
   resolve(root, out),
   `${JSON.stringify(
@@ -342,7 +359,8 @@ writeGenerated(
       generatedBy: ["npx tsx eval/e2e-openai.ts", ...process.argv.slice(2)].join(" "),
       commit,
       capacityRps,
-      phases: E2E_PHASES,
+      schedule: SCHEDULE,
+      phases: PHASES,
       headerlessShare: HEADERLESS_SHARE,
       proxyDelayMs: [50, 300],
       maxRunS: MAX_RUN_S,

@@ -1,3 +1,4 @@
+import { UsageError } from "../scripts/command-line";
 import { seededRandom } from "../src/engine/rng";
 
 /** One load phase of the end-to-end run: `load` times the fleet's capacity for `durationS` seconds. */
@@ -31,6 +32,103 @@ export const E2E_PHASES: readonly E2ePhase[] = [
  * ```
  */
 export const E2E_SATURATED_WINDOW_S: readonly [number, number] = [12, 22];
+
+/**
+ * The spike train's shape (`E2E_SCHEDULES.spikes`): the overload of `docs/burst-train.md` shortened to the
+ * end-to-end run's scale. Mean load over the train, the train's length, one spike's length and the spike period.
+ */
+const SPIKES_BASE_LOAD = 0.5;
+const SPIKES_TRAIN_LOAD = 1.5;
+const SPIKES_TRAIN_S = 30;
+const SPIKE_S = 0.2;
+const SPIKE_PERIOD_S = 3;
+
+/**
+ * 10 s at 0.5x, then {@link SPIKES_TRAIN_S} s whose mean load is 1.5x: a {@link SPIKE_S} s spike at the start of every
+ * {@link SPIKE_PERIOD_S} s (load 0.5 + (1.5 - 0.5) x 3 / 0.2 = 15.5x, 10 spikes), 0.5x between spikes; then 20 s at
+ * 0.5x. The same load over the overload as a steady 1.5x, all of its excess in the spikes.
+ *
+ * Why: the simulator's default (`booked_capacity`) loses to static 30 s when the overload comes as a train of short
+ * spikes (docs/burst-train.md: the fleet clears each spike and sits idle while refused clients sleep on its hint);
+ * the end-to-end run had only the one block burst of {@link E2E_PHASES}, so it could not check that on the real stack.
+ *
+ * @example
+ * ```ts
+ * E2E_SPIKE_PHASES.slice(0, 3); // [{ durationS: 10, load: 0.5 }, { durationS: 0.2, load: 15.5 }, { durationS: 2.8, load: 0.5 }]
+ * E2E_SPIKE_PHASES.filter((p) => p.load > 1).length; // 10
+ * ```
+ */
+export const E2E_SPIKE_PHASES: readonly E2ePhase[] = [
+  { durationS: 10, load: SPIKES_BASE_LOAD },
+  ...Array.from({ length: SPIKES_TRAIN_S / SPIKE_PERIOD_S }, () => [
+    {
+      durationS: SPIKE_S,
+      load: SPIKES_BASE_LOAD + ((SPIKES_TRAIN_LOAD - SPIKES_BASE_LOAD) * SPIKE_PERIOD_S) / SPIKE_S,
+    },
+    { durationS: SPIKE_PERIOD_S - SPIKE_S, load: SPIKES_BASE_LOAD },
+  ]).flat(),
+  { durationS: 20, load: SPIKES_BASE_LOAD },
+];
+
+/** A named arrival schedule of the end-to-end run (`eval/e2e-openai.ts --schedule <name>`). */
+export interface E2eSchedule {
+  phases: readonly E2ePhase[];
+  /**
+   * The seconds during which the fleet is saturated whatever the policy, where answers per second measure its pace
+   * (`saturatedRps`); absent where no such window exists.
+   */
+  saturatedWindowS?: readonly [number, number];
+}
+
+/**
+ * The end-to-end run's arrival schedules by name. `burst` (the default, every run before `--schedule` existed):
+ * {@link E2E_PHASES}, saturated in {@link E2E_SATURATED_WINDOW_S}. `spikes`: {@link E2E_SPIKE_PHASES}, without a
+ * saturated window: between spikes the load is 0.5x, so whether the fleet stays busy depends on what the policy
+ * queued or sent away, and answers there measure the policy, not the fleet's pace.
+ *
+ * @example
+ * ```ts
+ * Object.keys(E2E_SCHEDULES); // ["burst", "spikes"]
+ * E2E_SCHEDULES.burst.phases === E2E_PHASES; // true
+ * E2E_SCHEDULES.spikes.saturatedWindowS; // undefined
+ * ```
+ */
+export const E2E_SCHEDULES: Readonly<Record<"burst" | "spikes", E2eSchedule>> = {
+  burst: { phases: E2E_PHASES, saturatedWindowS: E2E_SATURATED_WINDOW_S },
+  spikes: { phases: E2E_SPIKE_PHASES },
+};
+
+/** The name of one of {@link E2E_SCHEDULES}. */
+export type E2eScheduleName = keyof typeof E2E_SCHEDULES;
+
+/**
+ * The `--schedule <name>` flag of `eval/e2e-openai.ts`: the name, `burst` without the flag.
+ *
+ * @throws UsageError (exit code 2) for a name that is none of {@link E2E_SCHEDULES}, listing those.
+ * @example
+ * ```ts
+ * e2eScheduleFlag(undefined); // "burst"
+ * e2eScheduleFlag("spikes"); // "spikes"
+ * e2eScheduleFlag("spike"); // UsageError: --schedule: unknown schedule spike (known: burst, spikes)
+ * ```
+ */
+export function e2eScheduleFlag(text: string | undefined): E2eScheduleName {
+  if (text === undefined) return "burst";
+  if (Object.hasOwn(E2E_SCHEDULES, text)) return text as E2eScheduleName;
+  throw new UsageError(`--schedule: unknown schedule ${text} (known: ${Object.keys(E2E_SCHEDULES).join(", ")})`, 2);
+}
+
+/**
+ * A schedule's length, seconds: the sum of its phases.
+ *
+ * @example
+ * ```ts
+ * scheduleSeconds(E2E_SCHEDULES.spikes.phases); // 60 (up to float rounding)
+ * ```
+ */
+export function scheduleSeconds(phases: readonly E2ePhase[]): number {
+  return phases.reduce((s, p) => s + p.durationS, 0);
+}
 
 /** One scheduled request: when it starts (seconds after the run's start) and whether its SDK headers are stripped. */
 export interface E2eArrival {

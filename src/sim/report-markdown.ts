@@ -62,7 +62,8 @@ export interface E2eOpenAiPolicy {
   refusalsByReason?: Record<string, number>;
   /**
    * Answers per second while the burst keeps the fleet saturated (`E2E_SATURATED_WINDOW_S` of the schedule), over the
-   * policy's seeds: the fleet's real pace, beside the simulator's capacity (runs before it was recorded lack it).
+   * policy's seeds: the fleet's real pace, beside the simulator's capacity (runs before it was recorded lack it, and
+   * so do runs of the `spikes` schedule, which has no such window).
    */
   saturatedRps?: number;
 }
@@ -76,6 +77,11 @@ export interface E2eOpenAiRun {
   /** The commit whose code ran ("-dirty": with uncommitted changes); absent in runs made before it was recorded. */
   commit?: string;
   capacityRps: number;
+  /**
+   * The arrival schedule's name (`--schedule`: `burst`, or `spikes`, whose policies have no `saturatedRps`); absent in
+   * runs made before it could be chosen, all `burst`.
+   */
+  schedule?: string;
   phases: { durationS: number; load: number }[];
   headerlessShare: number;
   proxyDelayMs: [number, number];

@@ -17,6 +17,8 @@ const CASES: { entry: string; args: string[]; flag: string }[] = [
   { entry: "eval/e2e-openai.ts", args: ["--policies", "booked_capacity,no-such-policy"], flag: "--policies" },
   // A repeated id ran that policy twice.
   { entry: "eval/e2e-openai.ts", args: ["--policies", "static-30,static-30"], flag: "--policies" },
+  // An unknown schedule would otherwise run some other load than asked.
+  { entry: "eval/e2e-openai.ts", args: ["--schedule", "spike"], flag: "--schedule" },
   { entry: "eval/run-wave-period.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-burst-length.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-burst-train.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
