@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { E2E_SATURATED_WINDOW_S } from "../../../eval/e2e-schedule";
+import { E2E_SATURATED_WINDOW_S, E2E_SCHEDULES } from "../../../eval/e2e-schedule";
 import type { PromiseOutcomes } from "../../../src/core/capacity-booking";
 import { parseConfig } from "../../../src/edge/config";
 import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
+import { type BurstTrainReport, burstTrainSummary } from "../../../src/sim/burst-train";
 import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { headerClientShares, headerlessMet } from "../../../src/sim/header-clients";
@@ -667,6 +668,65 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       `only run 23, the default alone, was made with the fix: it met every end-to-end target, and served ${fewerAt30} points fewer within 30 s than run 22 before the fix)`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 24: a spike train end to end, every policy, where the default loses", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const run = runOf(RUN_24_SPIKES) as E2eOpenAiRun & { schedule?: string };
+    expect(run.schedule).toBe("spikes");
+    expect(run.phases).toEqual(E2E_SCHEDULES.spikes.phases);
+    expect(run.policies.map((p) => p.id).sort()).toEqual(
+      [DEFAULT_POLICY_ID, "retry_schedule", "router_queue_drain_rate", "static-30"].sort(),
+    );
+    expectBenchmarkRows(bench, run);
+    expect(flat).toContain(`\`${run.generatedBy}\``);
+    expect(flat).toContain(`nothing else running (commit \`${run.commit}\`)`);
+    const d = defaultOf(run) as E2eOpenAiPolicy;
+    const s30 = run.policies.find((p) => p.id === "static-30") as E2eOpenAiPolicy;
+    const check = checkE2eTargets(run.policies, DEFAULT_POLICY_ID);
+    // Served and attempts met, the curve missed: the loss the section names.
+    expect(check?.met).toEqual({ served: true, curve: false, attempts: true });
+    const worstOwner = run.policies
+      .filter((p) => p.id !== DEFAULT_POLICY_ID)
+      .reduce((a, b) =>
+        (b.servedWithinS[check?.worst.horizonS ?? 0] ?? 0) > (a.servedWithinS[check?.worst.horizonS ?? 0] ?? 0) ? b : a,
+      );
+    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    const at60 = (p: { servedWithinS: Record<string, number> }) => p.servedWithinS[60] ?? Number.NaN;
+    expect(at60(s30)).toBeGreaterThan(at60(d));
+    expect(s30.attemptsPerOffered).toBeLessThan(d.attemptsPerOffered);
+    expect(flat).toContain(
+      `the default serves ${pct(d.servedFraction)} and makes ${d.attemptsPerOffered.toFixed(3)} attempts per offered request (both targets met), but misses the curve target: ${(-100 * (check?.worst.gap ?? 0)).toFixed(1)} points behind \`${worstOwner.id}\` at ${check?.worst.horizonS} s, and static 30 s serves ${(100 * (at60(s30) - at60(d))).toFixed(1)} points more within 60 s, with fewer attempts (${s30.attemptsPerOffered.toFixed(3)}).`,
+    );
+    // Seed by seed, static 30 s ahead within 60 s on every seed.
+    const [d60, s60] = [d, s30].map((p) => (p.perSeed ?? []).map(at60)) as [number[], number[]];
+    expect(d60).toHaveLength(run.seeds?.length ?? Number.NaN);
+    for (const [i, v] of d60.entries()) expect(s60[i] ?? 0).toBeGreaterThan(v);
+    const range = (xs: number[]) => `${pct(Math.min(...xs))} to ${pct(Math.max(...xs))}`;
+    expect(flat).toContain(
+      `Static 30 s serves more within 60 s on every seed (${range(s60)}, the default ${range(d60)}).`,
+    );
+    const l = d.ledger as PromiseOutcomes;
+    expect(flat).toContain(
+      `The default's router broke ${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}% (${l.broken} of ${l.made}) of its promises, and ${d.requestsByAttempts?.["3"]} requests took a third attempt.`,
+    );
+    // The simulator's spike trains at burst-3x's fleet and its shortest queue rank them the same within 60 s.
+    const train = JSON.parse(read("docs/burst-train.json")) as BurstTrainReport;
+    const shortest = Math.min(...train.points.filter((p) => p.fleet === "burst-3x").map((p) => p.maxQueuedRequests));
+    const leads = train.points
+      .filter((p) => p.fleet === "burst-3x" && p.maxQueuedRequests === shortest)
+      .map((p) => 100 * ((p.servedWithinS["static-30"]?.[60] ?? 0) - (p.servedWithinS[DEFAULT_POLICY_ID]?.[60] ?? 0)));
+    expect(leads).toHaveLength(train.trains.length);
+    for (const lead of leads) expect(lead).toBeGreaterThan(0);
+    expect(flat).toContain(
+      `at the sweep's shortest queue (${shortest}, the nearest to this stack's drain), static 30 s serves ${Math.min(...leads).toFixed(1)} to ${Math.max(...leads).toFixed(1)} points more than the default within 60 s at every spike period`,
+    );
+    const summary = burstTrainSummary(train, "burst-3x");
+    expect(summary.curveMisses[30]?.length).toBe(summary.points);
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      `run 24) the default still serves ${pct(d.servedFraction)} with ${d.attemptsPerOffered.toFixed(3)} attempts per offered request, but **misses the curve target**: ${(-100 * (check?.worst.gap ?? 0)).toFixed(1)} points behind \`${worstOwner.id}\` at ${check?.worst.horizonS} s, and static 30 s serves ${(100 * (at60(s30) - at60(d))).toFixed(1)} points more within 60 s with fewer attempts`,
     );
   });
 
@@ -2612,6 +2672,8 @@ const RUN_21_RQDR = "docs/evaluation-e2e-openai-run21-rqdr.json";
 const RUN_22_DEFAULT = "docs/evaluation-e2e-openai-run22.json";
 /** The default alone on run 17's seeds with the drain-rate fix (cc237ee). */
 const RUN_23_DEFAULT = "docs/evaluation-e2e-openai-run23.json";
+/** Run 24: every policy on the spike-train schedule (`--schedule spikes`), three seeds (docs/benchmarks.md). */
+const RUN_24_SPIKES = "docs/evaluation-e2e-openai-spikes.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
