@@ -3,7 +3,9 @@
  * `burst-3x` with its burst replaced by 60 s at a mean 1.5x whose excess arrives as a 0.2 s spike every 1, 2, 4 or
  * 8 s (and, to compare, 60 s at a steady 1.5x), on its own fleet and on a small one (one replica of 4 slots, short
  * answers: `smallFleet`), at the queue-bound sweep's queue bounds for each fleet's capacity, every policy on the same
- * arrivals (3 seeds), and writes docs/burst-train.json and docs/burst-train.md (about two minutes here).
+ * arrivals (3 seeds), and beside them the default told its fresh arrivals in advance (the counterfactual
+ * `clairvoyant-forecast`: how much of its loss is its forecast's), and writes docs/burst-train.json and
+ * docs/burst-train.md (about two minutes here).
  */
 
 import { join, resolve } from "node:path";
@@ -20,6 +22,8 @@ import {
   trainShape,
 } from "../src/sim/burst-train";
 import { measureCapacity } from "../src/sim/capacity";
+import { evaluatePolicy } from "../src/sim/evaluation";
+import { parseVariantSpec } from "../src/sim/variant-spec";
 import { readScenario } from "./scenario-files";
 import { atSweepQueueBounds } from "./sweep";
 
@@ -31,6 +35,8 @@ commandLine("npm run eval:burst-train", { options: {} });
 // 0: no spikes, the same mean load held steady.
 const PERIODS_S = [0, 1, 2, 4, 8];
 const SEEDS = 3;
+// A counterfactual, run at every point beside the policies: the default told its fresh arrivals in advance.
+const CLAIRVOYANT = parseVariantSpec("clairvoyant-forecast");
 
 const burst = readScenario("burst-3x");
 const points: BurstTrainPoint[] = [];
@@ -49,6 +55,12 @@ for (const fleet of BURST_TRAIN_FLEETS) {
       `${fleet} fleet, period ${periodS} s`,
     )) {
       seeds = r.seeds;
+      const clairvoyant = evaluatePolicy(
+        { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
+        r.seeds,
+        r.capacityRps,
+        CLAIRVOYANT,
+      );
       points.push({
         fleet,
         periodS,
@@ -58,6 +70,11 @@ for (const fleet of BURST_TRAIN_FLEETS) {
         served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
         servedWithinS: Object.fromEntries(r.policies.map((p) => [p.id, p.servedWithinS])),
         idleWhileWaiting: Object.fromEntries(r.policies.map((p) => [p.id, p.metrics.idleWhileWaitingFraction])),
+        clairvoyantDefault: {
+          served: clairvoyant.servedFraction,
+          servedWithinS: clairvoyant.servedWithinS,
+          idleWhileWaiting: clairvoyant.metrics.idleWhileWaitingFraction,
+        },
       });
     }
   }
@@ -77,6 +94,7 @@ const report = {
   after,
   tailS: burst.tailS,
   trains: PERIODS_S.map((p) => trainShape(spikeTrain(burst, p), p)),
+  clairvoyantPolicy: CLAIRVOYANT.id,
   points,
 };
 writeGenerated(join(root, "docs/burst-train.json"), `${JSON.stringify(report, null, 2)}\n`);

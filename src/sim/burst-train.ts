@@ -168,6 +168,13 @@ export interface BurstTrainPoint {
   served: Record<string, number>;
   servedWithinS: Record<string, CompletionCurve>;
   idleWhileWaiting: Record<string, number>;
+  /**
+   * A counterfactual, not a policy: the default told the run's own fresh arrivals of every coming second in advance
+   * (the variant `clairvoyant-forecast`, {@link BurstTrainReport.clairvoyantPolicy}; no router knows its arrivals),
+   * on the same arrivals, seeds, capacity and queue bound. Its figures less the default's are what the default's
+   * forecast of fresh arrivals costs at this point: its final served share, completion curve and idle share.
+   */
+  clairvoyantDefault: { served: number; servedWithinS: CompletionCurve; idleWhileWaiting: number };
 }
 
 /** What `npm run eval:burst-train` writes to docs/burst-train.json. */
@@ -184,6 +191,8 @@ export interface BurstTrainReport {
   after: { durationS: number; load: number };
   tailS: number;
   trains: TrainShape[];
+  /** The id of the policy each point's `clairvoyantDefault` ran: the default with its fresh arrivals known. */
+  clairvoyantPolicy: string;
   points: BurstTrainPoint[];
 }
 
@@ -284,6 +293,99 @@ export function burstTrainSummary(report: BurstTrainReport, fleet: BurstTrainFle
   };
 }
 
+/** The horizon of the clairvoyant counterfactual's table and sentence, seconds: where the default loses most. */
+export const CLAIRVOYANT_HORIZON_S = 60;
+
+/** At a point, the default's and the clairvoyant default's completion curve at {@link CLAIRVOYANT_HORIZON_S} less static 30 s's. */
+export function clairvoyantGaps(p: BurstTrainPoint): { default: number; clairvoyant: number } {
+  const h = String(CLAIRVOYANT_HORIZON_S);
+  const static30 = p.servedWithinS["static-30"]?.[h] ?? 0;
+  return {
+    default: (p.servedWithinS[DEFAULT_POLICY_ID]?.[h] ?? 0) - static30,
+    clairvoyant: (p.clairvoyantDefault.servedWithinS[h] ?? 0) - static30,
+  };
+}
+
+/**
+ * What a fleet's clairvoyant paragraph reads from that fleet's points: within {@link CLAIRVOYANT_HORIZON_S} s, the
+ * default's and the clairvoyant default's worst gap to static 30 s (and where), the points where each is within the
+ * curve target's 2 points of it, the clairvoyant default's gap where the default's is worst, and the highest share of
+ * the fleet idle while refused clients waited, each of the three's.
+ *
+ * @example
+ * ```ts
+ * clairvoyantSummary(report, "burst-3x").clairvoyantWithin; // e.g. 25: at every point within 2 points of static 30 s
+ * ```
+ */
+export function clairvoyantSummary(report: BurstTrainReport, fleet: BurstTrainFleet) {
+  const points = report.points.filter((p) => p.fleet === fleet);
+  if (points.length === 0) throw new Error(`no points on the ${fleet} fleet`);
+  const at = (p: BurstTrainPoint) => ({ periodS: p.periodS, maxQueuedRequests: p.maxQueuedRequests });
+  const worst = (which: "default" | "clairvoyant") => {
+    const w = points.reduce(
+      (a, p) => (clairvoyantGaps(p)[which] < clairvoyantGaps(a)[which] ? p : a),
+      points[0] as BurstTrainPoint,
+    );
+    return { ...at(w), gap: clairvoyantGaps(w)[which] };
+  };
+  const within = (which: "default" | "clairvoyant") =>
+    points.filter((p) => withinTolerance(clairvoyantGaps(p)[which], TARGET_TOLERANCE.curve)).length;
+  const worstDefault = worst("default");
+  const atWorstDefault = points.find(
+    (p) => p.periodS === worstDefault.periodS && p.maxQueuedRequests === worstDefault.maxQueuedRequests,
+  ) as BurstTrainPoint;
+  return {
+    points: points.length,
+    worstDefault,
+    worstClairvoyant: worst("clairvoyant"),
+    clairvoyantAtWorstDefault: clairvoyantGaps(atWorstDefault).clairvoyant,
+    defaultWithin: within("default"),
+    clairvoyantWithin: within("clairvoyant"),
+    // Where knowing the arrivals does worse than forecasting them: that loss is not the forecast's.
+    clairvoyantBelowDefault: points.filter((p) => clairvoyantGaps(p).clairvoyant < clairvoyantGaps(p).default).length,
+    idleHighest: {
+      default: Math.max(...points.map((p) => p.idleWhileWaiting[DEFAULT_POLICY_ID] ?? 0)),
+      clairvoyant: Math.max(...points.map((p) => p.clairvoyantDefault.idleWhileWaiting)),
+      static30: Math.max(...points.map((p) => p.idleWhileWaiting["static-30"] ?? 0)),
+    },
+  };
+}
+
+/** A fleet's clairvoyant counterfactual in docs/burst-train.md: its table and what it says. */
+function renderClairvoyant(
+  points: BurstTrainPoint[],
+  s: ReturnType<typeof clairvoyantSummary>,
+  row: (p: BurstTrainPoint) => string,
+  at: (m: { periodS: number; maxQueuedRequests: number }) => string,
+): string[] {
+  const h = String(CLAIRVOYANT_HORIZON_S);
+  const lines = [
+    "### The default with its fresh arrivals known in advance",
+    "",
+    "A counterfactual, not a policy: the default's variant `clairvoyant-forecast` is told the run's own fresh arrivals of every coming second (a 5 s mean) in place of its forecast, on the same arrivals, seeds and queue bounds. No router knows its arrivals; this measures how much of the default's loss is its forecast's. " +
+      `Served within ${h} s, and the share of the fleet idle while refused clients waited, the default's, the clairvoyant default's and static 30 s's:`,
+    "",
+    `| spike period | queue (drain s) | ${h} s: default | ${h} s: clairvoyant default | ${h} s: static-30 | idle while waiting: default | clairvoyant default | static-30 |`,
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const p of points)
+    lines.push(
+      `| ${row(p)} | ${pct(p.servedWithinS[DEFAULT_POLICY_ID]?.[h])} | ${pct(p.clairvoyantDefault.servedWithinS[h])} | ${pct(p.servedWithinS["static-30"]?.[h])} | ${pct(p.idleWhileWaiting[DEFAULT_POLICY_ID])} | ${pct(p.clairvoyantDefault.idleWhileWaiting)} | ${pct(p.idleWhileWaiting["static-30"])} |`,
+    );
+  const same =
+    s.worstDefault.periodS === s.worstClairvoyant.periodS &&
+    s.worstDefault.maxQueuedRequests === s.worstClairvoyant.maxQueuedRequests;
+  const defaultWorst = same
+    ? "at the same point"
+    : `with ${at(s.worstDefault)}, where the clairvoyant default is ${pts(s.clairvoyantAtWorstDefault)}`;
+  lines.push(
+    "",
+    `What the counterfactual says: within ${h} s the clairvoyant default is at worst ${pts(s.worstClairvoyant.gap)} points from static 30 s (with ${at(s.worstClairvoyant)}), the default ${pts(s.worstDefault.gap)} (${defaultWorst}); the clairvoyant default is within 2 points of static 30 s at ${s.clairvoyantWithin} of ${s.points} points, the default at ${s.defaultWithin}, and below the default at ${s.clairvoyantBelowDefault} (where knowing the arrivals does worse than forecasting them); the clairvoyant default leaves at most ${pct(s.idleHighest.clairvoyant)} of the fleet's slots idle while refused clients wait, the default ${pct(s.idleHighest.default)}, static 30 s ${pct(s.idleHighest.static30)}.`,
+    "",
+  );
+  return lines;
+}
+
 /** A fleet in words: its replicas and slots, and the requests it serves. */
 function fleetWords(f: BurstTrainFleetShape): string {
   const replicas = f.replicas
@@ -351,6 +453,9 @@ function renderFleet(report: BurstTrainReport, f: BurstTrainFleetShape): string[
   }).join("; ");
   const idle = `it leaves ${pct(s.idleDefault.lowest)} to ${pct(s.idleDefault.highest)} of the fleet's slots idle while refused clients wait, static 30 s ${pct(s.idleStatic30.lowest)} to ${pct(s.idleStatic30.highest)}, and more than static 30 s at ${s.idleDefaultAbove} of ${s.points} points`;
   lines.push("", `What it says: ${served}; ${curve}; ${idle}.`, "");
+  lines.push(
+    ...renderClairvoyant(points, clairvoyantSummary(report, f.fleet), (p) => `${period(p.periodS)} | ${queue(p)}`, at),
+  );
   return lines;
 }
 
@@ -389,7 +494,8 @@ function compareFleets(report: BurstTrainReport): string[] {
 /**
  * docs/burst-train.md from the report: for each fleet, per spike period and queue bound, the default's final served
  * share beside static 30 s's and the best other policy's; its completion curve at 30 and 60 s beside the best other
- * policy's there, and the fleet idle while refused clients waited; and what it says.
+ * policy's there, and the fleet idle while refused clients waited; and what it says; then the default with its fresh
+ * arrivals known in advance (a counterfactual) beside the default and static 30 s, within 60 s and idle.
  *
  * @example
  * ```ts

@@ -9,6 +9,8 @@ import {
   type BurstTrainReport,
   bestOther,
   burstTrainSummary,
+  CLAIRVOYANT_HORIZON_S,
+  clairvoyantSummary,
   fleetShape,
   onFleet,
   renderBurstTrain,
@@ -21,7 +23,9 @@ import {
 } from "../../../src/sim/burst-train";
 import { measureCapacity } from "../../../src/sim/capacity";
 import { burstBound } from "../../../src/sim/evaluation";
+import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../../../src/sim/policies";
 import { scenarioSchema } from "../../../src/sim/scenario";
+import { DEFAULT_POLICY_VARIANTS } from "../../../src/sim/variants";
 
 const root = resolve(import.meta.dirname, "../../..");
 const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
@@ -116,6 +120,7 @@ describe("the targets at each point", () => {
     served,
     servedWithinS: Object.fromEntries(Object.entries(served).map(([id, s]) => [id, { "30": s, "60": s }])),
     idleWhileWaiting: Object.fromEntries(Object.keys(served).map((id) => [id, 0.1])),
+    clairvoyantDefault: { served: 0.9, servedWithinS: { "30": 0.9, "60": 0.9 }, idleWhileWaiting: 0.1 },
   });
 
   it("holds the default to the best other policy, a point on the served share and two on the curve", () => {
@@ -129,6 +134,144 @@ describe("the targets at each point", () => {
     expect(s.servedMisses.map((m) => m.bestOther)).toEqual(["static-5"]);
     expect(s.widest.gap).toBeCloseTo(-0.08, 9);
     expect(s.curveMisses["30"]).toEqual([{ periodS: 4, maxQueuedRequests: 9 }]);
+  });
+});
+
+describe("the default with its fresh arrivals known in advance", () => {
+  const h = String(CLAIRVOYANT_HORIZON_S);
+  // A point whose figures within 60 s are the default's, the clairvoyant default's and static 30 s's.
+  const point = (
+    periodS: number,
+    maxQueuedRequests: number,
+    [mine, known, static30]: number[],
+    [idleMine, idleKnown, idleStatic]: number[],
+  ): BurstTrainPoint => ({
+    fleet: "small",
+    periodS,
+    maxQueuedRequests,
+    queueDrainS: 1,
+    offeredRequests: 100,
+    served: { booked_capacity: 1, "static-30": 1 },
+    servedWithinS: { booked_capacity: { [h]: mine as number }, "static-30": { [h]: static30 as number } },
+    idleWhileWaiting: { booked_capacity: idleMine as number, "static-30": idleStatic as number },
+    clairvoyantDefault: { served: 1, servedWithinS: { [h]: known as number }, idleWhileWaiting: idleKnown as number },
+  });
+
+  it("sums up each figure against static 30 s within 60 s, a gap of exactly 2 points within the target", () => {
+    const points = [
+      point(0, 6, [0.9, 0.93, 0.95], [0.05, 0.01, 0.02]), // default -5, clairvoyant -2 (within)
+      point(4, 6, [0.92, 0.9, 0.94], [0.03, 0.04, 0.01]), // default -2 (within), clairvoyant -4, below the default
+      point(8, 11, [0.96, 0.97, 0.95], [0.01, 0.0, 0.03]), // both ahead
+      { ...point(8, 6, [0.1, 0.1, 0.9], [0.9, 0.9, 0.9]), fleet: "burst-3x" as const }, // another fleet's
+    ];
+    const s = clairvoyantSummary({ ...report, points }, "small");
+    expect(s.points).toBe(3);
+    expect(s.worstDefault).toMatchObject({ periodS: 0, maxQueuedRequests: 6 });
+    expect(s.worstDefault.gap).toBeCloseTo(-0.05, 9);
+    expect(s.clairvoyantAtWorstDefault).toBeCloseTo(-0.02, 9);
+    expect(s.worstClairvoyant).toMatchObject({ periodS: 4, maxQueuedRequests: 6 });
+    expect(s.worstClairvoyant.gap).toBeCloseTo(-0.04, 9);
+    expect([s.defaultWithin, s.clairvoyantWithin, s.clairvoyantBelowDefault]).toEqual([2, 2, 1]);
+    expect(s.idleHighest).toEqual({ default: 0.05, clairvoyant: 0.04, static30: 0.03 });
+    expect(() => clairvoyantSummary({ ...report, points: [] }, "small")).toThrow("no points on the small fleet");
+  });
+
+  it("is the default with only its forecast replaced by the run's arrivals, run at every point", () => {
+    const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === "clairvoyant-forecast")?.spec;
+    const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
+    expect(report.clairvoyantPolicy).toBe(variant?.id);
+    expect({ ...variant, id: base?.id, label: base?.label }).toEqual({ ...base, clairvoyantForecast: true });
+    for (const p of report.points) {
+      const known = p.clairvoyantDefault;
+      expect(Object.keys(known)).toEqual(["served", "servedWithinS", "idleWhileWaiting"]);
+      expect(Object.keys(known.servedWithinS)).toEqual(Object.keys(p.servedWithinS[DEFAULT_POLICY_ID] ?? {}));
+      const curve = Object.values(known.servedWithinS);
+      expect(curve).toEqual([...curve].sort((a, b) => a - b));
+      expect(Math.max(...curve)).toBeLessThanOrEqual(known.served);
+      expect(known.served).toBeLessThanOrEqual(1);
+      expect(known.idleWhileWaiting).toBeGreaterThanOrEqual(0);
+      expect(known.idleWhileWaiting).toBeLessThan(1);
+    }
+  });
+
+  // Each fleet's section of the doc, by its heading.
+  const md = readFileSync(join(root, "docs/burst-train.md"), "utf8");
+  const section = (fleet: string) =>
+    md.split(/^## /m).find((s) => s.startsWith(fleet === "small" ? "The small fleet:" : `The \`${fleet}\` fleet:`)) ??
+    "";
+  const fixed = (share: number | undefined) => `${(100 * (share ?? Number.NaN)).toFixed(1)}%`;
+  const signed = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
+
+  it("tabulates, per fleet and point, within 60 s and idle: default, clairvoyant default, static 30 s, from the JSON", () => {
+    for (const fleet of BURST_TRAIN_FLEETS) {
+      const text = section(fleet).split("### The default with its fresh arrivals known in advance")[1] ?? "";
+      expect(text).toContain("A counterfactual, not a policy");
+      expect(text).toContain(
+        "No router knows its arrivals; this measures how much of the default's loss is its forecast's.",
+      );
+      const rows = text
+        .split("\n")
+        .filter((l) => /^\| (none|\d+ s) /.test(l))
+        .map((l) =>
+          l
+            .split(" | ")
+            .slice(2)
+            .map((c) => c.replace(/ \|$/, "")),
+        );
+      const points = report.points.filter((p) => p.fleet === fleet);
+      expect(rows).toEqual(
+        points.map((p) => [
+          fixed(p.servedWithinS[DEFAULT_POLICY_ID]?.[h]),
+          fixed(p.clairvoyantDefault.servedWithinS[h]),
+          fixed(p.servedWithinS["static-30"]?.[h]),
+          fixed(p.idleWhileWaiting[DEFAULT_POLICY_ID]),
+          fixed(p.clairvoyantDefault.idleWhileWaiting),
+          fixed(p.idleWhileWaiting["static-30"]),
+        ]),
+      );
+    }
+  });
+
+  it("says per fleet, from the JSON, how far each is behind static 30 s within 60 s, how often within 2 points, and the idle fleet", () => {
+    for (const fleet of BURST_TRAIN_FLEETS) {
+      const quoted = section(fleet).match(
+        /What the counterfactual says: within (\d+) s the clairvoyant default is at worst ([+-]\d+\.\d) points from static 30 s \(with (?:spikes every (\d+) s|the steady 1\.5x) and a queue of (\d+)\), the default ([+-]\d+\.\d) \((?:at the same point|with (?:spikes every (\d+) s|the steady 1\.5x) and a queue of (\d+), where the clairvoyant default is ([+-]\d+\.\d))\); the clairvoyant default is within 2 points of static 30 s at (\d+) of (\d+) points, the default at (\d+), and below the default at (\d+) \(where knowing the arrivals does worse than forecasting them\); the clairvoyant default leaves at most (\d+\.\d)% of the fleet's slots idle while refused clients wait, the default (\d+\.\d)%, static 30 s (\d+\.\d)%\./,
+      );
+      expect(quoted).not.toBeNull();
+      const q = quoted as RegExpMatchArray;
+      expect(Number(q[1])).toBe(60);
+      // Recomputed from the JSON, not through clairvoyantSummary.
+      const points = report.points.filter((p) => p.fleet === fleet);
+      const at60 = (c: Record<string, number> | undefined) => c?.["60"] ?? Number.NaN;
+      const gaps = points.map((p) => ({
+        p,
+        mine: at60(p.servedWithinS.booked_capacity) - at60(p.servedWithinS["static-30"]),
+        known: at60(p.clairvoyantDefault.servedWithinS) - at60(p.servedWithinS["static-30"]),
+      }));
+      const lowest = (by: (g: (typeof gaps)[number]) => number) =>
+        gaps.reduce((a, g) => (by(g) < by(a) ? g : a), gaps[0] as (typeof gaps)[number]);
+      const known = lowest((g) => g.known);
+      const mine = lowest((g) => g.mine);
+      const period = (p: BurstTrainPoint) => (p.periodS === 0 ? undefined : String(p.periodS));
+      expect([q[2], q[3], q[4]]).toEqual([signed(known.known), period(known.p), String(known.p.maxQueuedRequests)]);
+      expect(q[5]).toBe(signed(mine.mine));
+      if (mine === known) expect(q.slice(6, 9)).toEqual([undefined, undefined, undefined]);
+      else expect(q.slice(6, 9)).toEqual([period(mine.p), String(mine.p.maxQueuedRequests), signed(mine.known)]);
+      // The curve target's 2 points, float noise aside (a gap of exactly 2 points is within).
+      const within = (g: number) => g >= -0.02 - 1e-12;
+      expect(q.slice(9, 13).map(Number)).toEqual([
+        gaps.filter((g) => within(g.known)).length,
+        points.length,
+        gaps.filter((g) => within(g.mine)).length,
+        gaps.filter((g) => g.known < g.mine).length,
+      ]);
+      const highest = (shares: number[]) => (100 * Math.max(...shares)).toFixed(1);
+      expect(q.slice(13, 16)).toEqual([
+        highest(points.map((p) => p.clairvoyantDefault.idleWhileWaiting)),
+        highest(points.map((p) => p.idleWhileWaiting.booked_capacity ?? Number.NaN)),
+        highest(points.map((p) => p.idleWhileWaiting["static-30"] ?? Number.NaN)),
+      ]);
+    }
   });
 });
 
