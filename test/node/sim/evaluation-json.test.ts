@@ -5,7 +5,7 @@ import { E2E_SATURATED_WINDOW_S, E2E_SCHEDULES } from "../../../eval/e2e-schedul
 import type { PromiseOutcomes } from "../../../src/core/capacity-booking";
 import { parseConfig } from "../../../src/edge/config";
 import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
-import { type BurstTrainReport, burstTrainSummary } from "../../../src/sim/burst-train";
+import { type BurstTrainReport, burstTrainSummary, clairvoyantSummary } from "../../../src/sim/burst-train";
 import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { headerClientShares, headerlessMet } from "../../../src/sim/header-clients";
@@ -725,6 +725,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     const summary = burstTrainSummary(train, "burst-3x");
     expect(summary.curveMisses[30]?.length).toBe(summary.points);
+    // "Most of the loss is the forecast's": the clairvoyant default within 2 points at most points, the default not.
+    const clair = clairvoyantSummary(train, "burst-3x");
+    expect(clair.clairvoyantWithin).toBeGreaterThan(clair.points / 2);
+    expect(clair.defaultWithin).toBeLessThan(clair.points / 2);
+    expect(flat).toContain(
+      `that default is within 2 points of static 30 s within 60 s at ${clair.clairvoyantWithin} of ${clair.points} points, the default at ${clair.defaultWithin}, and it leaves at most ${pct(clair.idleHighest.clairvoyant)} of the slots idle while refused clients wait, the default ${pct(clair.idleHighest.default)}`,
+    );
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
       `run 24) the default still serves ${pct(d.servedFraction)} with ${d.attemptsPerOffered.toFixed(3)} attempts per offered request, but **misses the curve target**: ${(-100 * (check?.worst.gap ?? 0)).toFixed(1)} points behind \`${worstOwner.id}\` at ${check?.worst.horizonS} s, and static 30 s serves ${(100 * (at60(s30) - at60(d))).toFixed(1)} points more within 60 s with fewer attempts`,
     );
