@@ -15,7 +15,12 @@
  * replaying ones are near them, and are the twins the end-to-end targets are checked on (`eval:variant`,
  * docs/retry-policy.md). With them: how far each twin is from runs 11 and 12, the default on one router through the
  * six runs, and the cold twin's answers per second while the burst saturates the fleet, which the end-to-end run
- * measures too (`saturatedRps`). Writes docs/e2e-twin.json, which docs/benchmarks.md quotes (tested).
+ * measures too (`saturatedRps`).
+ *
+ * Last, run 24's twin (`spikes`): the cold twin under the spike train (`E2E_SCHEDULES.spikes`: 10 s at 0.5x, ten
+ * 0.2 s spikes at 15.5x 3 s apart, 20 s at 0.5x) replaying run 24's own arrivals (its seeds and capacity), the
+ * end-to-end policies, and how far it is from run 24: does the simulator predict the run where the default loses?
+ * Writes docs/e2e-twin.json, which docs/benchmarks.md quotes (tested).
  *
  * Flags: --seeds <n> (default 6: the scenario's seed and the next ones; the replaying twins use the run's seeds).
  */
@@ -31,7 +36,7 @@ import type { E2eOpenAiRun } from "../src/sim/report-markdown";
 import { runSimulation } from "../src/sim/simulation";
 import { type CurveFigures, twinFit } from "../src/sim/twin-fit";
 import { DEFAULT_POLICY_VARIANTS } from "../src/sim/variants";
-import { E2E_SATURATED_WINDOW_S } from "./e2e-schedule";
+import { E2E_SATURATED_WINDOW_S, E2E_SCHEDULES } from "./e2e-schedule";
 import {
   chainedRunStartsS,
   E2E_REPLAY_RUN_FILE,
@@ -56,6 +61,8 @@ const REAL_RUN_FILES = ["docs/evaluation-e2e-openai-run11.json", "docs/evaluatio
 const LATEST_RUN_FILES = ["docs/evaluation-e2e-openai.json", "docs/evaluation-e2e-openai-run18.json"];
 /** The end-to-end run of today's default on arrival seeds other than the runs above (`--first-seed`), if any. */
 const HELD_RUN_FILE = "docs/evaluation-e2e-openai-held2.json";
+/** Run 24: every end-to-end policy on the spike train (`--schedule spikes`), which the `spikes` twin replays. */
+const SPIKES_RUN_FILE = "docs/evaluation-e2e-openai-spikes.json";
 
 const seedCount = commandFlags(
   "npm run eval:e2e-twin -- [--seeds <n>]",
@@ -244,6 +251,23 @@ const replay = {
         }
       : undefined,
 };
+// Run 24's twin: from a cold router (as the replaying twin nearest runs 11 and 12), under the spike train, replaying
+// run 24's arrivals (runSchedules refuses a run whose recorded phases are not the train's).
+const spikesRun = read(SPIKES_RUN_FILE);
+const spikesPhases = E2E_SCHEDULES.spikes.phases;
+const spikesCold = e2eReplayTwins(demo, spikesRun, capacityRps, spikesPhases).find((t) => t.id === "cold");
+if (!spikesCold) throw new Error("no cold twin");
+const [spikesTwin] = runReplayTwins([spikesCold], e2ePolicies);
+if (!spikesTwin) throw new Error("no spikes twin");
+const spikes = {
+  runFile: SPIKES_RUN_FILE,
+  schedule: "spikes",
+  runSeeds: spikesRun.seeds,
+  twin: spikesTwin.id,
+  seeds: spikesCold.seeds,
+  policies: spikesTwin.policies,
+  fit: twinFit(spikesTwin.policies, [spikesRun]),
+};
 const out = {
   generatedBy: "npm run eval:e2e-twin",
   seeds,
@@ -252,6 +276,7 @@ const out = {
   twins: results,
   chained,
   replay,
+  spikes,
 };
 writeGenerated(join(root, "docs/e2e-twin.json"), `${JSON.stringify(out, null, 1)}\n`);
 const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
@@ -279,4 +304,18 @@ for (const f of replay.held?.fit ?? [])
   console.log(
     `${f.twin}, replaying ${HELD_RUN_FILE}: ${f.curveAbsErrPts.toFixed(1)} points from it (bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
   );
+console.log(`\nrun 24's twin (${SPIKES_RUN_FILE}'s arrivals, from a cold router), twin / run:\n`);
+console.log("| policy | served | <= 5 s | <= 15 s | <= 30 s | <= 60 s | attempts per offered |");
+console.log("| --- | --- | --- | --- | --- | --- | --- |");
+for (const p of spikes.policies) {
+  const r = spikesRun.policies.find((x) => x.id === p.id);
+  const both = (f: (x: CurveFigures & { servedFraction: number }) => number | undefined) =>
+    `${pct(f(p))} / ${r ? pct(f(r)) : "-"}`;
+  console.log(
+    `| ${p.id} | ${both((x) => x.servedFraction)} | ${[5, 15, 30, 60].map((h) => both((x) => x.servedWithinS[h])).join(" | ")} | ${p.attemptsPerOffered.toFixed(3)} / ${r?.attemptsPerOffered.toFixed(3) ?? "-"} |`,
+  );
+}
+console.log(
+  `spikes twin: ${spikes.fit.curveAbsErrPts.toFixed(1)} points from run 24 (bias ${spikes.fit.curveBiasPts.toFixed(1)}), attempts ${spikes.fit.attemptsBias.toFixed(3)}`,
+);
 console.log("\nwrote docs/e2e-twin.json");

@@ -726,6 +726,19 @@ export interface E2eTwinRun {
     };
     saturated: { windowS: readonly [number, number]; twinRps: number };
   };
+  /**
+   * Run 24's twin: the cold twin under the spike train (`schedule`), replaying that run's arrivals (`runFile`'s
+   * seeds), the end-to-end policies, and how far it is from that run; files before it was recorded lack it.
+   */
+  spikes?: {
+    runFile: string;
+    schedule: string;
+    runSeeds: readonly number[];
+    twin: string;
+    seeds: readonly number[];
+    policies: E2eTwinFigures["policies"];
+    fit: TwinFit;
+  };
 }
 
 /** One twin's figures per policy in `docs/e2e-twin.json`. */

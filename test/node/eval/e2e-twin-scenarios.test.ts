@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { arrivalSchedule, E2E_PHASES } from "../../../eval/e2e-schedule";
+import { arrivalSchedule, E2E_PHASES, E2E_SPIKE_PHASES, scheduleSeconds } from "../../../eval/e2e-schedule";
 import {
   chainedRunStartsS,
   E2E_REQUEST_SIZES,
@@ -8,6 +8,7 @@ import {
   e2eTwinScenarios,
   QUIET_LEAD_IN,
   replayWorkload,
+  runSchedules,
 } from "../../../eval/e2e-twin-scenarios";
 import { readScenario } from "../../../eval/scenario-files";
 
@@ -65,5 +66,29 @@ describe("e2eReplayTwins", () => {
     const cold = twins[0];
     expect(cold?.workloads[1]?.map((r) => r.arrivalMs)).toEqual(schedule(2027).map((a) => a.atS * 1000));
     expect(() => e2eReplayTwins(demo, { capacityRps: 17, headerlessShare: 0.3 }, 17)).toThrow(/no seeds/);
+  });
+});
+
+describe("the replaying twins under another schedule (run 24's spike train)", () => {
+  const spikes = (seed: number) =>
+    arrivalSchedule({ seed, phases: E2E_SPIKE_PHASES, capacityRps: 17, headerlessShare: 0.3 });
+  const run = { seeds: [2026, 2027], capacityRps: 17, headerlessShare: 0.3, phases: E2E_SPIKE_PHASES };
+
+  it("replays the train's own arrivals under the train's phases, and after a quiet spell the whole 60 s train", () => {
+    const [cold, quiet] = e2eReplayTwins(demo, run, 17, E2E_SPIKE_PHASES);
+    expect(cold?.scenario.phases).toEqual(E2E_SPIKE_PHASES);
+    expect(cold?.workloads[1]?.map((r) => r.arrivalMs)).toEqual(spikes(2027).map((a) => a.atS * 1000));
+    // After the lead-in the twin's own trickle stops for the train's 60 s, not the burst schedule's 40 s.
+    const leadS = QUIET_LEAD_IN.durationS;
+    const during = quiet?.workloads[0]?.filter((r) => r.arrivalMs >= leadS * 1000) ?? [];
+    expect(scheduleSeconds(E2E_SPIKE_PHASES)).toBeGreaterThan(scheduleSeconds(E2E_PHASES));
+    expect(during.map((r) => r.arrivalMs)).toEqual(spikes(2026).map((a) => (leadS + a.atS) * 1000));
+  });
+
+  it("refuses to replay a run under phases other than those it recorded", () => {
+    expect(runSchedules(run, E2E_SPIKE_PHASES)).toEqual([spikes(2026), spikes(2027)]);
+    expect(() => runSchedules(run)).toThrow(/other phases/);
+    expect(() => e2eReplayTwins(demo, { ...run, phases: E2E_PHASES }, 17, E2E_SPIKE_PHASES)).toThrow(/other phases/);
+    expect(runSchedules({ ...run, phases: E2E_PHASES })).toEqual([schedule(2026), schedule(2027)]);
   });
 });

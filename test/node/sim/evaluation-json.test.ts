@@ -30,7 +30,7 @@ import { horizonTallies, pairwiseRows, pairwiseSection } from "../../../src/sim/
 import { type E2eTwinRun, renderPolicyDoc } from "../../../src/sim/report-policy";
 import { E2E_TWINS, meetsTwinTargets, targetTwins, twinTargets } from "../../../src/sim/report-twin-targets";
 import { bestOtherCurve, checkTargets, type TargetCheck } from "../../../src/sim/targets";
-import type { TwinFit } from "../../../src/sim/twin-fit";
+import { type TwinFit, twinFit } from "../../../src/sim/twin-fit";
 import { DEFAULT_POLICY_VARIANTS, defaultSummary, type VariantSummary, variantsAhead } from "../../../src/sim/variants";
 
 const root = resolve(import.meta.dirname, "../../..");
@@ -734,6 +734,97 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
       `run 24) the default still serves ${pct(d.servedFraction)} with ${d.attemptsPerOffered.toFixed(3)} attempts per offered request, but **misses the curve target**: ${(-100 * (check?.worst.gap ?? 0)).toFixed(1)} points behind \`${worstOwner.id}\` at ${check?.worst.horizonS} s, and static 30 s serves ${(100 * (at60(s30) - at60(d))).toFixed(1)} points more within 60 s with fewer attempts`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's twin of run 24: the spike train replayed, the ranking at 15 s and 60 s, the fit", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const twinRun = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+    const spikes = twinRun.spikes;
+    if (!spikes || !twinRun.replay?.held || !twinRun.replay.latestRunsApart)
+      throw new Error("docs/e2e-twin.json has no twin of run 24");
+    const run = runOf(RUN_24_SPIKES);
+    // The twin replays run 24's own arrivals, from a cold router, for the run's four policies.
+    expect(spikes.runFile).toBe(RUN_24_SPIKES);
+    expect(spikes.schedule).toBe(run.schedule);
+    expect(spikes.runSeeds).toEqual(run.seeds);
+    expect(spikes.twin).toBe("cold");
+    expect(spikes.policies.map((p) => p.id)).toEqual(run.policies.map((p) => p.id));
+    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    const real = (id: string) => run.policies.find((p) => p.id === id) as E2eOpenAiPolicy;
+    // The table: each policy's twin figure / run 24's.
+    for (const t of spikes.policies) {
+      const r = real(t.id);
+      const cells = [
+        `${pct(t.servedFraction)} / ${pct(r.servedFraction)}`,
+        ...[5, 15, 30, 60].map((h) => `${pct(t.servedWithinS[h])} / ${pct(r.servedWithinS[h])}`),
+        `${t.attemptsPerOffered.toFixed(3)} / ${r.attemptsPerOffered.toFixed(3)}`,
+      ];
+      expect(bench, t.id).toContain(`| ${t.id} | ${cells.join(" | ")} |`);
+    }
+    // The ranking at 15 s and 60 s: the same order in both, one policy ahead of the default, its lead in each.
+    const lead = (ps: readonly BenchmarkRow[], id: string, h: number) => {
+      const d = ps.find((p) => p.id === DEFAULT_POLICY_ID) as BenchmarkRow;
+      const p = ps.find((x) => x.id === id) as BenchmarkRow;
+      return 100 * ((p.servedWithinS[h] ?? 0) - (d.servedWithinS[h] ?? 0));
+    };
+    const ahead = (ps: readonly BenchmarkRow[], h: number) =>
+      ps.filter((p) => p.id !== DEFAULT_POLICY_ID && lead(ps, p.id, h) > 0).map((p) => p.id);
+    const order = (ps: readonly BenchmarkRow[], h: number) =>
+      [...ps].sort((a, b) => (b.servedWithinS[h] ?? 0) - (a.servedWithinS[h] ?? 0)).map((p) => p.id);
+    const leads = [15, 60].map((h) => {
+      expect(order(spikes.policies, h), `${h} s`).toEqual(order(run.policies, h));
+      const [id, ...more] = ahead(run.policies, h);
+      expect(more, `${h} s`).toEqual([]);
+      expect(ahead(spikes.policies, h), `${h} s`).toEqual([id]);
+      return {
+        id,
+        twin: lead(spikes.policies, id as string, h).toFixed(1),
+        run: lead(run.policies, id as string, h).toFixed(1),
+      };
+    }) as [{ id: string; twin: string; run: string }, { id: string; twin: string; run: string }];
+    expect(leads.map((l) => l.id)).toEqual(["router_queue_drain_rate", "static-30"]);
+    const withRequests = (ps: readonly BenchmarkRow[]) => ps.map((p) => ({ ...p, requests: 0 }));
+    const [twinCheck, runCheck] = [spikes.policies, run.policies].map((ps) =>
+      checkE2eTargets(withRequests(ps), DEFAULT_POLICY_ID),
+    );
+    expect(twinCheck?.met.curve).toBe(false);
+    expect(runCheck?.met.curve).toBe(false);
+    expect(flat).toContain(
+      `The twin ranks the four policies as run 24 does at 15 s and at 60 s: at 15 s only \`${leads[0].id}\` is ahead of the default, by ${leads[0].twin} points in the twin against ${leads[0].run} in the run, and at 60 s only static 30 s, by ${leads[1].twin} points against ${leads[1].run}; so the twin's default, like the run's, misses the curve target.`,
+    );
+    // The fit, beside the replaying cold twin's fits on the burst and two real runs of the same code.
+    expect(spikes.fit).toEqual(twinFit(spikes.policies, [run]));
+    const burstFit = replayedFitOf(twinRun.replay.fit, "cold");
+    const heldFit = replayedFitOf(twinRun.replay.held.fit, "cold");
+    expect(flat).toContain(
+      `Summed over the four policies at 5, 15, 30 and 60 s the twin is ${spikes.fit.curveAbsErrPts.toFixed(1)} points from run 24 (signed: ${spikes.fit.curveBiasPts.toFixed(1)}), with ${signedAttempts(spikes.fit.attemptsBias)} attempts per offered request; the same cold twin replaying run 11's arrivals is ${burstFit.curveAbsErrPts.toFixed(1)} points from the mean of runs 11 and 12 and ${heldFit.curveAbsErrPts.toFixed(1)} from the held-out run, and runs 17 and 18, the same code on the same six seeds, are ${twinRun.replay.latestRunsApart.curveAbsErrPts.toFixed(1)} points apart (run 24 has three seeds and no repeat).`,
+    );
+    // Where it disagrees: the policy furthest from the run, and how far the others are at most.
+    const misfit = (id: string) =>
+      twinFit(
+        spikes.policies.filter((p) => p.id === id),
+        [run],
+      ).curveAbsErrPts;
+    const [worst, ...rest] = [...spikes.policies].sort((a, b) => misfit(b.id) - misfit(a.id));
+    if (!worst) throw new Error("no policy");
+    expect(worst.id).toBe("retry_schedule");
+    const r = real(worst.id);
+    const diff = (h: number) => 100 * ((worst.servedWithinS[h] ?? 0) - (r.servedWithinS[h] ?? 0));
+    expect([diff(60), worst.servedFraction - r.servedFraction].every((v) => v < 0)).toBe(true);
+    expect(diff(5)).toBeGreaterThan(0);
+    const restMost = Math.max(
+      ...rest.flatMap((p) =>
+        [5, 15, 30, 60].map((h) => Math.abs((p.servedWithinS[h] ?? 0) - (real(p.id).servedWithinS[h] ?? 0))),
+      ),
+    );
+    const attemptsMost = [...spikes.policies].sort(
+      (a, b) =>
+        b.attemptsPerOffered - real(b.id).attemptsPerOffered - (a.attemptsPerOffered - real(a.id).attemptsPerOffered),
+    )[0] as BenchmarkRow;
+    expect(flat).toContain(
+      `Where the twin disagrees: \`${worst.id}\`, ${misfit(worst.id).toFixed(1)} of the ${spikes.fit.curveAbsErrPts.toFixed(1)} points: the twin serves ${(-diff(60)).toFixed(1)} points less within 60 s (${pct(worst.servedWithinS[60])} against ${pct(r.servedWithinS[60])}), ${(100 * (r.servedFraction - worst.servedFraction)).toFixed(1)} less in all and ${diff(5).toFixed(1)} more within 5 s, so at 60 s it puts \`${worst.id}\` ${(-lead(spikes.policies, worst.id, 60)).toFixed(1)} points behind the default where the run has it ${(-lead(run.policies, worst.id, 60)).toFixed(1)} behind; the other three policies are within ${(100 * restMost).toFixed(1)} points of the run at every horizon, and \`${attemptsMost.id}\` makes ${(attemptsMost.attemptsPerOffered - real(attemptsMost.id).attemptsPerOffered).toFixed(3)} more attempts per offered request in the twin.`,
     );
   });
 
