@@ -799,7 +799,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const burstFit = replayedFitOf(twinRun.replay.fit, "cold");
     const heldFit = replayedFitOf(twinRun.replay.held.fit, "cold");
     expect(flat).toContain(
-      `Summed over the four policies at 5, 15, 30 and 60 s the twin is ${spikes.fit.curveAbsErrPts.toFixed(1)} points from run 24 (signed: ${spikes.fit.curveBiasPts.toFixed(1)}), with ${signedAttempts(spikes.fit.attemptsBias)} attempts per offered request; the same cold twin replaying run 11's arrivals is ${burstFit.curveAbsErrPts.toFixed(1)} points from the mean of runs 11 and 12 and ${heldFit.curveAbsErrPts.toFixed(1)} from the held-out run, and runs 17 and 18, the same code on the same six seeds, are ${twinRun.replay.latestRunsApart.curveAbsErrPts.toFixed(1)} points apart (run 24 has three seeds and no repeat).`,
+      `Summed over the four policies at 5, 15, 30 and 60 s the twin is ${spikes.fit.curveAbsErrPts.toFixed(1)} points from run 24 (signed: ${spikes.fit.curveBiasPts.toFixed(1)}), with ${signedAttempts(spikes.fit.attemptsBias)} attempts per offered request; the same cold twin replaying run 11's arrivals is ${burstFit.curveAbsErrPts.toFixed(1)} points from the mean of runs 11 and 12 and ${heldFit.curveAbsErrPts.toFixed(1)} from the held-out run, and runs 17 and 18, the same code on the same six seeds, are ${twinRun.replay.latestRunsApart.curveAbsErrPts.toFixed(1)} points apart (run 24 has three seeds; run 25 below repeats two of its policies).`,
     );
     // Where it disagrees: the policy furthest from the run, and how far the others are at most.
     const misfit = (id: string) =>
@@ -825,6 +825,43 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     )[0] as BenchmarkRow;
     expect(flat).toContain(
       `Where the twin disagrees: \`${worst.id}\`, ${misfit(worst.id).toFixed(1)} of the ${spikes.fit.curveAbsErrPts.toFixed(1)} points: the twin serves ${(-diff(60)).toFixed(1)} points less within 60 s (${pct(worst.servedWithinS[60])} against ${pct(r.servedWithinS[60])}), ${(100 * (r.servedFraction - worst.servedFraction)).toFixed(1)} less in all and ${diff(5).toFixed(1)} more within 5 s, so at 60 s it puts \`${worst.id}\` ${(-lead(spikes.policies, worst.id, 60)).toFixed(1)} points behind the default where the run has it ${(-lead(run.policies, worst.id, 60)).toFixed(1)} behind; the other three policies are within ${(100 * restMost).toFixed(1)} points of the run at every horizon, and \`${attemptsMost.id}\` makes ${(attemptsMost.attemptsPerOffered - real(attemptsMost.id).attemptsPerOffered).toFixed(3)} more attempts per offered request in the twin.`,
+    );
+  });
+
+  it("backs docs/benchmarks.md's run 25: run 24's default and static 30 s again, static 30 s ahead within 60 s again", () => {
+    const bench = read("docs/benchmarks.md");
+    const flat = bench.replace(/\s+/g, " ");
+    const [run24, run25] = [RUN_24_SPIKES, RUN_25_SPIKES].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
+    expect(run25.seeds).toEqual(run24.seeds);
+    expect(run25.phases).toEqual(run24.phases);
+    expect(run25.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID, "static-30"]);
+    expect(run25.commit).not.toBe(run24.commit);
+    expectBenchmarkRows(bench, run25);
+    expect(flat).toContain(`\`${run25.generatedBy}\``);
+    expect(flat).toContain(`with nothing else running (commit \`${run25.commit}\``);
+    const of = (run: E2eOpenAiRun, id: string) => run.policies.find((p) => p.id === id) as E2eOpenAiPolicy;
+    const [d24, d25, s24, s25] = [
+      of(run24, DEFAULT_POLICY_ID),
+      of(run25, DEFAULT_POLICY_ID),
+      of(run24, "static-30"),
+      of(run25, "static-30"),
+    ];
+    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+    const at60 = (p: { servedWithinS: Record<string, number> }) => p.servedWithinS[60] ?? Number.NaN;
+    expect(flat).toContain(
+      `From run 24 the default's curve moved by at most ${policyCurveMoved(d25, d24)} points and static 30 s's by ${policyCurveMoved(s25, s24)}: the default's share within 60 s is the noisiest figure of the two (${pct(at60(d25))} against ${pct(at60(d24))}).`,
+    );
+    // "Ahead within 60 s again ... on every seed, and fewer attempts again".
+    expect(at60(s25)).toBeGreaterThan(at60(d25));
+    for (const [i, seed] of (d25.perSeed ?? []).entries())
+      expect(at60(s25.perSeed?.[i] ?? { servedWithinS: {} })).toBeGreaterThan(at60(seed));
+    expect(d25.perSeed).toHaveLength(run25.seeds?.length ?? Number.NaN);
+    expect(s25.attemptsPerOffered).toBeLessThan(d25.attemptsPerOffered);
+    expect(flat).toContain(
+      `Static 30 s is ahead within 60 s again, by ${(100 * (at60(s25) - at60(d25))).toFixed(1)} points (${(100 * (at60(s24) - at60(d24))).toFixed(1)} in run 24), on every seed, and makes fewer attempts again (${s25.attemptsPerOffered.toFixed(3)} against ${d25.attemptsPerOffered.toFixed(3)}).`,
+    );
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      `(${(100 * (at60(s25) - at60(d25))).toFixed(1)} points in a repeat of the two, run 25;`,
     );
   });
 
@@ -2772,6 +2809,8 @@ const RUN_22_DEFAULT = "docs/evaluation-e2e-openai-run22.json";
 const RUN_23_DEFAULT = "docs/evaluation-e2e-openai-run23.json";
 /** Run 24: every policy on the spike-train schedule (`--schedule spikes`), three seeds (docs/benchmarks.md). */
 const RUN_24_SPIKES = "docs/evaluation-e2e-openai-spikes.json";
+/** Run 25: run 24's default and static 30 s again, same seeds, later commit (docs/benchmarks.md). */
+const RUN_25_SPIKES = "docs/evaluation-e2e-openai-spikes-run25.json";
 /** Run 11, the headline end-to-end run until the default changed after it (run 13 took its place). */
 const RUN_11 = "docs/evaluation-e2e-openai-run11.json";
 /** The end-to-end runs of every policy whose seeds the default-only runs repeat. */
