@@ -280,17 +280,22 @@ const out = {
 };
 writeGenerated(join(root, "docs/e2e-twin.json"), `${JSON.stringify(out, null, 1)}\n`);
 const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
-for (const t of results) {
-  console.log(`\n${t.id}: ${t.description}\n`);
+type TableFigures = CurveFigures & { servedFraction: number };
+/** A twin's figures per policy as a table; with `run`, each cell "twin / run" (a policy the run lacks: "-"). */
+function printTable(title: string, policies: readonly TableFigures[], run?: { policies: readonly TableFigures[] }) {
+  console.log(`\n${title}\n`);
   console.log("| policy | served | <= 5 s | <= 15 s | <= 30 s | <= 60 s | attempts per offered |");
   console.log("| --- | --- | --- | --- | --- | --- | --- |");
-  for (const p of t.policies) {
-    const w = p.servedWithinS;
+  for (const p of policies) {
+    const r = run?.policies.find((x) => x.id === p.id);
+    const cell = (f: (x: TableFigures) => string) => (run ? `${f(p)} / ${r ? f(r) : "-"}` : f(p));
+    const curve = [5, 15, 30, 60].map((h) => cell((x) => pct(x.servedWithinS[h])));
     console.log(
-      `| ${p.id} | ${pct(p.servedFraction)} | ${pct(w[5])} | ${pct(w[15])} | ${pct(w[30])} | ${pct(w[60])} | ${p.attemptsPerOffered.toFixed(3)} |`,
+      `| ${p.id} | ${cell((x) => pct(x.servedFraction))} | ${curve.join(" | ")} | ${cell((x) => x.attemptsPerOffered.toFixed(3))} |`,
     );
   }
 }
+for (const t of results) printTable(`${t.id}: ${t.description}`, t.policies);
 for (const [fits, runs] of [
   [replay.fit, "runs 11 and 12"],
   [replay.latestFit, "runs 17 and 18"],
@@ -304,17 +309,11 @@ for (const f of replay.held?.fit ?? [])
   console.log(
     `${f.twin}, replaying ${HELD_RUN_FILE}: ${f.curveAbsErrPts.toFixed(1)} points from it (bias ${f.curveBiasPts.toFixed(1)}), attempts ${f.attemptsBias.toFixed(3)}`,
   );
-console.log(`\nrun 24's twin (${SPIKES_RUN_FILE}'s arrivals, from a cold router), twin / run:\n`);
-console.log("| policy | served | <= 5 s | <= 15 s | <= 30 s | <= 60 s | attempts per offered |");
-console.log("| --- | --- | --- | --- | --- | --- | --- |");
-for (const p of spikes.policies) {
-  const r = spikesRun.policies.find((x) => x.id === p.id);
-  const both = (f: (x: CurveFigures & { servedFraction: number }) => number | undefined) =>
-    `${pct(f(p))} / ${r ? pct(f(r)) : "-"}`;
-  console.log(
-    `| ${p.id} | ${both((x) => x.servedFraction)} | ${[5, 15, 30, 60].map((h) => both((x) => x.servedWithinS[h])).join(" | ")} | ${p.attemptsPerOffered.toFixed(3)} / ${r?.attemptsPerOffered.toFixed(3) ?? "-"} |`,
-  );
-}
+printTable(
+  `run 24's twin (${SPIKES_RUN_FILE}'s arrivals, from a cold router), twin / run:`,
+  spikes.policies,
+  spikesRun,
+);
 console.log(
   `spikes twin: ${spikes.fit.curveAbsErrPts.toFixed(1)} points from run 24 (bias ${spikes.fit.curveBiasPts.toFixed(1)}), attempts ${spikes.fit.attemptsBias.toFixed(3)}`,
 );

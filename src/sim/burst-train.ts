@@ -227,6 +227,19 @@ export function curveGapAt(p: BurstTrainPoint, horizonS: number): number {
   return (curve[DEFAULT_POLICY_ID] ?? 0) - bestOther(curve).value;
 }
 
+/** A fleet's points, in the report's order; throws when the report has none on it (a summary of nothing). */
+function fleetPoints(report: BurstTrainReport, fleet: BurstTrainFleet): BurstTrainPoint[] {
+  const points = report.points.filter((p) => p.fleet === fleet);
+  if (points.length === 0) throw new Error(`no points on the ${fleet} fleet`);
+  return points;
+}
+
+/** Where a point is, as the summaries name it: its spike period and queue bound. */
+const pointAt = (p: BurstTrainPoint) => ({ periodS: p.periodS, maxQueuedRequests: p.maxQueuedRequests });
+
+/** A fleet as the doc's headings name it: "small fleet" or "`burst-3x` fleet". */
+const fleetName = (fleet: BurstTrainFleet) => (fleet === "small" ? "small fleet" : `\`${fleet}\` fleet`);
+
 /**
  * What a fleet's last paragraph in the doc reads from that fleet's points: where the default misses the served
  * target (more than a point behind the best other policy), with spikes and steady; its widest served loss and to
@@ -239,23 +252,21 @@ export function curveGapAt(p: BurstTrainPoint, horizonS: number): number {
  * ```
  */
 export function burstTrainSummary(report: BurstTrainReport, fleet: BurstTrainFleet) {
-  const points = report.points.filter((p) => p.fleet === fleet);
-  if (points.length === 0) throw new Error(`no points on the ${fleet} fleet`);
-  const at = (p: BurstTrainPoint) => ({ periodS: p.periodS, maxQueuedRequests: p.maxQueuedRequests });
+  const points = fleetPoints(report, fleet);
   const servedMisses = points
     .filter((p) => !withinTolerance(servedGap(p), TARGET_TOLERANCE.served))
-    .map((p) => ({ ...at(p), gap: servedGap(p), bestOther: bestOther(p.served).id }));
+    .map((p) => ({ ...pointAt(p), gap: servedGap(p), bestOther: bestOther(p.served).id }));
   const widest = points.reduce((w, p) => (servedGap(p) < servedGap(w) ? p : w), points[0] as BurstTrainPoint);
   const curveMisses = Object.fromEntries(
     CURVE_HORIZONS_S.map((h) => [
       String(h),
-      points.filter((p) => !withinTolerance(curveGapAt(p, h), TARGET_TOLERANCE.curve)).map(at),
+      points.filter((p) => !withinTolerance(curveGapAt(p, h), TARGET_TOLERANCE.curve)).map(pointAt),
     ]),
   );
   const worstCurve = Object.fromEntries(
     CURVE_HORIZONS_S.map((h) => {
       const w = points.reduce((a, p) => (curveGapAt(p, h) < curveGapAt(a, h) ? p : a), points[0] as BurstTrainPoint);
-      return [String(h), { ...at(w), gap: curveGapAt(w, h), bestOther: bestOther(curveAt(w, h)).id }];
+      return [String(h), { ...pointAt(w), gap: curveGapAt(w, h), bestOther: bestOther(curveAt(w, h)).id }];
     }),
   );
   // The default's worst curve gap at each horizon over the rows with spikes and over the steady row.
@@ -281,7 +292,7 @@ export function burstTrainSummary(report: BurstTrainReport, fleet: BurstTrainFle
     spikePoints: points.filter((p) => p.periodS > 0).length,
     servedMisses,
     spikeServedMisses: servedMisses.filter((m) => m.periodS > 0).length,
-    widest: { ...at(widest), gap: servedGap(widest), bestOther: bestOther(widest.served).id },
+    widest: { ...pointAt(widest), gap: servedGap(widest), bestOther: bestOther(widest.served).id },
     curveMisses,
     worstCurve,
     spikeVsSteady,
@@ -318,27 +329,20 @@ export function clairvoyantGaps(p: BurstTrainPoint): { default: number; clairvoy
  * ```
  */
 export function clairvoyantSummary(report: BurstTrainReport, fleet: BurstTrainFleet) {
-  const points = report.points.filter((p) => p.fleet === fleet);
-  if (points.length === 0) throw new Error(`no points on the ${fleet} fleet`);
-  const at = (p: BurstTrainPoint) => ({ periodS: p.periodS, maxQueuedRequests: p.maxQueuedRequests });
-  const worst = (which: "default" | "clairvoyant") => {
-    const w = points.reduce(
+  const points = fleetPoints(report, fleet);
+  const worstPoint = (which: "default" | "clairvoyant") =>
+    points.reduce(
       (a, p) => (clairvoyantGaps(p)[which] < clairvoyantGaps(a)[which] ? p : a),
       points[0] as BurstTrainPoint,
     );
-    return { ...at(w), gap: clairvoyantGaps(w)[which] };
-  };
   const within = (which: "default" | "clairvoyant") =>
     points.filter((p) => withinTolerance(clairvoyantGaps(p)[which], TARGET_TOLERANCE.curve)).length;
-  const worstDefault = worst("default");
-  const atWorstDefault = points.find(
-    (p) => p.periodS === worstDefault.periodS && p.maxQueuedRequests === worstDefault.maxQueuedRequests,
-  ) as BurstTrainPoint;
+  const [worstDefault, worstClairvoyant] = [worstPoint("default"), worstPoint("clairvoyant")];
   return {
     points: points.length,
-    worstDefault,
-    worstClairvoyant: worst("clairvoyant"),
-    clairvoyantAtWorstDefault: clairvoyantGaps(atWorstDefault).clairvoyant,
+    worstDefault: { ...pointAt(worstDefault), gap: clairvoyantGaps(worstDefault).default },
+    worstClairvoyant: { ...pointAt(worstClairvoyant), gap: clairvoyantGaps(worstClairvoyant).clairvoyant },
+    clairvoyantAtWorstDefault: clairvoyantGaps(worstDefault).clairvoyant,
     defaultWithin: within("default"),
     clairvoyantWithin: within("clairvoyant"),
     // Where knowing the arrivals does worse than forecasting them: that loss is not the forecast's.
@@ -398,11 +402,11 @@ function fleetWords(f: BurstTrainFleetShape): string {
 
 /** A fleet's section of docs/burst-train.md: its two tables and what they say. */
 function renderFleet(report: BurstTrainReport, f: BurstTrainFleetShape): string[] {
-  const points = report.points.filter((p) => p.fleet === f.fleet);
+  const points = fleetPoints(report, f.fleet);
   const period = (p: number) => (p === 0 ? `none (steady ${TRAIN_LOAD}x)` : `${p} s`);
   const queue = (p: BurstTrainPoint) => `${p.maxQueuedRequests} (${p.queueDrainS.toFixed(1)})`;
   const lines = [
-    `## The ${f.fleet === "small" ? "small fleet" : `\`${f.fleet}\` fleet`}: ${fleetWords(f)}`,
+    `## The ${fleetName(f.fleet)}: ${fleetWords(f)}`,
     "",
     `Capacity ${f.capacityRps.toFixed(2)} requests/s; queue bounds ${points
       .filter((p) => p.periodS === points[0]?.periodS)
@@ -470,7 +474,7 @@ function compareFleets(report: BurstTrainReport): string[] {
     "",
     'The default against the best other policy at each point, from each fleet\'s "What it says":',
     "",
-    `| | ${report.fleets.map((f) => (f.fleet === "small" ? "small fleet" : `\`${f.fleet}\` fleet`)).join(" | ")} |`,
+    `| | ${report.fleets.map((f) => fleetName(f.fleet)).join(" | ")} |`,
     `| --- | ${report.fleets.map(() => "---").join(" | ")} |`,
     row(
       "final served share: points more than 1 behind (widest gap)",
