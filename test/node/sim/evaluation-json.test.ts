@@ -693,8 +693,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       .reduce((a, b) =>
         (b.servedWithinS[check?.worst.horizonS ?? 0] ?? 0) > (a.servedWithinS[check?.worst.horizonS ?? 0] ?? 0) ? b : a,
       );
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
-    const at60 = (p: { servedWithinS: Record<string, number> }) => p.servedWithinS[60] ?? Number.NaN;
     expect(at60(s30)).toBeGreaterThan(at60(d));
     expect(s30.attemptsPerOffered).toBeLessThan(d.attemptsPerOffered);
     expect(flat).toContain(
@@ -751,7 +749,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(spikes.runSeeds).toEqual(run.seeds);
     expect(spikes.twin).toBe("cold");
     expect(spikes.policies.map((p) => p.id)).toEqual(run.policies.map((p) => p.id));
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
     const real = (id: string) => run.policies.find((p) => p.id === id) as E2eOpenAiPolicy;
     // The table: each policy's twin figure / run 24's.
     for (const t of spikes.policies) {
@@ -846,8 +843,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       of(run24, "static-30"),
       of(run25, "static-30"),
     ];
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
-    const at60 = (p: { servedWithinS: Record<string, number> }) => p.servedWithinS[60] ?? Number.NaN;
     expect(flat).toContain(
       `From run 24 the default's curve moved by at most ${policyCurveMoved(d25, d24)} points and static 30 s's by ${policyCurveMoved(s25, s24)}: the default's share within 60 s is the noisiest figure of the two (${pct(at60(d25))} against ${pct(at60(d24))}).`,
     );
@@ -886,7 +881,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const before = runOf("docs/evaluation-e2e-openai-age-best-effort.json");
     expectBenchmarkRows(bench, today);
     const gaps = RUNS_11_AND_12.map((path) => gapAgainstRun(today, path));
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
     const [now, then] = [defaultOf(today), defaultOf(before)] as [E2eOpenAiPolicy, E2eOpenAiPolicy];
     expect(flat).toContain(
       `its worst gap is ${gaps[0]} and ${gaps[1]} points (at 15 s), and it makes ${now.attemptsPerOffered.toFixed(3)} attempts per offered request. Within 60 s it serves ${pct(now.servedWithinS["60"])}, where the default before the change served ${pct(then.servedWithinS["60"])} on the same seeds`,
@@ -1825,7 +1819,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const [quiet, cold] = [of("after-quiet"), of("cold")];
     const run11 = runOf(RUN_11);
     const e2e = (policy: string) => run11.policies.find((p) => p.id === policy) as BenchmarkRow;
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
     const att = (row: BenchmarkRow) => row.attemptsPerOffered.toFixed(3);
     expect(flat).toContain(
       `After a quiet spell the twin's default makes ${att(quiet)} attempts per offered request and the cold twin ${att(cold)}, where the end-to-end run 11 made ${att(e2e(DEFAULT_POLICY_ID))}.`,
@@ -2633,7 +2626,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // The end-to-end figures it quotes: the first version's run against the default's run 7 (the same three seeds).
     const e2e = (path: string) =>
       (JSON.parse(read(path)) as E2eOpenAiRun).policies.find((p) => p.id === DEFAULT_POLICY_ID);
-    const pct = (v: number | undefined) => `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
     const twice = (p: ReturnType<typeof e2e>) => (p?.requestsByAttempts?.["3"] ?? Number.NaN) / (p?.requests ?? 1);
     const [on, off] = [
       e2e("docs/evaluation-e2e-openai-burst-persistence.json"),
@@ -2858,6 +2850,16 @@ function repeatSentences(from: E2eOpenAiRun, to: E2eOpenAiRun, fromName: string,
  * default's attempts per offered request run from 1.427 to 1.483 (at most 1.5 in 6 of 6 seeds)".
  */
 /** The most a policy's served share within 5, 15, 30 or 60 s differs between two end-to-end runs, in points ("0.6"). */
+/** A share as the docs print it: "92.2%" (NaN for a missing figure, so a missing one cannot match). */
+function pct(v: number | undefined): string {
+  return `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+}
+
+/** A policy's share served within 60 s of first attempts. */
+function at60(p: { servedWithinS: Record<string, number> }): number {
+  return p.servedWithinS[60] ?? Number.NaN;
+}
+
 function policyCurveMoved(a: E2eOpenAiPolicy, b: E2eOpenAiPolicy): string {
   const most = Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))));
   return (100 * most).toFixed(1);
