@@ -195,6 +195,15 @@ export interface CapacityBookingOptions {
    * more attempts than static 30 s in most scenarios and of requests whose last retry it spends.
    */
   probeBeyondS: number;
+  /**
+   * Trust by lead time: a promise's outcome moves only the trust of promises made about as far ahead as it was (its
+   * lead: from the refusal to its booked instant), in buckets [0, b), [b, 2b), [2b, 4b), ... of this many seconds
+   * `b` (the last from `b` x 2^6 on). A train of short spikes breaks the promises made a few seconds ahead (the
+   * next spike fills their seconds) while those made past the train are kept; one trust learned from the near ones
+   * shrank the far ones' capacity to `minTrust`, and the fleet sat idle after the train while clients slept. 0 (the
+   * default): one trust for every lead.
+   */
+  trustBucketS: number;
 }
 
 export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
@@ -236,6 +245,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   horizonPackS: 0,
   packServiceS: 5,
   probeBeyondS: 0,
+  trustBucketS: 0,
 };
 
 /**
@@ -304,11 +314,15 @@ export function promisesEnded(p: PromiseOutcomes): number {
 export interface ClaimedBooking {
   /** Whether capacity was booked for it (a promise), not a best effort beyond the capacity. */
   promised: boolean;
+  /** Seconds from the hint to the booked instant (the promise's lead, which `kept` learns by with `trustBucketS`). */
+  leadS: number;
 }
 
 /** A promise made to one request: come back at `dueMs`. */
 interface Booking {
   dueMs: number;
+  /** When the hint was given, ms. */
+  madeMs: number;
   second: number;
   /** Whether it took capacity in the ledger (an overflow hint is a best effort, not a promise). */
   promised: boolean;
@@ -354,7 +368,8 @@ export interface BookedHint {
  * const hint = ledger.hint(0, { queueDepth: 10, drainRate: 10 }, 60, () => 0.5); // { delayS: ~1.5, promised: true }
  * ledger.book("fp-a", 0, hint as BookedHint);
  * ledger.claim("fp-b", 1_500); // undefined: not its booking
- * ledger.claim("fp-a", 1_500); // { promised: true }
+ * const claim = ledger.claim("fp-a", 1_500); // { promised: true, leadS: ~1.5 }
+ * ledger.kept(true, claim?.leadS ?? 0); // its retry was placed: the trust of promises ~1.5 s ahead rises
  * ```
  */
 export class CapacityBooking {
@@ -373,7 +388,8 @@ export class CapacityBooking {
   /** Decayed counts of promises claimed on time and of promises that lapsed (starting from the prior). */
   private shows: number;
   private noShows: number;
-  private trustLevel = 1;
+  /** The trust of each lead-time bucket (one bucket unless `trustBucketS`). */
+  private readonly trustLevels: number[];
   private readonly outcomes: PromiseOutcomes = { made: 0, kept: 0, broken: 0, noShow: 0 };
 
   /**
@@ -394,6 +410,7 @@ export class CapacityBooking {
     this.fresh = new FreshArrivalForecast(options);
     this.shows = options.priorShowRate * options.priorWeight;
     this.noShows = (1 - options.priorShowRate) * options.priorWeight;
+    this.trustLevels = new Array(options.trustBucketS > 0 ? TRUST_BUCKETS : 1).fill(1);
   }
 
   /** The fresh-arrival baseline (requests per second): the lowest smoothed rate of the window; `undefined` before a full second. */
@@ -419,9 +436,16 @@ export class CapacityBooking {
     return this.options.shedBreaksPromise;
   }
 
-  /** The forecast's trust, in [minTrust, 1] (see `CapacityBookingOptions.minTrust`). */
+  /** The forecast's trust, in [minTrust, 1] (see `CapacityBookingOptions.minTrust`); by lead time, the lowest. */
   get trust(): number {
-    return this.trustLevel;
+    return Math.min(...this.trustLevels);
+  }
+
+  /** The trust bucket of a promise `leadS` seconds ahead (see `trustBucketS`). */
+  private trustBucket(leadS: number): number {
+    const b = this.options.trustBucketS;
+    if (!(b > 0) || leadS < b) return 0;
+    return Math.min(TRUST_BUCKETS - 1, 1 + Math.floor(Math.log2(leadS / b)));
   }
 
   /** Absolute second of the current time, as of the last advance. */
@@ -437,15 +461,16 @@ export class CapacityBooking {
   /**
    * A claimed promise's outcome: its retry was placed on a replica (kept) or refused, timed out, pushed out or shed
    * from the queue (broken); see `keptWhenQueued`. Only promises: a best effort booked no capacity, so its refusal
-   * says nothing of the forecast (the router calls this for a claim whose `promised` is true).
+   * says nothing of the forecast (the router calls this for a claim whose `promised` is true). `leadS`: the claim's
+   * (with `trustBucketS`, only the trust of promises made about as far ahead moves).
    */
-  kept(admitted: boolean): void {
+  kept(admitted: boolean, leadS: number): void {
     const { minTrust, trustGain, trustLoss } = this.options;
     if (admitted) this.outcomes.kept += 1;
     else this.outcomes.broken += 1;
-    this.trustLevel = admitted
-      ? Math.min(1, this.trustLevel + trustGain)
-      : Math.max(minTrust, this.trustLevel * trustLoss);
+    const k = this.trustBucket(leadS);
+    const level = this.trustLevels[k] as number;
+    this.trustLevels[k] = admitted ? Math.min(1, level + trustGain) : Math.max(minTrust, level * trustLoss);
   }
 
   /**
@@ -522,7 +547,7 @@ export class CapacityBooking {
     this.release(fingerprint, booking);
     const onTime = nowMs <= booking.dueMs + this.options.lateS * 1000;
     if (booking.promised) this.resolve(onTime);
-    return onTime ? { promised: booking.promised } : undefined;
+    return onTime ? { promised: booking.promised, leadS: (booking.dueMs - booking.madeMs) / 1000 } : undefined;
   }
 
   private resolve(showed: boolean): void {
@@ -592,7 +617,7 @@ export class CapacityBooking {
     const burstAgeS = (nowMs - this.overloadSinceMs) / 1000;
     const fadeS =
       this.options.burstFadeS > 0 ? Math.max(this.options.burstFadeS, this.options.burstPersistence * burstAgeS) : 0;
-    const scale = this.trustLevel * Math.min(this.options.maxOverbooking, 1 / this.showRate);
+    const overbooked = Math.min(this.options.maxOverbooking, 1 / this.showRate);
     // The fresh arrivals forecast `aheadS` seconds from now: the baseline plus the burst's excess, fading.
     const known = this.knownFreshRate;
     const forecastIn = known
@@ -600,7 +625,9 @@ export class CapacityBooking {
       : (aheadS: number) => baseline + (fadeS > 0 ? excess * Math.exp(-aheadS / fadeS) : 0);
     // A future second's retry capacity: the drain rate less the fresh arrivals forecast for it, within bounds.
     const capacityAt = (second: number) =>
-      Math.min(rate * maxRetryShare, Math.max(rate - forecastIn(second - nowS), rate * minRetryShare)) * scale;
+      Math.min(rate * maxRetryShare, Math.max(rate - forecastIn(second - nowS), rate * minRetryShare)) *
+      overbooked *
+      (this.trustLevels[this.trustBucket(second - nowS)] as number);
     const horizon = Math.max(1, Math.min(horizonS, this.options.ledgerS - 1));
     // With queueRefill, the queue stays at its depth while the forecast fresh arrivals exceed the drain rate.
     const drainS = this.options.queueRefill
@@ -719,7 +746,7 @@ export class CapacityBooking {
       const oldest = this.bookings.keys().next().value as string;
       this.release(oldest, this.bookings.get(oldest) as Booking);
     }
-    const booking: Booking = { dueMs, second, promised: hint.promised };
+    const booking: Booking = { dueMs, madeMs: nowMs, second, promised: hint.promised };
     this.bookings.set(fingerprint, booking);
     this.byDue.push({ dueMs, fingerprint, booking });
     // Entries of replaced, claimed or evicted bookings wait in the heap until their due instant lapses: a flood of
@@ -763,6 +790,9 @@ export class CapacityBooking {
 
 /** Stale entries the lapse sweep's heap may hold beyond the bookings' count before it drops them. */
 export const STALE_DUE_ENTRIES = 1024;
+
+/** Lead-time buckets of the trust with `trustBucketS`: [0, b), [b, 2b), ..., [32b, 64b), [64b, ...). */
+const TRUST_BUCKETS = 8;
 
 interface DueEntry {
   dueMs: number;

@@ -228,11 +228,11 @@ export class RouterCore {
   /** Requests queued demoted (see `BookingAdmission.demoteAfterS`). */
   private demotedCount = 0;
   /**
-   * Queued retries that claimed a promise, by ticket: the promise is kept once the retry is placed and broken if it
-   * is shed first (`CapacityBookingOptions.keptWhenQueued`). At most the queue's size: every way out of the queue
-   * settles or drops its ticket.
+   * Queued retries that claimed a promise, by ticket, with the promise's lead: the promise is kept once the retry is
+   * placed and broken if it is shed first (`CapacityBookingOptions.keptWhenQueued`). At most the queue's size: every
+   * way out of the queue settles or drops its ticket.
    */
-  private readonly promisedInQueue = new Set<string>();
+  private readonly promisedInQueue = new Map<string, number>();
   /**
    * The request let in only to wait for a probe (`admit`), by ticket, while it may still wait: at most one, since
    * one is let in only at an empty queue. Tickets are not reused: one that has left the queue since (placed,
@@ -401,7 +401,7 @@ export class RouterCore {
     // Work-conserving: while nothing waits and a replica has a free slot, every request is queued (placed at once).
     if (this.queue.size === 0 && this.hasFreeSlot()) {
       this.queue.offer(entry, Number.POSITIVE_INFINITY);
-      if (claim?.promised) this.promiseQueued(ticket);
+      if (claim?.promised) this.promiseQueued(ticket, claim.leadS);
       if (early) booking?.admittedEarly(request.fingerprint, now);
       return { kind: "queued" };
     }
@@ -457,10 +457,10 @@ export class RouterCore {
     if (offered.kind === "refused") {
       this.standingQueue?.refused(now);
       // A refused promise lowers the ledger's trust; a refused best effort promised nothing.
-      if (claim?.promised) booking?.kept(false);
+      if (claim?.promised) booking?.kept(false, claim.leadS);
       return { kind: "rejected", rejection: this.reject("queue_full", now, request) };
     }
-    if (claim?.promised) this.promiseQueued(ticket);
+    if (claim?.promised) this.promiseQueued(ticket, claim.leadS);
     // Admitted before its booked instant (a first step found room): the booked second goes back to the ledger.
     if (early) booking?.admittedEarly(request.fingerprint, now);
     if (demoted) this.demotedCount += 1;
@@ -493,15 +493,17 @@ export class RouterCore {
   }
 
   /** A retry that claimed a promise was queued: kept now (`keptWhenQueued`), else once it is placed. */
-  private promiseQueued(ticket: string): void {
-    if (this.booking?.keptWhenQueued) this.booking.kept(true);
-    else this.promisedInQueue.add(ticket);
+  private promiseQueued(ticket: string, leadS: number): void {
+    if (this.booking?.keptWhenQueued) this.booking.kept(true, leadS);
+    else this.promisedInQueue.set(ticket, leadS);
   }
 
   /** A queued ticket left the queue, placed or shed: if it held a claimed promise, the ledger learns the outcome. */
   private settlePromise(ticket: string, placed: boolean): void {
-    if (!this.promisedInQueue.delete(ticket)) return;
-    if (placed || this.booking?.shedBreaksPromise) this.booking?.kept(placed);
+    const leadS = this.promisedInQueue.get(ticket);
+    if (leadS === undefined) return;
+    this.promisedInQueue.delete(ticket);
+    if (placed || this.booking?.shedBreaksPromise) this.booking?.kept(placed, leadS);
   }
 
   /** Whether the request's client was first refused more than `demoteAfterS` ago (never while that is off). */
@@ -692,7 +694,7 @@ export class RouterCore {
       now,
     );
     // Placed at once: a promise it claimed is kept; one not yet due goes back to the ledger, as in `submit`.
-    if (claim?.promised) this.booking?.kept(true);
+    if (claim?.promised) this.booking?.kept(true, claim.leadS);
     if (early) this.booking?.admittedEarly(next.fingerprint, now);
     this.recordPlacement(ticket, lease.replica, tenant, priority, now);
     return true;

@@ -24,7 +24,7 @@ type Op =
   | { kind: "refuse"; fp: number; horizon: number; depth: number; rate: number; first: boolean; r: number }
   | { kind: "claim"; fp: number; returnMs: number | undefined }
   | { kind: "early"; fp: number }
-  | { kind: "kept"; admitted: boolean };
+  | { kind: "kept"; admitted: boolean; leadS: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("wait" as const), ms: fc.integer({ min: 0, max: 4_000 }) }) },
@@ -52,20 +52,29 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("early" as const), fp: fc.integer({ min: 0, max: 9 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("kept" as const), admitted: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("kept" as const),
+      admitted: fc.boolean(),
+      leadS: fc.double({ min: 0, max: 300, noNaN: true }),
+    }),
+  },
 );
 
-/** Ledger settings the runs draw from: the default, and ones that reach two-step promises, packing and evictions. */
+/** Ledger settings the runs draw from: the default, and ones that reach two-step promises, packing, evictions and trust by lead. */
 const settings: fc.Arbitrary<Partial<CapacityBookingOptions>> = fc.record({
   twoStepHorizons: fc.constantFrom(1, 2),
   horizonPackS: fc.constantFrom(0, 10),
   maxBookings: fc.constantFrom(65_536, 3),
   queueRefill: fc.boolean(),
   maxOverbooking: fc.constantFrom(1, 1.5),
+  trustBucketS: fc.constantFrom(0, 4),
 });
 
 interface Modelled {
   dueMs: number;
+  madeMs: number;
   promised: boolean;
 }
 
@@ -114,6 +123,8 @@ function run(ops: readonly Op[], overrides: Partial<CapacityBookingOptions>): st
       if (onTime !== (claim !== undefined))
         fail(`${fp} claimed ${JSON.stringify(claim)}, booked ${JSON.stringify(booked)}`);
       if (claim && booked && claim.promised !== booked.promised) fail(`${fp} claimed the wrong kind of booking`);
+      if (claim && booked && Math.abs(claim.leadS - (booked.dueMs - booked.madeMs) / 1000) > 1e-9)
+        fail(`${fp} claimed a lead of ${claim.leadS} s, booked ${JSON.stringify(booked)}`);
       if (due) model.delete(fp);
       if (claim?.promised) claimedPromises += 1;
       // Claimed once: the same fingerprint takes nothing more until it is booked again.
@@ -123,7 +134,7 @@ function run(ops: readonly Op[], overrides: Partial<CapacityBookingOptions>): st
       ledger.admittedEarly(fp, now);
       model.delete(fp);
     } else {
-      ledger.kept(o.admitted);
+      ledger.kept(o.admitted, o.leadS);
       keptCalls += 1;
     }
     sweep();
@@ -162,7 +173,7 @@ function bookInModel(
   const dueMs = now + (hint.dueS ?? hint.delayS) * 1000;
   if (Math.floor(dueMs / 1000) - Math.floor(now / 1000) >= options.ledgerS) return;
   if (model.size >= options.maxBookings) model.delete(model.keys().next().value as string);
-  model.set(fp, { dueMs, promised: hint.promised });
+  model.set(fp, { dueMs, madeMs: now, promised: hint.promised });
 }
 
 describe("the capacity ledger under arbitrary refusals and returns", () => {

@@ -342,7 +342,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(ledger.claim(undefined, 15_000)).toBeUndefined();
     expect(ledger.claim("mine", 13_000)).toBeUndefined(); // 2 s early: not yet
     expect(ledger.holds("mine")).toBe(true);
-    expect(ledger.claim("mine", 15_400)).toEqual({ promised: true });
+    expect(ledger.claim("mine", 15_400)).toMatchObject({ promised: true });
     expect(ledger.holds("mine")).toBe(false);
     expect(ledger.claim("mine", 15_500)).toBeUndefined(); // taken once
 
@@ -350,7 +350,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(ledger.claim("late", 28_500)).toBeUndefined(); // 3.5 s late: lapsed
 
     ledger.book("effort", 30_000, { delayS: 20, promised: false });
-    expect(ledger.claim("effort", 50_000)).toEqual({ promised: false }); // a best effort: claimed, nothing promised
+    expect(ledger.claim("effort", 50_000)).toMatchObject({ promised: false }); // a best effort: claimed, nothing promised
   });
 
   it("at maxBookings, a lapsed booking not yet swept goes before the oldest live one", () => {
@@ -588,10 +588,49 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
 
   it("broken promises lower the trust (fewer promises a second); kept ones restore it", () => {
     const ledger = ledgerWithBaseline(0, 5);
-    for (let i = 0; i < 10; i++) ledger.kept(false);
+    for (let i = 0; i < 10; i++) ledger.kept(false, 3);
     expect(ledger.trust).toBeCloseTo(Math.max(opts.minTrust, opts.trustLoss ** 10));
-    for (let i = 0; i < 200; i++) ledger.kept(true);
+    for (let i = 0; i < 200; i++) ledger.kept(true, 3);
     expect(ledger.trust).toBe(1);
+  });
+
+  it("with trustBucketS, a broken promise lowers the trust only of promises made about as far ahead as it was", () => {
+    /** The delay of the last of `n` promises made at once at a drain rate of 10/s, nothing queued. */
+    const lastOf = (ledger: CapacityBooking, n: number): number => {
+      let delayS = 0;
+      for (let i = 0; i < n; i++) {
+        const hint = ledger.hint(5_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5);
+        if (!hint?.promised) throw new Error(`hint ${i} was not a promise`);
+        ledger.book(`r${i}`, 5_000, hint);
+        delayS = hint.delayS;
+      }
+      return delayS;
+    };
+    const byLead = (b: number) => new CapacityBooking({ ...opts, trustBucketS: b }, 0);
+    // Ten promises made 2 s ahead were broken: one trust (the default) falls to minTrust for every lead, 2 a second.
+    const single = byLead(0);
+    for (let i = 0; i < 10; i++) single.kept(false, 2);
+    expect(lastOf(single, 40)).toBeGreaterThan(19);
+    // By lead (4 s buckets), only the seconds less than 4 s ahead are at 2 a second; from 4 s on, 10 a second.
+    const bucketed = byLead(4);
+    for (let i = 0; i < 10; i++) bucketed.kept(false, 2);
+    expect(bucketed.trust).toBeCloseTo(Math.max(opts.minTrust, opts.trustLoss ** 10));
+    expect(lastOf(bucketed, 40)).toBeLessThan(8);
+    // Broken 20 s ahead, the near seconds keep their full capacity: 40 promises within 5 s.
+    const far = byLead(4);
+    for (let i = 0; i < 10; i++) far.kept(false, 20);
+    expect(lastOf(far, 40)).toBeLessThan(6);
+    // Kept promises restore the bucket they were made in.
+    for (let i = 0; i < 200; i++) far.kept(true, 20);
+    expect(far.trust).toBe(1);
+  });
+
+  it("a claimed promise carries its lead: seconds from the hint to its booked instant", () => {
+    const ledger = new CapacityBooking(opts, 0);
+    ledger.book("a", 2_000, { delayS: 7.5, promised: true });
+    ledger.book("b", 2_000, { delayS: 3, dueS: 40, promised: true });
+    expect(ledger.claim("a", 9_600)).toEqual({ promised: true, leadS: 7.5 });
+    expect(ledger.claim("b", 42_000)).toEqual({ promised: true, leadS: 40 });
   });
 
   it("promises that lapse unclaimed lower the show rate; memory stays bounded", () => {

@@ -17,14 +17,16 @@ describe("CapacityBooking.promiseOutcomes", () => {
     expect(ledger.promiseOutcomes).toEqual({ made: 5, kept: 0, broken: 0, noShow: 0 });
 
     // The router settles a claimed promise once its retry is placed (kept) or refused or shed (broken).
-    expect(ledger.claim("kept", 5_000)).toEqual({ promised: true });
-    ledger.kept(true);
-    expect(ledger.claim("broken", 5_200)).toEqual({ promised: true });
-    ledger.kept(false);
+    const kept = ledger.claim("kept", 5_000);
+    expect(kept).toEqual({ promised: true, leadS: 5 });
+    ledger.kept(true, kept?.leadS ?? Number.NaN);
+    const broken = ledger.claim("broken", 5_200);
+    expect(broken).toMatchObject({ promised: true });
+    ledger.kept(false, broken?.leadS ?? Number.NaN);
     // A new hint to the same request replaces its promise: it ended neither way.
     ledger.book("replaced", 5_300, { delayS: 20, promised: false });
     // A best effort claimed: it was no promise, so it ends none of them.
-    expect(ledger.claim("effort", 5_400)).toEqual({ promised: false });
+    expect(ledger.claim("effort", 5_400)).toMatchObject({ promised: false });
     // Back past `lateS` (3 s): a no-show, whose claim takes nothing; one never back is a no-show as time passes.
     expect(ledger.claim("late", 8_500)).toBeUndefined();
     ledger.onFresh(20_000);
