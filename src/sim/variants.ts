@@ -185,6 +185,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { horizonPackS: 120 } },
   ),
   variant(
+    "trust-by-lead",
+    "a promise's outcome moves only the trust of promises made about as far ahead (4 s buckets, doubling), not one trust for all",
+    { ledger: { trustBucketS: 4 } },
+  ),
+  variant(
     "fifo-while-standing",
     "first attempts in arrival order while the queue stands too, not newest first (the default until the ninth session of 2026-12-03)",
     { booking: { freshNewestShare: 0 } },
