@@ -4,8 +4,8 @@
  * 8 s (and, to compare, 60 s at a steady 1.5x), on its own fleet and on a small one (one replica of 4 slots, short
  * answers: `smallFleet`), at the queue-bound sweep's queue bounds for each fleet's capacity, every policy on the same
  * arrivals (3 seeds), and beside them the default told its fresh arrivals in advance (the counterfactual
- * `clairvoyant-forecast`: how much of its loss is its forecast's), and writes docs/burst-train.json and
- * docs/burst-train.md (about two minutes here).
+ * `clairvoyant-forecast`: how much of its loss is its forecast's) and the default with one trust per lead time (the
+ * variant `trust-by-lead`), and writes docs/burst-train.json and docs/burst-train.md (about three minutes here).
  */
 
 import { join, resolve } from "node:path";
@@ -20,9 +20,11 @@ import {
   renderBurstTrain,
   spikeTrain,
   trainShape,
+  type VariantFigures,
 } from "../src/sim/burst-train";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy } from "../src/sim/evaluation";
+import type { PolicySpec } from "../src/sim/policies";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { readScenario } from "./scenario-files";
 import { atSweepQueueBounds } from "./sweep";
@@ -37,6 +39,8 @@ const PERIODS_S = [0, 1, 2, 4, 8];
 const SEEDS = 3;
 // A counterfactual, run at every point beside the policies: the default told its fresh arrivals in advance.
 const CLAIRVOYANT = parseVariantSpec("clairvoyant-forecast");
+// A measured variant of the default, run at every point beside the policies: one trust per lead time.
+const TRUST_BY_LEAD = parseVariantSpec("trust-by-lead");
 
 const burst = readScenario("burst-3x");
 const points: BurstTrainPoint[] = [];
@@ -55,12 +59,20 @@ for (const fleet of BURST_TRAIN_FLEETS) {
       `${fleet} fleet, period ${periodS} s`,
     )) {
       seeds = r.seeds;
-      const clairvoyant = evaluatePolicy(
-        { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
-        r.seeds,
-        r.capacityRps,
-        CLAIRVOYANT,
-      );
+      // A variant of the default on the point's arrivals, seeds, capacity and queue bound.
+      const variant = (spec: PolicySpec): VariantFigures => {
+        const v = evaluatePolicy(
+          { ...scenario, router: { ...scenario.router, maxQueuedRequests } },
+          r.seeds,
+          r.capacityRps,
+          spec,
+        );
+        return {
+          served: v.servedFraction,
+          servedWithinS: v.servedWithinS,
+          idleWhileWaiting: v.metrics.idleWhileWaitingFraction,
+        };
+      };
       points.push({
         fleet,
         periodS,
@@ -70,11 +82,8 @@ for (const fleet of BURST_TRAIN_FLEETS) {
         served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
         servedWithinS: Object.fromEntries(r.policies.map((p) => [p.id, p.servedWithinS])),
         idleWhileWaiting: Object.fromEntries(r.policies.map((p) => [p.id, p.metrics.idleWhileWaitingFraction])),
-        clairvoyantDefault: {
-          served: clairvoyant.servedFraction,
-          servedWithinS: clairvoyant.servedWithinS,
-          idleWhileWaiting: clairvoyant.metrics.idleWhileWaitingFraction,
-        },
+        clairvoyantDefault: variant(CLAIRVOYANT),
+        trustByLead: variant(TRUST_BY_LEAD),
       });
     }
   }
@@ -95,6 +104,7 @@ const report = {
   tailS: burst.tailS,
   trains: PERIODS_S.map((p) => trainShape(spikeTrain(burst, p), p)),
   clairvoyantPolicy: CLAIRVOYANT.id,
+  trustByLeadPolicy: TRUST_BY_LEAD.id,
   points,
 };
 writeGenerated(join(root, "docs/burst-train.json"), `${JSON.stringify(report, null, 2)}\n`);

@@ -174,7 +174,20 @@ export interface BurstTrainPoint {
    * on the same arrivals, seeds, capacity and queue bound. Its figures less the default's are what the default's
    * forecast of fresh arrivals costs at this point: its final served share, completion curve and idle share.
    */
-  clairvoyantDefault: { served: number; servedWithinS: CompletionCurve; idleWhileWaiting: number };
+  clairvoyantDefault: VariantFigures;
+  /**
+   * A measured variant, not the default: the default with one trust per lead time (the variant `trust-by-lead`,
+   * {@link BurstTrainReport.trustByLeadPolicy}: ledger `trustBucketS` 4, so a broken promise made a few seconds ahead
+   * does not lower the trust of promises made further ahead), on the same arrivals, seeds, capacity and queue bound.
+   */
+  trustByLead: VariantFigures;
+}
+
+/** A variant of the default run at a point: its final served share, completion curve and idle share (3 seeds pooled). */
+export interface VariantFigures {
+  served: number;
+  servedWithinS: CompletionCurve;
+  idleWhileWaiting: number;
 }
 
 /** What `npm run eval:burst-train` writes to docs/burst-train.json. */
@@ -193,6 +206,8 @@ export interface BurstTrainReport {
   trains: TrainShape[];
   /** The id of the policy each point's `clairvoyantDefault` ran: the default with its fresh arrivals known. */
   clairvoyantPolicy: string;
+  /** The id of the policy each point's `trustByLead` ran: the default with one trust per lead time. */
+  trustByLeadPolicy: string;
   points: BurstTrainPoint[];
 }
 
@@ -304,21 +319,25 @@ export function burstTrainSummary(report: BurstTrainReport, fleet: BurstTrainFle
   };
 }
 
-/** The horizon of the clairvoyant counterfactual's table and sentence, seconds: where the default loses most. */
-export const CLAIRVOYANT_HORIZON_S = 60;
+/** The horizon of the variants' tables and sentences (the clairvoyant default, trust by lead), seconds: where the default loses most. */
+export const VARIANT_HORIZON_S = 60;
 
-/** At a point, the default's and the clairvoyant default's completion curve at {@link CLAIRVOYANT_HORIZON_S} less static 30 s's. */
+/** At a point, a completion curve at {@link VARIANT_HORIZON_S} less static 30 s's there. */
+function lessStatic30(p: BurstTrainPoint, curve: CompletionCurve | undefined): number {
+  const h = String(VARIANT_HORIZON_S);
+  return (curve?.[h] ?? 0) - (p.servedWithinS["static-30"]?.[h] ?? 0);
+}
+
+/** At a point, the default's and the clairvoyant default's completion curve at {@link VARIANT_HORIZON_S} less static 30 s's. */
 export function clairvoyantGaps(p: BurstTrainPoint): { default: number; clairvoyant: number } {
-  const h = String(CLAIRVOYANT_HORIZON_S);
-  const static30 = p.servedWithinS["static-30"]?.[h] ?? 0;
   return {
-    default: (p.servedWithinS[DEFAULT_POLICY_ID]?.[h] ?? 0) - static30,
-    clairvoyant: (p.clairvoyantDefault.servedWithinS[h] ?? 0) - static30,
+    default: lessStatic30(p, p.servedWithinS[DEFAULT_POLICY_ID]),
+    clairvoyant: lessStatic30(p, p.clairvoyantDefault.servedWithinS),
   };
 }
 
 /**
- * What a fleet's clairvoyant paragraph reads from that fleet's points: within {@link CLAIRVOYANT_HORIZON_S} s, the
+ * What a fleet's clairvoyant paragraph reads from that fleet's points: within {@link VARIANT_HORIZON_S} s, the
  * default's and the clairvoyant default's worst gap to static 30 s (and where), the points where each is within the
  * curve target's 2 points of it, the clairvoyant default's gap where the default's is worst, and the highest share of
  * the fleet idle while refused clients waited, each of the three's.
@@ -362,7 +381,7 @@ function renderClairvoyant(
   row: (p: BurstTrainPoint) => string,
   at: (m: { periodS: number; maxQueuedRequests: number }) => string,
 ): string[] {
-  const h = String(CLAIRVOYANT_HORIZON_S);
+  const h = String(VARIANT_HORIZON_S);
   const lines = [
     "### The default with its fresh arrivals known in advance",
     "",
@@ -385,6 +404,95 @@ function renderClairvoyant(
   lines.push(
     "",
     `What the counterfactual says: within ${h} s the clairvoyant default is at worst ${pts(s.worstClairvoyant.gap)} points from static 30 s (with ${at(s.worstClairvoyant)}), the default ${pts(s.worstDefault.gap)} (${defaultWorst}); the clairvoyant default is within 2 points of static 30 s at ${s.clairvoyantWithin} of ${s.points} points, the default at ${s.defaultWithin}, and below the default at ${s.clairvoyantBelowDefault} (where knowing the arrivals does worse than forecasting them); the clairvoyant default leaves at most ${pct(s.idleHighest.clairvoyant)} of the fleet's slots idle while refused clients wait, the default ${pct(s.idleHighest.default)}, static 30 s ${pct(s.idleHighest.static30)}.`,
+    "",
+  );
+  return lines;
+}
+
+/**
+ * What a fleet's trust-by-lead paragraph reads from that fleet's points: within {@link VARIANT_HORIZON_S} s, the
+ * points where trust by lead and the default are each within the curve target's 2 points of static 30 s; the final
+ * served share of each less the best policy's other than the default (the same yardstick for both): the points where
+ * it is more than the served target's point behind, and the worst, where;
+ * the points where trust by lead serves less than the default in the end, and by how much at most; and the highest
+ * share of the fleet idle while refused clients waited, trust by lead's, the default's and static 30 s's.
+ *
+ * @example
+ * ```ts
+ * trustByLeadSummary(report, "burst-3x").within; // e.g. { trustByLead: 20, default: 8 }
+ * ```
+ */
+export function trustByLeadSummary(report: BurstTrainReport, fleet: BurstTrainFleet) {
+  const points = fleetPoints(report, fleet);
+  const mine = (p: BurstTrainPoint) => p.served[DEFAULT_POLICY_ID] ?? 0;
+  const within = (curve: (p: BurstTrainPoint) => CompletionCurve | undefined) =>
+    points.filter((p) => withinTolerance(lessStatic30(p, curve(p)), TARGET_TOLERANCE.curve)).length;
+  // The first of the fleet's points where a figure is lowest, and the figure there.
+  const lowest = (by: (p: BurstTrainPoint) => number) => {
+    const w = points.reduce((a, p) => (by(p) < by(a) ? p : a), points[0] as BurstTrainPoint);
+    return { point: w, at: { ...pointAt(w), gap: by(w) } };
+  };
+  const worstServed = (by: (p: BurstTrainPoint) => number) => {
+    const { point, at } = lowest(by);
+    return { ...at, bestOther: bestOther(point.served).id };
+  };
+  const lessDefault = (p: BurstTrainPoint) => p.trustByLead.served - mine(p);
+  const leadServedGap = (p: BurstTrainPoint) => p.trustByLead.served - bestOther(p.served).value;
+  const servedMisses = (gap: (p: BurstTrainPoint) => number) =>
+    points.filter((p) => !withinTolerance(gap(p), TARGET_TOLERANCE.served)).length;
+  return {
+    points: points.length,
+    within: {
+      trustByLead: within((p) => p.trustByLead.servedWithinS),
+      default: within((p) => p.servedWithinS[DEFAULT_POLICY_ID]),
+    },
+    servedMisses: { trustByLead: servedMisses(leadServedGap), default: servedMisses(servedGap) },
+    worstServed: { trustByLead: worstServed(leadServedGap), default: worstServed(servedGap) },
+    belowDefault: { points: points.filter((p) => lessDefault(p) < 0).length, furthest: lowest(lessDefault).at },
+    idleHighest: {
+      trustByLead: Math.max(...points.map((p) => p.trustByLead.idleWhileWaiting)),
+      default: Math.max(...points.map((p) => p.idleWhileWaiting[DEFAULT_POLICY_ID] ?? 0)),
+      static30: Math.max(...points.map((p) => p.idleWhileWaiting["static-30"] ?? 0)),
+    },
+  };
+}
+
+/** A fleet's trust-by-lead variant in docs/burst-train.md: its table and what it says. */
+function renderTrustByLead(
+  points: BurstTrainPoint[],
+  s: ReturnType<typeof trustByLeadSummary>,
+  row: (p: BurstTrainPoint) => string,
+  at: (m: { periodS: number; maxQueuedRequests: number }) => string,
+): string[] {
+  const h = String(VARIANT_HORIZON_S);
+  const three = "default | trust-by-lead | static-30";
+  const lines = [
+    "### Trust by lead time",
+    "",
+    "A measured variant, not the default: `trust-by-lead` is the default with its promises' trust kept per lead time (ledger `trustBucketS` 4: buckets of 4 s, doubling), so a promise's outcome moves only the trust of promises made about as far ahead. " +
+      "It was tried because on a spike train the default's near promises (made a few seconds ahead, landing in the next spike) break and drag its one trust down to its floor (`minTrust`), so it books its promises past the train on that share of the capacity and the fleet idles after the train while clients sleep. " +
+      `On the same arrivals, seeds and queue bounds: served within ${h} s, the final served share, and the share of the fleet idle while refused clients waited, the default's, trust by lead's and static 30 s's:`,
+    "",
+    `| spike period | queue (drain s) | ${h} s: ${three} | served: ${three} | idle while waiting: ${three} |`,
+    `| --- | --- | ${Array(9).fill("---").join(" | ")} |`,
+  ];
+  for (const p of points) {
+    const cells = [
+      [p.servedWithinS[DEFAULT_POLICY_ID]?.[h], p.trustByLead.servedWithinS[h], p.servedWithinS["static-30"]?.[h]],
+      [p.served[DEFAULT_POLICY_ID], p.trustByLead.served, p.served["static-30"]],
+      [p.idleWhileWaiting[DEFAULT_POLICY_ID], p.trustByLead.idleWhileWaiting, p.idleWhileWaiting["static-30"]],
+    ];
+    lines.push(`| ${row(p)} | ${cells.flat().map(pct).join(" | ")} |`);
+  }
+  const worst = (w: { periodS: number; maxQueuedRequests: number; gap: number; bestOther: string }) =>
+    `${pts(w.gap)} points (with ${at(w)}, against \`${w.bestOther}\`)`;
+  const below =
+    s.belowDefault.points > 0
+      ? `it serves less than the default in the end at ${s.belowDefault.points} of ${s.points} points (at worst ${pts(s.belowDefault.furthest.gap)} points, with ${at(s.belowDefault.furthest)})`
+      : `it serves less than the default in the end at none of the ${s.points} points`;
+  lines.push(
+    "",
+    `What trust by lead says: within ${h} s it is within 2 points of static 30 s at ${s.within.trustByLead} of ${s.points} points, the default at ${s.within.default}; its final served share is more than a point behind the best policy other than the default (the served target's tolerance) at ${s.servedMisses.trustByLead} of ${s.points} points, the default's at ${s.servedMisses.default}, at worst ${worst(s.worstServed.trustByLead)}, the default's ${worst(s.worstServed.default)}; ${below}; it leaves at most ${pct(s.idleHighest.trustByLead)} of the fleet's slots idle while refused clients wait, the default ${pct(s.idleHighest.default)}, static 30 s ${pct(s.idleHighest.static30)}.`,
     "",
   );
   return lines;
@@ -457,9 +565,9 @@ function renderFleet(report: BurstTrainReport, f: BurstTrainFleetShape): string[
   }).join("; ");
   const idle = `it leaves ${pct(s.idleDefault.lowest)} to ${pct(s.idleDefault.highest)} of the fleet's slots idle while refused clients wait, static 30 s ${pct(s.idleStatic30.lowest)} to ${pct(s.idleStatic30.highest)}, and more than static 30 s at ${s.idleDefaultAbove} of ${s.points} points`;
   lines.push("", `What it says: ${served}; ${curve}; ${idle}.`, "");
-  lines.push(
-    ...renderClairvoyant(points, clairvoyantSummary(report, f.fleet), (p) => `${period(p.periodS)} | ${queue(p)}`, at),
-  );
+  const row = (p: BurstTrainPoint) => `${period(p.periodS)} | ${queue(p)}`;
+  lines.push(...renderClairvoyant(points, clairvoyantSummary(report, f.fleet), row, at));
+  lines.push(...renderTrustByLead(points, trustByLeadSummary(report, f.fleet), row, at));
   return lines;
 }
 
@@ -499,7 +607,8 @@ function compareFleets(report: BurstTrainReport): string[] {
  * docs/burst-train.md from the report: for each fleet, per spike period and queue bound, the default's final served
  * share beside static 30 s's and the best other policy's; its completion curve at 30 and 60 s beside the best other
  * policy's there, and the fleet idle while refused clients waited; and what it says; then the default with its fresh
- * arrivals known in advance (a counterfactual) beside the default and static 30 s, within 60 s and idle.
+ * arrivals known in advance (a counterfactual) beside the default and static 30 s, within 60 s and idle; then the
+ * default's variant `trust-by-lead` beside them, within 60 s, served in the end and idle.
  *
  * @example
  * ```ts

@@ -9,7 +9,6 @@ import {
   type BurstTrainReport,
   bestOther,
   burstTrainSummary,
-  CLAIRVOYANT_HORIZON_S,
   clairvoyantSummary,
   fleetShape,
   onFleet,
@@ -20,6 +19,9 @@ import {
   TRAIN_LOAD,
   TRAIN_S,
   trainShape,
+  trustByLeadSummary,
+  VARIANT_HORIZON_S,
+  type VariantFigures,
 } from "../../../src/sim/burst-train";
 import { measureCapacity } from "../../../src/sim/capacity";
 import { burstBound } from "../../../src/sim/evaluation";
@@ -121,6 +123,7 @@ describe("the targets at each point", () => {
     servedWithinS: Object.fromEntries(Object.entries(served).map(([id, s]) => [id, { "30": s, "60": s }])),
     idleWhileWaiting: Object.fromEntries(Object.keys(served).map((id) => [id, 0.1])),
     clairvoyantDefault: { served: 0.9, servedWithinS: { "30": 0.9, "60": 0.9 }, idleWhileWaiting: 0.1 },
+    trustByLead: { served: 0.9, servedWithinS: { "30": 0.9, "60": 0.9 }, idleWhileWaiting: 0.1 },
   });
 
   it("holds the default to the best other policy, a point on the served share and two on the curve", () => {
@@ -138,7 +141,7 @@ describe("the targets at each point", () => {
 });
 
 describe("the default with its fresh arrivals known in advance", () => {
-  const h = String(CLAIRVOYANT_HORIZON_S);
+  const h = String(VARIANT_HORIZON_S);
   // A point whose figures within 60 s are the default's, the clairvoyant default's and static 30 s's.
   const point = (
     periodS: number,
@@ -155,6 +158,7 @@ describe("the default with its fresh arrivals known in advance", () => {
     servedWithinS: { booked_capacity: { [h]: mine as number }, "static-30": { [h]: static30 as number } },
     idleWhileWaiting: { booked_capacity: idleMine as number, "static-30": idleStatic as number },
     clairvoyantDefault: { served: 1, servedWithinS: { [h]: known as number }, idleWhileWaiting: idleKnown as number },
+    trustByLead: { served: 1, servedWithinS: { [h]: 1 }, idleWhileWaiting: 0 },
   });
 
   it("sums up each figure against static 30 s within 60 s, a gap of exactly 2 points within the target", () => {
@@ -204,7 +208,8 @@ describe("the default with its fresh arrivals known in advance", () => {
 
   it("tabulates, per fleet and point, within 60 s and idle: default, clairvoyant default, static 30 s, from the JSON", () => {
     for (const fleet of BURST_TRAIN_FLEETS) {
-      const text = section(fleet).split("### The default with its fresh arrivals known in advance")[1] ?? "";
+      const text =
+        section(fleet).split("### The default with its fresh arrivals known in advance")[1]?.split("### ")[0] ?? "";
       expect(text).toContain("A counterfactual, not a policy");
       expect(text).toContain(
         "No router knows its arrivals; this measures how much of the default's loss is its forecast's.",
@@ -268,6 +273,193 @@ describe("the default with its fresh arrivals known in advance", () => {
       const highest = (shares: number[]) => (100 * Math.max(...shares)).toFixed(1);
       expect(q.slice(13, 16)).toEqual([
         highest(points.map((p) => p.clairvoyantDefault.idleWhileWaiting)),
+        highest(points.map((p) => p.idleWhileWaiting.booked_capacity ?? Number.NaN)),
+        highest(points.map((p) => p.idleWhileWaiting["static-30"] ?? Number.NaN)),
+      ]);
+    }
+  });
+});
+
+describe("the default with one trust per lead time", () => {
+  const h = String(VARIANT_HORIZON_S);
+  // A point: within 60 s, final served share and idle share of the default, trust by lead and static 30 s, and the
+  // final served share of static 5 s.
+  const point = (
+    periodS: number,
+    maxQueuedRequests: number,
+    [mine60, lead60, static60]: number[],
+    [mine, lead, static30, static5]: number[],
+    [idleMine, idleLead, idleStatic]: number[],
+  ): BurstTrainPoint => ({
+    fleet: "small",
+    periodS,
+    maxQueuedRequests,
+    queueDrainS: 1,
+    offeredRequests: 100,
+    served: { booked_capacity: mine as number, "static-30": static30 as number, "static-5": static5 as number },
+    servedWithinS: {
+      booked_capacity: { [h]: mine60 as number },
+      "static-30": { [h]: static60 as number },
+      "static-5": { [h]: 0 },
+    },
+    idleWhileWaiting: { booked_capacity: idleMine as number, "static-30": idleStatic as number, "static-5": 0 },
+    clairvoyantDefault: { served: 1, servedWithinS: { [h]: 1 }, idleWhileWaiting: 0 },
+    trustByLead: {
+      served: lead as number,
+      servedWithinS: { [h]: lead60 as number },
+      idleWhileWaiting: idleLead as number,
+    },
+  });
+
+  it("sums up, against static 30 s within 60 s, against the best policy other than the default in the end, and idle", () => {
+    const points = [
+      // Within 60 s: default -5, trust by lead exactly -2 (within). Served: the default best of all (0.99); trust
+      // by lead -1 from static 30 s, the best other, but -4 from the default.
+      point(0, 6, [0.9, 0.93, 0.95], [0.99, 0.95, 0.96, 0.94], [0.08, 0.01, 0.02]),
+      // Within 60 s: default -2 (within), trust by lead +3. Served: static 5 s best other; trust by lead -2.5 from it,
+      // the default -3; trust by lead above the default.
+      point(4, 6, [0.92, 0.97, 0.94], [0.95, 0.955, 0.9, 0.98], [0.03, 0.05, 0.01]),
+      // Within 60 s: both out (-7.9, -2.9). Served: trust by lead +1.5 from static 30 s, 0.5 below the default.
+      point(8, 11, [0.8, 0.85, 0.879], [0.99, 0.985, 0.97, 0.97], [0.04, 0.02, 0.06]),
+      // Another fleet's, worse at everything.
+      { ...point(8, 6, [0.1, 0.1, 0.9], [0.1, 0.1, 0.9, 0.9], [0.9, 0.9, 0.9]), fleet: "burst-3x" as const },
+    ];
+    const s = trustByLeadSummary({ ...report, points }, "small");
+    expect(s.points).toBe(3);
+    expect(s.within).toEqual({ trustByLead: 2, default: 1 });
+    // The same yardstick for both: the best policy other than the default, not the default itself (trust by lead is
+    // 4 points below the default at the first point but 1 below static 30 s: exactly the served target's point).
+    expect(s.servedMisses).toEqual({ trustByLead: 1, default: 1 });
+    expect(s.worstServed.trustByLead).toMatchObject({ periodS: 4, maxQueuedRequests: 6, bestOther: "static-5" });
+    expect(s.worstServed.trustByLead.gap).toBeCloseTo(-0.025, 9);
+    expect(s.worstServed.default).toMatchObject({ periodS: 4, maxQueuedRequests: 6, bestOther: "static-5" });
+    expect(s.worstServed.default.gap).toBeCloseTo(-0.03, 9);
+    expect(s.belowDefault.points).toBe(2);
+    expect(s.belowDefault.furthest).toMatchObject({ periodS: 0, maxQueuedRequests: 6 });
+    expect(s.belowDefault.furthest.gap).toBeCloseTo(-0.04, 9);
+    expect(s.idleHighest).toEqual({ trustByLead: 0.05, default: 0.08, static30: 0.06 });
+    expect(() => trustByLeadSummary({ ...report, points: [] }, "small")).toThrow("no points on the small fleet");
+  });
+
+  it("is the default with only its ledger's trust kept per lead time, run at every point", () => {
+    const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === "trust-by-lead")?.spec;
+    const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
+    expect(report.trustByLeadPolicy).toBe(variant?.id);
+    expect({ ...variant, id: base?.id, label: base?.label }).toEqual({ ...base, ledger: { trustBucketS: 4 } });
+    for (const p of report.points) {
+      const lead: VariantFigures = p.trustByLead;
+      expect(Object.keys(lead)).toEqual(["served", "servedWithinS", "idleWhileWaiting"]);
+      expect(Object.keys(lead.servedWithinS)).toEqual(Object.keys(p.servedWithinS[DEFAULT_POLICY_ID] ?? {}));
+      const curve = Object.values(lead.servedWithinS);
+      expect(curve).toEqual([...curve].sort((a, b) => a - b));
+      expect(Math.max(...curve)).toBeLessThanOrEqual(lead.served);
+      expect(lead.served).toBeLessThanOrEqual(1);
+      expect(lead.idleWhileWaiting).toBeGreaterThanOrEqual(0);
+      expect(lead.idleWhileWaiting).toBeLessThan(1);
+    }
+  });
+
+  const md = readFileSync(join(root, "docs/burst-train.md"), "utf8");
+  const section = (fleet: string) =>
+    (
+      md.split(/^## /m).find((s) => s.startsWith(fleet === "small" ? "The small fleet:" : `The \`${fleet}\` fleet:`)) ??
+      ""
+    ).split("### Trust by lead time")[1] ?? "";
+  const fixed = (share: number | undefined) => `${(100 * (share ?? Number.NaN)).toFixed(1)}%`;
+  const signed = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
+
+  it("is rendered, section by section, from docs/burst-train.json", () => {
+    const rendered = renderBurstTrain(report);
+    for (const fleet of BURST_TRAIN_FLEETS) {
+      expect(section(fleet)).not.toBe("");
+      expect(rendered).toContain(`### Trust by lead time${section(fleet)}`);
+    }
+  });
+
+  it("tabulates, per fleet and point, within 60 s, served and idle: default, trust by lead, static 30 s, from the JSON", () => {
+    for (const fleet of BURST_TRAIN_FLEETS) {
+      const text = section(fleet);
+      expect(text).toContain("A measured variant, not the default");
+      const rows = text
+        .split("\n")
+        .filter((l) => /^\| (none|\d+ s) /.test(l))
+        .map((l) =>
+          l
+            .split(" | ")
+            .slice(2)
+            .map((c) => c.replace(/ \|$/, "")),
+        );
+      const three = (mine: number | undefined, lead: number, static30: number | undefined) =>
+        [mine, lead, static30].map(fixed);
+      expect(rows).toEqual(
+        report.points
+          .filter((p) => p.fleet === fleet)
+          .map((p) => [
+            ...three(
+              p.servedWithinS[DEFAULT_POLICY_ID]?.[h],
+              p.trustByLead.servedWithinS[h] ?? Number.NaN,
+              p.servedWithinS["static-30"]?.[h],
+            ),
+            ...three(p.served[DEFAULT_POLICY_ID], p.trustByLead.served, p.served["static-30"]),
+            ...three(
+              p.idleWhileWaiting[DEFAULT_POLICY_ID],
+              p.trustByLead.idleWhileWaiting,
+              p.idleWhileWaiting["static-30"],
+            ),
+          ]),
+      );
+    }
+  });
+
+  it("says per fleet, from the JSON, how often each is within 2 points of static 30 s, the served gaps and the idle fleet", () => {
+    for (const fleet of BURST_TRAIN_FLEETS) {
+      const q = section(fleet).match(
+        /What trust by lead says: within (\d+) s it is within 2 points of static 30 s at (\d+) of (\d+) points, the default at (\d+); its final served share is more than a point behind the best policy other than the default \(the served target's tolerance\) at (\d+) of \d+ points, the default's at (\d+), at worst ([+-]\d+\.\d) points \(with (?:spikes every (\d+) s|the steady 1\.5x) and a queue of (\d+), against `([\w-]+)`\), the default's ([+-]\d+\.\d) points \(with (?:spikes every (\d+) s|the steady 1\.5x) and a queue of (\d+), against `([\w-]+)`\); it serves less than the default in the end at (?:(\d+) of \d+ points \(at worst ([+-]\d+\.\d) points, with (?:spikes every (\d+) s|the steady 1\.5x) and a queue of (\d+)\)|none of the \d+ points); it leaves at most (\d+\.\d)% of the fleet's slots idle while refused clients wait, the default (\d+\.\d)%, static 30 s (\d+\.\d)%\./,
+      ) as RegExpMatchArray;
+      expect(q).not.toBeNull();
+      expect(Number(q[1])).toBe(60);
+      // Recomputed from the JSON, not through trustByLeadSummary.
+      const points = report.points.filter((p) => p.fleet === fleet);
+      const at60 = (c: Record<string, number> | undefined) => c?.["60"] ?? Number.NaN;
+      const within = (curve: (p: BurstTrainPoint) => Record<string, number> | undefined) =>
+        points.filter((p) => at60(curve(p)) - at60(p.servedWithinS["static-30"]) >= -0.02 - 1e-12).length;
+      expect(q.slice(2, 5).map(Number)).toEqual([
+        within((p) => p.trustByLead.servedWithinS),
+        points.length,
+        within((p) => p.servedWithinS.booked_capacity),
+      ]);
+      const others = (p: BurstTrainPoint) =>
+        Object.entries(p.served).filter(([id]) => id !== DEFAULT_POLICY_ID) as [string, number][];
+      const best = (p: BurstTrainPoint) => others(p).reduce((a, o) => (o[1] > a[1] ? o : a));
+      const lowest = (by: (p: BurstTrainPoint) => number) =>
+        points.reduce((a, p) => (by(p) < by(a) ? p : a), points[0] as BurstTrainPoint);
+      const period = (p: BurstTrainPoint) => (p.periodS === 0 ? undefined : String(p.periodS));
+      const quoted = (by: (p: BurstTrainPoint) => number) => {
+        const w = lowest(by);
+        return [signed(by(w)), period(w), String(w.maxQueuedRequests), best(w)[0]];
+      };
+      const leadGap = (p: BurstTrainPoint) => p.trustByLead.served - best(p)[1];
+      const mineGap = (p: BurstTrainPoint) => (p.served.booked_capacity ?? Number.NaN) - best(p)[1];
+      // The served target's point, float noise aside.
+      const misses = (gap: (p: BurstTrainPoint) => number) => points.filter((p) => gap(p) < -0.01 - 1e-12).length;
+      expect(q.slice(5, 7).map(Number)).toEqual([misses(leadGap), misses(mineGap)]);
+      expect(q.slice(7, 11)).toEqual(quoted(leadGap));
+      expect(q.slice(11, 15)).toEqual(quoted(mineGap));
+      const less = (p: BurstTrainPoint) => p.trustByLead.served - (p.served.booked_capacity ?? Number.NaN);
+      const below = points.filter((p) => less(p) < 0);
+      if (below.length === 0) expect(q.slice(15, 19)).toEqual([undefined, undefined, undefined, undefined]);
+      else {
+        const w = lowest(less);
+        expect(q.slice(15, 19)).toEqual([
+          String(below.length),
+          signed(less(w)),
+          period(w),
+          String(w.maxQueuedRequests),
+        ]);
+      }
+      const highest = (shares: number[]) => (100 * Math.max(...shares)).toFixed(1);
+      expect(q.slice(19, 22)).toEqual([
+        highest(points.map((p) => p.trustByLead.idleWhileWaiting)),
         highest(points.map((p) => p.idleWhileWaiting.booked_capacity ?? Number.NaN)),
         highest(points.map((p) => p.idleWhileWaiting["static-30"] ?? Number.NaN)),
       ]);
