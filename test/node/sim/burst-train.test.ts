@@ -539,4 +539,16 @@ describe("what the README says of it", () => {
     expect(quoted?.[5]).toBe(fixed(-(s.worstCurve["30"]?.gap as number)));
     expect(quoted?.slice(6, 8)).toEqual([fixed(s.idleDefault.highest), fixed(s.idleStatic30.highest)]);
   });
+
+  it("README's 'Where it loses' quotes trust by lead on burst-3x's fleet: 60 s points, idle, served misses", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const quoted = readme.match(
+      /brings `burst-3x`'s fleet within 2 points of static 30 s within 60 s at (\d+) of (\d+) points \(the default at (\d+)\) and leaves at most (\d+\.\d)% of it idle, but its final served share is more than a point behind the best other policy at (\d+) of (\d+) points \(the default at (\d+)\)/,
+    );
+    expect(quoted).not.toBeNull();
+    const t = trustByLeadSummary(report, "burst-3x");
+    expect(quoted?.slice(1, 4).map(Number)).toEqual([t.within.trustByLead, t.points, t.within.default]);
+    expect(quoted?.[4]).toBe((100 * t.idleHighest.trustByLead).toFixed(1));
+    expect(quoted?.slice(5, 8).map(Number)).toEqual([t.servedMisses.trustByLead, t.points, t.servedMisses.default]);
+  });
 });

@@ -5,7 +5,12 @@ import { E2E_SATURATED_WINDOW_S, E2E_SCHEDULES } from "../../../eval/e2e-schedul
 import type { PromiseOutcomes } from "../../../src/core/capacity-booking";
 import { parseConfig } from "../../../src/edge/config";
 import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
-import { type BurstTrainReport, burstTrainSummary, clairvoyantSummary } from "../../../src/sim/burst-train";
+import {
+  type BurstTrainReport,
+  burstTrainSummary,
+  clairvoyantSummary,
+  trustByLeadSummary,
+} from "../../../src/sim/burst-train";
 import { checkE2eTargets } from "../../../src/sim/e2e-targets";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { headerClientShares, headerlessMet } from "../../../src/sim/header-clients";
@@ -2220,6 +2225,36 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const sum = (id: string) => json.variants.find((v) => v.id === id)?.worstCurveGapSumPts.toFixed(1);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       `Two or four slots kept: summed worst curve gaps of ${sum("demoted-headroom-2")} (two, row \`demoted-headroom-2\`) and ${sum("demoted-headroom-4")} points (four, row \`demoted-headroom-4\`) against ${sum("demoted-headroom-1")} (one) and the default's ${sum("default")}`,
+    );
+  });
+
+  it("backs docs/retry-policy.md's trust-by-lead bullet: behind on both sets, less idle and less served in the scenarios that move", () => {
+    const { def, own, heldDef, heldOwn } = besideDefault("trust-by-lead");
+    expect(own?.worstCurveGapSumPts).toBeLessThan(def?.worstCurveGapSumPts ?? 0);
+    expect(heldOwn?.worstCurveGapSumPts).toBeLessThan(heldDef?.worstCurveGapSumPts ?? 0);
+    // "Less idle capacity, fewer requests served": every scenario whose final served share moves by a point moves
+    // down, and the fleet idles less there while clients wait.
+    const names = Object.keys(def?.perScenario ?? {});
+    const moved = names.filter(
+      (n) => Math.abs((own?.perScenario[n]?.servedFraction ?? 0) - (def?.perScenario[n]?.servedFraction ?? 0)) >= 0.01,
+    );
+    expect(moved.length).toBeGreaterThan(0);
+    for (const n of moved) {
+      expect(own?.perScenario[n]?.servedFraction).toBeLessThan(def?.perScenario[n]?.servedFraction ?? 0);
+      expect(own?.perScenario[n]?.idleWhileWaitingFraction).toBeLessThan(
+        def?.perScenario[n]?.idleWhileWaitingFraction ?? 0,
+      );
+    }
+    // On the trains: nearer static 30 s within 60 s, less idle, and more points behind on the final served share.
+    const trains = JSON.parse(read("docs/burst-train.json")) as BurstTrainReport;
+    for (const fleet of ["burst-3x", "small"] as const) {
+      const t = trustByLeadSummary(trains, fleet);
+      expect(t.within.trustByLead).toBeGreaterThan(t.within.default);
+      expect(t.idleHighest.trustByLead).toBeLessThan(t.idleHighest.default);
+      expect(t.servedMisses.trustByLead).toBeGreaterThan(t.servedMisses.default);
+    }
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "Less idle capacity, fewer requests served: what would keep both is a forecast that knows how long an overload lasts",
     );
   });
 
