@@ -17,6 +17,7 @@ import {
   type BurstTrainPoint,
   fleetShape,
   onFleet,
+  type PromiseCounts,
   renderBurstTrain,
   spikeTrain,
   trainShape,
@@ -24,7 +25,8 @@ import {
 } from "../src/sim/burst-train";
 import { measureCapacity } from "../src/sim/capacity";
 import { evaluatePolicy } from "../src/sim/evaluation";
-import type { PolicySpec } from "../src/sim/policies";
+import type { LedgerMetrics } from "../src/sim/metrics";
+import { DEFAULT_POLICY_ID, type PolicySpec } from "../src/sim/policies";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { readScenario } from "./scenario-files";
 import { atSweepQueueBounds } from "./sweep";
@@ -41,6 +43,12 @@ const SEEDS = 3;
 const CLAIRVOYANT = parseVariantSpec("clairvoyant-forecast");
 // A measured variant of the default, run at every point beside the policies: one trust per lead time.
 const TRUST_BY_LEAD = parseVariantSpec("trust-by-lead");
+
+/** A run's promises made and broken (none without a ledger). */
+const promiseCounts = (ledger: LedgerMetrics | undefined): PromiseCounts => ({
+  made: ledger?.made ?? 0,
+  broken: ledger?.broken ?? 0,
+});
 
 const burst = readScenario("burst-3x");
 const points: BurstTrainPoint[] = [];
@@ -71,8 +79,10 @@ for (const fleet of BURST_TRAIN_FLEETS) {
           served: v.servedFraction,
           servedWithinS: v.servedWithinS,
           idleWhileWaiting: v.metrics.idleWhileWaitingFraction,
+          promises: promiseCounts(v.metrics.ledger),
         };
       };
+      const byDefault = r.policies.find((p) => p.id === DEFAULT_POLICY_ID);
       points.push({
         fleet,
         periodS,
@@ -82,6 +92,7 @@ for (const fleet of BURST_TRAIN_FLEETS) {
         served: Object.fromEntries(r.policies.map((p) => [p.id, p.servedFraction])),
         servedWithinS: Object.fromEntries(r.policies.map((p) => [p.id, p.servedWithinS])),
         idleWhileWaiting: Object.fromEntries(r.policies.map((p) => [p.id, p.metrics.idleWhileWaitingFraction])),
+        defaultPromises: promiseCounts(byDefault?.metrics.ledger),
         clairvoyantDefault: variant(CLAIRVOYANT),
         trustByLead: variant(TRUST_BY_LEAD),
       });

@@ -168,6 +168,8 @@ export interface BurstTrainPoint {
   served: Record<string, number>;
   servedWithinS: Record<string, CompletionCurve>;
   idleWhileWaiting: Record<string, number>;
+  /** The default's promises (its ledgers, every router shard): how many it made and how many ended broken. */
+  defaultPromises: PromiseCounts;
   /**
    * A counterfactual, not a policy: the default told the run's own fresh arrivals of every coming second in advance
    * (the variant `clairvoyant-forecast`, {@link BurstTrainReport.clairvoyantPolicy}; no router knows its arrivals),
@@ -188,6 +190,14 @@ export interface VariantFigures {
   served: number;
   servedWithinS: CompletionCurve;
   idleWhileWaiting: number;
+  /** Its promises: how many it made and how many ended broken. */
+  promises: PromiseCounts;
+}
+
+/** Promises a ledger made at a point (3 seeds pooled) and how many ended broken (a retry refused, or shed). */
+export interface PromiseCounts {
+  made: number;
+  broken: number;
 }
 
 /** What `npm run eval:burst-train` writes to docs/burst-train.json. */
@@ -449,12 +459,24 @@ export function trustByLeadSummary(report: BurstTrainReport, fleet: BurstTrainFl
     servedMisses: { trustByLead: servedMisses(leadServedGap), default: servedMisses(servedGap) },
     worstServed: { trustByLead: worstServed(leadServedGap), default: worstServed(servedGap) },
     belowDefault: { points: points.filter((p) => lessDefault(p) < 0).length, furthest: lowest(lessDefault).at },
+    // Over the fleet's points: the promises each made, and the share of those that ended broken.
+    promises: {
+      trustByLead: promiseTotals(points.map((p) => p.trustByLead.promises)),
+      default: promiseTotals(points.map((p) => p.defaultPromises)),
+    },
     idleHighest: {
       trustByLead: Math.max(...points.map((p) => p.trustByLead.idleWhileWaiting)),
       default: Math.max(...points.map((p) => p.idleWhileWaiting[DEFAULT_POLICY_ID] ?? 0)),
       static30: Math.max(...points.map((p) => p.idleWhileWaiting["static-30"] ?? 0)),
     },
   };
+}
+
+/** Promises made over some points, and the share of them that ended broken (0 when none was made). */
+function promiseTotals(counts: readonly PromiseCounts[]): { made: number; brokenShare: number } {
+  const made = counts.reduce((sum, c) => sum + c.made, 0);
+  const broken = counts.reduce((sum, c) => sum + c.broken, 0);
+  return { made, brokenShare: made > 0 ? broken / made : 0 };
 }
 
 /** A fleet's trust-by-lead variant in docs/burst-train.md: its table and what it says. */
@@ -492,7 +514,7 @@ function renderTrustByLead(
       : `it serves less than the default in the end at none of the ${s.points} points`;
   lines.push(
     "",
-    `What trust by lead says: within ${h} s it is within 2 points of static 30 s at ${s.within.trustByLead} of ${s.points} points, the default at ${s.within.default}; its final served share is more than a point behind the best policy other than the default (the served target's tolerance) at ${s.servedMisses.trustByLead} of ${s.points} points, the default's at ${s.servedMisses.default}, at worst ${worst(s.worstServed.trustByLead)}, the default's ${worst(s.worstServed.default)}; ${below}; it leaves at most ${pct(s.idleHighest.trustByLead)} of the fleet's slots idle while refused clients wait, the default ${pct(s.idleHighest.default)}, static 30 s ${pct(s.idleHighest.static30)}.`,
+    `What trust by lead says: within ${h} s it is within 2 points of static 30 s at ${s.within.trustByLead} of ${s.points} points, the default at ${s.within.default}; its final served share is more than a point behind the best policy other than the default (the served target's tolerance) at ${s.servedMisses.trustByLead} of ${s.points} points, the default's at ${s.servedMisses.default}, at worst ${worst(s.worstServed.trustByLead)}, the default's ${worst(s.worstServed.default)}; ${below}; it leaves at most ${pct(s.idleHighest.trustByLead)} of the fleet's slots idle while refused clients wait, the default ${pct(s.idleHighest.default)}, static 30 s ${pct(s.idleHighest.static30)}. Over the ${s.points} points it makes ${s.promises.trustByLead.made} promises, the default ${s.promises.default.made}, and ${pct(s.promises.trustByLead.brokenShare)} of them end broken, the default's ${pct(s.promises.default.brokenShare)}: each broken promise is a retry its client spent.`,
     "",
   );
   return lines;

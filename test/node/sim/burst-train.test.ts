@@ -33,6 +33,9 @@ const root = resolve(import.meta.dirname, "../../..");
 const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
 const report = readJson<BurstTrainReport>("docs/burst-train.json");
 
+/** A variant's figures at a point without promises (the tests that do not read them). */
+const NO_PROMISES = { promises: { made: 0, broken: 0 } };
+
 describe("a burst as a train of spikes", () => {
   const burst = readScenario("burst-3x");
   const seconds = (phases: { durationS: number }[]) => phases.reduce((s, p) => s + p.durationS, 0);
@@ -122,8 +125,9 @@ describe("the targets at each point", () => {
     served,
     servedWithinS: Object.fromEntries(Object.entries(served).map(([id, s]) => [id, { "30": s, "60": s }])),
     idleWhileWaiting: Object.fromEntries(Object.keys(served).map((id) => [id, 0.1])),
-    clairvoyantDefault: { served: 0.9, servedWithinS: { "30": 0.9, "60": 0.9 }, idleWhileWaiting: 0.1 },
-    trustByLead: { served: 0.9, servedWithinS: { "30": 0.9, "60": 0.9 }, idleWhileWaiting: 0.1 },
+    defaultPromises: { made: 0, broken: 0 },
+    clairvoyantDefault: { served: 0.9, servedWithinS: { "30": 0.9, "60": 0.9 }, idleWhileWaiting: 0.1, ...NO_PROMISES },
+    trustByLead: { served: 0.9, servedWithinS: { "30": 0.9, "60": 0.9 }, idleWhileWaiting: 0.1, ...NO_PROMISES },
   });
 
   it("holds the default to the best other policy, a point on the served share and two on the curve", () => {
@@ -157,8 +161,14 @@ describe("the default with its fresh arrivals known in advance", () => {
     served: { booked_capacity: 1, "static-30": 1 },
     servedWithinS: { booked_capacity: { [h]: mine as number }, "static-30": { [h]: static30 as number } },
     idleWhileWaiting: { booked_capacity: idleMine as number, "static-30": idleStatic as number },
-    clairvoyantDefault: { served: 1, servedWithinS: { [h]: known as number }, idleWhileWaiting: idleKnown as number },
-    trustByLead: { served: 1, servedWithinS: { [h]: 1 }, idleWhileWaiting: 0 },
+    defaultPromises: { made: 0, broken: 0 },
+    clairvoyantDefault: {
+      served: 1,
+      servedWithinS: { [h]: known as number },
+      idleWhileWaiting: idleKnown as number,
+      ...NO_PROMISES,
+    },
+    trustByLead: { served: 1, servedWithinS: { [h]: 1 }, idleWhileWaiting: 0, ...NO_PROMISES },
   });
 
   it("sums up each figure against static 30 s within 60 s, a gap of exactly 2 points within the target", () => {
@@ -187,7 +197,7 @@ describe("the default with its fresh arrivals known in advance", () => {
     expect({ ...variant, id: base?.id, label: base?.label }).toEqual({ ...base, clairvoyantForecast: true });
     for (const p of report.points) {
       const known = p.clairvoyantDefault;
-      expect(Object.keys(known)).toEqual(["served", "servedWithinS", "idleWhileWaiting"]);
+      expect(Object.keys(known)).toEqual(["served", "servedWithinS", "idleWhileWaiting", "promises"]);
       expect(Object.keys(known.servedWithinS)).toEqual(Object.keys(p.servedWithinS[DEFAULT_POLICY_ID] ?? {}));
       const curve = Object.values(known.servedWithinS);
       expect(curve).toEqual([...curve].sort((a, b) => a - b));
@@ -290,6 +300,10 @@ describe("the default with one trust per lead time", () => {
     [mine60, lead60, static60]: number[],
     [mine, lead, static30, static5]: number[],
     [idleMine, idleLead, idleStatic]: number[],
+    [[madeMine, brokenMine], [madeLead, brokenLead]]: [number[], number[]] = [
+      [0, 0],
+      [0, 0],
+    ],
   ): BurstTrainPoint => ({
     fleet: "small",
     periodS,
@@ -303,11 +317,13 @@ describe("the default with one trust per lead time", () => {
       "static-5": { [h]: 0 },
     },
     idleWhileWaiting: { booked_capacity: idleMine as number, "static-30": idleStatic as number, "static-5": 0 },
-    clairvoyantDefault: { served: 1, servedWithinS: { [h]: 1 }, idleWhileWaiting: 0 },
+    defaultPromises: { made: madeMine as number, broken: brokenMine as number },
+    clairvoyantDefault: { served: 1, servedWithinS: { [h]: 1 }, idleWhileWaiting: 0, ...NO_PROMISES },
     trustByLead: {
       served: lead as number,
       servedWithinS: { [h]: lead60 as number },
       idleWhileWaiting: idleLead as number,
+      promises: { made: madeLead as number, broken: brokenLead as number },
     },
   });
 
@@ -315,10 +331,30 @@ describe("the default with one trust per lead time", () => {
     const points = [
       // Within 60 s: default -5, trust by lead exactly -2 (within). Served: the default best of all (0.99); trust
       // by lead -1 from static 30 s, the best other, but -4 from the default.
-      point(0, 6, [0.9, 0.93, 0.95], [0.99, 0.95, 0.96, 0.94], [0.08, 0.01, 0.02]),
+      point(
+        0,
+        6,
+        [0.9, 0.93, 0.95],
+        [0.99, 0.95, 0.96, 0.94],
+        [0.08, 0.01, 0.02],
+        [
+          [100, 10],
+          [300, 90],
+        ],
+      ),
       // Within 60 s: default -2 (within), trust by lead +3. Served: static 5 s best other; trust by lead -2.5 from it,
       // the default -3; trust by lead above the default.
-      point(4, 6, [0.92, 0.97, 0.94], [0.95, 0.955, 0.9, 0.98], [0.03, 0.05, 0.01]),
+      point(
+        4,
+        6,
+        [0.92, 0.97, 0.94],
+        [0.95, 0.955, 0.9, 0.98],
+        [0.03, 0.05, 0.01],
+        [
+          [100, 30],
+          [100, 10],
+        ],
+      ),
       // Within 60 s: both out (-7.9, -2.9). Served: trust by lead +1.5 from static 30 s, 0.5 below the default.
       point(8, 11, [0.8, 0.85, 0.879], [0.99, 0.985, 0.97, 0.97], [0.04, 0.02, 0.06]),
       // Another fleet's, worse at everything.
@@ -338,6 +374,9 @@ describe("the default with one trust per lead time", () => {
     expect(s.belowDefault.furthest).toMatchObject({ periodS: 0, maxQueuedRequests: 6 });
     expect(s.belowDefault.furthest.gap).toBeCloseTo(-0.04, 9);
     expect(s.idleHighest).toEqual({ trustByLead: 0.05, default: 0.08, static30: 0.06 });
+    // Promises summed over the fleet's points (the other fleet's none): made, and the share of those broken.
+    expect(s.promises.default).toEqual({ made: 200, brokenShare: 0.2 });
+    expect(s.promises.trustByLead).toEqual({ made: 400, brokenShare: 0.25 });
     expect(() => trustByLeadSummary({ ...report, points: [] }, "small")).toThrow("no points on the small fleet");
   });
 
@@ -348,7 +387,13 @@ describe("the default with one trust per lead time", () => {
     expect({ ...variant, id: base?.id, label: base?.label }).toEqual({ ...base, ledger: { trustBucketS: 4 } });
     for (const p of report.points) {
       const lead: VariantFigures = p.trustByLead;
-      expect(Object.keys(lead)).toEqual(["served", "servedWithinS", "idleWhileWaiting"]);
+      expect(Object.keys(lead)).toEqual(["served", "servedWithinS", "idleWhileWaiting", "promises"]);
+      // Promises: made by a ledger, the broken among them (a run with no overload may make none).
+      for (const c of [lead.promises, p.defaultPromises]) {
+        expect(Number.isInteger(c.made) && Number.isInteger(c.broken)).toBe(true);
+        expect(c.broken).toBeGreaterThanOrEqual(0);
+        expect(c.broken).toBeLessThanOrEqual(c.made);
+      }
       expect(Object.keys(lead.servedWithinS)).toEqual(Object.keys(p.servedWithinS[DEFAULT_POLICY_ID] ?? {}));
       const curve = Object.values(lead.servedWithinS);
       expect(curve).toEqual([...curve].sort((a, b) => a - b));

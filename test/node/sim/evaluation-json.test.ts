@@ -2252,6 +2252,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(t.within.trustByLead).toBeGreaterThan(t.within.default);
       expect(t.idleHighest.trustByLead).toBeLessThan(t.idleHighest.default);
       expect(t.servedMisses.trustByLead).toBeGreaterThan(t.servedMisses.default);
+      // "Each lead learns it again from its own broken promises": more promises, a larger share of them broken.
+      expect(t.promises.trustByLead.made).toBeGreaterThan(t.promises.default.made);
+      expect(t.promises.trustByLead.brokenShare).toBeGreaterThan(t.promises.default.brokenShare);
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "Less idle capacity, fewer requests served: what would keep both is a forecast that knows how long an overload lasts",
