@@ -190,6 +190,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { trustBucketS: 4 } },
   ),
   variant(
+    "trust-by-lead-persistence",
+    "trust by lead time, and a burst forecast to fade no faster than it has lasted (burstPersistence 1)",
+    { ledger: { trustBucketS: 4, burstPersistence: 1 } },
+  ),
+  variant(
     "fifo-while-standing",
     "first attempts in arrival order while the queue stands too, not newest first (the default until the ninth session of 2026-12-03)",
     { booking: { freshNewestShare: 0 } },
