@@ -33,6 +33,27 @@ const root = resolve(import.meta.dirname, "../../..");
 const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
 const report = readJson<BurstTrainReport>("docs/burst-train.json");
 
+/**
+ * A variant's figures at a point as a run makes them: the default's horizons, a curve that rises to at most the
+ * final served share, an idle share in [0, 1), and promises (its own and the default's) of which at most all broke.
+ */
+function expectVariantFigures(v: VariantFigures, p: BurstTrainPoint): void {
+  expect(Object.keys(v)).toEqual(["served", "servedWithinS", "idleWhileWaiting", "promises"]);
+  expect(Object.keys(v.servedWithinS)).toEqual(Object.keys(p.servedWithinS[DEFAULT_POLICY_ID] ?? {}));
+  const curve = Object.values(v.servedWithinS);
+  expect(curve).toEqual([...curve].sort((a, b) => a - b));
+  expect(Math.max(...curve)).toBeLessThanOrEqual(v.served);
+  expect(v.served).toBeLessThanOrEqual(1);
+  expect(v.idleWhileWaiting).toBeGreaterThanOrEqual(0);
+  expect(v.idleWhileWaiting).toBeLessThan(1);
+  // A run with no overload may make no promise.
+  for (const c of [v.promises, p.defaultPromises]) {
+    expect(Number.isInteger(c.made) && Number.isInteger(c.broken)).toBe(true);
+    expect(c.broken).toBeGreaterThanOrEqual(0);
+    expect(c.broken).toBeLessThanOrEqual(c.made);
+  }
+}
+
 /** A variant's figures at a point without promises (the tests that do not read them). */
 const NO_PROMISES = { promises: { made: 0, broken: 0 } };
 
@@ -195,17 +216,7 @@ describe("the default with its fresh arrivals known in advance", () => {
     const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
     expect(report.clairvoyantPolicy).toBe(variant?.id);
     expect({ ...variant, id: base?.id, label: base?.label }).toEqual({ ...base, clairvoyantForecast: true });
-    for (const p of report.points) {
-      const known = p.clairvoyantDefault;
-      expect(Object.keys(known)).toEqual(["served", "servedWithinS", "idleWhileWaiting", "promises"]);
-      expect(Object.keys(known.servedWithinS)).toEqual(Object.keys(p.servedWithinS[DEFAULT_POLICY_ID] ?? {}));
-      const curve = Object.values(known.servedWithinS);
-      expect(curve).toEqual([...curve].sort((a, b) => a - b));
-      expect(Math.max(...curve)).toBeLessThanOrEqual(known.served);
-      expect(known.served).toBeLessThanOrEqual(1);
-      expect(known.idleWhileWaiting).toBeGreaterThanOrEqual(0);
-      expect(known.idleWhileWaiting).toBeLessThan(1);
-    }
+    for (const p of report.points) expectVariantFigures(p.clairvoyantDefault, p);
   });
 
   // Each fleet's section of the doc, by its heading.
@@ -385,23 +396,7 @@ describe("the default with one trust per lead time", () => {
     const base = EVAL_POLICIES.find((p) => p.id === DEFAULT_POLICY_ID);
     expect(report.trustByLeadPolicy).toBe(variant?.id);
     expect({ ...variant, id: base?.id, label: base?.label }).toEqual({ ...base, ledger: { trustBucketS: 4 } });
-    for (const p of report.points) {
-      const lead: VariantFigures = p.trustByLead;
-      expect(Object.keys(lead)).toEqual(["served", "servedWithinS", "idleWhileWaiting", "promises"]);
-      // Promises: made by a ledger, the broken among them (a run with no overload may make none).
-      for (const c of [lead.promises, p.defaultPromises]) {
-        expect(Number.isInteger(c.made) && Number.isInteger(c.broken)).toBe(true);
-        expect(c.broken).toBeGreaterThanOrEqual(0);
-        expect(c.broken).toBeLessThanOrEqual(c.made);
-      }
-      expect(Object.keys(lead.servedWithinS)).toEqual(Object.keys(p.servedWithinS[DEFAULT_POLICY_ID] ?? {}));
-      const curve = Object.values(lead.servedWithinS);
-      expect(curve).toEqual([...curve].sort((a, b) => a - b));
-      expect(Math.max(...curve)).toBeLessThanOrEqual(lead.served);
-      expect(lead.served).toBeLessThanOrEqual(1);
-      expect(lead.idleWhileWaiting).toBeGreaterThanOrEqual(0);
-      expect(lead.idleWhileWaiting).toBeLessThan(1);
-    }
+    for (const p of report.points) expectVariantFigures(p.trustByLead, p);
   });
 
   const md = readFileSync(join(root, "docs/burst-train.md"), "utf8");
