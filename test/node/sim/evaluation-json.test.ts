@@ -2261,6 +2261,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
+  it("backs docs/retry-policy.md's trust-by-lead-persistence sentence: promises kept more often, clients served no sooner", () => {
+    const { def, own, heldDef, heldOwn } = besideDefault("trust-by-lead-persistence");
+    // "Served no sooner": behind the default on the summed worst gaps on both seed sets.
+    expect(own?.worstCurveGapSumPts).toBeLessThan(def?.worstCurveGapSumPts ?? 0);
+    expect(heldOwn?.worstCurveGapSumPts).toBeLessThan(heldDef?.worstCurveGapSumPts ?? 0);
+    // "Kept more often": every scenario whose broken share moves by 5 points moves down, and some do.
+    const broken = (v: VariantSummary | undefined, n: string) => v?.perScenario[n]?.promisesBrokenShare ?? 0;
+    const moved = Object.keys(def?.perScenario ?? {}).filter((n) => Math.abs(broken(own, n) - broken(def, n)) >= 0.05);
+    expect(moved.length).toBeGreaterThan(2);
+    for (const n of moved) expect(broken(own, n)).toBeLessThan(broken(def, n));
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "Its promises are kept more often, and its clients are served no sooner.",
+    );
+  });
+
   it("backs docs/retry-policy.md's horizon-packing bullet: ahead on the curve on both sets, longer waits on both", () => {
     const id = "horizon-pack";
     const { def, own, heldDef, heldOwn } = besideDefault(id);
