@@ -201,7 +201,10 @@ export interface CapacityBookingOptions {
    * `b` (the last from `b` x 2^6 on). A train of short spikes breaks the promises made a few seconds ahead (the
    * next spike fills their seconds) while those made past the train are kept; one trust learned from the near ones
    * shrank the far ones' capacity to `minTrust`, and the fleet sat idle after the train while clients slept. 0 (the
-   * default): one trust for every lead.
+   * default): one trust for every lead. Measured and not kept (variants `trust-by-lead`, `trust-by-lead-persistence`,
+   * docs/retry-policy.md, docs/burst-train.md): less of the fleet idle and fewer requests served, since the one trust
+   * is also the ledger's only memory that an overload goes on, which each lead must then learn again from its own
+   * broken promises.
    */
   trustBucketS: number;
 }
