@@ -5,7 +5,7 @@
  * answers: `smallFleet`), at the queue-bound sweep's queue bounds for each fleet's capacity, every policy on the same
  * arrivals (3 seeds), and beside them the default told its fresh arrivals in advance (the counterfactual
  * `clairvoyant-forecast`: how much of its loss is its forecast's) and the default with one trust per lead time (the
- * variant `trust-by-lead`), and writes docs/burst-train.json and docs/burst-train.md (about three minutes here).
+ * variant `trust-by-lead`), and writes docs/burst-train.json and docs/burst-train.md (about two minutes here).
  */
 
 import { join, resolve } from "node:path";
