@@ -57,6 +57,38 @@ function expectVariantFigures(v: VariantFigures, p: BurstTrainPoint): void {
 /** A variant's figures at a point without promises (the tests that do not read them). */
 const NO_PROMISES = { promises: { made: 0, broken: 0 } };
 
+const md = readFileSync(join(root, "docs/burst-train.md"), "utf8");
+/** A fleet's subsection of docs/burst-train.md (after its `### heading`, to the next one): what its tests read. */
+function subsection(fleet: string, heading: string): string {
+  const fleetSection =
+    md.split(/^## /m).find((s) => s.startsWith(fleet === "small" ? "The small fleet:" : `The \`${fleet}\` fleet:`)) ??
+    "";
+  return fleetSection.split(`### ${heading}`)[1]?.split("### ")[0] ?? "";
+}
+/** The cells after the first two (period, queue) of a subsection's table rows. */
+const tableRows = (text: string): string[][] =>
+  text
+    .split("\n")
+    .filter((l) => /^\| (none|\d+ s) /.test(l))
+    .map((l) =>
+      l
+        .split(" | ")
+        .slice(2)
+        .map((c) => c.replace(/ \|$/, "")),
+    );
+const fixed = (share: number | undefined) => `${(100 * (share ?? Number.NaN)).toFixed(1)}%`;
+const signed = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
+const at60 = (c: Record<string, number> | undefined) => c?.["60"] ?? Number.NaN;
+/** A point's spike period as the docs' sentences name it (none for the steady load). */
+const period = (p: BurstTrainPoint) => (p.periodS === 0 ? undefined : String(p.periodS));
+/** The highest idle share, as the docs quote it, of a variant's, the default's and static 30 s's over some points. */
+const highestIdle = (points: readonly BurstTrainPoint[], variant: (p: BurstTrainPoint) => number): string[] =>
+  [
+    variant,
+    (p: BurstTrainPoint) => p.idleWhileWaiting.booked_capacity ?? Number.NaN,
+    (p: BurstTrainPoint) => p.idleWhileWaiting["static-30"] ?? Number.NaN,
+  ].map((idle) => (100 * Math.max(...points.map(idle))).toFixed(1));
+
 describe("a burst as a train of spikes", () => {
   const burst = readScenario("burst-3x");
   const seconds = (phases: { durationS: number }[]) => phases.reduce((s, p) => s + p.durationS, 0);
@@ -219,31 +251,16 @@ describe("the default with its fresh arrivals known in advance", () => {
     for (const p of report.points) expectVariantFigures(p.clairvoyantDefault, p);
   });
 
-  // Each fleet's section of the doc, by its heading.
-  const md = readFileSync(join(root, "docs/burst-train.md"), "utf8");
-  const section = (fleet: string) =>
-    md.split(/^## /m).find((s) => s.startsWith(fleet === "small" ? "The small fleet:" : `The \`${fleet}\` fleet:`)) ??
-    "";
-  const fixed = (share: number | undefined) => `${(100 * (share ?? Number.NaN)).toFixed(1)}%`;
-  const signed = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
+  const section = (fleet: string) => subsection(fleet, "The default with its fresh arrivals known in advance");
 
   it("tabulates, per fleet and point, within 60 s and idle: default, clairvoyant default, static 30 s, from the JSON", () => {
     for (const fleet of BURST_TRAIN_FLEETS) {
-      const text =
-        section(fleet).split("### The default with its fresh arrivals known in advance")[1]?.split("### ")[0] ?? "";
+      const text = section(fleet);
       expect(text).toContain("A counterfactual, not a policy");
       expect(text).toContain(
         "No router knows its arrivals; this measures how much of the default's loss is its forecast's.",
       );
-      const rows = text
-        .split("\n")
-        .filter((l) => /^\| (none|\d+ s) /.test(l))
-        .map((l) =>
-          l
-            .split(" | ")
-            .slice(2)
-            .map((c) => c.replace(/ \|$/, "")),
-        );
+      const rows = tableRows(text);
       const points = report.points.filter((p) => p.fleet === fleet);
       expect(rows).toEqual(
         points.map((p) => [
@@ -268,7 +285,6 @@ describe("the default with its fresh arrivals known in advance", () => {
       expect(Number(q[1])).toBe(60);
       // Recomputed from the JSON, not through clairvoyantSummary.
       const points = report.points.filter((p) => p.fleet === fleet);
-      const at60 = (c: Record<string, number> | undefined) => c?.["60"] ?? Number.NaN;
       const gaps = points.map((p) => ({
         p,
         mine: at60(p.servedWithinS.booked_capacity) - at60(p.servedWithinS["static-30"]),
@@ -278,7 +294,6 @@ describe("the default with its fresh arrivals known in advance", () => {
         gaps.reduce((a, g) => (by(g) < by(a) ? g : a), gaps[0] as (typeof gaps)[number]);
       const known = lowest((g) => g.known);
       const mine = lowest((g) => g.mine);
-      const period = (p: BurstTrainPoint) => (p.periodS === 0 ? undefined : String(p.periodS));
       expect([q[2], q[3], q[4]]).toEqual([signed(known.known), period(known.p), String(known.p.maxQueuedRequests)]);
       expect(q[5]).toBe(signed(mine.mine));
       if (mine === known) expect(q.slice(6, 9)).toEqual([undefined, undefined, undefined]);
@@ -291,12 +306,7 @@ describe("the default with its fresh arrivals known in advance", () => {
         gaps.filter((g) => within(g.mine)).length,
         gaps.filter((g) => g.known < g.mine).length,
       ]);
-      const highest = (shares: number[]) => (100 * Math.max(...shares)).toFixed(1);
-      expect(q.slice(13, 16)).toEqual([
-        highest(points.map((p) => p.clairvoyantDefault.idleWhileWaiting)),
-        highest(points.map((p) => p.idleWhileWaiting.booked_capacity ?? Number.NaN)),
-        highest(points.map((p) => p.idleWhileWaiting["static-30"] ?? Number.NaN)),
-      ]);
+      expect(q.slice(13, 16)).toEqual(highestIdle(points, (p) => p.clairvoyantDefault.idleWhileWaiting));
     }
   });
 });
@@ -399,14 +409,7 @@ describe("the default with one trust per lead time", () => {
     for (const p of report.points) expectVariantFigures(p.trustByLead, p);
   });
 
-  const md = readFileSync(join(root, "docs/burst-train.md"), "utf8");
-  const section = (fleet: string) =>
-    (
-      md.split(/^## /m).find((s) => s.startsWith(fleet === "small" ? "The small fleet:" : `The \`${fleet}\` fleet:`)) ??
-      ""
-    ).split("### Trust by lead time")[1] ?? "";
-  const fixed = (share: number | undefined) => `${(100 * (share ?? Number.NaN)).toFixed(1)}%`;
-  const signed = (share: number) => `${share >= 0 ? "+" : ""}${(100 * share).toFixed(1)}`;
+  const section = (fleet: string) => subsection(fleet, "Trust by lead time");
 
   it("is rendered, section by section, from docs/burst-train.json", () => {
     const rendered = renderBurstTrain(report);
@@ -420,15 +423,7 @@ describe("the default with one trust per lead time", () => {
     for (const fleet of BURST_TRAIN_FLEETS) {
       const text = section(fleet);
       expect(text).toContain("A measured variant, not the default");
-      const rows = text
-        .split("\n")
-        .filter((l) => /^\| (none|\d+ s) /.test(l))
-        .map((l) =>
-          l
-            .split(" | ")
-            .slice(2)
-            .map((c) => c.replace(/ \|$/, "")),
-        );
+      const rows = tableRows(text);
       const three = (mine: number | undefined, lead: number, static30: number | undefined) =>
         [mine, lead, static30].map(fixed);
       expect(rows).toEqual(
@@ -460,7 +455,6 @@ describe("the default with one trust per lead time", () => {
       expect(Number(q[1])).toBe(60);
       // Recomputed from the JSON, not through trustByLeadSummary.
       const points = report.points.filter((p) => p.fleet === fleet);
-      const at60 = (c: Record<string, number> | undefined) => c?.["60"] ?? Number.NaN;
       const within = (curve: (p: BurstTrainPoint) => Record<string, number> | undefined) =>
         points.filter((p) => at60(curve(p)) - at60(p.servedWithinS["static-30"]) >= -0.02 - 1e-12).length;
       expect(q.slice(2, 5).map(Number)).toEqual([
@@ -473,7 +467,6 @@ describe("the default with one trust per lead time", () => {
       const best = (p: BurstTrainPoint) => others(p).reduce((a, o) => (o[1] > a[1] ? o : a));
       const lowest = (by: (p: BurstTrainPoint) => number) =>
         points.reduce((a, p) => (by(p) < by(a) ? p : a), points[0] as BurstTrainPoint);
-      const period = (p: BurstTrainPoint) => (p.periodS === 0 ? undefined : String(p.periodS));
       const quoted = (by: (p: BurstTrainPoint) => number) => {
         const w = lowest(by);
         return [signed(by(w)), period(w), String(w.maxQueuedRequests), best(w)[0]];
@@ -497,12 +490,7 @@ describe("the default with one trust per lead time", () => {
           String(w.maxQueuedRequests),
         ]);
       }
-      const highest = (shares: number[]) => (100 * Math.max(...shares)).toFixed(1);
-      expect(q.slice(19, 22)).toEqual([
-        highest(points.map((p) => p.trustByLead.idleWhileWaiting)),
-        highest(points.map((p) => p.idleWhileWaiting.booked_capacity ?? Number.NaN)),
-        highest(points.map((p) => p.idleWhileWaiting["static-30"] ?? Number.NaN)),
-      ]);
+      expect(q.slice(19, 22)).toEqual(highestIdle(points, (p) => p.trustByLead.idleWhileWaiting));
     }
   });
 });
