@@ -249,6 +249,4 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   freshNewestShare: 1,
   freshNewestWhen: "standing",
   sdkClientsLeaveShare: 0.05,
-  freshPastTargetShare: 1,
-  demotedHeadroomSlots: 1,
 };

@@ -95,12 +95,7 @@ const bookingSchema = z.strictObject({
   /** The draining test counts only the attempts that join the line, not the demoted retries. */
   drainingIgnoresDemoted: z.boolean().default(false),
   /** While the requests never refused, offered over the last 5 s, fall short of this share of the drain rate, such a request joins past the delay target. Off: null. */
-  freshPastTargetShare: z
-    .number()
-    .gt(0)
-    .max(10)
-    .nullable()
-    .default(DEFAULT_BOOKING_ADMISSION.freshPastTargetShare ?? null),
+  freshPastTargetShare: z.number().gt(0).max(10).nullable().default(null),
   /** Forget a request's refusals once it is queued (the behaviour until 2026-12-05) rather than once it is placed. */
   forgetRefusalsWhenQueued: z.boolean().default(false),
   /** Share of the queue's limit closed to SDK clients without a promise, kept for clients that may not use a hint. 0: off. */
