@@ -350,6 +350,8 @@ export function renderPolicyDoc(input: {
       input.defaultPolicy,
     ),
     noQueueRefillRow: targetsRow("no-queue-refill"),
+    twinNoQueueRefill: inTwin("no-queue-refill", [30, 60]),
+    twinNoQueueRefillCold: inTwin("no-queue-refill", [30, 60], "cold"),
     noOverloadFloorRow: targetsRow("no-overload-floor"),
     beforeQueueRefillRow: targetsRow("before-queue-refill"),
     twinQueueRefillAlone: inTwin("no-overload-floor"),
