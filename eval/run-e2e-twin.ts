@@ -111,6 +111,8 @@ const TWIN_VARIANT_IDS = [
   "probe-beyond-30s",
   "draining-ignores-demoted",
   "fresh-past-target",
+  "candidates-combined",
+  "candidates-unpacked",
 ];
 const variants = TWIN_VARIANT_IDS.map((id) => {
   const variant = DEFAULT_POLICY_VARIANTS.find((v) => v.id === id);

@@ -286,6 +286,16 @@ export function renderPolicyDoc(input: {
     horizonPackWaits: waitsRow("horizon-pack"),
     twinHorizonPack: inTwin("horizon-pack", [15, 30]),
     twinHorizonPackCold: inTwin("horizon-pack", [15, 30], "cold"),
+    candidatesAddUp: gainsAddUp(input.variants, CANDIDATES, "candidates-combined"),
+    candidatesRow: targetsRow("candidates-combined"),
+    candidatesGapChanges: gapChanges(input.variants, "candidates-combined"),
+    candidatesWaits: waitsRow("candidates-combined"),
+    twinCandidates: inTwin("candidates-combined", [15, 30, 60]),
+    twinCandidatesCold: inTwin("candidates-combined", [15, 30, 60], "cold"),
+    candidatesUnpackedRow: targetsRow("candidates-unpacked"),
+    candidatesUnpackedWaits: waitsRow("candidates-unpacked"),
+    twinCandidatesUnpacked: inTwin("candidates-unpacked", [15, 30, 60]),
+    twinCandidatesUnpackedCold: inTwin("candidates-unpacked", [15, 30, 60], "cold"),
     sdkRoomRow: targetsRow("sdk-room-off"),
     sdkRoomGapChanges: gapChanges(input.variants, "sdk-room-off"),
     sdkRoomServed: shareChanges(input.variants, "sdk-room-off", servedShare),
@@ -340,6 +350,8 @@ export function renderPolicyDoc(input: {
       input.defaultPolicy,
     ),
     noQueueRefillRow: targetsRow("no-queue-refill"),
+    twinNoQueueRefill: inTwin("no-queue-refill", [30, 60]),
+    twinNoQueueRefillCold: inTwin("no-queue-refill", [30, 60], "cold"),
     noOverloadFloorRow: targetsRow("no-overload-floor"),
     beforeQueueRefillRow: targetsRow("before-queue-refill"),
     twinQueueRefillAlone: inTwin("no-overload-floor"),
@@ -763,6 +775,31 @@ export interface E2eTwinFigures {
     /** `booked_capacity` and its variants: the ledger's promises (`RunMetrics.ledger`). */
     ledger?: LedgerMetrics;
   }[];
+}
+
+/** The variants that `candidates-combined` takes at once (src/sim/variants.ts). */
+const CANDIDATES = ["no-queue-refill", "fresh-past-target", "horizon-pack", "demoted-headroom-1"] as const;
+
+/**
+ * Whether the variants' gains add up: each one's change of the summed worst curve gaps from the default's (tuning
+ * seeds), their total, and the change of the variant that makes them all at once.
+ *
+ * @example
+ * ```ts
+ * gainsAddUp(json.variants, ["no-queue-refill", "horizon-pack"], "candidates-combined");
+ * // "`no-queue-refill` +0.7, `horizon-pack` +2.1 (together +2.8 points); all at once +5.6"
+ * ```
+ */
+export function gainsAddUp(variants: readonly VariantSummary[], ids: readonly string[], combined: string): string {
+  const sum = (id: string) => variants.find((v) => v.id === id)?.worstCurveGapSumPts;
+  const base = sum("default");
+  const all = sum(combined);
+  const each = ids.map((id) => [id, sum(id)] as const);
+  if (base === undefined || all === undefined || each.some(([, v]) => v === undefined)) return "(not run)";
+  const signed = (pts: number) => `${pts >= 0 ? "+" : ""}${pts.toFixed(1)}`;
+  const gains = each.map(([id, v]) => [id, (v as number) - base] as const);
+  const total = gains.reduce((acc, [, g]) => acc + g, 0);
+  return `${gains.map(([id, g]) => `\`${id}\` ${signed(g)}`).join(", ")} (together ${signed(total)} points); all at once ${signed(all - base)}`;
 }
 
 /** A twin row after a quiet spell beside the default's: attempts per offered request and the shares within `horizonsS`. */

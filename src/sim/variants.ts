@@ -229,6 +229,21 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "a first refusal whose earliest room would answer it more than 30 s later is sent back in 10 to 20 s (a probe), not booked there",
     { ledger: { probeBeyondS: 30 } },
   ),
+  // Four variants each ahead of the default on the summed curve gaps, at once: do their gains add up?
+  // (docs/retry-policy.md, "The candidates combined"; run 26 in docs/benchmarks.md ran it end to end as the default.)
+  variant(
+    "candidates-combined",
+    "no queue refill, horizon packing, fresh-past-target and the last free slot kept for first attempts (demoted-headroom-1), at once",
+    {
+      ledger: { queueRefill: false, horizonPackS: 120 },
+      booking: { freshPastTargetShare: 1, demotedHeadroomSlots: 1 },
+    },
+  ),
+  variant(
+    "candidates-unpacked",
+    "the candidates combined without horizon packing: no queue refill, fresh-past-target and demoted-headroom-1",
+    { ledger: { queueRefill: false }, booking: { freshPastTargetShare: 1, demotedHeadroomSlots: 1 } },
+  ),
   variant(
     "kept-when-queued",
     "a claimed promise counts as kept once its retry is queued, not once it is placed (the default until 2026-12-03)",
