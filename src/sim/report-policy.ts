@@ -27,7 +27,7 @@ import {
 } from "./report-twin-targets";
 import type { TargetCheck } from "./targets";
 import type { TwinFit } from "./twin-fit";
-import { type VariantSummary, variantsAhead } from "./variants";
+import { COMBINED_CANDIDATES, type VariantSummary, variantsAhead } from "./variants";
 
 /**
  * The default beside its variants (src/sim/variants.ts) on issue 15's targets: scenarios met per target, the
@@ -286,14 +286,13 @@ export function renderPolicyDoc(input: {
     horizonPackWaits: waitsRow("horizon-pack"),
     twinHorizonPack: inTwin("horizon-pack", [15, 30]),
     twinHorizonPackCold: inTwin("horizon-pack", [15, 30], "cold"),
-    candidatesAddUp: gainsAddUp(input.variants, CANDIDATES, "candidates-combined"),
+    candidatesAddUp: gainsAddUp(input.variants, COMBINED_CANDIDATES, "candidates-combined"),
     candidatesRow: targetsRow("candidates-combined"),
     candidatesGapChanges: gapChanges(input.variants, "candidates-combined"),
     candidatesWaits: waitsRow("candidates-combined"),
     twinCandidates: inTwin("candidates-combined", [15, 30, 60]),
     twinCandidatesCold: inTwin("candidates-combined", [15, 30, 60], "cold"),
     candidatesUnpackedRow: targetsRow("candidates-unpacked"),
-    candidatesUnpackedWaits: waitsRow("candidates-unpacked"),
     twinCandidatesUnpacked: inTwin("candidates-unpacked", [15, 30, 60]),
     twinCandidatesUnpackedCold: inTwin("candidates-unpacked", [15, 30, 60], "cold"),
     sdkRoomRow: targetsRow("sdk-room-off"),
@@ -776,9 +775,6 @@ export interface E2eTwinFigures {
     ledger?: LedgerMetrics;
   }[];
 }
-
-/** The variants that `candidates-combined` takes at once (src/sim/variants.ts). */
-const CANDIDATES = ["no-queue-refill", "fresh-past-target", "horizon-pack", "demoted-headroom-1"] as const;
 
 /**
  * Whether the variants' gains add up: each one's change of the summed worst curve gaps from the default's (tuning

@@ -24,6 +24,22 @@ const variant = (
 });
 
 /**
+ * The variants that `candidates-combined` makes at once: each ahead of the default on the summed worst curve gaps
+ * (docs/retry-policy.md, "The candidates combined").
+ *
+ * @example
+ * ```ts
+ * COMBINED_CANDIDATES.includes("horizon-pack"); // true
+ * ```
+ */
+export const COMBINED_CANDIDATES = [
+  "no-queue-refill",
+  "fresh-past-target",
+  "horizon-pack",
+  "demoted-headroom-1",
+] as const;
+
+/**
  * The alternatives the default's tunables were chosen against, run on the same arrivals by `npm run eval` so the
  * choice can be re-checked from committed code: the previous defaults, and the designs tried and not kept.
  *
@@ -229,8 +245,8 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "a first refusal whose earliest room would answer it more than 30 s later is sent back in 10 to 20 s (a probe), not booked there",
     { ledger: { probeBeyondS: 30 } },
   ),
-  // Four variants each ahead of the default on the summed curve gaps, at once: do their gains add up?
-  // (docs/retry-policy.md, "The candidates combined"; run 26 in docs/benchmarks.md ran it end to end as the default.)
+  // COMBINED_CANDIDATES at once: do their gains add up? (docs/retry-policy.md, "The candidates combined"; run 26 in
+  // docs/benchmarks.md ran it end to end as the default.)
   variant(
     "candidates-combined",
     "no queue refill, horizon packing, fresh-past-target and the last free slot kept for first attempts (demoted-headroom-1), at once",
