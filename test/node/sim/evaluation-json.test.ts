@@ -2609,8 +2609,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "The first moves requests from the 5 s horizon to the 30 and 60 s ones: the arrivals after an overload wait past their 5 s. The second serves more within 30 and 60 s, most in `waves`, and pays for it with the attempts and served targets",
     );
-    // The last free slot kept: "now ahead on the tuning seeds only" (its own bullet says more).
+    // The last free slot kept: "now ahead on the tuning seeds only" (its own bullet says more; so does the README's
+    // configuration table).
     expect(aheadOnBoth).not.toContain("demoted-headroom-1");
+    expect(read("README.md").replace(/\s+/g, " ")).toContain(
+      "1 is ahead on the summed curve gaps on the tuning seeds, mostly in `burst-10x`, and not on the held-out ones",
+    );
     expect(tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "is now ahead on the tuning seeds only, and misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix",
