@@ -650,7 +650,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       `The default's curve moved by at most ${policyCurveMoved(d23, d22)} points from run 22, the code before the fix (${policyCurveMoved(d22, d20)} between runs 20 and 22, ${policyCurveMoved(d17, d20)} between runs 17 and 20)`,
     );
     // "Fewer within 30 s and 60 s": the fix's cost, quoted beside run 22's shares.
-    const share = (d: E2eOpenAiPolicy, h: number) => `${(100 * (d.servedWithinS[h] ?? Number.NaN)).toFixed(1)}%`;
+    const share = (d: E2eOpenAiPolicy, h: number) => pct(d.servedWithinS[h]);
     for (const h of [30, 60]) expect(d23.servedWithinS[h] ?? 1).toBeLessThan((d22.servedWithinS[h] ?? 0) - 0.02);
     expect(flat).toContain(
       `it served fewer requests within 30 s (${share(d23, 30)} against ${share(d22, 30)}) and within 60 s (${share(d23, 60)} against ${share(d22, 60)})`,
@@ -662,7 +662,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `run 23's default meets every end-to-end target (worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} at ${check?.worst.horizonS} s, ${d23.attemptsPerOffered.toFixed(3)} attempts per offered request)`,
     );
-    const brokenShare = (l: PromiseOutcomes) => `${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}%`;
     const [l22, l23] = [d22.ledger, d23.ledger] as [PromiseOutcomes, PromiseOutcomes];
     expect(l23.broken / l23.made).toBeGreaterThan(l22.broken / l22.made);
     expect(flat).toContain(
@@ -703,7 +702,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `the combination meets every end-to-end target (worst gap ${(100 * (check26?.worst.gap ?? 0)).toFixed(1)} at ${check26?.worst.horizonS} s, ${d26.attemptsPerOffered.toFixed(3)} attempts per offered request)`,
     );
-    const share = (d: E2eOpenAiPolicy, h: number) => `${(100 * (d.servedWithinS[h] ?? Number.NaN)).toFixed(1)}%`;
+    const share = (d: E2eOpenAiPolicy, h: number) => pct(d.servedWithinS[h]);
     expect(d26.servedWithinS[15] ?? 0).toBeGreaterThan(d23.servedWithinS[15] ?? 1);
     for (const h of [30, 60]) expect(d26.servedWithinS[h] ?? 1).toBeLessThan(d23.servedWithinS[h] ?? 0);
     expect(flat).toContain(
@@ -711,7 +710,6 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     // 15 s is where run 23 was furthest behind the others.
     expect(check23?.worst.horizonS).toBe(15);
-    const brokenShare = (l: PromiseOutcomes) => `${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}%`;
     const [l23, l26] = [d23.ledger, d26.ledger] as [PromiseOutcomes, PromiseOutcomes];
     expect(d26.attemptsPerOffered).toBeGreaterThan(d23.attemptsPerOffered);
     expect(flat).toContain(
@@ -2367,7 +2365,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // no-queue-refill loses more than two points within 60 s, each other less than a quarter of that.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     for (const t of targetTwins(twin)) {
-      const within = (id: string, h: number) => t.policies.find((p) => p.id === id)?.servedWithinS[h] ?? Number.NaN;
+      const within = (id: string, h: number) => twinShare(t, id, h);
       const [d30, d60] = [within(DEFAULT_POLICY_ID, 30), within(DEFAULT_POLICY_ID, 60)];
       expect(within(`${DEFAULT_POLICY_ID}:candidates-combined`, 30), t.id).toBeLessThan(d30);
       expect(within(`${DEFAULT_POLICY_ID}:candidates-combined`, 60), t.id).toBeLessThan(d60);
@@ -2550,7 +2548,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     // "It pays at the demo's 30 and 60 s" in the twin's curves, from a cold router and after a quiet spell.
     for (const t of targetTwins(twin)) {
-      const within = (id: string, h: number) => t.policies.find((p) => p.id === id)?.servedWithinS[h] ?? Number.NaN;
+      const within = (id: string, h: number) => twinShare(t, id, h);
       for (const h of [30, 60])
         expect(within(`${DEFAULT_POLICY_ID}:no-queue-refill`, h), `${t.id} ${h}`).toBeLessThan(
           within(DEFAULT_POLICY_ID, h),
@@ -3023,6 +3021,16 @@ function repeatSentences(from: E2eOpenAiRun, to: E2eOpenAiRun, fromName: string,
 /** A share as the docs print it: "92.2%" (NaN for a missing figure, so a missing one cannot match). */
 function pct(v: number | undefined): string {
   return `${(100 * (v ?? Number.NaN)).toFixed(1)}%`;
+}
+
+/** The share of a run's ended promises that broke, as docs/benchmarks.md prints it: "7.7%". */
+function brokenShare(l: PromiseOutcomes): string {
+  return `${((100 * l.broken) / (l.broken + l.kept + l.noShow)).toFixed(1)}%`;
+}
+
+/** A policy's share served within `h` s in one twin of docs/e2e-twin.json (NaN when the twin lacks it). */
+function twinShare(twin: E2eTwinRun["twins"][number], id: string, h: number): number {
+  return twin.policies.find((p) => p.id === id)?.servedWithinS[h] ?? Number.NaN;
 }
 
 /** A policy's share served within 60 s of first attempts. */
