@@ -80,9 +80,10 @@ export function startManaged(
   name: string,
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; quiet?: boolean; watchParent?: boolean } = {},
+  options: { env?: NodeJS.ProcessEnv; quiet?: boolean; watchParent?: boolean; cwd?: string } = {},
 ): ManagedProcess {
   const child = spawn(command, args, {
+    cwd: options.cwd,
     detached: true,
     env: options.env ?? process.env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -159,6 +160,7 @@ export interface WranglerDevOptions {
    * request. wrangler 4 applies the level to the Worker's own output, so at `warn` those records never appear.
    */
   logLevel?: "warn" | "log";
+  /** The Worker project to run (its wrangler.toml, its node_modules/.bin/wrangler); default the working directory. */
   root?: string;
   /**
    * Kill wrangler and its workerd processes if this process dies without stopping them (see `startManaged`);
@@ -185,6 +187,9 @@ export function startWranglerDev(options: WranglerDevOptions): ManagedProcess {
   if (options.persistTo) args.push("--persist-to", options.persistTo);
   for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
   return startManaged("wrangler", resolve(root, "node_modules/.bin/wrangler"), args, {
+    // wrangler reads wrangler.toml (and `main`) from its working directory: without it, another project's `root`
+    // would run this repository's Worker.
+    cwd: root,
     env: offlineWranglerEnv(root),
     quiet: options.quiet ?? false,
     watchParent: options.watchParent ?? true,

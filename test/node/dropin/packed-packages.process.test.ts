@@ -131,6 +131,13 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
     base = started.base;
   }, 300_000);
 
+  it("runs the example's own Worker, not the repository's (whose /health answers JSON)", async () => {
+    // startWranglerDev once ran wrangler in this repository whatever its `root`: every test below then passed
+    // against src/edge/worker.ts, whatever the example and the package held.
+    const res = await fetch(`${base}/health`);
+    expect(await res.text()).toBe("ok");
+  });
+
   afterAll(async () => {
     await worker?.stop();
     await Promise.all(backends.map((b) => b.close()));
