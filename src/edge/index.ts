@@ -1,15 +1,16 @@
 /**
  * The `spillway` package: load shedding for OpenAI-compatible LLM APIs on Cloudflare Workers. A Hono
- * middleware (`spillway()`) and the router Durable Object it talks to (`DeploymentRouter`, which the Worker must
- * export), configured by the `SPILLWAY_CONFIG` binding.
+ * middleware (`spillway()`), the router Durable Object it talks to (`DeploymentRouter`, which the Worker must
+ * export), and the `GET /v1/models` routes (`spillwayModels()`), configured by the `SPILLWAY_CONFIG` binding.
  *
  * @example
  * ```ts
  * import { Hono } from "hono";
- * import { spillway, type SpillwayBindings } from "spillway";
+ * import { spillway, spillwayModels, type SpillwayBindings } from "spillway";
  * export { DeploymentRouter } from "spillway";
  *
  * const app = new Hono<{ Bindings: SpillwayBindings }>();
+ * app.route("/", spillwayModels());
  * app.post("/v1/chat/completions", spillway());
  * export default app;
  * ```
@@ -19,6 +20,7 @@ export * from "./config-entry";
 export { DeploymentRouter } from "./deployment-router";
 export type { Env as SpillwayBindings } from "./env";
 export { type SpillwayDecision, type SpillwayOptions, type SpillwayVariables, spillway } from "./middleware";
+export { spillwayModels } from "./models-routes";
 export type { LoadSource, ReplicaTarget } from "./replica-probe";
 export type { AcceptedBody } from "./request-body";
 export type { AcquireResult } from "./router-protocol";

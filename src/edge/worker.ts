@@ -7,7 +7,8 @@ import { dashboardRoutes } from "./dashboard/routes";
 import { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import { type SpillwayVariables, spillway } from "./middleware";
-import { modelNotFound, openAIError } from "./openai-error";
+import { spillwayModels } from "./models-routes";
+import { openAIError } from "./openai-error";
 import { placement, routerName, type ShardStats } from "./router-protocol";
 import { TenantQuota } from "./tenant-quota-object";
 
@@ -37,20 +38,8 @@ app.get("/health", (c) => {
   return c.json({ ok: true });
 });
 
-const modelEntry = (id: string) => ({ id, object: "model", created: 0, owned_by: "spillway" });
-
-app.get("/v1/models", (c) => {
-  const config = configFromEnv(c.env.SPILLWAY_CONFIG);
-  return c.json({ object: "list", data: Object.keys(config.deployments).map(modelEntry) });
-});
-// The official clients' `models.retrieve(id)` (an id with a slash comes percent-encoded, one segment): a configured
-// deployment as the list names it, or the 404 a request naming any other model gets.
-app.get("/v1/models/:model", (c) => {
-  const config = configFromEnv(c.env.SPILLWAY_CONFIG);
-  const model = c.req.param("model");
-  if (Object.hasOwn(config.deployments, model)) return c.json(modelEntry(model));
-  return modelNotFound(model);
-});
+// The package's own routes (`spillwayModels`): one code path for this Worker and a Worker built on the package.
+app.route("/", spillwayModels());
 
 app.post("/v1/chat/completions", spillway());
 app.post("/v1/completions", spillway());

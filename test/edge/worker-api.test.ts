@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { describe, expect, inject, it } from "vitest";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
+import { spillwayModels } from "../../src/edge/models-routes";
 import { edgeTestConfig, TEST_ADMIN_TOKEN } from "../support/edge-test-config";
 import { chat, stats0, waitFor } from "./helpers";
 
@@ -38,6 +39,26 @@ describe("the ready Worker's API", () => {
         param: "model",
         code: "model_not_found",
       });
+    }
+  });
+
+  it("spillwayModels() on a user's app (bindings of its own) answers the models routes as the ready Worker does", async () => {
+    // The package's export: a Worker built on it gets the same answers, from the same code, as this repository's.
+    type UserEnv = { Bindings: Env & { VLLM_API_KEY: string }; Variables: { requestId: string } };
+    const app = new Hono<UserEnv>().route("/", spillwayModels<UserEnv>());
+    for (const [path, status] of [
+      ["/v1/models", 200],
+      ["/v1/models/ray-default", 200],
+      ["/v1/models/org%2Fno-such-model", 404],
+    ] as const) {
+      const ctx = createExecutionContext();
+      const mine = await app.fetch(new Request(`http://spillway${path}`), { ...env, VLLM_API_KEY: "k" }, ctx);
+      await waitOnExecutionContext(ctx);
+      const ready = await SELF.fetch(`http://spillway${path}`);
+      expect(mine.status, path).toBe(status);
+      expect(ready.status, path).toBe(status);
+      expect(mine.headers.get("content-type")).toBe(ready.headers.get("content-type"));
+      expect(await mine.text()).toBe(await ready.text());
     }
   });
 

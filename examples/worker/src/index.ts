@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { type SpillwayBindings, spillway } from "spillway";
+import { type SpillwayBindings, spillway, spillwayModels } from "spillway";
 
 export { DeploymentRouter } from "spillway";
 
@@ -7,6 +7,7 @@ type Env = SpillwayBindings & { VLLM_API_KEY: string };
 
 const app = new Hono<{ Bindings: Env }>();
 app.get("/health", (c) => c.text("ok"));
+app.route("/", spillwayModels());
 app.post("/v1/chat/completions", spillway());
 app.post("/v1/completions", spillway());
 

@@ -33,9 +33,9 @@ describe("README.md, 'Install in your Worker'", () => {
   });
 
   it("names every /spillway route the README documents as one a Worker built on the package does not have", () => {
-    // The package's entry exports the middleware and the Durable Objects; the admin routes and the dashboard are the
-    // repository's Worker's (src/edge/worker.ts), so a user who adopts the package and reads "Edge metrics" must be
-    // told that its GET /spillway/metrics is not theirs (under wrangler dev it answers 404).
+    // The package's entry exports the middleware, the Durable Objects and the models routes; the admin routes and the
+    // dashboard are the repository's Worker's (src/edge/worker.ts), so a user who adopts the package and reads "Edge
+    // metrics" must be told that its GET /spillway/metrics is not theirs (under wrangler dev it answers 404).
     const entry = readFileSync("src/edge/index.ts", "utf8");
     expect(entry).not.toMatch(/from "\.\/(admin-routes|dashboard|worker)/);
     const root = readFileSync("README.md", "utf8");
@@ -45,7 +45,9 @@ describe("README.md, 'Install in your Worker'", () => {
       expect.arrayContaining(["/spillway/dashboard", "/spillway/metrics", "/spillway/overview", "/spillway/stats"]),
     );
     expect([...documented].filter((route) => !section.includes(route))).toEqual([]);
-    expect(section).toContain("`/v1/models`");
+    // `/v1/models` is the package's too (the sub-app the repository's Worker mounts), and the section says so.
+    expect(entry).toContain('export { spillwayModels } from "./models-routes";');
+    expect(section).toContain("`spillwayModels()` serves `/v1/models`");
   });
 
   it("shows the example Worker's src/index.ts as it is (the one the drop-in test type-checks and runs)", () => {

@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, syml
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAndPack } from "../../../scripts/packages";
 import { startFakeBackend } from "../../../src/bench/fake-openai-backends";
@@ -181,6 +182,29 @@ describe("examples/worker, installed from the packed tarballs, under wrangler de
       encoding: "utf8",
     });
     expect(main.status).not.toBe(0);
+  }, 60_000);
+
+  it("answers the openai client's models.list() and models.retrieve(id) from the configuration, an unknown id with OpenAI's 404", async () => {
+    // Before spillwayModels, a Worker built on the package had no /v1/models: both calls failed with Hono's bare 404.
+    // The package's routes, not a replica's: the fake vLLM servers serve no /v1/models of their own.
+    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "the-clients-own-key" });
+    const page = await client.models.list();
+    const llama = { id: "llama", object: "model", created: 0, owned_by: "spillway" };
+    expect(page.object).toBe("list");
+    expect(page.data).toEqual([llama]);
+    expect(await client.models.retrieve("llama")).toEqual(llama);
+    // An id with a slash, as most deployments are named, travels percent-encoded as one segment.
+    const missing = await client.models.retrieve("org/no-such-model").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).error).toEqual({
+      message: "The model `org/no-such-model` does not exist",
+      type: "invalid_request_error",
+      param: "model",
+      code: "model_not_found",
+    });
   }, 60_000);
 
   it("serves a request through a vLLM server without /load, with the upstream key in place of the client's", async () => {
