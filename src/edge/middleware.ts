@@ -5,6 +5,7 @@ import type { ReleaseOutcome } from "../core/router-core";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
 import { quotaRefusalPoint, writeDecision } from "./analytics";
 import { ConfigError, configFromEnv, type SpillwayConfig } from "./config";
+import { CONFIG_INVALID, configInvalid } from "./config-invalid";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import {
@@ -176,34 +177,17 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
       config = configFromEnv(c.env.SPILLWAY_CONFIG);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      // The operator's mistake, not the client's: why goes to the log (it may name the fleet); the client gets
-      // OpenAI's shape, which its SDK reads as a server error, not Hono's plain-text 500.
-      console.error(JSON.stringify({ event: "spillway.config_invalid", message: error.message }));
-      return openAIError(
-        500,
-        "the gateway's SPILLWAY_CONFIG is invalid (its log says why)",
-        "server_error",
-        "config_invalid",
-      );
+      // The operator's mistake, not the client's.
+      return configInvalid(error.message, CONFIG_INVALID);
     }
     // Without the router binding every request failed as the router being unreachable: a 503 "retry later" and a
     // TypeError in the log, where the operator's wrangler.toml lacks the binding (README, "Install in your Worker").
     const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;
-    if (!routers) {
-      console.error(
-        JSON.stringify({
-          event: "spillway.config_invalid",
-          message:
-            'the Worker has no DEPLOYMENT_ROUTER binding: wrangler.toml needs a [[durable_objects.bindings]] named DEPLOYMENT_ROUTER with class_name = "DeploymentRouter", exported by the Worker (or pass spillway({ routers }))',
-        }),
-      );
-      return openAIError(
-        500,
+    if (!routers)
+      return configInvalid(
+        'the Worker has no DEPLOYMENT_ROUTER binding: wrangler.toml needs a [[durable_objects.bindings]] named DEPLOYMENT_ROUTER with class_name = "DeploymentRouter", exported by the Worker (or pass spillway({ routers }))',
         "the gateway has no DEPLOYMENT_ROUTER binding (its log says why)",
-        "server_error",
-        "config_invalid",
       );
-    }
     // Who is asking comes first: an unknown key is refused before its body is read.
     const who = options.tenantOf
       ? resolvedPlan(await options.tenantOf(c), config.tenants)

@@ -1,6 +1,6 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { Hono } from "hono";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
 import { spillwayModels } from "../../src/edge/models-routes";
@@ -59,6 +59,36 @@ describe("the ready Worker's API", () => {
       expect(ready.status, path).toBe(status);
       expect(mine.headers.get("content-type")).toBe(ready.headers.get("content-type"));
       expect(await mine.text()).toBe(await ready.text());
+    }
+  });
+
+  it("spillwayModels() under an invalid SPILLWAY_CONFIG answers the middleware's 500 config_invalid and logs why", async () => {
+    // Before, the ConfigError escaped to Hono: a Worker built on the package answered a plain-text "Internal Server
+    // Error" on /v1/models while its chat route answered config_invalid.
+    const app = new Hono<{ Bindings: Env }>().route("/", spillwayModels());
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const path of ["/v1/models", "/v1/models/ray-default"]) {
+        errors.mockClear();
+        const ctx = createExecutionContext();
+        const res = await app.fetch(new Request(`http://spillway${path}`), { ...env, SPILLWAY_CONFIG: "{oops" }, ctx);
+        await waitOnExecutionContext(ctx);
+        expect(res.status, path).toBe(500);
+        expect(res.headers.get("content-type")).toBe("application/json");
+        expect(((await res.json()) as { error: unknown }).error).toEqual({
+          message: "the gateway's SPILLWAY_CONFIG is invalid (its log says why)",
+          type: "server_error",
+          param: null,
+          code: "config_invalid",
+        });
+        const lines = errors.mock.calls.map(
+          (call) => JSON.parse(String(call[0])) as { event: string; message: string },
+        );
+        expect(lines.map((l) => l.event)).toEqual(["spillway.config_invalid"]);
+        expect(lines[0]?.message).toMatch(/^SPILLWAY_CONFIG is not valid JSON/);
+      }
+    } finally {
+      errors.mockRestore();
     }
   });
 
