@@ -37,7 +37,7 @@ interface Answer {
 
 /**
  * The proof of "drop-in": the packages packed as they would be published, installed from the tarballs into a
- * copy of examples/worker (a user's Worker: its own package.json, wrangler.toml and five lines of code), run
+ * copy of examples/worker (a user's Worker: its own package.json, wrangler.toml and a few lines of code), run
  * under `wrangler dev` in front of two fake vLLM servers that have no `/load`.
  */
 describe("examples/worker, installed from the packed tarballs, under wrangler dev", () => {
