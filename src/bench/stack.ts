@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
+import { procStat } from "./proc-stat";
 
 /** Environment that keeps wrangler and miniflare offline and quiet (see README, "Development"). */
 export function offlineWranglerEnv(root = process.cwd()): NodeJS.ProcessEnv {
@@ -240,9 +241,58 @@ export function freePort(): Promise<number> {
 }
 
 /**
+ * Whether a process of group `pgid` holds the listening TCP socket of `port` (Linux: the sockets of
+ * `/proc/net/tcp` and `tcp6`, found among the group's open files); `undefined` where `/proc` cannot say (off
+ * Linux). A listener of another user's process counts as not the group's: its files cannot be read.
+ *
+ * @example
+ * ```ts
+ * portHeldByGroup(8787, worker.child.pid as number); // true once wrangler's workerd listens there
+ * ```
+ */
+export function portHeldByGroup(port: number, pgid: number): boolean | undefined {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  const inodes = new Set<string>();
+  let readable = false;
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(table, "utf8");
+    } catch {
+      continue;
+    }
+    readable = true;
+    // `sl local_address rem_address st ... uid timeout inode`: state 0A is LISTEN.
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === "0A" && fields[1]?.endsWith(hex) && fields[9]) inodes.add(`socket:[${fields[9]}]`);
+    }
+  }
+  if (!readable) return undefined;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid) || procStat(pid)?.pgid !== pgid) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) return true;
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  return false;
+}
+
+/**
  * Waits until a server process it started (`wrangler dev`, an engine) answers `url` with 200, and fails at once
  * if the process exits first (for example because its port was taken): answering is not enough, since
- * whatever took the port answers too.
+ * whatever took the port answers too. So a 200 counts only once the port is seen held by the process's own group
+ * (`portHeldByGroup`; off Linux, the answer alone): another server that took the port first fails this at once.
  *
  * @example
  * ```ts
@@ -252,6 +302,7 @@ export function freePort(): Promise<number> {
 export async function waitForWorker(worker: ManagedProcess, url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    let answered = false;
     if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
       throw new Error(
         `wrangler dev exited (${worker.child.exitCode ?? worker.child.signalCode}) before ${url} answered`,
@@ -260,9 +311,16 @@ export async function waitForWorker(worker: ManagedProcess, url: string, timeout
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       await res.arrayBuffer();
-      if (res.status === 200) return;
+      if (res.status === 200) answered = true;
     } catch {
       // not up yet
+    }
+    if (answered) {
+      // Before, the first 200 was taken for the process's own, and a server that held the port (a race for a port
+      // found free) passed for wrangler or the engine: wrangler only exits seconds later, on EADDRINUSE.
+      const port = Number(new URL(url).port);
+      if (port === 0 || portHeldByGroup(port, worker.child.pid as number) !== false) return;
+      throw new Error(`${url} answered, but port ${port} is held by another process, not ${worker.name}'s`);
     }
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
