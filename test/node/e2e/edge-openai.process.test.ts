@@ -79,6 +79,10 @@ describe("wrangler dev + two engine servers + the openai client", () => {
       body: JSON.stringify({ model: "demo-model", prompt: "bypass", max_tokens: 2 }),
     });
     expect(res.status).toBe(401);
+    // /load too: the engines were started with protectLoadMetrics, so only the edge's signed probes read it.
+    const load = await fetch(`${engines[0]?.url}/load`);
+    await load.arrayBuffer();
+    expect(load.status).toBe(401);
   });
 
   it("under overload: 429 with Retry-After, and the SDK's retry succeeds", async () => {
@@ -102,7 +106,9 @@ describe("wrangler dev + two engine servers + the openai client", () => {
     const rejected = seen.filter((s) => s.status === 429);
     expect(rejected.length).toBeGreaterThan(0);
     for (const r of rejected) {
-      expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(0);
+      // Both headers present as whole numbers (Number(null) is 0: `>= 0` passed without a Retry-After at all).
+      expect(r.retryAfter).toMatch(/^\d+$/);
+      expect(r.retryAfterMs).toMatch(/^\d+$/);
       expect(Number(r.retryAfterMs)).toBeGreaterThan(0);
     }
     // Every request ends served: the ones refused at first succeeded on a retry.
