@@ -90,13 +90,17 @@ describe("npm start", () => {
       const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
       try {
         await waitForHttp(`http://127.0.0.1:${worker}/health`, STARTUP_BOUND_MS);
-        // The Worker routes to the demo's engines (configured on the moved ports).
+        // The Worker routes to the demo's engines (configured on the moved ports): the answer names the engine that
+        // served it (`engine-<port>-x<speed>`), so engines on the sample's ports 8001-8003 (a demo already running)
+        // cannot pass for them.
+        const ownEngine = new RegExp(`^engine-(${engines.join("|")})-x`);
         const res = await fetch(`http://127.0.0.1:${worker}/v1/chat/completions`, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ model: "demo-model", messages: [{ role: "user", content: "hi" }], max_tokens: 4 }),
         });
         expect(res.status).toBe(200);
+        expect(((await res.json()) as { served_by: string }).served_by).toMatch(ownEngine);
         for (const port of engines) expect(processesMentioning(`--port ${port}`).length).toBeGreaterThan(0);
         expect(processesMentioning(`--port ${worker}`).length).toBeGreaterThan(0);
 
@@ -130,7 +134,9 @@ describe("npm start", () => {
           });
           // connectAttempts (2): an attempt that meets the dead engine marks it down and goes on to another.
           expect(after.status).toBe(200);
-          await after.arrayBuffer();
+          const servedBy = ((await after.json()) as { served_by: string }).served_by;
+          expect(servedBy).toMatch(ownEngine);
+          expect(servedBy).not.toMatch(new RegExp(`^engine-${lost}-x`));
         }
         expect(child.exitCode).toBeNull();
 
