@@ -36,7 +36,10 @@ const extra = Object.keys(manifest.dependencies ?? {}).filter((d) => !WORKER_SAF
 const listed = execFileSync("tar", ["-tzf", tarballs.spillway], { encoding: "utf8" }).split("\n");
 const modules = listed.filter((path) => /^package\/dist\/[^/]+\.js$/.test(path));
 const source = (path: string) => execFileSync("tar", ["-xOzf", tarballs.spillway, path], { encoding: "utf8" });
-const importsOf = (path: string) => [...source(path).matchAll(/from\s+["']([^"']+)["']/g)].map((m) => m[1] as string);
+// Static (`import ... from "x"`, `export ... from "x"`), bare (`import "x"`) and dynamic (`import("x")`) imports: the
+// first form alone let a bundle's `import "node:..."` or `await import("cloudflare:...")` through.
+const IMPORT_SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g;
+const importsOf = (path: string) => [...source(path).matchAll(IMPORT_SPECIFIER)].map((m) => m[1] as string);
 const nodeImports = modules.flatMap(importsOf).filter((specifier) => specifier.startsWith("node:"));
 // `spillway/config` is for Node too (a CI check of SPILLWAY_CONFIG): no `cloudflare:` module in its import graph.
 const reached = new Set<string>();
