@@ -23,6 +23,7 @@ const CASES: { entry: string; args: string[]; flag: string }[] = [
   { entry: "eval/run-burst-length.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-burst-train.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
   { entry: "eval/run-envelope-noise.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
+  { entry: "eval/run-late-causes.ts", args: ["--no-such-flag"], flag: "--no-such-flag" },
 ];
 
 describe.concurrent("the end-to-end and flagless eval commands refuse a bad command line before any work", () => {
