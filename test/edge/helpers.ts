@@ -45,6 +45,8 @@ const fake = () => inject("fakeEngineUrl");
 export interface FakeReplicaState {
   inflight: number;
   withAuthorization: number;
+  /** The `x-spillway-*` headers of each request served, in order. */
+  internalHeaders: Record<string, string>[];
   served: string[];
   disconnected: number;
   down: boolean;

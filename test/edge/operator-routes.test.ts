@@ -1,5 +1,5 @@
 import { env, SELF } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { writeDecision } from "../../src/edge/analytics";
 import type { FleetOverview } from "../../src/edge/fleet-overview";
 import { prometheusText } from "../../src/edge/prometheus";
@@ -124,8 +124,23 @@ describe("Prometheus rendering", () => {
 
 describe("Analytics Engine", () => {
   it("the binding from wrangler.toml is simulated locally: decisions are written and nothing breaks", async () => {
-    expect(env.SPILLWAY_METRICS).toBeDefined();
-    expect((await (await chat("misc", "hello")).text()).length).toBeGreaterThan(0);
+    // The router writes through the binding it is given: record what reaches it (an admission, and a refusal).
+    const dataset = env.SPILLWAY_METRICS as AnalyticsEngineDataset;
+    const written = vi.spyOn(dataset, "writeDataPoint");
+    try {
+      const admitted = await chat("misc", "hello");
+      expect(admitted.status).toBe(200);
+      expect((await admitted.text()).length).toBeGreaterThan(0);
+      const refused = await chat("all-down", "hello");
+      expect(refused.status).toBe(503);
+      await refused.text();
+      const points = written.mock.calls as unknown as [AnalyticsEngineDataPoint | undefined][];
+      const rows = points.map(([point]) => point?.blobs?.slice(0, 3));
+      expect(rows).toContainEqual(["misc", "admitted", ""]);
+      expect(rows).toContainEqual(["all-down", "rejected", "no_replica_available"]);
+    } finally {
+      written.mockRestore();
+    }
   });
 
   it("an absent or failing dataset never fails a decision", () => {

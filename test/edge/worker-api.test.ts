@@ -5,7 +5,7 @@ import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
 import { spillwayModels } from "../../src/edge/models-routes";
 import { edgeTestConfig, TEST_ADMIN_TOKEN } from "../support/edge-test-config";
-import { chat, stats0, waitFor } from "./helpers";
+import { chat, replicaState, stats0, waitFor } from "./helpers";
 
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
   SELF.fetch(`http://spillway${path}`, {
@@ -225,10 +225,22 @@ describe("the ready Worker's API", () => {
   it("strips internal headers a client sends", async () => {
     const res = await post(
       "/v1/chat/completions",
-      JSON.stringify({ model: "misc", messages: [{ role: "user", content: "h" }] }),
-      { "x-spillway-deployment": "forged" },
+      JSON.stringify({ model: "misc", messages: [{ role: "user", content: "strip-internal" }] }),
+      { "x-spillway-deployment": "forged", "x-spillway-forged": "1" },
     );
     expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const state = await replicaState("misc");
+    const seen = state.internalHeaders[state.served.lastIndexOf("strip-internal")];
+    // What reaches the replica is the edge's own: its signature names the real deployment; nothing forged goes on.
+    expect(seen).toBeDefined();
+    expect(seen?.["x-spillway-deployment"]).toBe("misc");
+    expect(Object.keys(seen ?? {}).sort()).toEqual([
+      "x-spillway-deployment",
+      "x-spillway-nonce",
+      "x-spillway-signature",
+      "x-spillway-timestamp",
+    ]);
   });
 
   it("guards the stats endpoint with the admin token and reveals nothing without it", async () => {

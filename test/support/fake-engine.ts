@@ -51,6 +51,8 @@ interface ReplicaState {
   unsigned: number;
   /** Requests that arrived with an `Authorization` header (the client's key must never reach an engine). */
   withAuthorization: number;
+  /** The `x-spillway-*` headers of each request served, in order (the edge's own signature headers among them). */
+  internalHeaders: Record<string, string>[];
   /** Requests waiting for their key's release: several may hold one key (e.g. a flood of `hold:flood`). */
   holds: Map<string, Array<() => void>>;
   released: Set<string>;
@@ -74,6 +76,7 @@ function stateOf(id: string): ReplicaState {
       loadDelayMs: 0,
       unsigned: 0,
       withAuthorization: 0,
+      internalHeaders: [],
       holds: new Map(),
       released: new Set(),
     };
@@ -227,6 +230,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   state.inflight += 1;
   state.served.push(command);
   if (req.headers.authorization !== undefined) state.withAuthorization += 1;
+  state.internalHeaders.push(
+    Object.fromEntries(
+      Object.entries(req.headers).flatMap(([name, value]) =>
+        name.startsWith("x-spillway-") ? [[name, String(value)]] : [],
+      ),
+    ),
+  );
   let finished = false;
   res.on("close", () => {
     if (!finished) state.disconnected += 1;
