@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import { routerName, type ShardStats } from "../../src/edge/router-protocol";
 import { TEST_ADMIN_TOKEN } from "../support/edge-test-config";
 
@@ -133,4 +133,33 @@ export function computedHintRangeMs(depth: number, rate: number): [number, numbe
     Math.floor(clamp(clamp(depth / rate) * 0.8) * 1000),
     Math.ceil(clamp(clamp((depth / rate) * 1.5) * 1.2) * 1000),
   ];
+}
+
+/**
+ * Checks an answer to a request that an operator's mistake kept from being served (src/edge/config-invalid.ts):
+ * OpenAI's 500 `config_invalid` JSON with `message`, and exactly one `spillway.config_invalid` line among the
+ * `console.error` calls `errors` recorded, saying `why`.
+ *
+ * @example
+ * ```ts
+ * await expectConfigInvalid(res, errors.mock.calls, CONFIG_INVALID, /^SPILLWAY_CONFIG is not valid JSON/);
+ * ```
+ */
+export async function expectConfigInvalid(
+  res: Response,
+  errorCalls: readonly unknown[][],
+  message: string,
+  why: RegExp,
+): Promise<void> {
+  expect(res.status).toBe(500);
+  expect(res.headers.get("content-type")).toBe("application/json");
+  expect(((await res.json()) as { error: unknown }).error).toEqual({
+    message,
+    type: "server_error",
+    param: null,
+    code: "config_invalid",
+  });
+  const lines = errorCalls.map((call) => JSON.parse(String(call[0])) as { event: string; message: string });
+  expect(lines.map((l) => l.event)).toEqual(["spillway.config_invalid"]);
+  expect(lines[0]?.message).toMatch(why);
 }

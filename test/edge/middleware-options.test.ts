@@ -2,8 +2,9 @@ import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import readme from "../../README.md?raw";
+import { CONFIG_INVALID } from "../../src/edge/config-invalid";
 import { type SpillwayOptions, type SpillwayVariables, spillway } from "../../src/edge/index";
-import { stats0 } from "./helpers";
+import { expectConfigInvalid, stats0 } from "./helpers";
 
 type Bindings = typeof env;
 
@@ -134,20 +135,7 @@ describe("spillway() options, in a user's Hono app", () => {
           { ...env, SPILLWAY_CONFIG: config },
           ctx,
         );
-        expect(res.status).toBe(500);
-        expect(res.headers.get("content-type")).toBe("application/json");
-        expect(((await res.json()) as { error: unknown }).error).toEqual({
-          message: "the gateway's SPILLWAY_CONFIG is invalid (its log says why)",
-          type: "server_error",
-          param: null,
-          code: "config_invalid",
-        });
-        const lines = errors.mock.calls.map(
-          (call) => JSON.parse(String(call[0])) as { event: string; message: string },
-        );
-        expect(lines).toHaveLength(1);
-        expect(lines[0]?.event).toBe("spillway.config_invalid");
-        expect(lines[0]?.message).toMatch(why);
+        await expectConfigInvalid(res, errors.mock.calls, CONFIG_INVALID, why);
       }
     } finally {
       errors.mockRestore();
@@ -169,17 +157,10 @@ describe("spillway() options, in a user's Hono app", () => {
         { ...env, DEPLOYMENT_ROUTER: undefined },
         ctx,
       );
-      expect(res.status).toBe(500);
-      expect(((await res.json()) as { error: unknown }).error).toEqual({
-        message: "the gateway has no DEPLOYMENT_ROUTER binding (its log says why)",
-        type: "server_error",
-        param: null,
-        code: "config_invalid",
-      });
-      const lines = errors.mock.calls.map((call) => JSON.parse(String(call[0])) as { event: string; message: string });
-      expect(lines).toHaveLength(1);
-      expect(lines[0]?.event).toBe("spillway.config_invalid");
-      expect(lines[0]?.message).toMatch(
+      await expectConfigInvalid(
+        res,
+        errors.mock.calls,
+        "the gateway has no DEPLOYMENT_ROUTER binding (its log says why)",
         /^the Worker has no DEPLOYMENT_ROUTER binding: .*\[\[durable_objects\.bindings\]\]/,
       );
     } finally {

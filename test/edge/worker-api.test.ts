@@ -1,11 +1,12 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { Hono } from "hono";
 import { describe, expect, inject, it, vi } from "vitest";
+import { CONFIG_INVALID } from "../../src/edge/config-invalid";
 import type { Env } from "../../src/edge/env";
 import { spillway } from "../../src/edge/middleware";
 import { spillwayModels } from "../../src/edge/models-routes";
 import { edgeTestConfig, TEST_ADMIN_TOKEN } from "../support/edge-test-config";
-import { chat, replicaState, stats0, waitFor } from "./helpers";
+import { chat, expectConfigInvalid, replicaState, stats0, waitFor } from "./helpers";
 
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
   SELF.fetch(`http://spillway${path}`, {
@@ -73,19 +74,7 @@ describe("the ready Worker's API", () => {
         const ctx = createExecutionContext();
         const res = await app.fetch(new Request(`http://spillway${path}`), { ...env, SPILLWAY_CONFIG: "{oops" }, ctx);
         await waitOnExecutionContext(ctx);
-        expect(res.status, path).toBe(500);
-        expect(res.headers.get("content-type")).toBe("application/json");
-        expect(((await res.json()) as { error: unknown }).error).toEqual({
-          message: "the gateway's SPILLWAY_CONFIG is invalid (its log says why)",
-          type: "server_error",
-          param: null,
-          code: "config_invalid",
-        });
-        const lines = errors.mock.calls.map(
-          (call) => JSON.parse(String(call[0])) as { event: string; message: string },
-        );
-        expect(lines.map((l) => l.event)).toEqual(["spillway.config_invalid"]);
-        expect(lines[0]?.message).toMatch(/^SPILLWAY_CONFIG is not valid JSON/);
+        await expectConfigInvalid(res, errors.mock.calls, CONFIG_INVALID, /^SPILLWAY_CONFIG is not valid JSON/);
       }
     } finally {
       errors.mockRestore();

@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readScenario } from "../../../eval/scenario-files";
 import {
@@ -9,10 +7,9 @@ import {
   withBurstLength,
 } from "../../../src/sim/burst-length";
 import type { TargetCheck } from "../../../src/sim/targets";
+import { repoJson, repoText } from "../../support/repo-files";
 
-const root = resolve(import.meta.dirname, "../../..");
-const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
-const report = readJson<BurstLengthReport>("docs/burst-length.json");
+const report = repoJson<BurstLengthReport>("docs/burst-length.json");
 
 describe("a burst of another length", () => {
   const burst = readScenario("burst-3x");
@@ -36,11 +33,11 @@ describe("a burst of another length", () => {
 
 describe("docs/burst-length.md", () => {
   it("is rendered from docs/burst-length.json", () => {
-    expect(readFileSync(join(root, "docs/burst-length.md"), "utf8")).toBe(renderBurstLength(report));
+    expect(repoText("docs/burst-length.md")).toBe(renderBurstLength(report));
   });
 
   it("reproduces docs/evaluation.json's curve gaps at each scenario's own burst length", () => {
-    const targets = readJson<{ targets: TargetCheck[] }>("docs/evaluation.json").targets;
+    const targets = repoJson<{ targets: TargetCheck[] }>("docs/evaluation.json").targets;
     for (const { name, ownBurstS } of report.scenarios) {
       const own = report.rows.find((r) => r.scenario === name && r.burstS === ownBurstS);
       const check = targets.find((t) => t.scenario === name) as TargetCheck;
@@ -50,7 +47,7 @@ describe("docs/burst-length.md", () => {
   });
 
   it("README's 'Where it loses' quotes the range of the bursts' worst gaps over their lengths", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const readme = repoText("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /with bursts of (\d+) to (\d+) s instead, the default misses the curve target at every length with an overload \(`burst-3x`: (-\d+\.\d) to (-\d+\.\d) points at 30 s; `burst-10x`: (-\d+\.\d) to (-\d+\.\d) at 5 or 30 s: \[docs\/burst-length\.md\]/,
     );

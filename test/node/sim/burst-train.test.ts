@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readScenario } from "../../../eval/scenario-files";
 import { SWEEP_DRAIN_S, sweepQueueBound } from "../../../eval/sweep";
@@ -28,10 +26,9 @@ import { burstBound } from "../../../src/sim/evaluation";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES } from "../../../src/sim/policies";
 import { scenarioSchema } from "../../../src/sim/scenario";
 import { DEFAULT_POLICY_VARIANTS } from "../../../src/sim/variants";
+import { repoJson, repoText } from "../../support/repo-files";
 
-const root = resolve(import.meta.dirname, "../../..");
-const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
-const report = readJson<BurstTrainReport>("docs/burst-train.json");
+const report = repoJson<BurstTrainReport>("docs/burst-train.json");
 
 /**
  * A variant's figures at a point as a run makes them: the default's horizons, a curve that rises to at most the
@@ -57,7 +54,7 @@ function expectVariantFigures(v: VariantFigures, p: BurstTrainPoint): void {
 /** A variant's figures at a point without promises (the tests that do not read them). */
 const NO_PROMISES = { promises: { made: 0, broken: 0 } };
 
-const md = readFileSync(join(root, "docs/burst-train.md"), "utf8");
+const md = repoText("docs/burst-train.md");
 /** A fleet's subsection of docs/burst-train.md (after its `### heading`, to the next one): what its tests read. */
 function subsection(fleet: string, heading: string): string {
   const fleetSection =
@@ -497,7 +494,7 @@ describe("the default with one trust per lead time", () => {
 
 describe("docs/burst-train.md", () => {
   it("is rendered from docs/burst-train.json", () => {
-    expect(readFileSync(join(root, "docs/burst-train.md"), "utf8")).toBe(renderBurstTrain(report));
+    expect(repoText("docs/burst-train.md")).toBe(renderBurstTrain(report));
   });
 
   it("holds the scenarios the code builds, at the sweep's queue bounds, every point with every policy", () => {
@@ -533,7 +530,7 @@ describe("docs/burst-train.md", () => {
 
 describe("what the README says of it", () => {
   it("README's 'Where it loses' quotes the default's curve gap within 30 s, its served share and the idle fleet", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const readme = repoText("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /arriving in ([\d.]+) s spikes every (\d+) to (\d+) s \(or steady\), at the sweep's queue bounds, the default is more than 2 points behind the best other policy within 30 s at (\d+) of (\d+) points \(by up to (\d+\.\d) points\), its final served share within a point at all (\d+), and it leaves up to (\d+\.\d)% of the fleet's slots idle while refused clients sleep, static 30 s at most (\d+\.\d)% \(\[docs\/burst-train\.md\]/,
     );
@@ -551,7 +548,7 @@ describe("what the README says of it", () => {
   });
 
   it("README's 'Where it loses' quotes the same on the small fleet: served share, 30 s gap and idle fleet", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const readme = repoText("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /On one replica of (\d+) slots with short answers, its final served share is within a point at all (\d+) points too, but it is more than 2 points behind within 30 s at (\d+) of (\d+) \(by up to (\d+\.\d) points\) and leaves up to (\d+\.\d)% of the slots idle, static 30 s at most (\d+\.\d)% \(same page\)\./,
     );
@@ -569,7 +566,7 @@ describe("what the README says of it", () => {
   });
 
   it("README's 'Where it loses' quotes trust by lead on burst-3x's fleet: 60 s points, idle, served misses", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const readme = repoText("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /brings `burst-3x`'s fleet within 2 points of static 30 s within 60 s at (\d+) of (\d+) points \(the default at (\d+)\) and leaves at most (\d+\.\d)% of it idle, but its final served share is more than a point behind the best other policy at (\d+) of (\d+) points \(the default at (\d+)\)/,
     );

@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   type EnvelopeNoiseReport,
@@ -11,9 +9,7 @@ import {
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import type { HeldOutRun } from "../../../src/sim/held-out";
 import { TARGET_TOLERANCE, withinTolerance } from "../../../src/sim/targets";
-
-const root = resolve(import.meta.dirname, "../../..");
-const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
+import { repoJson, repoText } from "../../support/repo-files";
 
 /** A curve that is `share` at 30 s and 0.9 at every other horizon. */
 const at30 = (share: number) => ({ "5": 0.9, "15": 0.9, "30": share, "60": 0.9, "120": 0.9 });
@@ -75,11 +71,11 @@ describe("envelopeNoise", () => {
 });
 
 describe("docs/envelope-noise.md", () => {
-  const report = readJson<EnvelopeNoiseReport>("docs/envelope-noise.json");
-  const evaluation = readJson<{ scenarios: ScenarioResult[]; heldOut: HeldOutRun }>("docs/evaluation.json");
+  const report = repoJson<EnvelopeNoiseReport>("docs/envelope-noise.json");
+  const evaluation = repoJson<{ scenarios: ScenarioResult[]; heldOut: HeldOutRun }>("docs/evaluation.json");
 
   it("is rendered from docs/envelope-noise.json", () => {
-    expect(readFileSync(join(root, "docs/envelope-noise.md"), "utf8")).toBe(renderEnvelopeNoise(report));
+    expect(repoText("docs/envelope-noise.md")).toBe(renderEnvelopeNoise(report));
   });
 
   it("uses docs/evaluation.json's tuning-seed curves, and reproduces its held-out run's worst gaps", () => {
@@ -98,7 +94,7 @@ describe("docs/envelope-noise.md", () => {
   });
 
   it("README's 'Where it loses' quotes the agreement and the held-out misses", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const readme = repoText("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /that policy is the same on seeds the pick did not see in (\d+) of (\d+) scenarios and horizons, and held to the policies best on the other set of seeds the default misses the curve target in (\d+) of (\d+) scenarios on the held-out seeds/,
     );

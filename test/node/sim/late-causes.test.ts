@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ScenarioResult } from "../../../src/sim/evaluation";
 import { LATE_CAUSES, lateCauseOf, lateCauses } from "../../../src/sim/late-causes";
@@ -11,9 +9,7 @@ import {
 } from "../../../src/sim/late-causes-report";
 import type { TargetCheck } from "../../../src/sim/targets";
 import type { AttemptRecord, RequestTrace } from "../../../src/sim/trace";
-
-const root = resolve(import.meta.dirname, "../../..");
-const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
+import { repoJson, repoText } from "../../support/repo-files";
 
 /** An attempt at `atS`, answered `waitS` later (placed, or refused), its delay the server's hint or not. */
 const attempt = (atS: number, outcome: AttemptRecord["outcome"], waitS = 0, hinted = false): AttemptRecord => ({
@@ -128,8 +124,8 @@ describe("renderLateCauses", () => {
 });
 
 describe("docs/late-causes.md", () => {
-  const report = readJson<LateCausesReport>("docs/late-causes.json");
-  const evaluation = readJson<{ scenarios: ScenarioResult[]; targets: TargetCheck[]; defaultPolicy: string }>(
+  const report = repoJson<LateCausesReport>("docs/late-causes.json");
+  const evaluation = repoJson<{ scenarios: ScenarioResult[]; targets: TargetCheck[]; defaultPolicy: string }>(
     "docs/evaluation.json",
   );
 
@@ -142,13 +138,13 @@ describe("docs/late-causes.md", () => {
       })).sort((a, b) => b.n - a.n)[0]?.c;
     expect(largest((r) => r.default)).toBe("sentPastHint");
     expect(largest((r) => r.leaderCounts)).toBe("lost");
-    expect(readFileSync(join(root, "docs/evaluation.md"), "utf8")).toContain(
+    expect(repoText("docs/evaluation.md")).toContain(
       "(mostly sent past the horizon by a hint, where the leader's late requests are mostly never served)",
     );
   });
 
   it("is rendered from its data", () => {
-    expect(readFileSync(join(root, "docs/late-causes.md"), "utf8")).toBe(renderLateCauses(report));
+    expect(repoText("docs/late-causes.md")).toBe(renderLateCauses(report));
   });
 
   it("covers every scenario at the default's worst horizon and its leader there, with docs/evaluation.json's curves", () => {

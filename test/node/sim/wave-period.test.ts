@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readScenario } from "../../../eval/scenario-files";
 import type { SweepPoint } from "../../../src/sim/report-markdown";
@@ -12,10 +10,9 @@ import {
   type WavePeriodReport,
   wavesWithHalfPeriod,
 } from "../../../src/sim/wave-period";
+import { repoJson, repoText } from "../../support/repo-files";
 
-const root = resolve(import.meta.dirname, "../../..");
-const readJson = <T>(path: string) => JSON.parse(readFileSync(join(root, path), "utf8")) as T;
-const report = readJson<WavePeriodReport>("docs/wave-period.json");
+const report = repoJson<WavePeriodReport>("docs/wave-period.json");
 
 describe("waves with another period", () => {
   const waves = readScenario("waves");
@@ -59,11 +56,11 @@ describe("the served target at each point", () => {
 
 describe("docs/wave-period.md", () => {
   it("is rendered from docs/wave-period.json", () => {
-    expect(readFileSync(join(root, "docs/wave-period.md"), "utf8")).toBe(renderWavePeriod(report));
+    expect(repoText("docs/wave-period.md")).toBe(renderWavePeriod(report));
   });
 
   it("reproduces the queue-bound sweep's own figures at the scenario's own half-period", () => {
-    const sweeps = readJson<{ sweeps: SweepPoint[] }>("docs/evaluation.json").sweeps.filter(
+    const sweeps = repoJson<{ sweeps: SweepPoint[] }>("docs/evaluation.json").sweeps.filter(
       (s) => s.scenario === report.scenario,
     );
     const own = report.points.filter((p) => p.halfPeriodS === report.ownHalfPeriodS);
@@ -77,7 +74,7 @@ describe("docs/wave-period.md", () => {
 
 describe("what the README and the doc say of it", () => {
   it("the sweep's served misses are the report's at the scenario's own period, at its shortest queues, behind static 30 s", () => {
-    const sweeps = readJson<{ sweeps: SweepPoint[] }>("docs/evaluation.json").sweeps;
+    const sweeps = repoJson<{ sweeps: SweepPoint[] }>("docs/evaluation.json").sweeps;
     const sweepMisses = sweeps.filter((s) => !s.targets.met.served);
     expect(sweepMisses.every((s) => s.scenario === report.scenario)).toBe(true);
     const ownMisses = servedMisses(report).filter((p) => p.halfPeriodS === report.ownHalfPeriodS);
@@ -88,7 +85,7 @@ describe("what the README and the doc say of it", () => {
   });
 
   it("README's 'Where it loses' names the half-periods where each side leads at the shortest queues", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8").replace(/\s+/g, " ");
+    const readme = repoText("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /static 30 s's lead at the two shortest queues holds where waves and troughs last ([\d s,]+), about as long as its hint, and the default serves the most there where they last ([\d s,]+): \[docs\/wave-period\.md\]/,
     );
