@@ -91,8 +91,10 @@ export function renderLateCauses(report: LateCausesReport): string {
   const [topExcess, secondExcess] = ranked(excess) as [LateCause, LateCause];
   const [topLeader] = ranked(leaderSums) as [LateCause];
   const [topDefault] = ranked(defaultSums) as [LateCause];
-  const queueOrder = excess.waited + excess.cameBackNear;
-  const timing = excess.sentPastHint + excess.refusedAgain + excess.shed;
+  // Sent past, or refused at once on its return: the request was not waiting, so no queue order reaches it. Shed,
+  // waited or back too near: it was in the queue in time, where the order (and the batches) decide.
+  const timing = excess.sentPastHint + excess.refusedAgain;
+  const queueOrder = excess.shed + excess.waited + excess.cameBackNear;
   const byCause = LATE_CAUSES.map((c) => `${CAUSE_NAMES[c]} ${pts(excess[c])}`).join(", ");
   return `# Why the default serves requests late where it is furthest behind
 
@@ -106,6 +108,6 @@ ${header}
 | --- | --- | --- | ${LATE_CAUSES.map(() => "---").join(" | ")} |
 ${table.join("\n")}
 
-What it says: summed over the ${rows.length} scenarios, the default misses its worst horizon for ${pts(defaultLate).slice(1)} points of the offered requests and the leaders theirs for ${pts(leaderLate).slice(1)}. The leaders' late requests are mostly ${CAUSE_NAMES[topLeader]} (${pts(leaderSums[topLeader]).slice(1)} of their ${pts(leaderLate).slice(1)} points); the default's, ${CAUSE_NAMES[topDefault]} (${pts(defaultSums[topDefault]).slice(1)} of ${pts(defaultLate).slice(1)}). By cause, the default less the leaders, summed: ${byCause}. The default's excess is largest in ${CAUSE_NAMES[topExcess]} (${pts(excess[topExcess])}), then ${CAUSE_NAMES[secondExcess]} (${pts(excess[secondExcess])}). Where it lies in when clients are told to come back or refused on their return (sent past by a hint, refused again, shed: ${pts(timing)} points together), a change to the order in which the queue serves whoever is waiting cannot recover it; where it lies in waiting for a slot or coming back too near the horizon (${pts(queueOrder)} points together), the order and the batches can.
+What it says: summed over the ${rows.length} scenarios, the default misses its worst horizon for ${pts(defaultLate).slice(1)} points of the offered requests and the leaders theirs for ${pts(leaderLate).slice(1)}. The leaders' late requests are mostly ${CAUSE_NAMES[topLeader]} (${pts(leaderSums[topLeader]).slice(1)} of their ${pts(leaderLate).slice(1)} points); the default's, ${CAUSE_NAMES[topDefault]} (${pts(defaultSums[topDefault]).slice(1)} of ${pts(defaultLate).slice(1)}). By cause, the default less the leaders, summed: ${byCause}. The default's excess is largest in ${CAUSE_NAMES[topExcess]} (${pts(excess[topExcess])}), then ${CAUSE_NAMES[secondExcess]} (${pts(excess[secondExcess])}). Where it lies in when clients are told to come back, or in their refusal at once on their return (sent past by a hint, refused again: ${pts(timing)} points together), those requests were not waiting, and no change to the order in which the queue serves whoever is can recover it; where it lies in the queue (shed from it, waited for a slot, came back too near the horizon: ${pts(queueOrder)} points together), the order and the batches can.
 `;
 }

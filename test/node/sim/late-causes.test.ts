@@ -119,7 +119,8 @@ describe("renderLateCauses", () => {
     expect(text).toContain("The leaders' late requests are mostly never served (10.0 of their 10.0 points)");
     expect(text).toContain("the default's, sent past it by a hint (12.0 of 15.0)");
     expect(text).toContain("largest in sent past it by a hint (+12.0), then waited for a slot (+2.0)");
-    expect(text).toContain("(sent past by a hint, refused again, shed: +12.0 points together)");
+    expect(text).toContain("(sent past by a hint, refused again: +12.0 points together)");
+    expect(text).toContain("(shed from it, waited for a slot, came back too near the horizon: +2.0 points together)");
   });
 });
 
