@@ -4,8 +4,7 @@ import { requestFingerprint, shardForFingerprint } from "../core/request-fingerp
 import type { ReleaseOutcome } from "../core/router-core";
 import { type AcquireOutcome, acquireSlot } from "./acquire-slot";
 import { quotaRefusalPoint, writeDecision } from "./analytics";
-import { ConfigError, configFromEnv, type SpillwayConfig } from "./config";
-import { CONFIG_INVALID, configInvalid } from "./config-invalid";
+import { configInvalid, configOrInvalid } from "./config-invalid";
 import type { DeploymentRouter } from "./deployment-router";
 import type { Env } from "./env";
 import {
@@ -172,14 +171,8 @@ export function spillway(options: SpillwayOptions = {}): MiddlewareHandler<Spill
   const slots = new SlotBatch();
   return async function spillway(c, next) {
     if (c.req.method !== "POST") return next();
-    let config: SpillwayConfig;
-    try {
-      config = configFromEnv(c.env.SPILLWAY_CONFIG);
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      // The operator's mistake, not the client's.
-      return configInvalid(error.message, CONFIG_INVALID);
-    }
+    const config = configOrInvalid(c.env.SPILLWAY_CONFIG);
+    if (config instanceof Response) return config;
     // Without the router binding every request failed as the router being unreachable: a 503 "retry later" and a
     // TypeError in the log, where the operator's wrangler.toml lacks the binding (README, "Install in your Worker").
     const routers = options.routers?.(c) ?? c.env.DEPLOYMENT_ROUTER;

@@ -1,6 +1,5 @@
 import { Hono } from "hono";
-import { ConfigError, configFromEnv, type SpillwayConfig } from "./config";
-import { CONFIG_INVALID, configInvalid } from "./config-invalid";
+import { configOrInvalid } from "./config-invalid";
 import type { Env } from "./env";
 import { modelNotFound } from "./openai-error";
 
@@ -27,32 +26,18 @@ const modelEntry = (id: string) => ({ id, object: "model", created: 0, owned_by:
 export function spillwayModels<E extends { Bindings: Pick<Env, "SPILLWAY_CONFIG"> } = { Bindings: Env }>(): Hono<E> {
   const app = new Hono<E>();
   app.get("/v1/models", (c) => {
-    const config = readConfig(c.env.SPILLWAY_CONFIG);
+    const config = configOrInvalid(c.env.SPILLWAY_CONFIG);
     if (config instanceof Response) return config;
     return c.json({ object: "list", data: Object.keys(config.deployments).map(modelEntry) });
   });
   // The official clients' `models.retrieve(id)` (an id with a slash comes percent-encoded, one segment): a configured
   // deployment as the list names it, or the 404 a request naming any other model gets.
   app.get("/v1/models/:model", (c) => {
-    const config = readConfig(c.env.SPILLWAY_CONFIG);
+    const config = configOrInvalid(c.env.SPILLWAY_CONFIG);
     if (config instanceof Response) return config;
     const model = c.req.param("model");
     if (Object.hasOwn(config.deployments, model)) return c.json(modelEntry(model));
     return modelNotFound(model);
   });
   return app;
-}
-
-/**
- * The configuration, or the answer an invalid one gets: the middleware's `config_invalid` 500 for every route of a
- * Worker alike, where the ConfigError escaped to Hono (a Worker built on the package answered a plain-text
- * "Internal Server Error" here, and the repository's Worker an `internal_error`).
- */
-function readConfig(source: Env["SPILLWAY_CONFIG"]): SpillwayConfig | Response {
-  try {
-    return configFromEnv(source);
-  } catch (error) {
-    if (error instanceof ConfigError) return configInvalid(error.message, CONFIG_INVALID);
-    throw error;
-  }
 }
