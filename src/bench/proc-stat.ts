@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** What `/proc/<pid>/stat` says of a process: its command name, state, parent and process group. */
 export interface ProcStat {
@@ -29,4 +29,24 @@ export function procStat(pid: number | string): ProcStat | undefined {
   const close = stat.lastIndexOf(")");
   const [state = "", ppid, pgid] = stat.slice(close + 2).split(" ");
   return { comm: stat.slice(stat.indexOf("(") + 1, close), state, ppid: Number(ppid), pgid: Number(pgid) };
+}
+
+/**
+ * The processes of process group `pgid` (Linux `/proc`): e.g. `wrangler dev` and the workerd processes it starts, in
+ * the group `startManaged` gives them. Empty where `/proc` cannot be read.
+ *
+ * @example
+ * ```ts
+ * groupPids(worker.child.pid as number); // [wrangler's pid, workerd's, ...]
+ * ```
+ */
+export function groupPids(pgid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  // undefined: the process ended meanwhile.
+  return entries.filter((e) => /^\d+$/.test(e) && procStat(e)?.pgid === pgid).map(Number);
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
-import { procStat } from "./proc-stat";
+import { groupPids } from "./proc-stat";
 
 /** Environment that keeps wrangler and miniflare offline and quiet (see README, "Development"). */
 export function offlineWranglerEnv(root = process.cwd()): NodeJS.ProcessEnv {
@@ -269,8 +269,7 @@ export function portHeldByGroup(port: number, pgid: number): boolean | undefined
     }
   }
   if (!readable) return undefined;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid) || procStat(pid)?.pgid !== pgid) continue;
+  for (const pid of groupPids(pgid)) {
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);

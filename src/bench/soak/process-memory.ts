@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { procStat } from "../proc-stat";
+import { readFileSync } from "node:fs";
+import { groupPids } from "../proc-stat";
 
 /**
  * Resident memory (KiB) of every process in process group `pgid` (Linux `/proc`): e.g. `wrangler dev` and the
@@ -13,15 +13,8 @@ import { procStat } from "../proc-stat";
  */
 export function residentKiBOfGroup(pgid: number): number {
   let total = 0;
-  let pids: string[];
-  try {
-    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return 0;
-  }
-  for (const pid of pids) {
+  for (const pid of groupPids(pgid)) {
     try {
-      if (procStat(pid)?.pgid !== pgid) continue;
       const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       total += Number(match?.[1] ?? 0);
     } catch {
