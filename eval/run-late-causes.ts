@@ -2,20 +2,18 @@
  * `npm run eval:late-causes`: why the default serves requests late at the horizon where it is furthest behind the
  * best other policy, beside why that policy does. Runs the default and each scenario's leader there on the seeds of
  * docs/evaluation.json, checks that their curves are the file's (the figures must come from the code on disk), and
- * writes docs/late-causes.json and docs/late-causes.md (src/sim/late-causes.ts; about a minute).
+ * writes docs/late-causes.json and docs/late-causes.md (src/sim/late-causes.ts; about 15 s).
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { commandLine } from "../scripts/command-line";
 import { generatedWriter } from "../scripts/source-snapshot";
-import type { ScenarioResult } from "../src/sim/evaluation";
+import { policyTraces, type ScenarioResult } from "../src/sim/evaluation";
 import { lateCauses } from "../src/sim/late-causes";
 import { type LateCausesReport, type LateCausesRow, renderLateCauses } from "../src/sim/late-causes-report";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/policies";
 import type { Scenario } from "../src/sim/scenario";
-import { runSimulation } from "../src/sim/simulation";
 import type { TargetCheck } from "../src/sim/targets";
-import { generateWorkload } from "../src/sim/workload";
 import { readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
@@ -33,11 +31,7 @@ const evaluation = JSON.parse(readFileSync(join(root, "docs/evaluation.json"), "
 function lateOf(scenario: Scenario, result: ScenarioResult, policyId: string, horizonS: number) {
   const policy = EVAL_POLICIES.find((p) => p.id === policyId) as PolicySpec | undefined;
   if (!policy) throw new Error(`${policyId} is not an evaluated policy`);
-  const requests = result.seeds.flatMap((seed) => {
-    const seeded = { ...scenario, seed };
-    const workload = generateWorkload(seeded, result.capacityRps);
-    return runSimulation(seeded, policy, workload, undefined, { capacityRps: result.capacityRps }).requests;
-  });
+  const requests = policyTraces(scenario, result.seeds, result.capacityRps, policy).flatMap((t) => t.requests);
   const counts = lateCauses(requests, horizonS);
   const recorded = result.policies.find((p) => p.id === policyId)?.servedWithinS[String(horizonS)];
   const measured = 1 - counts.late / counts.offered;

@@ -32,7 +32,13 @@ import { promisesEnded } from "../src/core/capacity-booking";
 import { binReleases, curveByArrival } from "../src/sim/arrival-bins";
 import { measureCapacity } from "../src/sim/capacity";
 import { curveBound, scenarioBoundSet } from "../src/sim/curve-bound";
-import { evaluatePolicy, evaluateScenario, type PolicyResult, type ScenarioResult } from "../src/sim/evaluation";
+import {
+  evaluatePolicy,
+  evaluateScenario,
+  type PolicyResult,
+  policyTraces,
+  type ScenarioResult,
+} from "../src/sim/evaluation";
 import { headerClientShares } from "../src/sim/header-clients";
 import { HELD_OUT_SEED_OFFSET, metCounts } from "../src/sim/held-out";
 import { COMPLETION_HORIZONS_S } from "../src/sim/metrics";
@@ -40,11 +46,9 @@ import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../src/sim/po
 import type { SweepPoint } from "../src/sim/report-markdown";
 import { E2E_TWINS, twinTargets } from "../src/sim/report-twin-targets";
 import type { Scenario } from "../src/sim/scenario";
-import { runSimulation } from "../src/sim/simulation";
 import { checkTargets, type TargetCheck, withDefault } from "../src/sim/targets";
 import { parseVariantSpec } from "../src/sim/variant-spec";
 import { defaultSummary, summarizeVariant } from "../src/sim/variants";
-import { generateWorkload } from "../src/sim/workload";
 import { E2E_REPLAY_RUN_FILE, type E2eRunArrivals, e2eReplayTwins } from "./e2e-twin-scenarios";
 import { readScenario, readScenarios } from "./scenario-files";
 
@@ -196,13 +200,7 @@ if (bins) {
   const scenario = scenarios[index];
   const result = results[index];
   if (!scenario || !result) throw new Error(`--bins: no scenario ${name} among those run`);
-  const traces = (policy: PolicySpec) =>
-    result.seeds.map((seed) => {
-      const seeded = { ...scenario, seed };
-      return runSimulation(seeded, policy, generateWorkload(seeded, result.capacityRps), undefined, {
-        capacityRps: result.capacityRps,
-      });
-    });
+  const traces = (policy: PolicySpec) => policyTraces(scenario, result.seeds, result.capacityRps, policy);
   const [before, after] = [curveByArrival(traces(base), binS), curveByArrival(traces(spec), binS)];
   const { instances, target } = scenarioBoundSet(scenario, result);
   const bound = binReleases(

@@ -1,9 +1,8 @@
 import type { ReleaseRow } from "./curve-bound";
-import type { ScenarioResult } from "./evaluation";
+import { policyTraces, type ScenarioResult } from "./evaluation";
 import { COMPLETION_HORIZONS_S, type CompletionCurve } from "./metrics";
 import type { PolicySpec } from "./policies";
 import type { Scenario } from "./scenario";
-import { runSimulation } from "./simulation";
 import type { RunTrace } from "./trace";
 import { generateWorkload } from "./workload";
 
@@ -136,14 +135,7 @@ export function arrivalCurves(
     policies: policies.map((policy) => ({
       id: policy.id,
       label: policy.label,
-      bins: curveByArrival(
-        result.seeds.map((seed, i) =>
-          runSimulation({ ...scenario, seed }, policy, workloads[i] ?? [], undefined, {
-            capacityRps: result.capacityRps,
-          }),
-        ),
-        binS,
-      ),
+      bins: curveByArrival(policyTraces(scenario, result.seeds, result.capacityRps, policy, workloads), binS),
     })),
   };
 }

@@ -128,6 +128,27 @@ export function poolTraces(traces: readonly RunTrace[]): RunTrace {
 }
 
 /**
+ * One policy's runs on a scenario's seeds, one trace per seed (each seed's arrivals at `capacityRps`, generated
+ * here unless given): what {@link evaluatePolicy} measures, and what the reports that look at single requests read.
+ *
+ * @example
+ * ```ts
+ * const requests = policyTraces(scenario, result.seeds, result.capacityRps, spec).flatMap((t) => t.requests);
+ * ```
+ */
+export function policyTraces(
+  scenario: Scenario,
+  seeds: readonly number[],
+  capacityRps: number,
+  policy: PolicySpec,
+  workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps)),
+): RunTrace[] {
+  return seeds.map((seed, i) =>
+    runSimulation({ ...scenario, seed }, policy, workloads[i] ?? [], undefined, { capacityRps }),
+  );
+}
+
+/**
  * One policy on a scenario's seeds (the seeds and the fleet capacity of an earlier {@link evaluateScenario}, so
  * the same arrivals): its pooled measures. The variants of the default use it beside the scenario's result.
  *
@@ -144,9 +165,7 @@ export function evaluatePolicy(
   policy: PolicySpec,
   workloads = seeds.map((seed) => generateWorkload({ ...scenario, seed }, capacityRps)),
 ): PolicyResult {
-  const traces = seeds.map((seed, i) =>
-    runSimulation({ ...scenario, seed }, policy, workloads[i] ?? [], undefined, { capacityRps }),
-  );
+  const traces = policyTraces(scenario, seeds, capacityRps, policy, workloads);
   const metrics = computeMetrics(poolTraces(traces));
   return {
     id: policy.id,
