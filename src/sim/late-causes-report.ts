@@ -33,6 +33,13 @@ const CAUSE_NAMES: Record<LateCause, string> = {
 const share = (counts: LateCounts, n: number) => (counts.offered > 0 ? n / counts.offered : 0);
 const pct1 = (v: number) => `${(100 * v).toFixed(1)}`;
 
+/** Per cause, the share of the offered requests late for it in the counts `pick` reads, summed over the rows. */
+function causeSums(rows: readonly LateCausesRow[], pick: (r: LateCausesRow) => LateCounts): Record<LateCause, number> {
+  return Object.fromEntries(
+    LATE_CAUSES.map((c) => [c, rows.reduce((sum, r) => sum + share(pick(r), pick(r).byCause[c]), 0)]),
+  ) as Record<LateCause, number>;
+}
+
 /**
  * Per cause, the default's share of the offered requests late for that cause less the leader's, summed over the
  * scenarios (in shares): where the default's extra lateness at its worst horizons comes from.
@@ -43,15 +50,8 @@ const pct1 = (v: number) => `${(100 * v).toFixed(1)}`;
  * ```
  */
 export function excessByCause(rows: readonly LateCausesRow[]): Record<LateCause, number> {
-  return Object.fromEntries(
-    LATE_CAUSES.map((c) => [
-      c,
-      rows.reduce(
-        (sum, r) => sum + share(r.default, r.default.byCause[c]) - share(r.leaderCounts, r.leaderCounts.byCause[c]),
-        0,
-      ),
-    ]),
-  ) as Record<LateCause, number>;
+  const [own, leaders] = [causeSums(rows, (r) => r.default), causeSums(rows, (r) => r.leaderCounts)];
+  return Object.fromEntries(LATE_CAUSES.map((c) => [c, own[c] - leaders[c]])) as Record<LateCause, number>;
 }
 
 /** The causes by how much they add up to, largest first (ties in {@link LATE_CAUSES} order). */
@@ -70,24 +70,17 @@ function ranked(sums: Record<LateCause, number>): LateCause[] {
 export function renderLateCauses(report: LateCausesReport): string {
   const rows = report.scenarios;
   const header = `| scenario | horizon (leader) | late: default / leader | ${LATE_CAUSES.map((c) => CAUSE_NAMES[c]).join(" | ")} |`;
+  // "default / leader", each a share of its offered requests.
+  const pair = (r: LateCausesRow, n: (counts: LateCounts) => number) =>
+    `${pct1(share(r.default, n(r.default)))} / ${pct1(share(r.leaderCounts, n(r.leaderCounts)))}`;
   const table = rows.map((r) => {
-    const cells = LATE_CAUSES.map(
-      (c) =>
-        `${pct1(share(r.default, r.default.byCause[c]))} / ${pct1(share(r.leaderCounts, r.leaderCounts.byCause[c]))}`,
-    );
-    const late = `${pct1(share(r.default, r.default.late))} / ${pct1(share(r.leaderCounts, r.leaderCounts.late))}`;
-    return `| ${r.scenario} | ${r.horizonS} s (${r.leader}) | ${late} | ${cells.join(" | ")} |`;
+    const cells = LATE_CAUSES.map((c) => pair(r, (counts) => counts.byCause[c]));
+    return `| ${r.scenario} | ${r.horizonS} s (${r.leader}) | ${pair(r, (counts) => counts.late)} | ${cells.join(" | ")} |`;
   });
   const excess = excessByCause(rows);
-  const sum = (f: (r: LateCausesRow) => number) => rows.reduce((s, r) => s + f(r), 0);
-  const defaultLate = sum((r) => share(r.default, r.default.late));
-  const leaderLate = sum((r) => share(r.leaderCounts, r.leaderCounts.late));
-  const leaderSums = Object.fromEntries(
-    LATE_CAUSES.map((c) => [c, sum((r) => share(r.leaderCounts, r.leaderCounts.byCause[c]))]),
-  ) as Record<LateCause, number>;
-  const defaultSums = Object.fromEntries(
-    LATE_CAUSES.map((c) => [c, sum((r) => share(r.default, r.default.byCause[c]))]),
-  ) as Record<LateCause, number>;
+  const lateOf = (pick: (r: LateCausesRow) => LateCounts) => rows.reduce((s, r) => s + share(pick(r), pick(r).late), 0);
+  const [defaultLate, leaderLate] = [lateOf((r) => r.default), lateOf((r) => r.leaderCounts)];
+  const [defaultSums, leaderSums] = [causeSums(rows, (r) => r.default), causeSums(rows, (r) => r.leaderCounts)];
   const [topExcess, secondExcess] = ranked(excess) as [LateCause, LateCause];
   const [topLeader] = ranked(leaderSums) as [LateCause];
   const [topDefault] = ranked(defaultSums) as [LateCause];
@@ -108,6 +101,6 @@ ${header}
 | --- | --- | --- | ${LATE_CAUSES.map(() => "---").join(" | ")} |
 ${table.join("\n")}
 
-What it says: summed over the ${rows.length} scenarios, the default misses its worst horizon for ${pts(defaultLate).slice(1)} points of the offered requests and the leaders theirs for ${pts(leaderLate).slice(1)}. The leaders' late requests are mostly ${CAUSE_NAMES[topLeader]} (${pts(leaderSums[topLeader]).slice(1)} of their ${pts(leaderLate).slice(1)} points); the default's, ${CAUSE_NAMES[topDefault]} (${pts(defaultSums[topDefault]).slice(1)} of ${pts(defaultLate).slice(1)}). By cause, the default less the leaders, summed: ${byCause}. The default's excess is largest in ${CAUSE_NAMES[topExcess]} (${pts(excess[topExcess])}), then ${CAUSE_NAMES[secondExcess]} (${pts(excess[secondExcess])}). Where it lies in when clients are told to come back, or in their refusal at once on their return (sent past by a hint, refused again: ${pts(timing)} points together), those requests were not waiting, and no change to the order in which the queue serves whoever is can recover it; where it lies in the queue (shed from it, waited for a slot, came back too near the horizon: ${pts(queueOrder)} points together), the order and the batches can.
+What it says: summed over the ${rows.length} scenarios, the default misses its worst horizon for ${pct1(defaultLate)} points of the offered requests and the leaders theirs for ${pct1(leaderLate)}. The leaders' late requests are mostly ${CAUSE_NAMES[topLeader]} (${pct1(leaderSums[topLeader])} of their ${pct1(leaderLate)} points); the default's, ${CAUSE_NAMES[topDefault]} (${pct1(defaultSums[topDefault])} of ${pct1(defaultLate)}). By cause, the default less the leaders, summed: ${byCause}. The default's excess is largest in ${CAUSE_NAMES[topExcess]} (${pts(excess[topExcess])}), then ${CAUSE_NAMES[secondExcess]} (${pts(excess[secondExcess])}). Where it lies in when clients are told to come back, or in their refusal at once on their return (sent past by a hint, refused again: ${pts(timing)} points together), those requests were not waiting, and no change to the order in which the queue serves whoever is can recover it; where it lies in the queue (shed from it, waited for a slot, came back too near the horizon: ${pts(queueOrder)} points together), the order and the batches can.
 `;
 }
