@@ -17,7 +17,7 @@
  * sample's are passed to wrangler as SPILLWAY_CONFIG), `--persist-to DIR`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { type ManagedProcess, startManaged, startWranglerDev, takenPorts, waitForHttp } from "../src/bench/stack";
+import { type ManagedProcess, startManaged, startWranglerDev, takenPorts, waitForWorker } from "../src/bench/stack";
 import { commandFlags, numberFlag } from "./command-line";
 import { formatTick, runTraffic } from "./demo-traffic";
 import { watchJobParents } from "./job-parents";
@@ -105,6 +105,8 @@ watchJobParents(() => void stopAll(1));
 
 /** The command that starts an engine again by hand, as the demo started it (its console shows it on the engine's exit). */
 const restartCommand = new Map<ManagedProcess, string>();
+/** Each engine's port, to wait for that engine's own answer there. */
+const portOfEngine = new Map<ManagedProcess, number>();
 enginePorts.forEach((port, i) => {
   const speed = SPEEDS[i % SPEEDS.length] ?? 1;
   const deploymentArgs = deployments.length > 0 ? ["--deployment", deployments.join(",")] : [];
@@ -123,6 +125,7 @@ enginePorts.forEach((port, i) => {
     ...deploymentArgs,
   ]);
   processes.push(engine);
+  portOfEngine.set(engine, port);
   restartCommand.set(engine, ["npm run engine --", "--port", port, "--speed", speed, ...deploymentArgs].join(" "));
 });
 const worker = startWranglerDev({ port: workerPort, vars, persistTo: values["persist-to"] });
@@ -153,8 +156,10 @@ for (const p of processes) {
 
 try {
   await Promise.all([
-    ...enginePorts.map((port) => waitForHttp(`http://127.0.0.1:${port}/health`)),
-    waitForHttp(`http://127.0.0.1:${workerPort}/health`, 60_000),
+    // Each answer must come from the process started for its port: the ports were free a moment ago, but another
+    // server may have taken one since, and its answers would pass for the demo's.
+    ...[...portOfEngine].map(([engine, port]) => waitForWorker(engine, `http://127.0.0.1:${port}/health`, 30_000)),
+    waitForWorker(worker, `http://127.0.0.1:${workerPort}/health`, 60_000),
   ]);
 } catch (error) {
   console.error(String(error));

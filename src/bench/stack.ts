@@ -304,7 +304,7 @@ export async function waitForWorker(worker: ManagedProcess, url: string, timeout
     let answered = false;
     if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
       throw new Error(
-        `wrangler dev exited (${worker.child.exitCode ?? worker.child.signalCode}) before ${url} answered`,
+        `${worker.name} exited (${worker.child.exitCode ?? worker.child.signalCode}) before ${url} answered`,
       );
     }
     try {
