@@ -760,22 +760,27 @@ export class RouterCore {
 
   /**
    * When `entry` is shed for waiting: after `timeoutMs` (the queue's timeout, or the standing queue's shorter one),
-   * except a demoted entry, which keeps the queue's own timeout (the shorter one is for those newest-first dispatch
-   * leaves at the bottom, and the demoted give way by design).
+   * except a demoted entry, which keeps the queue's own timeout or `demotedTimeoutS`, whichever is longer (the
+   * shorter one is for those newest-first dispatch leaves at the bottom, and the demoted give way by design). So no
+   * entry's deadline comes before `enqueuedAtMs + timeoutMs`.
    */
   private waitDeadlineMs(entry: { enqueuedAtMs: number; yields?: boolean }, timeoutMs: number): number {
-    return entry.enqueuedAtMs + (entry.yields ? this.options.queueTimeoutMs : timeoutMs);
+    if (!entry.yields) return entry.enqueuedAtMs + timeoutMs;
+    const demotedS = this.admission.demotedTimeoutS;
+    return entry.enqueuedAtMs + Math.max(this.options.queueTimeoutMs, demotedS === undefined ? 0 : demotedS * 1000);
   }
 
   /** The earliest moment `expire()` has work to do, for an alarm; `undefined` when nothing waits. */
   nextExpiryMs(): number | undefined {
     let next: number | undefined;
-    // The oldest entry's timeout, and (under the standing queue's shorter one) the oldest that does not yield.
+    // In arrival order, up to the oldest entry that does not yield: every later one's deadline is at least its.
+    // Entries that yield before it may keep a longer timeout (the queue's under a standing queue's shorter one, or
+    // `demotedTimeoutS`), so a later entry's may come first.
     const timeoutMs = this.timeoutMs();
     for (const entry of this.queue.entries()) {
       const at = this.waitDeadlineMs(entry, timeoutMs);
       if (next === undefined || at < next) next = at;
-      if (!entry.yields || timeoutMs === this.options.queueTimeoutMs) break;
+      if (!entry.yields) break;
     }
     for (const lease of this.leases.values())
       if (next === undefined || lease.expiresAtMs < next) next = lease.expiresAtMs;

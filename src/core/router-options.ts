@@ -154,6 +154,16 @@ export interface BookingAdmission {
   /** `demotedOrder` `next_horizon`: seconds from a request's start to its answer (`FairQueue`'s `yieldServiceS`; 4). */
   demotedServiceS?: number;
   /**
+   * How long a demoted request may wait in the queue, seconds, when that is longer than the queue's own timeout
+   * (`queueTimeoutMs`, which binds every other request). A demoted request gives way to every first attempt by
+   * design, so it waits longer than they do; shed at the queue's timeout, it loses the wait it has made, often just
+   * before the fresh arrivals thin out, and costs its client one more attempt (measured: in llm-sizes, 2.3% of the
+   * requests had their first retry shed so, which put the attempts per offered request above static 30 s's). A wait
+   * below the queue's timeout changes nothing. `undefined`: the queue's timeout, as for every request (the default
+   * until 2026-12-07; now 40 s, docs/retry-policy.md, variant `demoted-timeout-off`).
+   */
+  demotedTimeoutS?: number;
+  /**
    * Trunk reservation for fresh arrivals: a demoted request is placed only while more than this many slots of the
    * fleet are free (as this router knows them); the last ones are kept for requests on their first attempts, which
    * then start at once and on a smaller batch. The round is held until a release or an arrival. `undefined` or 0: off.
@@ -246,6 +256,7 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   drainingOfferedShare: 1,
   demoteAfterS: 3,
   demotedOrder: "next_horizon",
+  demotedTimeoutS: 40,
   freshNewestShare: 1,
   freshNewestWhen: "standing",
   sdkClientsLeaveShare: 0.05,

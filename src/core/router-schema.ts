@@ -74,6 +74,13 @@ const bookingSchema = z.strictObject({
     .default(DEFAULT_BOOKING_ADMISSION.demotedOrder ?? "next_horizon"),
   /** `next_horizon`: seconds from a request's start to its answer that its deadlines allow for. Default: 4. */
   demotedServiceS: z.number().gt(0).max(600).nullable().default(null),
+  /** How long a demoted request may wait in the queue, seconds, where that is longer than `queueTimeoutS`. Null: `queueTimeoutS`. */
+  demotedTimeoutS: z
+    .number()
+    .gt(0)
+    .max(3600)
+    .nullable()
+    .default(DEFAULT_BOOKING_ADMISSION.demotedTimeoutS ?? null),
   /** Requests not demoted among themselves: `arrival` (FIFO; the default) or `next_horizon` (earliest next completion horizon). */
   freshOrder: z.enum(["arrival", "next_horizon"]).default(DEFAULT_BOOKING_ADMISSION.freshOrder ?? "arrival"),
   /** While demoted requests wait beside others, this share of the dispatches goes to the demoted. 0: they go last. */
@@ -194,6 +201,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       demoteAfterS: settings.booking.demoteAfterS ?? undefined,
       demotedOrder: settings.booking.demotedOrder,
       demotedServiceS: settings.booking.demotedServiceS ?? undefined,
+      demotedTimeoutS: settings.booking.demotedTimeoutS ?? undefined,
       demotedHeadroomSlots: settings.booking.demotedHeadroomSlots || undefined,
       freshOrder: settings.booking.freshOrder,
       demotedShare: settings.booking.demotedShare || undefined,

@@ -90,6 +90,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   variant("no-demotion", "no demotion: retries wait in line with first attempts", {
     booking: { demoteAfterS: null },
   }),
+  variant(
+    "demoted-timeout-off",
+    "a demoted request shed at the queue's own timeout, as every other (the default until 2026-12-07)",
+    { booking: { demotedTimeoutS: null } },
+  ),
   variant("no-burst-fade", "no burst fade: the forecast is the baseline from the refusal on", {
     ledger: { burstFadeS: 0 },
   }),

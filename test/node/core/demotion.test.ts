@@ -239,3 +239,86 @@ describe("booking.demotedHeadroomSlots (trunk reservation for fresh arrivals)", 
     ).toThrow();
   });
 });
+
+describe("booking.demotedTimeoutS (how long a demoted request may wait)", () => {
+  /**
+   * One one-slot replica, busy; a 3-deep queue with a 30 s timeout, demotion after 3 s. "old" is refused at 0 s and
+   * queued, demoted, at 5 s behind "q2" (queued at 0 s); "late" is queued at 6 s, behind both.
+   */
+  function waiting(demotedTimeoutS: number | undefined) {
+    let now = 0;
+    const booking: BookingAdmission = {
+      queueDelayTargetS: undefined,
+      standingIntervalS: 600,
+      maxHeldRoomShare: 0,
+      demoteAfterS: 3,
+    };
+    if (demotedTimeoutS !== undefined) booking.demotedTimeoutS = demotedTimeoutS;
+    const core = new RouterCore(
+      routerOptions(
+        { maxQueuedRequests: 3, queueTimeoutMs: 30_000, booking },
+        { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
+      ),
+      { now: () => now },
+      () => 0.5,
+    );
+    const round = () => {
+      const plan = core.beginRound();
+      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+      return plan ? core.finishRound(plan) : undefined;
+    };
+    core.submit("busy", { fingerprint: "busy" });
+    expect(round()?.kind).toBe("placed");
+    for (const ticket of ["q1", "q2", "q3"]) core.submit(ticket, { fingerprint: ticket });
+    expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
+    now = 5_000;
+    core.release("busy");
+    expect(round()).toMatchObject({ kind: "placed", ticket: "q1" });
+    expect(core.cancel("q3")).toBe("dequeued");
+    expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
+    expect(core.stats().demoted).toBe(1);
+    now = 6_000;
+    expect(core.submit("late", { fingerprint: "late" })).toEqual({ kind: "queued" });
+    const shedAt = (ms: number) => {
+      now = ms;
+      return core.expire().timedOut.map((t) => t.ticket);
+    };
+    return { core, shedAt };
+  }
+
+  it("lets a demoted request wait past the queue's timeout, up to its own, while the others are shed at 30 s", () => {
+    const { core, shedAt } = waiting(40);
+    // The next expiry is the first deadline of all, whichever entry holds it: q2's (0 s + 30 s).
+    expect(core.nextExpiryMs()).toBe(30_000);
+    expect(shedAt(30_000)).toEqual(["q2"]);
+    // Then "late"'s (6 s + 30 s), though the demoted "old" is ahead of it in the queue (its deadline: 5 s + 40 s).
+    expect(core.nextExpiryMs()).toBe(36_000);
+    expect(shedAt(35_000)).toEqual([]);
+    expect(shedAt(36_000)).toEqual(["late"]);
+    expect(core.nextExpiryMs()).toBe(45_000);
+    expect(shedAt(44_999)).toEqual([]);
+    expect(shedAt(45_000)).toEqual(["old.1"]);
+    expect(core.queueDepth).toBe(0);
+  });
+
+  it("unset, or shorter than the queue's timeout, the demoted request is shed at the queue's timeout", () => {
+    for (const demotedTimeoutS of [undefined, 10]) {
+      const { core, shedAt } = waiting(demotedTimeoutS);
+      expect(shedAt(30_000)).toEqual(["q2"]);
+      expect(core.nextExpiryMs()).toBe(35_000);
+      expect(shedAt(35_000)).toEqual(["old.1"]);
+      expect(shedAt(36_000)).toEqual(["late"]);
+    }
+  });
+
+  it("is 40 s in the configuration's defaults, where 0 is refused and null is the queue's timeout", () => {
+    const at = (booking: Record<string, unknown>) => {
+      const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"], booking } } });
+      return config.deployments.m && routerOptionsFor(config.deployments.m).booking?.demotedTimeoutS;
+    };
+    expect(at({})).toBe(40);
+    expect(at({ demotedTimeoutS: 45 })).toBe(45);
+    expect(at({ demotedTimeoutS: null })).toBeUndefined();
+    expect(() => at({ demotedTimeoutS: 0 })).toThrow();
+  });
+});

@@ -25,6 +25,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
         drainingOfferedShare: 1,
         demoteAfterS: 3,
         demotedOrder: "next_horizon",
+        demotedTimeoutS: 40,
         freshOrder: "arrival",
         freshNewestShare: 1,
         freshNewestWhen: "standing",
@@ -46,6 +47,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
       sdkClientsLeaveShare: 0.05,
       demotedFirstUnderS: 8,
       drainingIgnoresDemoted: true,
+      demotedTimeoutS: 90,
     };
     const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
     expect(options.booking).toMatchObject(booking);

@@ -47,6 +47,7 @@ describe("parseConfig, field by field", () => {
             demotedOrder: "next_horizon",
             demotedHeadroomSlots: 0,
             demotedServiceS: null,
+            demotedTimeoutS: 40,
             freshOrder: "arrival",
             demotedShare: 0,
             freshNewestShare: 1,
