@@ -102,6 +102,7 @@ const TWIN_VARIANT_IDS = [
   "demoted-headroom-1",
   "demoted-headroom-2",
   "demoted-headroom-4",
+  "demoted-timeout-off",
   "horizon-pack",
   "no-delay-target",
   "fifo-while-standing",
