@@ -199,12 +199,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     }
     // Demotion: less than half the summed gaps, p50 under 5 s; a lower sustained served share (still above every
     // other policy's); the oracle met in as many scenarios.
-    // The oracle: one scenario fewer on both seed sets before the drain-rate fix of 2026-12-06 (cc237ee); since,
-    // three fewer on the tuning seeds and two on the held-out ones.
+    // The oracle: one scenario fewer on both seed sets before the drain-rate fix of 2026-12-06 (cc237ee); from it
+    // until demoted requests waited up to 40 s (2026-12-07), three fewer on the tuning seeds and two on the held-out
+    // ones; since, one fewer on both.
     const off = variant("no-demotion");
     const heldOracle = (id: string) => heldOut.find((v) => v.id === id)?.met.oracle ?? Number.NaN;
     expect(doc).toContain(
-      `demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in fewer scenarios than without it: ${moreOrFewer(def.summary.met.oracle, off.summary.met.oracle)} on the tuning seeds and ${moreOrFewer(heldOracle("default"), heldOracle("no-demotion"))} on the held-out ones (one fewer on both before the drain-rate fix of 2026-12-06, cc237ee).`,
+      `demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in fewer scenarios than without it: ${moreOrFewer(def.summary.met.oracle, off.summary.met.oracle)} on the tuning seeds and ${moreOrFewer(heldOracle("default"), heldOracle("no-demotion"))} on the held-out ones (three and two fewer from the drain-rate fix of 2026-12-06, cc237ee, until demoted requests waited up to 40 s, 2026-12-07; one fewer on both before that fix).`,
     );
     expect(off.p50).toBeGreaterThan(5);
     expect(def.summary.worstCurveGapSumPts).toBeGreaterThan(off.summary.worstCurveGapSumPts / 2);
@@ -228,14 +229,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     costsCurve("newest-first-order", false);
     const fifo = costsCurve("demoted-fifo", false);
     for (const k of ["curve", "served"] as const) expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
-    // The oracle: in no more scenarios before the drain-rate fix of 2026-12-06 (cc237ee), in one more since, on both
-    // seed sets; its summed gaps larger on both, by the figures quoted.
+    // The oracle: in no more scenarios before the drain-rate fix of 2026-12-06 (cc237ee), in one more on both seed sets
+    // from it until demoted requests waited up to 40 s (2026-12-07), since in one fewer on the tuning seeds and as many
+    // held out; its summed gaps larger on both, by the figures quoted.
     const heldFifo = heldOut.find((v) => v.id === "demoted-fifo") as VariantSummary;
     const heldDefault = heldOut.find((v) => v.id === "default") as VariantSummary;
-    expect(fifo.met.oracle).toBe(def.summary.met.oracle + 1);
-    expect(heldFifo.met.oracle).toBe(heldDefault.met.oracle + 1);
+    expect(fifo.met.oracle).toBe(def.summary.met.oracle - 1);
+    expect(heldFifo.met.oracle).toBe(heldDefault.met.oracle);
     expect(doc).toContain(
-      `Since the drain-rate fix of 2026-12-06 (cc237ee) arrival order meets the oracle target in one more scenario than the default on both seed sets (in no more before it), and leaves summed worst curve gaps larger by ${(def.summary.worstCurveGapSumPts - fifo.worstCurveGapSumPts).toFixed(1)} points on the tuning seeds and ${(heldDefault.worstCurveGapSumPts - heldFifo.worstCurveGapSumPts).toFixed(1)} on the held-out ones.`,
+      `Arrival order meets the oracle target in one fewer scenario than the default on the tuning seeds and as many on the held-out ones (in no more before the drain-rate fix of 2026-12-06, cc237ee, and in one more on both from it until demoted requests waited up to 40 s, 2026-12-07), and leaves summed worst curve gaps larger by ${(def.summary.worstCurveGapSumPts - fifo.worstCurveGapSumPts).toFixed(1)} points on the tuning seeds and ${(heldDefault.worstCurveGapSumPts - heldFifo.worstCurveGapSumPts).toFixed(1)} on the held-out ones.`,
     );
     expect(heldFifo.worstCurveGapSumPts).toBeLessThan(heldDefault.worstCurveGapSumPts);
     expect(doc).toContain(
@@ -280,21 +282,23 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const [heldDef, heldTwoStep] = [held[0], held.find((v) => v.id === "two-step")] as VariantSummary[];
     const met = (own: VariantSummary | undefined, base: VariantSummary | undefined, k: "attempts" | "oracle") =>
       moreOrFewer(own?.met[k] ?? Number.NaN, base?.met[k] ?? Number.NaN);
-    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and larger by less than a point on the held-out ones, and it meets the attempts target in ${met(twoStep, def, "attempts")} scenarios on the tuning seeds and ${met(heldTwoStep, heldDef, "attempts")} on the held-out ones, and the oracle target in ${met(twoStep, def, "oracle")} on the tuning seeds and ${met(heldTwoStep, heldDef, "oracle")} on the held-out ones: nothing to choose it on.`,
-    );
     const lead = (own?: VariantSummary, base?: VariantSummary) =>
       (own?.worstCurveGapSumPts ?? Number.NaN) - (base?.worstCurveGapSumPts ?? Number.NaN);
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      `Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and by ${lead(heldTwoStep, heldDef).toFixed(1)} points on the held-out ones, and it meets the attempts target in ${met(twoStep, def, "attempts")} scenarios on the tuning seeds and ${met(heldTwoStep, heldDef, "attempts")} on the held-out ones, and the oracle target in ${met(twoStep, def, "oracle")} on the tuning seeds and ${met(heldTwoStep, heldDef, "oracle")} on the held-out ones: nothing to choose it on.`,
+    );
     expect(lead(twoStep, def)).toBeGreaterThan(0);
     expect(lead(twoStep, def)).toBeLessThan(1);
-    expect(lead(heldTwoStep, heldDef)).toBeLessThan(0);
-    expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(-1);
+    // Held out, smaller by about a point since demoted requests wait up to 40 s (larger by less than one before).
+    expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(0);
+    expect(lead(heldTwoStep, heldDef)).toBeLessThan(1.5);
     expect(twoStep?.met.attempts).toBe(def?.met.attempts);
     expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
     // The oracle: one fewer on the tuning seeds and as many on the held-out ones before the drain-rate fix of
-    // 2026-12-06 (cc237ee); as many and one more since. One more where it meets attempts in one fewer: nothing won.
-    expect(twoStep?.met.oracle).toBe(def?.met.oracle);
-    expect(heldTwoStep?.met.oracle).toBe((heldDef?.met.oracle ?? 0) + 1);
+    // 2026-12-06 (cc237ee); as many and one more from it until demoted requests waited up to 40 s; two fewer and as
+    // many since. Fewer where it meets attempts in as many, as many where it meets attempts in one fewer: nothing won.
+    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 2);
+    expect(heldTwoStep?.met.oracle).toBe(heldDef?.met.oracle);
   });
 
   it("backs docs/retry-policy.md's account of refusals remembered until the request is placed", () => {
@@ -311,14 +315,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(def.worstCurveGapSumPts).toBeGreaterThan(old.worstCurveGapSumPts);
       expect(def.meanWaitSumS).toBeLessThan(old.meanWaitSumS);
       const p50 = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
-      expect(Math.abs(p50(def) - p50(old))).toBeLessThan(0.01);
+      expect(Math.abs(p50(def) - p50(old))).toBeLessThan(0.02);
     }
     const [def, old] = pair(json.variants);
     const [heldDef, heldOld] = pair(held);
-    expect(def.met.oracle).toBeLessThan(old.met.oracle);
-    expect(heldDef.met.oracle).toBeLessThan(heldOld.met.oracle);
     expect(doc).toContain(
-      `With that fix it keeps the smaller summed gaps and the shorter mean waits on both seed sets, its sustained overload's p50 is the row's to within 0.01 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} scenarios on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones;`,
+      `With that fix it keeps the smaller summed gaps and the shorter mean waits on both seed sets, its sustained overload's p50 is the row's to within 0.02 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} scenarios on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones (two fewer and one fewer until demoted requests waited up to 40 s, 2026-12-07);`,
     );
     // The twin does not tell them apart: the same figures from a cold router and after a quiet spell.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
@@ -382,7 +384,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(heldDef.met.attempts).toBeGreaterThan(heldPrevious.met.attempts);
     // The oracle: one more on each seed set before the drain-rate fix of 2026-12-06 (cc237ee); since, quoted.
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in ${moreOrFewer(def.met.oracle, previous.met.oracle)} on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldPrevious.met.oracle)} on the held-out ones (one more on each before the drain-rate fix of 2026-12-06, cc237ee).`,
+      `Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in ${moreOrFewer(def.met.oracle, previous.met.oracle)} on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldPrevious.met.oracle)} on the held-out ones (one more on each before the drain-rate fix of 2026-12-06, cc237ee; one fewer and as many from it until demoted requests waited up to 40 s, 2026-12-07).`,
     );
   });
 
@@ -2486,7 +2488,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(aheadOnBoth, id).toContain(id);
     expect(aheadOnBoth).toContain("clairvoyant-forecast");
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, and two are combinations of the others, added on 2026-12-07: "The candidates combined", below), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
+      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, two are combinations of the others, added on 2026-12-07: "The candidates combined", below, and \`two-step\`, \`floor-before-rise-persistence\` and \`fifo-while-standing\` joined them when demoted requests began to wait up to 40 s, 2026-12-07, each by less than a point on one of the sets), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
     );
     // What the sum does not show: in the end-to-end run's twin the default meets every end-to-end target from a cold
     // router and after a quiet spell, and none of them does (each is in the twin).
@@ -2498,16 +2500,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     const meeting = aheadOnBoth.filter((id) => meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID));
-    expect([...meeting].sort()).toEqual([
-      "best-effort-no-age",
-      "candidates-combined",
-      "draining-ignores-demoted",
-      "fresh-past-target",
-      "horizon-pack",
-      "no-delay-target",
-      "no-queue-refill",
-      "probe-every-overload",
-    ]);
+    expect([...meeting].sort()).toEqual(
+      [
+        "best-effort-no-age",
+        "candidates-combined",
+        "draining-ignores-demoted",
+        "fresh-past-target",
+        "horizon-pack",
+        "no-delay-target",
+        "no-queue-refill",
+        "probe-every-overload",
+        "two-step",
+        "fifo-while-standing",
+      ].sort(),
+    );
     const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
     // Adaptive LIFO's row: ahead on the tuning seeds only before the drain-rate fix of 2026-12-06 (cc237ee), on the
     // held-out seeds only since, by the figures quoted; "past the 5 s the issue allows on the held-out seeds".
@@ -2516,11 +2522,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       tuned: (fifo.tuned?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
       held: (fifo.held?.worstCurveGapSumPts ?? Number.NaN) - def.held.worstCurveGapSumPts,
     };
-    expect(fifoLead.tuned).toBeLessThan(0);
+    expect(fifoLead.tuned).toBeGreaterThan(0);
     expect(fifoLead.held).toBeGreaterThan(0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `and since the drain-rate fix of 2026-12-06 (cc237ee) is ahead on the held-out seeds only, by ${fifoLead.held.toFixed(1)} points (on the tuning seeds it is behind by ${(-fifoLead.tuned).toFixed(2)}), and`,
+      `from the drain-rate fix of 2026-12-06 (cc237ee) on the held-out seeds only, and since demoted requests wait up to 40 s (2026-12-07) is ahead on both again, by ${fifoLead.tuned.toFixed(1)} points on the tuning seeds and ${fifoLead.held.toFixed(1)} on the held-out ones, and`,
     );
+    // Those that joined with the demoted wait, "each by less than a point on one of the sets".
+    for (const id of ["two-step", "floor-before-rise-persistence", "fifo-while-standing"]) {
+      expect(aheadOnBoth, id).toContain(id);
+      const leads = [
+        (tunedById.get(id)?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
+        (held.get(id)?.worstCurveGapSumPts ?? Number.NaN) - def.held.worstCurveGapSumPts,
+      ];
+      expect(Math.min(...leads), id).toBeLessThan(1);
+    }
     expect(p50(fifo.held)).toBeGreaterThan(5);
     // Met in the twin since the floor's moving means; `floor-before-rise` until the drain-rate fix of 2026-12-06
     // (cc237ee): since, its attempts after a quiet spell are past the target's 1.5. The oracle target: fewer than the
@@ -2529,22 +2544,24 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
     expect(quietRise?.met.attempts).toBe(false);
     expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.5);
-    for (const id of ["no-queue-refill", "floor-before-rise", "probe-every-overload"])
-      expect(tunedById.get(id)?.met.oracle, id).toBe(def.tuned.met.oracle);
+    const oracleBehind = { "floor-before-rise": 0, "no-queue-refill": 1, "probe-every-overload": 2 };
+    for (const [id, fewer] of Object.entries(oracleBehind))
+      expect(tunedById.get(id)?.met.oracle, id).toBe(def.tuned.met.oracle - fewer);
     for (const id of ["floor-before-rise", "probe-every-overload"])
       expect(tunedById.get(id)?.met.attempts, id).toBeLessThan(def.tuned.met.attempts);
-    expect(tunedById.get("probe-every-overload")?.met.attempts).toBe(7);
+    expect(tunedById.get("probe-every-overload")?.met.attempts).toBe(8);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds; since it the default meets the oracle target in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, and each of them in as many. \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 7 of 12;`,
+      `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds, and from it in as many; since demoted requests wait up to 40 s (2026-12-07) the default meets it in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, \`floor-before-rise\` in as many, \`no-queue-refill\` in one fewer and \`probe-every-overload\` in two fewer. \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 8 of 12;`,
     );
-    // `no-queue-refill` pays with no target: the four met as often on the tuning seeds, the oracle once more held out.
+    // `no-queue-refill` pays with no target but the oracle once on the tuning seeds (the four met as often there until
+    // demoted requests waited up to 40 s), the oracle once more held out.
     const refillOff = { tuned: tunedById.get("no-queue-refill"), held: held.get("no-queue-refill") };
     for (const k of ["curve", "served", "oracle", "attempts"] as const) {
-      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k]);
+      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k] - (k === "oracle" ? 1 : 0));
       expect(refillOff.held?.met[k], k).toBe(def.held.met[k] + (k === "oracle" ? 1 : 0));
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`no-queue-refill` pays with no target in the simulator: it meets each of the four targets in as many scenarios as the default on the tuning seeds, and on the held-out seeds in as many but the oracle target, which it meets in one more; it pays at the demo's 30 and 60 s, in the twin's curves",
+      "`no-queue-refill` pays with no target in the simulator but one scenario's oracle target on the tuning seeds: it meets each of the four targets in as many scenarios as the default on both seed sets but the oracle target, which it meets in one fewer on the tuning seeds and one more on the held-out ones; it pays at the demo's 30 and 60 s, in the twin's curves",
     );
     // "It pays at the demo's 30 and 60 s" in the twin's curves, from a cold router and after a quiet spell.
     for (const t of targetTwins(twin)) {
@@ -2569,7 +2586,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // `floor-before-rise` among them since the drain-rate fix of 2026-12-06 (cc237ee), `clairvoyant-forecast`
     // ahead on both since (each has its sentence).
     expect([...missing].sort()).toEqual(
-      [...named, "probe-beyond-30s", "floor-before-rise", "clairvoyant-forecast", "candidates-unpacked"].sort(),
+      [
+        ...named,
+        "probe-beyond-30s",
+        "floor-before-rise",
+        "floor-before-rise-persistence",
+        "clairvoyant-forecast",
+        "candidates-unpacked",
+      ].sort(),
     );
     // "`candidates-unpacked` ... misses the twin's curve target".
     expect(
@@ -2695,7 +2719,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     expect(held.get("previous-default")?.met.attempts).toBeLessThan(def.met.attempts);
     // Demoting after 30 s: larger on the held-out seeds by the points quoted (three and a half before the drain-rate
-    // fix of 2026-12-06, cc237ee; two since).
+    // fix of 2026-12-06, cc237ee; two from it until demoted requests waited up to 40 s; less than half a point since).
     const later = def.worstCurveGapSumPts - (held.get("demote-after-30s")?.worstCurveGapSumPts ?? 0);
     expect(later).toBeGreaterThan(0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
@@ -2724,17 +2748,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
-      // Within what the default's own sum moves between the seed sets, on both; ahead on both only without a
-      // longer fade, ahead on one set and behind on the other with the 5 s fade and with the age (behind on both
-      // with the age before the drain-rate fix of 2026-12-06, cc237ee) ...
+      // Within what the default's own sum moves between the seed sets, on both; ahead on both without a longer fade
+      // and with the age, ahead on one set and behind on the other with the 5 s fade (with the age: behind on both
+      // before the drain-rate fix of 2026-12-06, cc237ee, on one from it until demoted requests waited up to 40 s) ...
       for (const m of [tuned, held]) expect(Math.abs(sum(m, id) - sum(m, "default")), id).toBeLessThan(moves);
       const ahead = [tuned, held].filter((m) => sum(m, id) > sum(m, "default")).length;
-      expect(ahead, id).toBe({ "floor-before-rise": 2 }[id] ?? 1);
+      expect(ahead, id).toBe({ "floor-before-rise-fade-5s": 1 }[id] ?? 2);
       // ... and short of an end-to-end target in the twin, which the default meets (all three since that fix).
       expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
     expect(doc).toContain(
-      "Only `floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` and `floor-before-rise-persistence` are each ahead on one seed set and behind on the other, by as little (`floor-before-rise-persistence` was behind on both before the drain-rate fix of 2026-12-06, cc237ee). Each of the three misses an end-to-end target in the twin that the default meets: `floor-before-rise` the attempts target after a quiet spell (before that fix it met them with no room on the attempts), and it meets the attempts target in fewer scenarios than the default on the tuning seeds (the oracle target in as many since that fix, in fewer before).",
+      "`floor-before-rise` and `floor-before-rise-persistence` are ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` is ahead on one seed set and behind on the other, by as little (`floor-before-rise-persistence` was behind on both before the drain-rate fix of 2026-12-06, cc237ee, and behind on one from it until demoted requests waited up to 40 s, 2026-12-07). Each of the three misses an end-to-end target in the twin that the default meets: `floor-before-rise` the attempts target after a quiet spell (before that fix it met them with no room on the attempts), and it meets the attempts target in fewer scenarios than the default on the tuning seeds (the oracle target in as many since that fix, in fewer before).",
     );
     // Past the 1.5 line after a quiet spell, where the default has room.
     const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
