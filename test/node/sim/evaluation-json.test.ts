@@ -2667,14 +2667,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(lead, id).toBeLessThan(2);
       expect(lead, id).toBeLessThan(moves);
     }
-    expect(tunedById.get("best-effort-no-age")?.met.served).toBeLessThan(def.tuned.met.served);
-    expect(held.get("best-effort-no-age")?.met.served).toBe(def.held.met.served - 1);
+    for (const k of ["curve", "served", "oracle", "attempts"] as const) {
+      expect(tunedById.get("best-effort-no-age")?.met[k], k).toBe(def.tuned.met[k]);
+      expect(held.get("best-effort-no-age")?.met[k], k).toBe(def.held.met[k]);
+    }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets the served target in one fewer scenario on both seed sets (its bullet below).",
+      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets each target in as many scenarios as the default on both seed sets (the served target in one fewer on both until demoted requests waited up to 40 s, 2026-12-07; its bullet below).",
     );
     // "`fresh-past-target` meets them too ..., is ahead by less than a point on either seed set, and meets the oracle
-    // target in as many scenarios as the default on both" (in one fewer on both before the drain-rate fix of
-    // 2026-12-06, cc237ee); its bullet: the sustained overload's p50 is the default's.
+    // target in as many scenarios as the default on the tuning seeds and one more on the held-out ones" (in one fewer
+    // on both before the drain-rate fix of 2026-12-06, cc237ee, as many on both from it until demoted requests waited
+    // up to 40 s); its bullet: the sustained overload's p50 is the default's.
     const pastTarget = { tuned: tunedById.get("fresh-past-target"), held: held.get("fresh-past-target") };
     for (const [own, base] of [
       [pastTarget.tuned, def.tuned],
@@ -2682,7 +2685,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     ] as const) {
       expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0);
       expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1);
-      expect(own?.met.oracle).toBe(base.met.oracle);
+      expect(own?.met.oracle).toBe(base.met.oracle + (own === pastTarget.held ? 1 : 0));
       expect(p50(own)).toBeCloseTo(p50(base), 1);
       // "by less than half a point of served share, across the 95% the target asks" (the oracle serves 100%).
       for (const [name, figures] of Object.entries(base.perScenario)) {
@@ -2691,10 +2694,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       }
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in as many scenarios as the default on both (in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee,",
+      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in as many scenarios as the default on the tuning seeds and one more on the held-out ones (in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee, and in as many on both from it until demoted requests waited up to 40 s, 2026-12-07, each time by less than half a point of served share;",
     );
+    // The held-out scenario it gains: `waves`, by the points quoted.
+    const servedIn = (v: VariantSummary | undefined, name: string) =>
+      v?.perScenario[name]?.servedFraction ?? Number.NaN;
+    const crossed = Object.keys(def.held.perScenario).filter(
+      (name) => servedIn(def.held, name) >= 0.95 !== servedIn(pastTarget.held, name) >= 0.95,
+    );
+    expect(crossed).toEqual(["waves"]);
+    expect((100 * (servedIn(pastTarget.held, "waves") - servedIn(def.held, "waves"))).toFixed(1)).toBe("0.3");
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "since that fix it meets the oracle target in as many scenarios as the default on both. Not kept: it moves no target of the issue.",
+      "from that fix until demoted requests waited up to 40 s (2026-12-07) it met the oracle target in as many scenarios as the default on both, and since in as many on the tuning seeds and one more, `waves` by 0.3 points, on the held-out ones. Not kept: it moves no target of the issue but that one, by as little.",
     );
   });
 

@@ -152,7 +152,7 @@ describe("the tuning search (npm run eval:tune)", () => {
   );
 
   it.runIf(existsSync(resolve(root, "docs/tune-search.json")))(
-    "backs docs/benchmarks.md: with the drain-rate fix the search found part of the best candidate it found before, nothing else",
+    "backs docs/benchmarks.md: with the demoted wait the search finds part of the best candidate it found before the drain-rate fix, and others",
     () => {
       const report = JSON.parse(readFileSync(resolve(root, "docs/tune-search.json"), "utf8")) as TuneReport;
       // The best candidate of the runs before the drain-rate fix of 2026-12-06 (cc237ee), from docs/tune-search.md then.
@@ -165,10 +165,14 @@ describe("the tuning search (npm run eval:tune)", () => {
         "maxHeldRoomShare",
         "queueDelayTargetS",
       ];
+      // With the drain-rate fix it found 5 of them and no other; since demoted requests wait up to 40 s (2026-12-07),
+      // the run quoted.
       const found = Object.keys(report.best.changed);
-      for (const key of found) expect(before, key).toContain(key);
+      const kept = found.filter((key) => before.includes(key));
+      const other = found.filter((key) => !before.includes(key));
+      const names = (keys: string[]) => keys.map((k) => `\`${k}\``).join(", ");
       expect(readFileSync(resolve(root, "docs/benchmarks.md"), "utf8").replace(/\s+/g, " ")).toContain(
-        `run again with the drain-rate fix of 2026-12-06 (cc237ee), it found ${found.length} of that candidate's ${before.length} changes and no other, \`docs/tune-search.md\``,
+        `run again with the drain-rate fix of 2026-12-06 (cc237ee), it found 5 of that candidate's ${before.length} changes and no other; run again since demoted requests wait up to 40 s (2026-12-07), ${kept.length} of them (${names(kept)}) and ${other.length} others (${names(other)}), \`docs/tune-search.md\``,
       );
     },
   );
