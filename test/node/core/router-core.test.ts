@@ -39,6 +39,29 @@ describe("RouterCore", () => {
     expect(core.backoffStreak).toBe(0);
   });
 
+  it("counts rejections by rung (spec: counts of rejections by rung), one per rejection", () => {
+    // Ray's case (one one-slot replica, a queue of one): r1 runs, r2 waits, later arrivals are refused.
+    const refuse = (retryAfterS: number | undefined, tickets: string[]) => {
+      const { core, place } = setup({ replicas: ["a"], retryAfter: { ...routerOptions().retryAfter, retryAfterS } });
+      core.submit("r1");
+      place({ a: 0 });
+      core.submit("r2");
+      const rungs = tickets.map((t) => {
+        const r = core.submit(t);
+        return r.kind === "rejected" ? r.rejection.decision.rung : r.kind;
+      });
+      return { rungs, counts: core.stats().rejections };
+    };
+    expect(refuse(5, ["r3", "r4"])).toEqual({
+      rungs: ["static_fallback", "static_fallback"],
+      counts: { computed: 0, static_fallback: 2, none: 0 },
+    });
+    expect(refuse(undefined, ["r3", "r4", "r5"])).toEqual({
+      rungs: ["none", "none", "none"],
+      counts: { computed: 0, static_fallback: 0, none: 3 },
+    });
+  });
+
   it("places in FIFO order", () => {
     const { core, place } = setup({ replicas: ["a"], maxOngoingRequests: 10, maxQueuedRequests: 10 });
     for (const t of ["x", "y", "z"]) core.submit(t);
@@ -77,6 +100,8 @@ describe("RouterCore", () => {
       9,
     );
     expect(r.rejection.decision.retryAfterS).toBe(2);
+    // The only computed rejection so far (any during the warm-up fell back to the static value).
+    expect(stats.rejections.computed).toBe(1);
     // The structured log record carries every field the RFC lists, with the values of this decision.
     const pre = r.rejection.decision.preJitterS as number;
     expect(r.rejection.record).toEqual({
