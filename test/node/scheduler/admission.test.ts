@@ -23,6 +23,30 @@ describe("admission", () => {
     expect(prefillIds(step(s).batch)).toEqual(["B"]);
   });
 
+  it("the >= rule holds after locking a cached prefix too: a request that then needs exactly what remains waits", () => {
+    // X leaves its 40-token prompt in the cache (evictable); Z runs (ignore_eos: held back at 1.0). Y reuses X's
+    // prompt: before the lock it needs far less than what remains, after it (a locked prefix is not capacity) 40
+    // less remains. SGLang's PrefillAdder checks `>=` again once the prefix is locked.
+    const afterLock = (slack: number) => {
+      const s = new Scheduler({ maxTotalTokens: 100 });
+      const shared = prompt(40, 0);
+      s.submit({ id: "X", promptTokenIds: shared, maxNewTokens: 1 });
+      step(s);
+      s.submit({ id: "Z", promptTokenIds: prompt(10, 200), maxNewTokens: 30, ignoreEos: true });
+      step(s);
+      expect(s.state()).toMatchObject({ freeTokens: 50, evictableTokens: 40 });
+      const remaining = s.admissionHeadroomTokens(); // 50 + 40 - 29
+      expect(remaining).toBe(61);
+      // Y: 10 new tokens + max_new_tokens = what remains after the lock, less `slack`.
+      s.submit({ id: "Y", promptTokenIds: [...shared, ...prompt(10, 500)], maxNewTokens: remaining - 40 - 10 - slack });
+      return s.nextBatch(1);
+    };
+    expect(afterLock(0).kind).toBe("decode"); // 21 >= 61 - 40: Y waits, Z decodes
+    const batch = afterLock(1); // 20 < 21
+    expect(prefillIds(batch)).toEqual(["Y"]);
+    expect(batch.kind === "prefill" && batch.entries[0]?.cachedTokens).toBe(40);
+  });
+
   it("holds back running requests at the new-token ratio", () => {
     const s = new Scheduler({ maxTotalTokens: 100 });
     s.submit({ id: "A", promptTokenIds: prompt(10, 0), maxNewTokens: 41 });
