@@ -47,6 +47,28 @@ describe("admission", () => {
     expect(batch.kind === "prefill" && batch.entries[0]?.cachedTokens).toBe(40);
   });
 
+  it("charges a request admitted this round its full clipped maxNew, even a retracted one with output so far", () => {
+    // R and S run until the pool is full; S (the later of equal outputs and prompts) is retracted; R finishes.
+    const s = new Scheduler({ maxTotalTokens: 100, disableRadixCache: true, scheduleConservativeness: 0 });
+    s.submit({ id: "R", promptTokenIds: prompt(10, 0), maxNewTokens: 50 });
+    s.submit({ id: "S", promptTokenIds: prompt(10, 100), maxNewTokens: 50 });
+    let rEnded = false;
+    for (let i = 0; i < 200 && !rEnded; i++) rEnded = step(s, i).ended.some((e) => e.id === "R");
+    expect(rEnded).toBe(true);
+    const back = s.get("S");
+    expect(back?.status).toBe("waiting");
+    expect(back?.retractions).toBe(1);
+    const out = back?.outputTokenIds.length ?? 0;
+    expect(out).toBeGreaterThan(0);
+    // S is admitted (10 + out to prefill, 50 - out to come: 60 < 100) and charged 10 + out + min(50, CLIP) =
+    // 60 + out, leaving 40 - out; T needs 20. Charging only S's remaining 50 - out would leave 40 and let T in.
+    expect(out).toBeGreaterThan(20);
+    s.submit({ id: "T", promptTokenIds: prompt(10, 900), maxNewTokens: 10 });
+    const batch = s.nextBatch(300);
+    expect(prefillIds(batch)).toEqual(["S"]);
+    expect(batch.kind === "prefill" && batch.entries[0]?.extendTokens).toBe(10 + out);
+  });
+
   it("holds back running requests at the new-token ratio", () => {
     const s = new Scheduler({ maxTotalTokens: 100 });
     s.submit({ id: "A", promptTokenIds: prompt(10, 0), maxNewTokens: 41 });
