@@ -212,6 +212,22 @@ describe("admission", () => {
     s.submit({ id: "hit", promptTokenIds: [...prompt(50, 0), 9999], maxNewTokens: 1 });
     expect(prefillIds(s.nextBatch(1))).toEqual(["hit", "cold"]);
   });
+
+  it("lpm falls back to fcfs when more than 128 wait (SGLang stops computing prefix matches there)", () => {
+    const firstAndLast = (waiting: number) => {
+      const s = new Scheduler({ maxTotalTokens: 100_000, schedulePolicy: "lpm" });
+      s.submit({ id: "warm", promptTokenIds: prompt(50, 0), maxNewTokens: 1 });
+      step(s);
+      for (let i = 0; i < waiting - 1; i++)
+        s.submit({ id: `cold${i}`, promptTokenIds: prompt(5, 1_000 + i * 10), maxNewTokens: 1 });
+      s.submit({ id: "hit", promptTokenIds: [...prompt(50, 0), 9999], maxNewTokens: 1 });
+      const ids = prefillIds(s.nextBatch(1));
+      expect(ids).toHaveLength(waiting);
+      return [ids[0], ids.at(-1)];
+    };
+    expect(firstAndLast(128)).toEqual(["hit", "cold126"]); // 128 wait: longest prefix first
+    expect(firstAndLast(129)).toEqual(["cold0", "hit"]); // 129 wait: arrival order
+  });
 });
 
 describe("bad input is refused and changes nothing", () => {
