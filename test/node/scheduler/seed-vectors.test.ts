@@ -122,7 +122,7 @@ describe("retraction", () => {
     expect(s.state().counters.retractedOutputTokensTotal).toBe(12);
   });
 
-  it("frees a victim's KV at once without caching its output, and re-prefills prompt + output", () => {
+  it("frees a victim's KV at once without caching its output, counts its prompt and output, and re-prefills both", () => {
     // A, B, C (prompts 10, 10, 9: 29 tokens cached and locked) are prefilled together and decode until 2 slots are
     // left for 3. B (outputs equal, the later of the longest prompts) is retracted; A's and C's decode then fits in
     // the 2 free slots, so nothing is evicted: whatever B's KV became is still to be seen.
@@ -139,10 +139,18 @@ describe("retraction", () => {
     expect(retraction?.kind).toBe("decode");
     expect(retraction?.events.find((e) => e.type === "retraction")).toMatchObject({
       retractedIds: ["B"],
+      inputTokens: 10,
+      outputTokens: 24,
     });
     // B's 23 owned slots are free at once (2 + 23, less A's and C's decode slots); only its prompt stays cached,
     // now evictable. Inserting its output in the cache would have left 0 free and 52 cached.
     expect(s.state()).toMatchObject({ freeTokens: 23, evictableTokens: 10, cachedTokens: 29 });
+    expect(s.state().counters).toMatchObject({
+      retractionsTotal: 1,
+      retractedRequestsTotal: 1,
+      retractedInputTokensTotal: 10,
+      retractedOutputTokensTotal: 24,
+    });
     expect(s.get("B")).toMatchObject({ status: "waiting", retractions: 1 });
     expect(s.get("B")?.outputTokenIds).toHaveLength(24);
     // Readmitted, B prefills prompt + output so far (34 tokens; its prompt was evicted meanwhile, A and C grew).
