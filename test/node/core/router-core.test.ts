@@ -208,6 +208,23 @@ describe("RouterCore", () => {
     expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "t1" });
   });
 
+  it("a probe that misses its deadline marks the entry invalid: a stale replica that did not answer is not chosen", () => {
+    const { core, place, advance } = setup({ replicas: ["a"], maxOngoingRequests: 4, maxQueuedRequests: 4 });
+    core.submit("t1");
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", replica: "a" });
+    core.release("t1");
+    advance(10_001); // a's report (0 of 4) is now stale: the next round re-probes it
+    core.submit("t2");
+    const plan = core.beginRound();
+    expect(plan?.probe).toEqual(["a"]);
+    if (!plan) return;
+    core.reportProbe("a", "timeout");
+    // Its stale entry still reads 0 of 4, but the probe failed: the round backs off instead of placing t2 there.
+    expect(core.finishRound(plan)).toMatchObject({ kind: "backoff", shed: [] });
+    expect(core.stats().replicas.a).toMatchObject({ valid: false, unreachable: false });
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "t2", replica: "a" });
+  });
+
   it("a failed request marks its replica down until a probe succeeds", () => {
     const { core, place } = setup({ maxOngoingRequests: 4, maxQueuedRequests: 4 });
     core.submit("t1");
