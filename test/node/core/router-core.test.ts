@@ -39,6 +39,29 @@ describe("RouterCore", () => {
     expect(core.backoffStreak).toBe(0);
   });
 
+  it("counts rejections by rung (spec: counts of rejections by rung), one per rejection", () => {
+    // Ray's case (one one-slot replica, a queue of one): r1 runs, r2 waits, later arrivals are refused.
+    const refuse = (retryAfterS: number | undefined, tickets: string[]) => {
+      const { core, place } = setup({ replicas: ["a"], retryAfter: { ...routerOptions().retryAfter, retryAfterS } });
+      core.submit("r1");
+      place({ a: 0 });
+      core.submit("r2");
+      const rungs = tickets.map((t) => {
+        const r = core.submit(t);
+        return r.kind === "rejected" ? r.rejection.decision.rung : r.kind;
+      });
+      return { rungs, counts: core.stats().rejections };
+    };
+    expect(refuse(5, ["r3", "r4"])).toEqual({
+      rungs: ["static_fallback", "static_fallback"],
+      counts: { computed: 0, static_fallback: 2, none: 0 },
+    });
+    expect(refuse(undefined, ["r3", "r4", "r5"])).toEqual({
+      rungs: ["none", "none", "none"],
+      counts: { computed: 0, static_fallback: 0, none: 3 },
+    });
+  });
+
   it("places in FIFO order", () => {
     const { core, place } = setup({ replicas: ["a"], maxOngoingRequests: 10, maxQueuedRequests: 10 });
     for (const t of ["x", "y", "z"]) core.submit(t);
@@ -77,6 +100,8 @@ describe("RouterCore", () => {
       9,
     );
     expect(r.rejection.decision.retryAfterS).toBe(2);
+    // The only computed rejection so far (any during the warm-up fell back to the static value).
+    expect(stats.rejections.computed).toBe(1);
     // The structured log record carries every field the RFC lists, with the values of this decision.
     const pre = r.rejection.decision.preJitterS as number;
     expect(r.rejection.record).toEqual({
@@ -181,6 +206,23 @@ describe("RouterCore", () => {
     expect(core.beginRound()?.probeDeadlineMs).toBe(200);
     expect(core.submit("t2").kind).toBe("queued");
     expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "t1" });
+  });
+
+  it("a probe that misses its deadline marks the entry invalid: a stale replica that did not answer is not chosen", () => {
+    const { core, place, advance } = setup({ replicas: ["a"], maxOngoingRequests: 4, maxQueuedRequests: 4 });
+    core.submit("t1");
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", replica: "a" });
+    core.release("t1");
+    advance(10_001); // a's report (0 of 4) is now stale: the next round re-probes it
+    core.submit("t2");
+    const plan = core.beginRound();
+    expect(plan?.probe).toEqual(["a"]);
+    if (!plan) return;
+    core.reportProbe("a", "timeout");
+    // Its stale entry still reads 0 of 4, but the probe failed: the round backs off instead of placing t2 there.
+    expect(core.finishRound(plan)).toMatchObject({ kind: "backoff", shed: [] });
+    expect(core.stats().replicas.a).toMatchObject({ valid: false, unreachable: false });
+    expect(place({ a: 0 })).toMatchObject({ kind: "placed", ticket: "t2", replica: "a" });
   });
 
   it("a failed request marks its replica down until a probe succeeds", () => {

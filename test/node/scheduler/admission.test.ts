@@ -23,6 +23,52 @@ describe("admission", () => {
     expect(prefillIds(step(s).batch)).toEqual(["B"]);
   });
 
+  it("the >= rule holds after locking a cached prefix too: a request that then needs exactly what remains waits", () => {
+    // X leaves its 40-token prompt in the cache (evictable); Z runs (ignore_eos: held back at 1.0). Y reuses X's
+    // prompt: before the lock it needs far less than what remains, after it (a locked prefix is not capacity) 40
+    // less remains. SGLang's PrefillAdder checks `>=` again once the prefix is locked.
+    const afterLock = (slack: number) => {
+      const s = new Scheduler({ maxTotalTokens: 100 });
+      const shared = prompt(40, 0);
+      s.submit({ id: "X", promptTokenIds: shared, maxNewTokens: 1 });
+      step(s);
+      s.submit({ id: "Z", promptTokenIds: prompt(10, 200), maxNewTokens: 30, ignoreEos: true });
+      step(s);
+      expect(s.state()).toMatchObject({ freeTokens: 50, evictableTokens: 40 });
+      const remaining = s.admissionHeadroomTokens(); // 50 + 40 - 29
+      expect(remaining).toBe(61);
+      // Y: 10 new tokens + max_new_tokens = what remains after the lock, less `slack`.
+      s.submit({ id: "Y", promptTokenIds: [...shared, ...prompt(10, 500)], maxNewTokens: remaining - 40 - 10 - slack });
+      return s.nextBatch(1);
+    };
+    expect(afterLock(0).kind).toBe("decode"); // 21 >= 61 - 40: Y waits, Z decodes
+    const batch = afterLock(1); // 20 < 21
+    expect(prefillIds(batch)).toEqual(["Y"]);
+    expect(batch.kind === "prefill" && batch.entries[0]?.cachedTokens).toBe(40);
+  });
+
+  it("charges a request admitted this round its full clipped maxNew, even a retracted one with output so far", () => {
+    // R and S run until the pool is full; S (the later of equal outputs and prompts) is retracted; R finishes.
+    const s = new Scheduler({ maxTotalTokens: 100, disableRadixCache: true, scheduleConservativeness: 0 });
+    s.submit({ id: "R", promptTokenIds: prompt(10, 0), maxNewTokens: 50 });
+    s.submit({ id: "S", promptTokenIds: prompt(10, 100), maxNewTokens: 50 });
+    let rEnded = false;
+    for (let i = 0; i < 200 && !rEnded; i++) rEnded = step(s, i).ended.some((e) => e.id === "R");
+    expect(rEnded).toBe(true);
+    const back = s.get("S");
+    expect(back?.status).toBe("waiting");
+    expect(back?.retractions).toBe(1);
+    const out = back?.outputTokenIds.length ?? 0;
+    expect(out).toBeGreaterThan(0);
+    // S is admitted (10 + out to prefill, 50 - out to come: 60 < 100) and charged 10 + out + min(50, CLIP) =
+    // 60 + out, leaving 40 - out; T needs 20. Charging only S's remaining 50 - out would leave 40 and let T in.
+    expect(out).toBeGreaterThan(20);
+    s.submit({ id: "T", promptTokenIds: prompt(10, 900), maxNewTokens: 10 });
+    const batch = s.nextBatch(300);
+    expect(prefillIds(batch)).toEqual(["S"]);
+    expect(batch.kind === "prefill" && batch.entries[0]?.extendTokens).toBe(10 + out);
+  });
+
   it("holds back running requests at the new-token ratio", () => {
     const s = new Scheduler({ maxTotalTokens: 100 });
     s.submit({ id: "A", promptTokenIds: prompt(10, 0), maxNewTokens: 41 });
@@ -165,6 +211,22 @@ describe("admission", () => {
     s.submit({ id: "cold", promptTokenIds: prompt(50, 1000), maxNewTokens: 1 });
     s.submit({ id: "hit", promptTokenIds: [...prompt(50, 0), 9999], maxNewTokens: 1 });
     expect(prefillIds(s.nextBatch(1))).toEqual(["hit", "cold"]);
+  });
+
+  it("lpm falls back to fcfs when more than 128 wait (SGLang stops computing prefix matches there)", () => {
+    const firstAndLast = (waiting: number) => {
+      const s = new Scheduler({ maxTotalTokens: 100_000, schedulePolicy: "lpm" });
+      s.submit({ id: "warm", promptTokenIds: prompt(50, 0), maxNewTokens: 1 });
+      step(s);
+      for (let i = 0; i < waiting - 1; i++)
+        s.submit({ id: `cold${i}`, promptTokenIds: prompt(5, 1_000 + i * 10), maxNewTokens: 1 });
+      s.submit({ id: "hit", promptTokenIds: [...prompt(50, 0), 9999], maxNewTokens: 1 });
+      const ids = prefillIds(s.nextBatch(1));
+      expect(ids).toHaveLength(waiting);
+      return [ids[0], ids.at(-1)];
+    };
+    expect(firstAndLast(128)).toEqual(["hit", "cold126"]); // 128 wait: longest prefix first
+    expect(firstAndLast(129)).toEqual(["cold0", "hit"]); // 129 wait: arrival order
   });
 });
 

@@ -76,6 +76,45 @@ describe("SGLang's log lines", () => {
     expect(pythonFixed(0, 2)).toBe("0.00");
   });
 
+  it("every float field of every line is formatted as SGLang's f-strings do: exact ties round half to even", () => {
+    // 512 / 4096 = 0.125 and 0.03125 are exact in binary: Python prints 0.12 and 0.0312, toFixed 0.13 and 0.0313.
+    const prefill = formatPrefillBatchLine({
+      type: "prefill",
+      now: 0,
+      newSeq: 1,
+      newToken: 1,
+      cachedToken: 0,
+      tokenUsage: 512 / 4096,
+      runningReq: 0,
+      queueReq: 0,
+      pendingToken: 0,
+      inputThroughput: 0.125,
+    });
+    expect(prefill).toContain("token usage: 0.12,");
+    expect(prefill).toMatch(/input throughput \(token\/s\): 0\.12$/);
+    const decode = formatDecodeBatchLine({
+      type: "decode",
+      now: 0,
+      runningReq: 1,
+      token: 512,
+      tokenUsage: 512 / 4096,
+      genThroughput: 2.125,
+      queueReq: 0,
+    });
+    expect(decode).toContain("token usage: 0.12,");
+    expect(decode).toContain("gen throughput (token/s): 2.12,");
+    const retraction = formatRetractionLine({
+      type: "retraction",
+      now: 0,
+      retractedIds: ["a"],
+      inputTokens: 0,
+      outputTokens: 0,
+      oldRatio: 0.03125,
+      newRatio: 0.15625,
+    });
+    expect(retraction).toContain("#new_token_ratio: 0.0312 -> 0.1562");
+  });
+
   it("the scheduler reports a prefill event per batch once it ran, and decode events every decodeLogInterval steps", () => {
     const s = new Scheduler({ maxTotalTokens: 4096, decodeLogInterval: 40 });
     for (let i = 0; i < 6; i++)

@@ -16,6 +16,22 @@ describe("scheduler options (one schema, one set of defaults)", () => {
     expect(resolveSchedulerOptions({ maxTotalTokens: 1000, maxRunningRequests: 7 }).maxRunningRequests).toBe(7);
   });
 
+  it("the defaults are the spec's numbers (compared with literals, not with SCHEDULER_DEFAULTS itself)", () => {
+    expect(resolveSchedulerOptions({ maxTotalTokens: 4096 })).toMatchObject({
+      pageSize: 1, // pageSize (default 1)
+      clipMaxNewTokens: 4096, // CLIP = 4096
+      maxPrefillTokens: 16384, // maxPrefillTokens = 16384
+      scheduleConservativeness: 1, // scheduleConservativeness = 1.0
+      schedulePolicy: "fcfs", // policy fcfs
+      disableRadixCache: false, // prefix (radix) cache on by default
+      initNewTokenRatio: 0.7, // SGLANG_INIT_NEW_TOKEN_RATIO = 0.7
+      minNewTokenRatioFactor: 0.14, // SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+      newTokenRatioDecaySteps: 600, // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+      retractDecodeSteps: 20, // SGLANG_RETRACT_DECODE_STEPS
+      decodeLogInterval: 40, // decode lines every 40 steps by default
+    });
+  });
+
   it("names every bad field in one SchedulerConfigError", () => {
     const bad = () =>
       resolveSchedulerOptions({ maxTotalTokens: 100, pageSize: 200, minNewTokenRatioFactor: 2, decodeLogInterval: 0 });

@@ -5,7 +5,7 @@ import {
   OUT_OF_MEMORY_ABORT_MESSAGE,
   Scheduler,
 } from "../../../src/scheduler/index.js";
-import { prompt, step } from "./drive.js";
+import { completeAll, prompt, step } from "./drive.js";
 
 describe("the seed's measured case: pool 4096, prompts 256, outputs 512, ignore_eos", () => {
   for (const disableRadixCache of [false, true]) {
@@ -120,6 +120,51 @@ describe("retraction", () => {
     expect(s.get("D")?.outputTokenIds.length).toBe(12);
     expect(s.state().counters.retractedRequestsTotal).toBe(1);
     expect(s.state().counters.retractedOutputTokensTotal).toBe(12);
+  });
+
+  it("frees a victim's KV at once without caching its output, counts its prompt and output, and re-prefills both", () => {
+    // A, B, C (prompts 10, 10, 9: 29 tokens cached and locked) are prefilled together and decode until 2 slots are
+    // left for 3. B (outputs equal, the later of the longest prompts) is retracted; A's and C's decode then fits in
+    // the 2 free slots, so nothing is evicted: whatever B's KV became is still to be seen.
+    const s = new Scheduler({ maxTotalTokens: 100, scheduleConservativeness: 0, clipMaxNewTokens: 5 });
+    s.submit({ id: "A", promptTokenIds: prompt(10, 0), maxNewTokens: 50 });
+    s.submit({ id: "B", promptTokenIds: prompt(10, 100), maxNewTokens: 50 });
+    s.submit({ id: "C", promptTokenIds: prompt(9, 200), maxNewTokens: 50 });
+    let retraction: ReturnType<Scheduler["nextBatch"]> | undefined;
+    for (let i = 0; i < 100 && retraction === undefined; i++) {
+      const batch = s.nextBatch(i);
+      if (batch.events.some((e) => e.type === "retraction")) retraction = batch;
+      else completeAll(s, batch);
+    }
+    expect(retraction?.kind).toBe("decode");
+    expect(retraction?.events.find((e) => e.type === "retraction")).toMatchObject({
+      retractedIds: ["B"],
+      inputTokens: 10,
+      outputTokens: 24,
+    });
+    // B's 23 owned slots are free at once (2 + 23, less A's and C's decode slots); only its prompt stays cached,
+    // now evictable. Inserting its output in the cache would have left 0 free and 52 cached.
+    expect(s.state()).toMatchObject({ freeTokens: 23, evictableTokens: 10, cachedTokens: 29 });
+    expect(s.state().counters).toMatchObject({
+      retractionsTotal: 1,
+      retractedRequestsTotal: 1,
+      retractedInputTokensTotal: 10,
+      retractedOutputTokensTotal: 24,
+    });
+    expect(s.get("B")).toMatchObject({ status: "waiting", retractions: 1 });
+    expect(s.get("B")?.outputTokenIds).toHaveLength(24);
+    // Readmitted, B prefills prompt + output so far (34 tokens; its prompt was evicted meanwhile, A and C grew).
+    if (retraction !== undefined) completeAll(s, retraction);
+    let back: ReturnType<Scheduler["nextBatch"]> | undefined;
+    for (let i = 0; i < 100 && back === undefined; i++) {
+      const batch = s.nextBatch(100 + i);
+      if (batch.kind === "prefill") back = batch;
+      else completeAll(s, batch);
+    }
+    expect(
+      back?.kind === "prefill" && back.entries.map((e) => [e.request.id, e.cachedTokens + e.extendTokens]),
+    ).toEqual([["B", 34]]);
+    checkSchedulerInvariants(s);
   });
 
   it("aborts the last request with SGLang's message instead of looping", () => {
