@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FairQueue } from "../../../src/core/fair-queue";
 import { RefusalCounts } from "../../../src/core/refusal-counts";
 import { RouterCore } from "../../../src/core/router-core";
-import type { BookingAdmission } from "../../../src/core/router-options";
+import type { BookingAdmission, RouterOptions } from "../../../src/core/router-options";
 import { parseConfig, routerOptionsFor } from "../../../src/edge/config";
 import { routerOptions } from "../../support/router-options";
 import { standingQueueRouter } from "../../support/standing-queue";
@@ -16,6 +16,37 @@ const entry = (ticket: string, enqueuedAtMs: number, yields = false, firstRefuse
   ...(yields ? { yields: true } : {}),
   ...(firstRefusedAtMs !== undefined ? { firstRefusedAtMs } : {}),
 });
+
+/**
+ * A `booked_capacity` router on a clock the test sets (`clock.ms`): demotion after 3 s, no delay target, no room held
+ * for promises; `round` runs one placement round, every probe reading an empty replica.
+ */
+function demotingRouter(booking: Partial<BookingAdmission>, options: Partial<RouterOptions>) {
+  const clock = { ms: 0 };
+  const core = new RouterCore(
+    routerOptions(
+      {
+        ...options,
+        booking: {
+          queueDelayTargetS: undefined,
+          standingIntervalS: 600,
+          maxHeldRoomShare: 0,
+          demoteAfterS: 3,
+          ...booking,
+        },
+      },
+      { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
+    ),
+    { now: () => clock.ms },
+    () => 0.5,
+  );
+  const round = () => {
+    const plan = core.beginRound();
+    if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
+    return plan ? core.finishRound(plan) : undefined;
+  };
+  return { core, round, clock };
+}
 
 describe("FairQueue: entries that yield", () => {
   it("wait behind every entry that does not, whenever they came", () => {
@@ -163,27 +194,11 @@ describe("booking.demoteAfterS", () => {
 describe("booking.demotedHeadroomSlots (trunk reservation for fresh arrivals)", () => {
   /** Two one-slot replicas, a two-deep queue, demotion after 3 s; `reserved` slots kept from demoted requests. */
   function twoSlots(reserved: number | undefined) {
-    let now = 0;
-    const booking: BookingAdmission = {
-      queueDelayTargetS: undefined,
-      standingIntervalS: 600,
-      maxHeldRoomShare: 0,
-      demoteAfterS: 3,
-    };
-    if (reserved !== undefined) booking.demotedHeadroomSlots = reserved;
-    const core = new RouterCore(
-      routerOptions(
-        { replicas: ["a", "b"], maxQueuedRequests: 2, queueTimeoutMs: 600_000, booking },
-        { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
-      ),
-      { now: () => now },
-      () => 0.5,
-    );
-    const round = () => {
-      const plan = core.beginRound();
-      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-      return plan ? core.finishRound(plan) : undefined;
-    };
+    const { core, round, clock } = demotingRouter(reserved === undefined ? {} : { demotedHeadroomSlots: reserved }, {
+      replicas: ["a", "b"],
+      maxQueuedRequests: 2,
+      queueTimeoutMs: 600_000,
+    });
     const placed = (ticket: string) => {
       const outcome = round();
       expect(outcome?.kind === "placed" && outcome.ticket).toBe(ticket);
@@ -197,7 +212,7 @@ describe("booking.demotedHeadroomSlots (trunk reservation for fresh arrivals)", 
     core.submit("q1", { fingerprint: "q1" });
     core.submit("q2", { fingerprint: "q2" });
     expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
-    now = 5_000;
+    clock.ms = 5_000;
     core.release("f1");
     placed("q1");
     expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
@@ -246,41 +261,24 @@ describe("booking.demotedTimeoutS (how long a demoted request may wait)", () => 
    * queued, demoted, at 5 s behind "q2" (queued at 0 s); "late" is queued at 6 s, behind both.
    */
   function waiting(demotedTimeoutS: number | undefined) {
-    let now = 0;
-    const booking: BookingAdmission = {
-      queueDelayTargetS: undefined,
-      standingIntervalS: 600,
-      maxHeldRoomShare: 0,
-      demoteAfterS: 3,
-    };
-    if (demotedTimeoutS !== undefined) booking.demotedTimeoutS = demotedTimeoutS;
-    const core = new RouterCore(
-      routerOptions(
-        { maxQueuedRequests: 3, queueTimeoutMs: 30_000, booking },
-        { retryAfterPolicy: "booked_capacity", retryAfterS: undefined },
-      ),
-      { now: () => now },
-      () => 0.5,
-    );
-    const round = () => {
-      const plan = core.beginRound();
-      if (plan) for (const r of plan.probe) core.reportProbe(r, 0);
-      return plan ? core.finishRound(plan) : undefined;
-    };
+    const { core, round, clock } = demotingRouter(demotedTimeoutS === undefined ? {} : { demotedTimeoutS }, {
+      maxQueuedRequests: 3,
+      queueTimeoutMs: 30_000,
+    });
     core.submit("busy", { fingerprint: "busy" });
     expect(round()?.kind).toBe("placed");
     for (const ticket of ["q1", "q2", "q3"]) core.submit(ticket, { fingerprint: ticket });
     expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
-    now = 5_000;
+    clock.ms = 5_000;
     core.release("busy");
     expect(round()).toMatchObject({ kind: "placed", ticket: "q1" });
     expect(core.cancel("q3")).toBe("dequeued");
     expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
     expect(core.stats().demoted).toBe(1);
-    now = 6_000;
+    clock.ms = 6_000;
     expect(core.submit("late", { fingerprint: "late" })).toEqual({ kind: "queued" });
     const shedAt = (ms: number) => {
-      now = ms;
+      clock.ms = ms;
       return core.expire().timedOut.map((t) => t.ticket);
     };
     return { core, shedAt };
