@@ -595,9 +595,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs docs/benchmarks.md's run 22: the default on today's code, held to runs 21, 20 and 17's other policies", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
-    const [run17, run20, run20Rs, run21, run22] = [RUN_17, RUN_20_DEFAULT, RUN_20_RS, RUN_21_RQDR, RUN_22_DEFAULT].map(
-      runOf,
-    ) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    const [run17, run20, run21, run22] = [RUN_17, RUN_20_DEFAULT, RUN_21_RQDR, RUN_22_DEFAULT].map(runOf) as [
+      E2eOpenAiRun,
+      E2eOpenAiRun,
+      E2eOpenAiRun,
+      E2eOpenAiRun,
+    ];
     expect(run22.seeds).toEqual(run17.seeds);
     expect(run22.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
     for (const earlier of [run17, run20, run21]) expect(run22.commit).not.toBe(earlier.commit);
@@ -608,7 +611,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `The default's curve moved by at most ${policyCurveMoved(d22, d20)} points from run 20 and ${policyCurveMoved(d22, d17)} from run 17 (${policyCurveMoved(d17, d20)} between runs 17 and 20).`,
     );
-    const held = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies, d22];
+    const held = [...laterRunReferences(), d22];
     expect(held.map((p) => p.id).sort()).toEqual(
       [DEFAULT_POLICY_ID, "retry_schedule", "router_queue_drain_rate", "static-30"].sort(),
     );
@@ -629,14 +632,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs docs/benchmarks.md's run 23: the default with the drain-rate fix, held to runs 21, 20 and 17's other policies", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
-    const [run17, run20, run20Rs, run21, run22, run23] = [
+    const [run17, run20, run21, run22, run23] = [
       RUN_17,
       RUN_20_DEFAULT,
-      RUN_20_RS,
       RUN_21_RQDR,
       RUN_22_DEFAULT,
       RUN_23_DEFAULT,
-    ].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    ].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
     expect(run23.seeds).toEqual(run17.seeds);
     expect(run23.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
     for (const earlier of [run17, run20, run21, run22]) expect(run23.commit).not.toBe(earlier.commit);
@@ -658,7 +660,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `it served fewer requests within 30 s (${share(d23, 30)} against ${share(d22, 30)}) and within 60 s (${share(d23, 60)} against ${share(d22, 60)})`,
     );
-    const held = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies, d23];
+    const held = [...laterRunReferences(), d23];
     const fewerAt30 = (100 * ((d22.servedWithinS[30] ?? 0) - (d23.servedWithinS[30] ?? 0))).toFixed(1);
     const check = checkE2eTargets(held, DEFAULT_POLICY_ID);
     expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
@@ -681,13 +683,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs docs/benchmarks.md's run 26: the candidates combined as the default, beside run 23", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
-    const [run17, run20Rs, run21, run23, run26] = [
-      RUN_17,
-      RUN_20_RS,
-      RUN_21_RQDR,
-      RUN_23_DEFAULT,
-      RUN_26_CANDIDATES,
-    ].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    const [run23, run26] = [RUN_23_DEFAULT, RUN_26_CANDIDATES].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
     expect(run26.seeds).toEqual(run23.seeds);
     expect(run26.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
     expectBenchmarkRows(bench, run26);
@@ -699,7 +695,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(combined?.spec.ledger).toEqual({ queueRefill: false, horizonPackS: 120 });
     expect(combined?.spec.booking).toEqual({ freshPastTargetShare: 1, demotedHeadroomSlots: 1 });
     const [d23, d26] = [run23, run26].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
-    const others = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies];
+    const others = laterRunReferences();
     const [check23, check26] = [d23, d26].map((d) => checkE2eTargets([...others, d], DEFAULT_POLICY_ID));
     expect(check26?.met).toEqual({ served: true, curve: true, attempts: true });
     expect(flat).toContain(
@@ -727,13 +723,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs docs/benchmarks.md's run 27: the default with the demoted wait, beside run 23", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
-    const [run17, run20Rs, run21, run23, run27] = [
-      RUN_17,
-      RUN_20_RS,
-      RUN_21_RQDR,
-      RUN_23_DEFAULT,
-      RUN_27_DEMOTED_WAIT,
-    ].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
+    const [run23, run27] = [RUN_23_DEFAULT, RUN_27_DEMOTED_WAIT].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
     expect(run27.seeds).toEqual(run23.seeds);
     expect(run27.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
     expectBenchmarkRows(bench, run27);
@@ -742,7 +732,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // The run measured the default with the demoted wait: the commit's code has it.
     expect(routerSettingsSchema.parse({}).booking.demotedTimeoutS).toBe(40);
     const [d23, d27] = [run23, run27].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
-    const others = [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies];
+    const others = laterRunReferences();
     const [check23, check27] = [d23, d27].map((d) => checkE2eTargets([...others, d], DEFAULT_POLICY_ID));
     expect(check27?.met).toEqual({ served: true, curve: true, attempts: true });
     const worst = (c: typeof check27) =>
@@ -3126,6 +3116,19 @@ function at60(p: { servedWithinS: Record<string, number> }): number {
 function policyCurveMoved(a: E2eOpenAiPolicy, b: E2eOpenAiPolicy): string {
   const most = Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))));
   return (100 * most).toFixed(1);
+}
+
+/**
+ * The other policies the default's later end-to-end runs (22, 23, 26, 27) are held to: run 17's static 30 s, run 21's
+ * `router_queue_drain_rate` and run 20's `retry_schedule`, each the latest run of that policy on the same seeds.
+ */
+function laterRunReferences(): E2eOpenAiPolicy[] {
+  const [run17, run20Rs, run21] = [RUN_17, RUN_20_RS, RUN_21_RQDR].map(runOf) as [
+    E2eOpenAiRun,
+    E2eOpenAiRun,
+    E2eOpenAiRun,
+  ];
+  return [...run17.policies.filter((p) => p.id === "static-30"), ...run21.policies, ...run20Rs.policies];
 }
 
 function seedBySeedAttempts(d: E2eOpenAiPolicy): string {
