@@ -103,6 +103,7 @@ const TWIN_VARIANT_IDS = [
   "demoted-headroom-2",
   "demoted-headroom-4",
   "demoted-timeout-off",
+  "demoted-quiet-off",
   "horizon-pack",
   "no-delay-target",
   "fifo-while-standing",

@@ -227,6 +227,8 @@ export class RouterCore {
   private admitted = 0;
   /** Requests queued demoted (see `BookingAdmission.demoteAfterS`). */
   private demotedCount = 0;
+  /** When an arrival was last refused for a full queue (`demotedQuietTimeoutS`); never, at first. */
+  private lastFullRefusalMs = Number.NEGATIVE_INFINITY;
   /**
    * Queued retries that claimed a promise, by ticket, with the promise's lead: the promise is kept once the retry is
    * placed and broken if it is shed first (`CapacityBookingOptions.keptWhenQueued`). At most the queue's size: every
@@ -761,13 +763,21 @@ export class RouterCore {
   /**
    * When `entry` is shed for waiting: after `timeoutMs` (the queue's timeout, or the standing queue's shorter one),
    * except a demoted entry, which keeps the queue's own timeout or `demotedTimeoutS`, whichever is longer (the
-   * shorter one is for those newest-first dispatch leaves at the bottom, and the demoted give way by design). So no
-   * entry's deadline comes before `enqueuedAtMs + timeoutMs`.
+   * shorter one is for those newest-first dispatch leaves at the bottom, and the demoted give way by design), or
+   * `demotedQuietTimeoutS` while no arrival has been refused for a full queue lately. So no entry's deadline comes
+   * before `enqueuedAtMs + timeoutMs`.
    */
   private waitDeadlineMs(entry: { enqueuedAtMs: number; yields?: boolean }, timeoutMs: number): number {
     if (!entry.yields) return entry.enqueuedAtMs + timeoutMs;
     const demotedS = this.admission.demotedTimeoutS;
-    return entry.enqueuedAtMs + Math.max(this.options.queueTimeoutMs, demotedS === undefined ? 0 : demotedS * 1000);
+    const quietS = this.refusingNow() ? undefined : this.admission.demotedQuietTimeoutS;
+    const longestS = Math.max(demotedS ?? 0, quietS ?? 0);
+    return entry.enqueuedAtMs + Math.max(this.options.queueTimeoutMs, longestS * 1000);
+  }
+
+  /** Whether an arrival was refused for a full queue within the last `DRAINING_WINDOW_S` seconds. */
+  private refusingNow(): boolean {
+    return this.clock.now() - this.lastFullRefusalMs < DRAINING_WINDOW_S * 1000;
   }
 
   /** The earliest moment `expire()` has work to do, for an alarm; `undefined` when nothing waits. */
@@ -953,6 +963,7 @@ export class RouterCore {
         tenant.weight ?? 1,
         tenant.priority ?? "interactive",
       );
+    if (reason === "queue_full") this.lastFullRefusalMs = now;
     const { retryAfter } = this.options;
     // With every replica down there is no drain to estimate: only the static value (or nothing) is honest.
     const schedule = this.retrySchedule;

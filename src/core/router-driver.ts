@@ -173,7 +173,9 @@ export class RouterDriver {
       // With `standingTimeoutS`, the arrival that finds the queue standing (and is refused: the target binds) is
       // the one that shortens the waiting requests' deadlines: the timer, armed for the queue's own timeout, must
       // move up (it was re-armed only when a request was queued, and nothing is while the queue stands).
-      if (this.deps.options.booking?.standingTimeoutS !== undefined) this.armExpiry();
+      // So does `demotedQuietTimeoutS`: a refusal ends the quiet that lengthened the demoted requests' deadlines.
+      const booking = this.deps.options.booking;
+      if (booking?.standingTimeoutS !== undefined || booking?.demotedQuietTimeoutS !== undefined) this.armExpiry();
       return;
     }
     // A full queue may push out another tenant's newest request (the one most over its fair share).

@@ -164,6 +164,18 @@ export interface BookingAdmission {
    */
   demotedTimeoutS?: number;
   /**
+   * How long a demoted request may wait while the router has refused no arrival for lack of room (a full queue) in
+   * the last `DRAINING_WINDOW_S` seconds (src/core/standing-queue.ts), when that is longer than its timeout otherwise
+   * (`demotedTimeoutS`, the queue's): while no one is turned away the place it holds costs no one a refusal (a fresh
+   * arrival goes before it, and at the queue's bound pushes it out), and shed it would only spend one more of its
+   * client's attempts, to come back to a queue that has room. A refusal ends the quiet: from then on the shorter
+   * deadline binds again, and a request already past it is shed. Measured (variant `demoted-quiet-off`,
+   * docs/retry-policy.md): in llm-sizes the default's last attempts above static 30 s's were retries shed after 40 s
+   * behind the arrivals that followed the burst, admitted at once on their next attempt. `undefined`: off (the
+   * default until 2026-12-07's second change; now 60 s).
+   */
+  demotedQuietTimeoutS?: number;
+  /**
    * Trunk reservation for fresh arrivals: a demoted request is placed only while more than this many slots of the
    * fleet are free (as this router knows them); the last ones are kept for requests on their first attempts, which
    * then start at once and on a smaller batch. The round is held until a release or an arrival. `undefined` or 0: off.
@@ -257,6 +269,7 @@ export const DEFAULT_BOOKING_ADMISSION: BookingAdmission = {
   demoteAfterS: 3,
   demotedOrder: "next_horizon",
   demotedTimeoutS: 40,
+  demotedQuietTimeoutS: 60,
   freshNewestShare: 1,
   freshNewestWhen: "standing",
   sdkClientsLeaveShare: 0.05,

@@ -81,6 +81,13 @@ const bookingSchema = z.strictObject({
     .max(3600)
     .nullable()
     .default(DEFAULT_BOOKING_ADMISSION.demotedTimeoutS ?? null),
+  /** How long a demoted request may wait while no arrival was refused for a full queue (last 5 s), seconds. Null: off. */
+  demotedQuietTimeoutS: z
+    .number()
+    .gt(0)
+    .max(3600)
+    .nullable()
+    .default(DEFAULT_BOOKING_ADMISSION.demotedQuietTimeoutS ?? null),
   /** Requests not demoted among themselves: `arrival` (FIFO; the default) or `next_horizon` (earliest next completion horizon). */
   freshOrder: z.enum(["arrival", "next_horizon"]).default(DEFAULT_BOOKING_ADMISSION.freshOrder ?? "arrival"),
   /** While demoted requests wait beside others, this share of the dispatches goes to the demoted. 0: they go last. */
@@ -202,6 +209,7 @@ export function routerOptionsFromSettings(replicas: string[], settings: RouterSe
       demotedOrder: settings.booking.demotedOrder,
       demotedServiceS: settings.booking.demotedServiceS ?? undefined,
       demotedTimeoutS: settings.booking.demotedTimeoutS ?? undefined,
+      demotedQuietTimeoutS: settings.booking.demotedQuietTimeoutS ?? undefined,
       demotedHeadroomSlots: settings.booking.demotedHeadroomSlots || undefined,
       freshOrder: settings.booking.freshOrder,
       demotedShare: settings.booking.demotedShare || undefined,

@@ -92,8 +92,13 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   }),
   variant(
     "demoted-timeout-off",
-    "a demoted request shed at the queue's own timeout, as every other (the default until 2026-12-07)",
-    { booking: { demotedTimeoutS: null } },
+    "a demoted request shed at the queue's own timeout, as every other, quiet or not (the default until 2026-12-07)",
+    { booking: { demotedTimeoutS: null, demotedQuietTimeoutS: null } },
+  ),
+  variant(
+    "demoted-quiet-off",
+    "a demoted request shed after 40 s whether or not arrivals are being refused (the default before the quiet wait)",
+    { booking: { demotedQuietTimeoutS: null } },
   ),
   variant("no-burst-fade", "no burst fade: the forecast is the baseline from the refusal on", {
     ledger: { burstFadeS: 0 },

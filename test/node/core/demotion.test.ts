@@ -320,3 +320,92 @@ describe("booking.demotedTimeoutS (how long a demoted request may wait)", () => 
     expect(() => at({ demotedTimeoutS: 0 })).toThrow();
   });
 });
+
+describe("booking.demotedQuietTimeoutS (a longer wait while no arrival is refused)", () => {
+  /**
+   * One one-slot replica, busy; a 3-deep queue with a 30 s timeout, demotion after 3 s, a demoted wait of 40 s and of
+   * 60 s while quiet. "old" is refused at 0 s (the last refusal for a full queue until `refuseAt`) and queued,
+   * demoted, at 5 s behind "q2" (queued at 0 s).
+   */
+  function waiting(demotedQuietTimeoutS: number | undefined) {
+    const { core, round, clock } = demotingRouter(
+      { demotedTimeoutS: 40, demotedQuietTimeoutS, sdkClientsLeaveShare: 0.5 },
+      { maxQueuedRequests: 3, queueTimeoutMs: 30_000 },
+    );
+    core.submit("busy", { fingerprint: "busy" });
+    expect(round()?.kind).toBe("placed");
+    for (const ticket of ["q1", "q2", "q3"]) core.submit(ticket, { fingerprint: ticket });
+    expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
+    clock.ms = 5_000;
+    core.release("busy");
+    expect(round()).toMatchObject({ kind: "placed", ticket: "q1" });
+    expect(core.cancel("q3")).toBe("dequeued");
+    expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
+    expect(core.stats().demoted).toBe(1);
+    const shedAt = (ms: number) => {
+      clock.ms = ms;
+      return core.expire().timedOut.map((t) => t.ticket);
+    };
+    /**
+     * At `ms`, two fresh arrivals fill the line ahead of "old" (queued) and an SDK client's is refused for a full
+     * queue: half the queue's limit is closed to SDK clients (`sdkClientsLeaveShare`), and two wait there already.
+     */
+    const refuseAt = (ms: number) => {
+      clock.ms = ms;
+      for (const ticket of ["f1", "f2"])
+        expect(core.submit(ticket, { fingerprint: ticket })).toEqual({ kind: "queued" });
+      expect(core.submit("sdk", { fingerprint: "sdk", sdkClient: true }).kind).toBe("rejected");
+    };
+    return { core, shedAt, refuseAt };
+  }
+
+  it("while nothing is refused, a demoted request waits up to the quiet timeout, not its own 40 s", () => {
+    const { core, shedAt } = waiting(60);
+    expect(shedAt(30_000)).toEqual(["q2"]);
+    // Quiet since the refusal at 0 s: "old.1", queued at 5 s, may wait until 65 s.
+    expect(core.nextExpiryMs()).toBe(65_000);
+    expect(shedAt(45_000)).toEqual([]);
+    expect(shedAt(64_999)).toEqual([]);
+    expect(shedAt(65_000)).toEqual(["old.1"]);
+  });
+
+  it("a refusal for a full queue ends the quiet: the demoted request past its 40 s is shed at once", () => {
+    const { core, shedAt, refuseAt } = waiting(60);
+    expect(shedAt(30_000)).toEqual(["q2"]);
+    expect(shedAt(46_000)).toEqual([]);
+    refuseAt(50_000);
+    // Its deadline is 5 s + 40 s again while arrivals are refused (the last 5 s): already past.
+    expect(core.nextExpiryMs()).toBe(45_000);
+    expect(shedAt(50_000)).toEqual(["old.1"]);
+  });
+
+  it("a refusal before the 40 s leaves the demoted request its 40 s; quiet again 5 s later, its 60 s", () => {
+    const { core, shedAt, refuseAt } = waiting(60);
+    expect(shedAt(30_000)).toEqual(["q2"]);
+    refuseAt(36_000);
+    expect(core.nextExpiryMs()).toBe(45_000);
+    expect(shedAt(40_999)).toEqual([]);
+    // 5 s after the refusal it is quiet again: the deadline moves back to 65 s (f1's and f2's, 66 s, come after).
+    expect(shedAt(41_000)).toEqual([]);
+    expect(core.nextExpiryMs()).toBe(65_000);
+    expect(shedAt(45_000)).toEqual([]);
+  });
+
+  it("unset, the demoted request is shed at its 40 s, quiet or not", () => {
+    const { core, shedAt } = waiting(undefined);
+    expect(shedAt(30_000)).toEqual(["q2"]);
+    expect(core.nextExpiryMs()).toBe(45_000);
+    expect(shedAt(45_000)).toEqual(["old.1"]);
+  });
+
+  it("is 60 s in the configuration's defaults, where 0 is refused and null is off", () => {
+    const at = (booking: Record<string, unknown>) => {
+      const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"], booking } } });
+      return config.deployments.m && routerOptionsFor(config.deployments.m).booking?.demotedQuietTimeoutS;
+    };
+    expect(at({})).toBe(60);
+    expect(at({ demotedQuietTimeoutS: 90 })).toBe(90);
+    expect(at({ demotedQuietTimeoutS: null })).toBeUndefined();
+    expect(() => at({ demotedQuietTimeoutS: 0 })).toThrow();
+  });
+});

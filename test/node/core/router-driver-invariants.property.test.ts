@@ -41,6 +41,8 @@ const bookingSettings: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
       demotedOrder: fc.constantFrom("newest_first", "arrival", "next_horizon"),
       // Below, above and well above the queue's timeout (4 s).
       demotedTimeoutS: fc.constantFrom(null, 2, 6, 40),
+      // The same, while no arrival is refused for a full queue.
+      demotedQuietTimeoutS: fc.constantFrom(null, 2, 8, 60),
       freshOrder: fc.constantFrom("arrival", "next_horizon"),
       demotedShare: fc.constantFrom(0, 0.25),
       freshNewestShare: fc.constantFrom(0, 0.5, 1),
@@ -183,10 +185,12 @@ function run(
   let next = 0;
   let restarted = false;
   const tickets: string[] = [];
-  // A request refused before may come back demoted, and a demoted request may wait up to `demotedTimeoutS`, where
-  // that is longer than the queue's timeout; one never refused is answered within the queue's timeout.
+  // A request refused before may come back demoted, and a demoted request may wait up to `demotedTimeoutS` (or
+  // `demotedQuietTimeoutS` while no arrival is refused), where that is longer than the queue's timeout; one never
+  // refused is answered within the queue's timeout.
   const refusedBefore = new Set<number>();
-  const demotedWaitMs = Math.max(QUEUE_TIMEOUT_MS, (options.booking?.demotedTimeoutS ?? 0) * 1000);
+  const { demotedTimeoutS, demotedQuietTimeoutS } = options.booking ?? {};
+  const demotedWaitMs = Math.max(QUEUE_TIMEOUT_MS, (demotedTimeoutS ?? 0) * 1000, (demotedQuietTimeoutS ?? 0) * 1000);
   for (const s of steps) {
     loop.run(loop.now() + s.afterMs);
     check(`t=${loop.now()}`);

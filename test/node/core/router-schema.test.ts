@@ -26,6 +26,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
         demoteAfterS: 3,
         demotedOrder: "next_horizon",
         demotedTimeoutS: 40,
+        demotedQuietTimeoutS: 60,
         freshOrder: "arrival",
         freshNewestShare: 1,
         freshNewestWhen: "standing",
@@ -48,6 +49,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
       demotedFirstUnderS: 8,
       drainingIgnoresDemoted: true,
       demotedTimeoutS: 90,
+      demotedQuietTimeoutS: 120,
     };
     const options = routerOptionsFromSettings(["r"], routerSettingsSchema.parse({ booking }));
     expect(options.booking).toMatchObject(booking);

@@ -74,6 +74,7 @@ const DEPLOYMENT: Record<string, Range> = {
   "booking.demotedOrder": oneOf("newest_first", "arrival", "next_horizon"),
   "booking.demotedServiceS": num(0, 600, true, true),
   "booking.demotedTimeoutS": num(0, 3600, true, true),
+  "booking.demotedQuietTimeoutS": num(0, 3600, true, true),
   "booking.freshOrder": oneOf("arrival", "next_horizon"),
   "booking.demotedShare": num(0, 1),
   "booking.freshNewestShare": num(0, 1),

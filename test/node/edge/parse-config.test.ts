@@ -48,6 +48,7 @@ describe("parseConfig, field by field", () => {
             demotedHeadroomSlots: 0,
             demotedServiceS: null,
             demotedTimeoutS: 40,
+            demotedQuietTimeoutS: 60,
             freshOrder: "arrival",
             demotedShare: 0,
             freshNewestShare: 1,

@@ -183,6 +183,12 @@ const SETTINGS: Setting[] = [
     effective: (o) => booking(o).demotedTimeoutS ?? null,
   },
   {
+    path: "booking.demotedQuietTimeoutS",
+    valid: nullable(num(0, 3600, { gt: true })),
+    invalid: [0, 3601],
+    effective: (o) => booking(o).demotedQuietTimeoutS ?? null,
+  },
+  {
     path: "booking.freshOrder",
     valid: fc.constantFrom("arrival", "next_horizon"),
     invalid: ["newest_first"],
