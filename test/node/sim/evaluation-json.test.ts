@@ -255,7 +255,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "Its row: more requests served under sustained overload, with more attempts per request and a longer wait there, and larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused).",
     );
     expect(doc).toContain(
-      "its row meets the oracle target in every scenario on both seed sets, where the default misses it in a few: an online router can come within 5 points of the oracle's final served share everywhere. What it costs is the rest of the issue's targets: it meets the attempts target in fewer scenarios than the default on both seed sets,",
+      "its row meets the oracle target in every scenario on both seed sets, where the default misses it in a few: an online router can come within 5 points of the oracle's final served share everywhere. What it costs is the rest of the issue's targets: it meets the attempts target in fewer scenarios than the default on the tuning seeds (in as many on the held-out ones since demoted requests wait up to 60 s while no one is turned away, in fewer before), and",
     );
     const lastChance = variant("last-chance");
     expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
@@ -273,7 +273,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(lastChance.p50).toBeGreaterThan(def.p50);
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     expect(held.get("last-chance")?.met.oracle).toBe(held.get("last-chance")?.scenarios);
-    expect(held.get("last-chance")?.met.attempts).toBeLessThan(held.get("default")?.met.attempts ?? 0);
+    expect(held.get("last-chance")?.met.attempts).toBe(held.get("default")?.met.attempts);
     expect(held.get("last-chance")?.perScenario["sustained-1.3x"]?.timeToSuccessP50S).toBeGreaterThan(5);
   });
 
@@ -286,19 +286,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const lead = (own?: VariantSummary, base?: VariantSummary) =>
       (own?.worstCurveGapSumPts ?? Number.NaN) - (base?.worstCurveGapSumPts ?? Number.NaN);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `Its row's summed worst curve gaps are smaller than the default's by less than a point on the tuning seeds and by ${lead(heldTwoStep, heldDef).toFixed(1)} points on the held-out ones, and it meets the attempts target in ${met(twoStep, def, "attempts")} scenarios on the tuning seeds and ${met(heldTwoStep, heldDef, "attempts")} on the held-out ones, and the oracle target in ${met(twoStep, def, "oracle")} on the tuning seeds and ${met(heldTwoStep, heldDef, "oracle")} on the held-out ones: nothing to choose it on.`,
+      `Its row's summed worst curve gaps are smaller than the default's by ${lead(twoStep, def).toFixed(1)} points on the tuning seeds and by ${lead(heldTwoStep, heldDef).toFixed(1)} points on the held-out ones, and it meets the attempts target in ${met(twoStep, def, "attempts")} scenarios on the tuning seeds and ${met(heldTwoStep, heldDef, "attempts")} on the held-out ones, and the oracle target in ${met(twoStep, def, "oracle")} on the tuning seeds and ${met(heldTwoStep, heldDef, "oracle")} on the held-out ones: nothing to choose it on.`,
     );
+    // Smaller by about a point on both sets since demoted requests wait up to 60 s while no one is turned away (on the
+    // tuning seeds by less than one before; held out larger by less than one before the 40 s wait).
     expect(lead(twoStep, def)).toBeGreaterThan(0);
-    expect(lead(twoStep, def)).toBeLessThan(1);
-    // Held out, smaller by about a point since demoted requests wait up to 40 s (larger by less than one before).
+    expect(lead(twoStep, def)).toBeLessThan(1.5);
     expect(lead(heldTwoStep, heldDef)).toBeGreaterThan(0);
     expect(lead(heldTwoStep, heldDef)).toBeLessThan(1.5);
+    // The attempts target: as many on both sets since the quiet wait (one fewer held out before it).
     expect(twoStep?.met.attempts).toBe(def?.met.attempts);
-    expect(heldTwoStep?.met.attempts).toBe((heldDef?.met.attempts ?? 0) - 1);
+    expect(heldTwoStep?.met.attempts).toBe(heldDef?.met.attempts);
     // The oracle: one fewer on the tuning seeds and as many on the held-out ones before the drain-rate fix of
     // 2026-12-06 (cc237ee); as many and one more from it until demoted requests waited up to 40 s; two fewer and as
-    // many since. Fewer where it meets attempts in as many, as many where it meets attempts in one fewer: nothing won.
-    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 2);
+    // many until the quiet wait; one fewer and as many since. Fewer where it meets attempts in as many: nothing won.
+    expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 1);
     expect(heldTwoStep?.met.oracle).toBe(heldDef?.met.oracle);
   });
 
@@ -312,8 +314,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const pair = (list: readonly VariantSummary[]) =>
       [list[0], list.find((v) => v.id === "forget-when-queued")] as [VariantSummary, VariantSummary];
-    for (const [def, old] of [pair(json.variants), pair(held)]) {
-      expect(def.worstCurveGapSumPts).toBeGreaterThan(old.worstCurveGapSumPts);
+    // The summed gaps: smaller on the held-out seeds; on the tuning seeds, since the quiet wait, larger by less than 0.1.
+    const [tunedPair, heldPair] = [pair(json.variants), pair(held)];
+    expect(heldPair[0].worstCurveGapSumPts).toBeGreaterThan(heldPair[1].worstCurveGapSumPts);
+    expect(tunedPair[1].worstCurveGapSumPts - tunedPair[0].worstCurveGapSumPts).toBeGreaterThan(0);
+    expect(tunedPair[1].worstCurveGapSumPts - tunedPair[0].worstCurveGapSumPts).toBeLessThan(0.1);
+    for (const [def, old] of [tunedPair, heldPair]) {
       expect(def.meanWaitSumS).toBeLessThan(old.meanWaitSumS);
       const p50 = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
       expect(Math.abs(p50(def) - p50(old))).toBeLessThan(0.02);
@@ -321,7 +327,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const [def, old] = pair(json.variants);
     const [heldDef, heldOld] = pair(held);
     expect(doc).toContain(
-      `With that fix it keeps the smaller summed gaps and the shorter mean waits on both seed sets, its sustained overload's p50 is the row's to within 0.02 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} scenarios on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones (two fewer and one fewer until demoted requests waited up to 40 s, 2026-12-07);`,
+      `With that fix it keeps the shorter mean waits on both seed sets and the smaller summed gaps on the held-out ones (on the tuning seeds, since demoted requests wait up to 60 s while no one is turned away, the row's are smaller by less than 0.1 points), its sustained overload's p50 is the row's to within 0.02 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} scenarios on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones (two fewer and one fewer until demoted requests waited up to 40 s, 2026-12-07);`,
     );
     // The twin does not tell them apart: the same figures from a cold router and after a quiet spell.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
@@ -2178,13 +2184,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     if (!def || !own || !heldOwn) throw new Error("docs/evaluation.json has no known-capacity row: run npm run eval");
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
     expect(doc).toContain("Nor is the drain rate it plans on");
-    expect(doc).toContain("In most of the other scenarios the broken promises come mostly from the drain rate");
-    // "In most of the other scenarios ... mostly": the variant breaks less than half the default's share in more than
-    // half of the scenarios.
+    expect(doc).toContain("In half of the scenarios the broken promises come mostly from the drain rate");
+    // "In half of the scenarios ... mostly": the variant breaks less than half the default's share in half of the
+    // scenarios (in more than half until demoted requests waited up to 60 s while no one is turned away).
     const broken = (v: VariantSummary, name: string) => v.perScenario[name]?.promisesBrokenShare ?? 0;
     const names = Object.keys(def.perScenario);
     const halved = names.filter((name) => broken(own, name) < broken(def, name) / 2);
-    expect(halved.length).toBeGreaterThan(names.length / 2);
+    expect(halved.length).toBe(names.length / 2);
     // "The first promises of the demo's 10 s burst ... are broken": told the capacity, the demo breaks more.
     expect(broken(own, "demo-burst-3x")).toBeGreaterThan(broken(def, "demo-burst-3x"));
     // "It meets the curve target nowhere either", on both seed sets, and its clients wait longer in all.
@@ -2526,7 +2532,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(aheadOnBoth, id).toContain(id);
     expect(aheadOnBoth).toContain("clairvoyant-forecast");
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, two are combinations of the others, added on 2026-12-07: "The candidates combined", below, and \`two-step\`, \`floor-before-rise-persistence\` and \`fifo-while-standing\` joined them when demoted requests began to wait up to 40 s, 2026-12-07, each by less than a point on one of the sets), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
+      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, two are combinations of the others, added on 2026-12-07: "The candidates combined", below, and \`two-step\`, \`floor-before-rise-persistence\` and \`fifo-while-standing\` joined them when demoted requests began to wait up to 40 s, 2026-12-07, each then by less than a point on one of the sets; \`backlog-at-drain-rate\` and the two previous defaults of the demoted wait, \`demoted-timeout-off\` and \`demoted-quiet-off\`, when they began to wait up to 60 s while no one is turned away, the same day, each by less than a point on one of the sets: that change costs the curve a little for the attempts target, its bullet below), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
     );
     // What the sum does not show: in the end-to-end run's twin the default meets every end-to-end target from a cold
     // router and after a quiet spell, and none of them does (each is in the twin).
@@ -2550,6 +2556,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         "probe-every-overload",
         "two-step",
         "fifo-while-standing",
+        "demoted-timeout-off",
+        "demoted-quiet-off",
       ].sort(),
     );
     const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
@@ -2565,8 +2573,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       `from the drain-rate fix of 2026-12-06 (cc237ee) on the held-out seeds only, and since demoted requests wait up to 40 s (2026-12-07) is ahead on both again, by ${fifoLead.tuned.toFixed(1)} points on the tuning seeds and ${fifoLead.held.toFixed(1)} on the held-out ones, and`,
     );
-    // Those that joined with the demoted wait, "each by less than a point on one of the sets".
-    for (const id of ["two-step", "floor-before-rise-persistence", "fifo-while-standing"]) {
+    // Those that joined with the quiet wait, "each by less than a point on one of the sets" (those that joined with the
+    // demoted wait, "each then by less than a point": two-step is ahead by more than one on both since, its bullet).
+    for (const id of ["floor-before-rise-persistence", "fifo-while-standing"]) expect(aheadOnBoth, id).toContain(id);
+    for (const id of ["backlog-at-drain-rate", "demoted-timeout-off", "demoted-quiet-off"]) {
       expect(aheadOnBoth, id).toContain(id);
       const leads = [
         (tunedById.get(id)?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
@@ -2761,7 +2771,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(def.worstCurveGapSumPts).toBeGreaterThan((held.get("no-demotion")?.worstCurveGapSumPts ?? 0) / 2);
     // (The overload floor's bullet quotes its row on both sets and claims nothing of attempts: since the room kept
     // for clients without SDK headers, its row meets the attempts target in fewer scenarios on the tuning seeds only.)
-    for (const id of ["standing-10s", "standing-20s", "target-while-draining", "two-step"])
+    // (Two-step promises met it in one fewer held out until demoted requests waited up to 60 s while no one is turned
+    // away; in as many since, as their bullet says.)
+    for (const id of ["standing-10s", "standing-20s", "target-while-draining"])
       expect(held.get(id)?.met.attempts, id).toBeLessThan(def.met.attempts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "meet the attempts target in fewer scenarios (on the held-out seeds too).",
@@ -2880,11 +2892,14 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const tuned = new Map(json.variants.map((v) => [v.id, v]));
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     // The default of the day before met the attempts target in half the scenarios; the default meets it in more.
-    expect(doc).toContain("the default of that day met the attempts target in half the scenarios");
+    // (Half is history: the row inherits today's demoted waits, and since the quiet wait meets it in more, as quoted;
+    // in fewer than the default on the tuning seeds still, in as many held out.)
     const before = { tuned: tuned.get("before-queue-refill"), held: held.get("before-queue-refill") };
-    expect(before.tuned?.met.attempts).toBe((before.tuned?.scenarios ?? 0) / 2);
+    expect(doc).toContain(
+      `the default of that day met the attempts target in half the scenarios (its row, whose demoted requests wait as today's do, up to 40 s and up to 60 s while no one is turned away, meets it in ${WORDS[before.tuned?.met.attempts ?? Number.NaN]}).`,
+    );
     expect(before.tuned?.met.attempts).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
-    expect(before.held?.met.attempts).toBeLessThan(held.get("default")?.met.attempts ?? 0);
+    expect(before.held?.met.attempts).toBeLessThanOrEqual(held.get("default")?.met.attempts ?? 0);
     // Each of the two alone meets the attempts target in no more scenarios than both together (queue refill alone,
     // without the floor, in fewer).
     for (const id of ["no-queue-refill", "no-overload-floor"])
