@@ -2601,15 +2601,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds, and from it in as many; since demoted requests wait up to 40 s (2026-12-07) the default meets it in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, \`floor-before-rise\` in as many, \`no-queue-refill\` in one fewer and \`probe-every-overload\` in two fewer. \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 8 of 12;`,
     );
-    // `no-queue-refill` pays with no target but the oracle once on the tuning seeds (the four met as often there until
-    // demoted requests waited up to 40 s), the oracle once more held out.
+    // `no-queue-refill` pays with no target but the oracle and the attempts once each on the tuning seeds (the four
+    // met as often there until demoted requests waited up to 40 s; the attempts as often until they waited up to 60 s
+    // while no one is turned away), the oracle once more held out.
     const refillOff = { tuned: tunedById.get("no-queue-refill"), held: held.get("no-queue-refill") };
     for (const k of ["curve", "served", "oracle", "attempts"] as const) {
-      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k] - (k === "oracle" ? 1 : 0));
+      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k] - (k === "oracle" || k === "attempts" ? 1 : 0));
       expect(refillOff.held?.met[k], k).toBe(def.held.met[k] + (k === "oracle" ? 1 : 0));
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`no-queue-refill` pays with no target in the simulator but one scenario's oracle target on the tuning seeds: it meets each of the four targets in as many scenarios as the default on both seed sets but the oracle target, which it meets in one fewer on the tuning seeds and one more on the held-out ones; it pays at the demo's 30 and 60 s, in the twin's curves",
+      "`no-queue-refill` pays with no target in the simulator but one scenario's oracle target and one's attempts target on the tuning seeds: it meets each of the four targets in as many scenarios as the default on both seed sets but the oracle target, which it meets in one fewer on the tuning seeds and one more on the held-out ones, and the attempts target, in one fewer on the tuning seeds (in as many until demoted requests waited up to 60 s while no one is turned away); it pays at the demo's 30 and 60 s, in the twin's curves",
     );
     // "It pays at the demo's 30 and 60 s" in the twin's curves, from a cold router and after a quiet spell.
     for (const t of targetTwins(twin)) {
@@ -2641,17 +2642,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         "floor-before-rise-persistence",
         "clairvoyant-forecast",
         "candidates-unpacked",
+        "backlog-at-drain-rate",
       ].sort(),
     );
-    // "`candidates-unpacked` ... misses the twin's curve target".
-    expect(
-      targetTwins(twin).some(
-        (t) =>
-          twinTargets(twin, t.id, `${DEFAULT_POLICY_ID}:candidates-unpacked`, DEFAULT_POLICY_ID)?.met.curve === false,
-      ),
-    ).toBe(true);
+    // "`candidates-unpacked` ... misses the twin's curve target", and `backlog-at-drain-rate` (ahead on both since the
+    // quiet wait) "misses it too".
+    for (const id of ["candidates-unpacked", "backlog-at-drain-rate"])
+      expect(
+        targetTwins(twin).some(
+          (t) => twinTargets(twin, t.id, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID)?.met.curve === false,
+        ),
+        id,
+      ).toBe(true);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`candidates-unpacked`, the same without horizon packing, misses the twin's curve target.",
+      "`candidates-unpacked`, the same without horizon packing, misses the twin's curve target. `backlog-at-drain-rate` (the queue ahead assumed to drain at the whole drain rate), ahead on both seed sets since the quiet wait, misses it too.",
     );
     // "so does `probe-beyond-30s`, which ... misses the attempts and served targets in the simulator too".
     const probeBeyond = tunedById.get("probe-beyond-30s");
@@ -2722,18 +2726,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets each target in as many scenarios as the default on both seed sets (the served target in one fewer on both until demoted requests waited up to 40 s, 2026-12-07; its bullet below).",
     );
-    // "`fresh-past-target` meets them too ..., is ahead by less than a point on either seed set, and meets the oracle
-    // target in as many scenarios as the default on the tuning seeds and one more on the held-out ones" (in one fewer
-    // on both before the drain-rate fix of 2026-12-06, cc237ee, as many on both from it until demoted requests waited
-    // up to 40 s); its bullet: the sustained overload's p50 is the default's.
+    // "`fresh-past-target` meets them too ..., is ahead by about a point on either seed set, and meets the oracle
+    // target in as many scenarios as the default on both" (history in the sentence); its bullet: the sustained
+    // overload's p50 is the default's.
     const pastTarget = { tuned: tunedById.get("fresh-past-target"), held: held.get("fresh-past-target") };
     for (const [own, base] of [
       [pastTarget.tuned, def.tuned],
       [pastTarget.held, def.held],
     ] as const) {
-      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0);
-      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1);
-      expect(own?.met.oracle).toBe(base.met.oracle + (own === pastTarget.held ? 1 : 0));
+      // "About a point" (less than one on either set until the quiet wait).
+      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0.5);
+      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1.5);
+      expect(own?.met.oracle).toBe(base.met.oracle);
       expect(p50(own)).toBeCloseTo(p50(base), 1);
       // "by less than half a point of served share, across the 95% the target asks" (the oracle serves 100%).
       for (const [name, figures] of Object.entries(base.perScenario)) {
@@ -2742,7 +2746,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       }
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in as many scenarios as the default on the tuning seeds and one more on the held-out ones (in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee, and in as many on both from it until demoted requests waited up to 40 s, 2026-12-07, each time by less than half a point of served share;",
+      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by about a point on either seed set, and meets the oracle target in as many scenarios as the default on both (in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee, in as many on both from it until demoted requests waited up to 40 s, 2026-12-07, and in one more on the held-out ones until they waited up to 60 s while no one is turned away, the same day, each time by less than half a point of served share;",
     );
     // The held-out scenario it gains: `waves`, by the points quoted.
     const servedIn = (v: VariantSummary | undefined, name: string) =>
@@ -2750,10 +2754,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const crossed = Object.keys(def.held.perScenario).filter(
       (name) => servedIn(def.held, name) >= 0.95 !== servedIn(pastTarget.held, name) >= 0.95,
     );
-    expect(crossed).toEqual(["waves"]);
-    expect((100 * (servedIn(pastTarget.held, "waves") - servedIn(def.held, "waves"))).toFixed(1)).toBe("0.3");
+    // (`waves` by 0.3 points from the 40 s demoted wait until the quiet wait; none since.)
+    expect(crossed).toEqual([]);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "from that fix until demoted requests waited up to 40 s (2026-12-07) it met the oracle target in as many scenarios as the default on both, and since in as many on the tuning seeds and one more, `waves` by 0.3 points, on the held-out ones. Not kept: it moves no target of the issue but that one, by as little.",
+      "from that fix until demoted requests waited up to 40 s (2026-12-07) it met the oracle target in as many scenarios as the default on both, from then until they waited up to 60 s while no one is turned away (the same day) in as many on the tuning seeds and one more, `waves` by 0.3 points, on the held-out ones, and since in as many on both. Not kept: it moves no target of the issue.",
     );
   });
 

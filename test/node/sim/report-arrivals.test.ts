@@ -112,7 +112,7 @@ describe("docs/evaluation.json's waves by first arrival (npm run eval)", () => {
   it("backs docs/retry-policy.md: each trough's first arrivals served within 60 s less often than under every policy shown", () => {
     const doc = readFileSync(resolve(root, "docs/retry-policy.md"), "utf8").replace(/\s+/g, " ");
     expect(doc).toContain(
-      "the default serves the first 15 s of each trough's arrivals within 60 s less often than every other policy shown, and in the last three troughs by 15 points or more",
+      "the default serves the first 15 s of each trough's arrivals within 60 s less often than every other policy shown, and in the last three troughs by 13 points or more",
     );
     expect(waves?.binS).toBe(15);
     const [own, ...others] = waves?.policies ?? [];
@@ -124,6 +124,7 @@ describe("docs/evaluation.json's waves by first arrival (npm run eval)", () => {
       return Math.min(...others.map((p) => share(p.bins))) - share(own?.bins);
     });
     for (const lead of leads) expect(lead).toBeGreaterThan(0);
-    for (const lead of leads.slice(-3)) expect(lead).toBeGreaterThanOrEqual(0.15);
+    // 15 points or more until demoted requests waited up to 60 s while no one is turned away (13.5 in the third-last).
+    for (const lead of leads.slice(-3)) expect(lead).toBeGreaterThanOrEqual(0.13);
   });
 });
