@@ -215,6 +215,15 @@ export function renderPolicyDoc(input: {
   // A variant's sustained-overload p50 and its mean waits beside the default's, on both seed sets.
   const p50Row = (id: string) => sustainedP50AgainstDefault(input.variants, heldOut, id);
   const waitsRow = (id: string) => meanWaitAgainstDefault(input.variants, heldOut, id);
+  // Attempts per offered request where a variant moves them by 0.01 or more, the default first.
+  const attemptsChanges = (id: string) =>
+    shareChanges(
+      input.variants,
+      id,
+      (f) => f.attemptsPerOffered,
+      1,
+      (f) => f.attemptsPerOffered.toFixed(3),
+    );
   // A variant of the default in the twin, beside the default (after a quiet spell, at 30 s, unless told).
   const inTwin = (variant: string, horizonsS?: readonly number[], twinId?: E2eTwinId) =>
     twinAgainstDefault(input.twin, `${input.defaultPolicy}:${variant}`, input.defaultPolicy, horizonsS, twinId);
@@ -307,22 +316,10 @@ export function renderPolicyDoc(input: {
     demotedHeadroomGapChanges: gapChanges(input.variants, "demoted-headroom-1"),
     demotedTimeoutOffRow: targetsRow("demoted-timeout-off"),
     demotedTimeoutOffServed: shareChanges(input.variants, "demoted-timeout-off", servedShare, 0.5),
-    demotedTimeoutOffAttempts: shareChanges(
-      input.variants,
-      "demoted-timeout-off",
-      (f) => f.attemptsPerOffered,
-      1,
-      (f) => f.attemptsPerOffered.toFixed(3),
-    ),
+    demotedTimeoutOffAttempts: attemptsChanges("demoted-timeout-off"),
     demotedQuietOffRow: targetsRow("demoted-quiet-off"),
     demotedQuietOffServed: shareChanges(input.variants, "demoted-quiet-off", servedShare, 0.5),
-    demotedQuietOffAttempts: shareChanges(
-      input.variants,
-      "demoted-quiet-off",
-      (f) => f.attemptsPerOffered,
-      1,
-      (f) => f.attemptsPerOffered.toFixed(3),
-    ),
+    demotedQuietOffAttempts: attemptsChanges("demoted-quiet-off"),
     demotedQuietOffGapChanges: gapChanges(input.variants, "demoted-quiet-off"),
     twinDemotedQuietOff: inTwin("demoted-quiet-off", [15, 30]),
     twinDemotedQuietOffCold: inTwin("demoted-quiet-off", [15, 30], "cold"),

@@ -48,6 +48,12 @@ function demotingRouter(booking: Partial<BookingAdmission>, options: Partial<Rou
   return { core, round, clock };
 }
 
+/** The admission a deployment configured with these `booking` settings gives its router (parseConfig's defaults). */
+function configuredAdmission(booking: Record<string, unknown>): BookingAdmission | undefined {
+  const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"], booking } } });
+  return config.deployments.m && routerOptionsFor(config.deployments.m).booking;
+}
+
 describe("FairQueue: entries that yield", () => {
   it("wait behind every entry that does not, whenever they came", () => {
     const q = new FairQueue();
@@ -241,17 +247,9 @@ describe("booking.demotedHeadroomSlots (trunk reservation for fresh arrivals)", 
   });
 
   it("is 0 (off) in the configuration's defaults, and takes a number of slots", () => {
-    const on = parseConfig({
-      deployments: { m: { replicas: ["http://127.0.0.1:1"], booking: { demotedHeadroomSlots: 2 } } },
-    });
-    expect(on.deployments.m && routerOptionsFor(on.deployments.m).booking?.demotedHeadroomSlots).toBe(2);
-    const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"] } } });
-    expect(
-      config.deployments.m && routerOptionsFor(config.deployments.m).booking?.demotedHeadroomSlots,
-    ).toBeUndefined();
-    expect(() =>
-      parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"], booking: { demotedHeadroomSlots: 0.5 } } } }),
-    ).toThrow();
+    expect(configuredAdmission({ demotedHeadroomSlots: 2 })?.demotedHeadroomSlots).toBe(2);
+    expect(configuredAdmission({})?.demotedHeadroomSlots).toBeUndefined();
+    expect(() => configuredAdmission({ demotedHeadroomSlots: 0.5 })).toThrow();
   });
 });
 
@@ -310,10 +308,7 @@ describe("booking.demotedTimeoutS (how long a demoted request may wait)", () => 
   });
 
   it("is 40 s in the configuration's defaults, where 0 is refused and null is the queue's timeout", () => {
-    const at = (booking: Record<string, unknown>) => {
-      const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"], booking } } });
-      return config.deployments.m && routerOptionsFor(config.deployments.m).booking?.demotedTimeoutS;
-    };
+    const at = (booking: Record<string, unknown>) => configuredAdmission(booking)?.demotedTimeoutS;
     expect(at({})).toBe(40);
     expect(at({ demotedTimeoutS: 45 })).toBe(45);
     expect(at({ demotedTimeoutS: null })).toBeUndefined();
@@ -399,10 +394,7 @@ describe("booking.demotedQuietTimeoutS (a longer wait while no arrival is refuse
   });
 
   it("is 60 s in the configuration's defaults, where 0 is refused and null is off", () => {
-    const at = (booking: Record<string, unknown>) => {
-      const config = parseConfig({ deployments: { m: { replicas: ["http://127.0.0.1:1"], booking } } });
-      return config.deployments.m && routerOptionsFor(config.deployments.m).booking?.demotedQuietTimeoutS;
-    };
+    const at = (booking: Record<string, unknown>) => configuredAdmission(booking)?.demotedQuietTimeoutS;
     expect(at({})).toBe(60);
     expect(at({ demotedQuietTimeoutS: 90 })).toBe(90);
     expect(at({ demotedQuietTimeoutS: null })).toBeUndefined();
