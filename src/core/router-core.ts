@@ -227,7 +227,10 @@ export class RouterCore {
   private admitted = 0;
   /** Requests queued demoted (see `BookingAdmission.demoteAfterS`). */
   private demotedCount = 0;
-  /** When an arrival was last refused for a full queue (`demotedQuietTimeoutS`); never, at first. */
+  /**
+   * When the router last turned someone away for a full queue - an arrival refused, or a queued request pushed out by
+   * one (`demotedQuietTimeoutS`); never, at first.
+   */
   private lastFullRefusalMs = Number.NEGATIVE_INFINITY;
   /**
    * Queued retries that claimed a promise, by ticket, with the promise's lead: the promise is kept once the retry is
@@ -775,7 +778,7 @@ export class RouterCore {
     return entry.enqueuedAtMs + Math.max(this.options.queueTimeoutMs, longestS * 1000);
   }
 
-  /** Whether an arrival was refused for a full queue within the last `DRAINING_WINDOW_S` seconds. */
+  /** Whether anyone was turned away for a full queue within the last `DRAINING_WINDOW_S` seconds. */
   private refusingNow(): boolean {
     return this.clock.now() - this.lastFullRefusalMs < DRAINING_WINDOW_S * 1000;
   }

@@ -164,8 +164,9 @@ export interface BookingAdmission {
    */
   demotedTimeoutS?: number;
   /**
-   * How long a demoted request may wait while the router has refused no arrival for lack of room (a full queue) in
-   * the last `DRAINING_WINDOW_S` seconds (src/core/standing-queue.ts), when that is longer than its timeout otherwise
+   * How long a demoted request may wait while the router has turned no one away for lack of room (an arrival refused
+   * for a full queue, or a queued request pushed out by one) in the last `DRAINING_WINDOW_S` seconds
+   * (src/core/standing-queue.ts), when that is longer than its timeout otherwise
    * (`demotedTimeoutS`, the queue's): while no one is turned away the place it holds costs no one a refusal (a fresh
    * arrival goes before it, and at the queue's bound pushes it out), and shed it would only spend one more of its
    * client's attempts, to come back to a queue that has room. A refusal ends the quiet: from then on the shorter
