@@ -734,10 +734,10 @@ export class RouterCore {
     const now = this.clock.now();
     const timedOut: Array<{ ticket: string; rejection: Rejection }> = [];
     const expired: string[] = [];
-    const timeoutMs = this.timeoutMs();
+    const waits = this.waitsMs();
     for (const entry of this.queue.entries()) {
-      if (now - entry.enqueuedAtMs < timeoutMs) break; // arrival order: the rest are younger
-      if (now < this.waitDeadlineMs(entry, timeoutMs)) continue; // demoted: the queue's own timeout
+      if (now - entry.enqueuedAtMs < waits.timeoutMs) break; // arrival order: the rest are younger
+      if (now < this.waitDeadlineMs(entry, waits)) continue; // demoted: a longer wait
       expired.push(entry.ticket);
     }
     for (const ticket of expired) {
@@ -756,26 +756,33 @@ export class RouterCore {
     return { timedOut, reclaimed };
   }
 
-  /** How long a request may wait now: the queue's timeout, or `standingTimeoutS` while the queue stands. */
-  private timeoutMs(): number {
+  /**
+   * How long a request may wait now (`timeoutMs`): the queue's timeout, or `standingTimeoutS` while the queue stands;
+   * and a demoted one (`demotedMs`): the queue's own timeout or `demotedTimeoutS`, whichever is longer (the shorter
+   * standing one is for those newest-first dispatch leaves at the bottom, and the demoted give way by design), or
+   * `demotedQuietTimeoutS` while no one has been turned away for a full queue lately. Read once per pass over the
+   * queue: the same for every entry.
+   */
+  private waitsMs(): { timeoutMs: number; demotedMs: number } {
     const standingS = this.admission.standingTimeoutS;
-    if (standingS === undefined || !this.standingQueue?.isStanding) return this.options.queueTimeoutMs;
-    return Math.min(this.options.queueTimeoutMs, standingS * 1000);
+    const timeoutMs =
+      standingS === undefined || !this.standingQueue?.isStanding
+        ? this.options.queueTimeoutMs
+        : Math.min(this.options.queueTimeoutMs, standingS * 1000);
+    const quietS = this.refusingNow() ? undefined : this.admission.demotedQuietTimeoutS;
+    const demotedS = Math.max(this.admission.demotedTimeoutS ?? 0, quietS ?? 0);
+    return { timeoutMs, demotedMs: Math.max(this.options.queueTimeoutMs, demotedS * 1000) };
   }
 
   /**
-   * When `entry` is shed for waiting: after `timeoutMs` (the queue's timeout, or the standing queue's shorter one),
-   * except a demoted entry, which keeps the queue's own timeout or `demotedTimeoutS`, whichever is longer (the
-   * shorter one is for those newest-first dispatch leaves at the bottom, and the demoted give way by design), or
-   * `demotedQuietTimeoutS` while no arrival has been refused for a full queue lately. So no entry's deadline comes
-   * before `enqueuedAtMs + timeoutMs`.
+   * When `entry` is shed for waiting: `timeoutMs` after it was queued, or `demotedMs` for a demoted entry (see
+   * `waitsMs`). So no entry's deadline comes before `enqueuedAtMs + timeoutMs`.
    */
-  private waitDeadlineMs(entry: { enqueuedAtMs: number; yields?: boolean }, timeoutMs: number): number {
-    if (!entry.yields) return entry.enqueuedAtMs + timeoutMs;
-    const demotedS = this.admission.demotedTimeoutS;
-    const quietS = this.refusingNow() ? undefined : this.admission.demotedQuietTimeoutS;
-    const longestS = Math.max(demotedS ?? 0, quietS ?? 0);
-    return entry.enqueuedAtMs + Math.max(this.options.queueTimeoutMs, longestS * 1000);
+  private waitDeadlineMs(
+    entry: { enqueuedAtMs: number; yields?: boolean },
+    waits: { timeoutMs: number; demotedMs: number },
+  ): number {
+    return entry.enqueuedAtMs + (entry.yields ? waits.demotedMs : waits.timeoutMs);
   }
 
   /** Whether anyone was turned away for a full queue within the last `DRAINING_WINDOW_S` seconds. */
@@ -788,10 +795,10 @@ export class RouterCore {
     let next: number | undefined;
     // In arrival order, up to the oldest entry that does not yield: every later one's deadline is at least its.
     // Entries that yield before it may keep a longer timeout (the queue's under a standing queue's shorter one, or
-    // `demotedTimeoutS`), so a later entry's may come first.
-    const timeoutMs = this.timeoutMs();
+    // `demotedTimeoutS`, `demotedQuietTimeoutS`), so a later entry's may come first.
+    const waits = this.waitsMs();
     for (const entry of this.queue.entries()) {
-      const at = this.waitDeadlineMs(entry, timeoutMs);
+      const at = this.waitDeadlineMs(entry, waits);
       if (next === undefined || at < next) next = at;
       if (!entry.yields) break;
     }
