@@ -253,32 +253,35 @@ describe("booking.demotedHeadroomSlots (trunk reservation for fresh arrivals)", 
   });
 });
 
+/**
+ * One one-slot replica, busy; a 3-deep queue with a 30 s timeout, demotion after 3 s (and `booking`). "old" is refused
+ * at 0 s and queued, demoted, at 5 s behind "q2" (queued at 0 s); `shedAt(ms)` moves the clock and expires.
+ */
+function oneDemotedWaiting(booking: Partial<BookingAdmission>) {
+  const { core, round, clock } = demotingRouter(booking, { maxQueuedRequests: 3, queueTimeoutMs: 30_000 });
+  core.submit("busy", { fingerprint: "busy" });
+  expect(round()?.kind).toBe("placed");
+  for (const ticket of ["q1", "q2", "q3"]) core.submit(ticket, { fingerprint: ticket });
+  expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
+  clock.ms = 5_000;
+  core.release("busy");
+  expect(round()).toMatchObject({ kind: "placed", ticket: "q1" });
+  expect(core.cancel("q3")).toBe("dequeued");
+  expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
+  expect(core.stats().demoted).toBe(1);
+  const shedAt = (ms: number) => {
+    clock.ms = ms;
+    return core.expire().timedOut.map((t) => t.ticket);
+  };
+  return { core, clock, shedAt };
+}
+
 describe("booking.demotedTimeoutS (how long a demoted request may wait)", () => {
-  /**
-   * One one-slot replica, busy; a 3-deep queue with a 30 s timeout, demotion after 3 s. "old" is refused at 0 s and
-   * queued, demoted, at 5 s behind "q2" (queued at 0 s); "late" is queued at 6 s, behind both.
-   */
+  /** {@link oneDemotedWaiting}, and "late" queued at 6 s behind "q2" and the demoted "old". */
   function waiting(demotedTimeoutS: number | undefined) {
-    const { core, round, clock } = demotingRouter(demotedTimeoutS === undefined ? {} : { demotedTimeoutS }, {
-      maxQueuedRequests: 3,
-      queueTimeoutMs: 30_000,
-    });
-    core.submit("busy", { fingerprint: "busy" });
-    expect(round()?.kind).toBe("placed");
-    for (const ticket of ["q1", "q2", "q3"]) core.submit(ticket, { fingerprint: ticket });
-    expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
-    clock.ms = 5_000;
-    core.release("busy");
-    expect(round()).toMatchObject({ kind: "placed", ticket: "q1" });
-    expect(core.cancel("q3")).toBe("dequeued");
-    expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
-    expect(core.stats().demoted).toBe(1);
+    const { core, clock, shedAt } = oneDemotedWaiting(demotedTimeoutS === undefined ? {} : { demotedTimeoutS });
     clock.ms = 6_000;
     expect(core.submit("late", { fingerprint: "late" })).toEqual({ kind: "queued" });
-    const shedAt = (ms: number) => {
-      clock.ms = ms;
-      return core.expire().timedOut.map((t) => t.ticket);
-    };
     return { core, shedAt };
   }
 
@@ -318,29 +321,15 @@ describe("booking.demotedTimeoutS (how long a demoted request may wait)", () => 
 
 describe("booking.demotedQuietTimeoutS (a longer wait while no arrival is refused)", () => {
   /**
-   * One one-slot replica, busy; a 3-deep queue with a 30 s timeout, demotion after 3 s, a demoted wait of 40 s and of
-   * 60 s while quiet. "old" is refused at 0 s (the last refusal for a full queue until `refuseAt`) and queued,
-   * demoted, at 5 s behind "q2" (queued at 0 s).
+   * {@link oneDemotedWaiting} with a demoted wait of 40 s, and `demotedQuietTimeoutS` while quiet: the refusal of "old"
+   * at 0 s is the last for a full queue until `refuseAt`.
    */
   function waiting(demotedQuietTimeoutS: number | undefined) {
-    const { core, round, clock } = demotingRouter(
-      { demotedTimeoutS: 40, demotedQuietTimeoutS, sdkClientsLeaveShare: 0.5 },
-      { maxQueuedRequests: 3, queueTimeoutMs: 30_000 },
-    );
-    core.submit("busy", { fingerprint: "busy" });
-    expect(round()?.kind).toBe("placed");
-    for (const ticket of ["q1", "q2", "q3"]) core.submit(ticket, { fingerprint: ticket });
-    expect(core.submit("old.0", { fingerprint: "old" }).kind).toBe("rejected");
-    clock.ms = 5_000;
-    core.release("busy");
-    expect(round()).toMatchObject({ kind: "placed", ticket: "q1" });
-    expect(core.cancel("q3")).toBe("dequeued");
-    expect(core.submit("old.1", { fingerprint: "old" })).toEqual({ kind: "queued" });
-    expect(core.stats().demoted).toBe(1);
-    const shedAt = (ms: number) => {
-      clock.ms = ms;
-      return core.expire().timedOut.map((t) => t.ticket);
-    };
+    const { core, clock, shedAt } = oneDemotedWaiting({
+      demotedTimeoutS: 40,
+      demotedQuietTimeoutS,
+      sdkClientsLeaveShare: 0.5,
+    });
     /**
      * At `ms`, two fresh arrivals fill the line ahead of "old" (queued) and an SDK client's is refused for a full
      * queue: half the queue's limit is closed to SDK clients (`sdkClientsLeaveShare`), and two wait there already.
