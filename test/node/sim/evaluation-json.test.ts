@@ -727,28 +727,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   });
 
   it("backs docs/benchmarks.md's run 27: the default with the demoted wait, beside run 23", () => {
-    const bench = read("docs/benchmarks.md");
-    const flat = bench.replace(/\s+/g, " ");
-    const [run23, run27] = [RUN_23_DEFAULT, RUN_27_DEMOTED_WAIT].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
-    expect(run27.seeds).toEqual(run23.seeds);
-    expect(run27.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
-    expectBenchmarkRows(bench, run27);
-    expect(flat).toContain(`\`${run27.generatedBy}\``.replace(/\s+/g, " "));
-    expect(flat).toContain(`with nothing else running (commit \`${run27.commit}\`, the change with every page`);
     // The run measured the default with the demoted wait: the commit's code has it.
     expect(routerSettingsSchema.parse({}).booking.demotedTimeoutS).toBe(40);
-    const [d23, d27] = [run23, run27].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
-    const others = laterRunReferences();
-    const [check23, check27] = [d23, d27].map((d) => checkE2eTargets([...others, d], DEFAULT_POLICY_ID));
-    expect(check27?.met).toEqual({ served: true, curve: true, attempts: true });
-    const worst = (c: typeof check27) =>
-      `worst gap ${(100 * (c?.worst.gap ?? 0)).toFixed(1)} at ${c?.worst.horizonS} s`;
-    expect(flat).toContain(
-      `run 27's default meets every end-to-end target (${worst(check27)}, ${d27.attemptsPerOffered.toFixed(3)} attempts per offered request). Its curve moved by at most ${policyCurveMoved(d23, d27)} points from run 23's, the default before the change on the same seeds (run 23: ${worst(check23)}, ${d23.attemptsPerOffered.toFixed(3)} attempts per offered request);`,
-    );
-    const [l23, l27] = [d23.ledger, d27.ledger] as [PromiseOutcomes, PromiseOutcomes];
-    expect(flat).toContain(
-      `its router broke ${brokenShare(l27)} (${l27.broken} of ${l27.made}) of its promises, where run 23's broke ${brokenShare(l23)}, and ${d27.requestsByAttempts?.["3"]} requests took a third attempt (run 23: ${d23.requestsByAttempts?.["3"]}). ${seedBySeedAttempts(d27)}.`,
+    const { before: d23, after: d27 } = expectDefaultRunBeside(
+      { name: "run 23", file: RUN_23_DEFAULT },
+      { name: "run 27", file: RUN_27_DEMOTED_WAIT },
+      "demoted-timeout-off",
     );
     // "Within the run-to-run movement": less than runs 17 and 20's default moved between them (1.1 points, quoted
     // in run 22's section) plus a point.
@@ -756,60 +740,26 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       'End to end (`docs/benchmarks.md`, "Run 27") the default with it meets every end-to-end target, within the run-to-run movement of run 23 before it.',
     );
-    // "As the twin said": the twin's default rows are the previous default's (row demoted-timeout-off) to the last digit.
-    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
-    for (const t of twin.twins) {
-      const [a, b] = [DEFAULT_POLICY_ID, `${DEFAULT_POLICY_ID}:demoted-timeout-off`].map((id) =>
-        t.policies.find((p) => p.id === id),
-      );
-      expect(b?.servedWithinS, t.id).toEqual(a?.servedWithinS);
-      expect(b?.attemptsPerOffered, t.id).toBe(a?.attemptsPerOffered);
-    }
   });
 
   it("backs docs/benchmarks.md's run 28: the default with the quiet wait, beside run 27", () => {
-    const bench = read("docs/benchmarks.md");
-    const flat = bench.replace(/\s+/g, " ");
-    const [run27, run28] = [RUN_27_DEMOTED_WAIT, RUN_28_QUIET_WAIT].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
-    expect(run28.seeds).toEqual(run27.seeds);
-    expect(run28.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
-    expectBenchmarkRows(bench, run28);
-    expect(flat).toContain(`\`${run28.generatedBy}\``.replace(/\s+/g, " "));
-    expect(flat).toContain(`with nothing else running (commit \`${run28.commit}\`, the change with every page`);
     // The run measured the default with the quiet wait: the commit's code has it.
     expect(routerSettingsSchema.parse({}).booking.demotedQuietTimeoutS).toBe(60);
-    const [d27, d28] = [run27, run28].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
-    const others = laterRunReferences();
-    const [check27, check28] = [d27, d28].map((d) => checkE2eTargets([...others, d], DEFAULT_POLICY_ID));
-    const worst = (c: typeof check28) =>
-      `worst gap ${(100 * (c?.worst.gap ?? 0)).toFixed(1)} at ${c?.worst.horizonS} s`;
-    const met = check28?.met;
-    expect(met).toEqual({ served: true, curve: true, attempts: true });
-    expect(flat).toContain(
-      `run 28's default meets every end-to-end target (${worst(check28)}, ${d28.attemptsPerOffered.toFixed(3)} attempts per offered request). Its curve moved by at most ${policyCurveMoved(d27, d28)} points from run 27's, the default before the change on the same seeds (run 27: ${worst(check27)}, ${d27.attemptsPerOffered.toFixed(3)} attempts per offered request);`,
-    );
-    const [l27, l28] = [d27.ledger, d28.ledger] as [PromiseOutcomes, PromiseOutcomes];
-    expect(flat).toContain(
-      `its router broke ${brokenShare(l28)} (${l28.broken} of ${l28.made}) of its promises, where run 27's broke ${brokenShare(l27)}, and ${d28.requestsByAttempts?.["3"]} requests took a third attempt (run 27: ${d27.requestsByAttempts?.["3"]}). ${seedBySeedAttempts(d28)}.`,
+    const { before: d27, after: d28 } = expectDefaultRunBeside(
+      { name: "run 27", file: RUN_27_DEMOTED_WAIT },
+      { name: "run 28", file: RUN_28_QUIET_WAIT },
+      "demoted-quiet-off",
     );
     // "Within the run-to-run movement (run 27 moved as far from run 23)": no more than run 27 moved from run 23.
     const d23 = defaultOf(runOf(RUN_23_DEFAULT) as E2eOpenAiRun) as E2eOpenAiPolicy;
     expect(Number(policyCurveMoved(d27, d28))).toBeLessThanOrEqual(Number(policyCurveMoved(d23, d27)));
     // "More broken promises and third attempts than run 27".
+    const [l27, l28] = [d27.ledger, d28.ledger] as [PromiseOutcomes, PromiseOutcomes];
     expect(l28.broken / l28.made).toBeGreaterThan(l27.broken / l27.made);
     expect(d28.requestsByAttempts?.["3"] ?? 0).toBeGreaterThan(d27.requestsByAttempts?.["3"] ?? 0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       'End to end (`docs/benchmarks.md`, "Run 28") the default with it meets every end-to-end target, within the run-to-run movement of run 27 before it.',
     );
-    // "As the twin said": the twin's default rows are the previous default's (row demoted-quiet-off) to the last digit.
-    const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
-    for (const t of twin.twins) {
-      const [a, b] = [DEFAULT_POLICY_ID, `${DEFAULT_POLICY_ID}:demoted-quiet-off`].map((id) =>
-        t.policies.find((p) => p.id === id),
-      );
-      expect(b?.servedWithinS, t.id).toEqual(a?.servedWithinS);
-      expect(b?.attemptsPerOffered, t.id).toBe(a?.attemptsPerOffered);
-    }
   });
 
   it("backs docs/benchmarks.md's run 24: a spike train end to end, every policy, where the default loses", () => {
@@ -3182,6 +3132,49 @@ function at60(p: { servedWithinS: Record<string, number> }): number {
 function policyCurveMoved(a: E2eOpenAiPolicy, b: E2eOpenAiPolicy): string {
   const most = Math.max(...[5, 15, 30, 60].map((h) => Math.abs((a.servedWithinS[h] ?? 0) - (b.servedWithinS[h] ?? 0))));
   return (100 * most).toFixed(1);
+}
+
+/**
+ * Checks docs/benchmarks.md's section on a default-only end-to-end run made after a change of the default (`after`),
+ * on the seeds of the one before it (`before`): its row, its command and commit, that it meets every end-to-end target
+ * held to `laterRunReferences()`, the sentences comparing the two runs, and that the end-to-end twin's default rows
+ * are `previousVariant`'s (the default before the change) to the last digit ("as the twin said"). Returns the two
+ * runs' default rows.
+ */
+function expectDefaultRunBeside(
+  before: { name: string; file: string },
+  after: { name: string; file: string },
+  previousVariant: string,
+): { before: E2eOpenAiPolicy; after: E2eOpenAiPolicy } {
+  const bench = read("docs/benchmarks.md");
+  const flat = bench.replace(/\s+/g, " ");
+  const [runBefore, runAfter] = [before.file, after.file].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
+  expect(runAfter.seeds).toEqual(runBefore.seeds);
+  expect(runAfter.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
+  expectBenchmarkRows(bench, runAfter);
+  expect(flat).toContain(`\`${runAfter.generatedBy}\``.replace(/\s+/g, " "));
+  expect(flat).toContain(`with nothing else running (commit \`${runAfter.commit}\`, the change with every page`);
+  const [a, b] = [runBefore, runAfter].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
+  const others = laterRunReferences();
+  const [checkA, checkB] = [a, b].map((d) => checkE2eTargets([...others, d], DEFAULT_POLICY_ID));
+  expect(checkB?.met).toEqual({ served: true, curve: true, attempts: true });
+  const worst = (c: typeof checkB) => `worst gap ${(100 * (c?.worst.gap ?? 0)).toFixed(1)} at ${c?.worst.horizonS} s`;
+  expect(flat).toContain(
+    `${after.name}'s default meets every end-to-end target (${worst(checkB)}, ${b.attemptsPerOffered.toFixed(3)} attempts per offered request). Its curve moved by at most ${policyCurveMoved(a, b)} points from ${before.name}'s, the default before the change on the same seeds (${before.name}: ${worst(checkA)}, ${a.attemptsPerOffered.toFixed(3)} attempts per offered request);`,
+  );
+  const [la, lb] = [a.ledger, b.ledger] as [PromiseOutcomes, PromiseOutcomes];
+  expect(flat).toContain(
+    `its router broke ${brokenShare(lb)} (${lb.broken} of ${lb.made}) of its promises, where ${before.name}'s broke ${brokenShare(la)}, and ${b.requestsByAttempts?.["3"]} requests took a third attempt (${before.name}: ${a.requestsByAttempts?.["3"]}). ${seedBySeedAttempts(b)}.`,
+  );
+  const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
+  for (const t of twin.twins) {
+    const [now, previous] = [DEFAULT_POLICY_ID, `${DEFAULT_POLICY_ID}:${previousVariant}`].map((id) =>
+      t.policies.find((p) => p.id === id),
+    );
+    expect(previous?.servedWithinS, t.id).toEqual(now?.servedWithinS);
+    expect(previous?.attemptsPerOffered, t.id).toBe(now?.attemptsPerOffered);
+  }
+  return { before: a, after: b };
 }
 
 /**
