@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Rejection } from "../../src/core/router-core";
 import { type DecisionPoint, quotaRefusalPoint, rejectionPoint, writeDecision } from "../../src/edge/analytics";
 import { replicaLabel } from "../../src/edge/replica-label";
+import { propertyRuns } from "./property-runs";
 
 /**
  * The edge's Workers Analytics Engine rows (src/edge/analytics.ts), for any deployment and tenant names (long,
@@ -108,7 +109,7 @@ const decision: fc.Arbitrary<DecisionPoint> = fc.record(
 );
 
 /** Fixed seed; shrinking long names is bounded so that a failure is reported within seconds. */
-const runs = { numRuns: 300, seed: 20261209, interruptAfterTimeLimit: 20_000, markInterruptAsFailure: true };
+const runs = { ...propertyRuns(300, 20261209), interruptAfterTimeLimit: 20_000, markInterruptAsFailure: true };
 
 /**
  * `fc.assert`, its failure re-thrown with lone surrogates replaced (names here hold them): the pool reports a

@@ -5,6 +5,7 @@ import { describe, expect, inject, it } from "vitest";
 import { requestFingerprint, shardForFingerprint } from "../../src/core/request-fingerprint";
 import { spillway } from "../../src/edge/index";
 import { routerName } from "../../src/edge/router-protocol";
+import { propertyRuns } from "./property-runs";
 
 /**
  * How requests map to router shards, and which calls a router (the DeploymentRouter Durable Object) answers. Held:
@@ -23,9 +24,7 @@ import { routerName } from "../../src/edge/router-protocol";
  *   slot that is not one) is refused with an error naming the field, and leaves the router's counts as they were.
  */
 
-const vars = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-const SEED = Number(vars.SEED ?? 20261206);
-const RUNS = Number(vars.RUNS ?? 40);
+const { seed: SEED, numRuns: RUNS } = propertyRuns(40, 20261206);
 
 const SHARDED = "sharded";
 const SHARDS = 4;

@@ -8,6 +8,7 @@ import { fleetOverview, mergeShards } from "../../src/edge/fleet-overview";
 import { replicaLoad } from "../../src/edge/replica-load";
 import { type LoadSource, probeReplica, type ReplicaTarget } from "../../src/edge/replica-probe";
 import type { ShardStats } from "../../src/edge/router-protocol";
+import { propertyRuns } from "./property-runs";
 
 /**
  * The dashboard's overview (`fleetOverview`, `GET /spillway/overview`, src/edge/fleet-overview.ts) against the
@@ -26,9 +27,7 @@ import type { ShardStats } from "../../src/edge/router-protocol";
  *   tenants add by name, whatever the name (`__proto__` included: the config allows it), polluting no prototype.
  */
 
-const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-const RUNS = Number(env.RUNS ?? 120);
-const SEED = Number(env.SEED ?? 20261206);
+const { seed: SEED, numRuns: RUNS } = propertyRuns(120, 20261206);
 const NOW = 1_750_000_000_000;
 
 type MetricsKind = Exclude<LoadSource, "spillway" | "none">;

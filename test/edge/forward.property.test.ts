@@ -6,6 +6,7 @@ import { type ForwardOutcome, forwardToReplica } from "../../src/edge/forward";
 import { spillway } from "../../src/edge/middleware";
 import type { ReleasedSlot } from "../../src/edge/slot-batch";
 import { stallingBody } from "../support/stalling-body";
+import { propertyRuns } from "./property-runs";
 
 /**
  * How the edge forwards an admitted request to a replica and relays the answer, driven through the real
@@ -44,7 +45,7 @@ import { stallingBody } from "../support/stalling-body";
  *   cancelled and the slot released once, not failed.
  */
 
-const runs = { numRuns: 150, seed: 20261207 };
+const runs = propertyRuns(150, 20261207);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Inputs

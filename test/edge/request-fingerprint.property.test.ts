@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { requestFingerprint } from "../../src/core/request-fingerprint";
 import { spillway } from "../../src/edge/middleware";
+import { propertyRuns } from "./property-runs";
 
 /**
  * The fingerprint the edge gives a request (what `spillway()` sends its router with `acquire`) is the one it gave
@@ -15,7 +16,7 @@ import { spillway } from "../../src/edge/middleware";
  * edge before the change are pinned as well.
  */
 
-const runs = { numRuns: 150, seed: 20261206 };
+const runs = propertyRuns(150, 20261206);
 const encoder = new TextEncoder();
 
 /** Fields the edge reads: extra fields must not make the request one it refuses. */

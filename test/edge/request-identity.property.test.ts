@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import { adminBearerAuth, secretsEqual } from "../../src/edge/admin-auth";
+import { propertyRuns } from "./property-runs";
 
 /**
  * The admin routes' bearer check (`src/edge/admin-auth.ts`) under arbitrary configured and presented tokens, in
@@ -17,8 +18,7 @@ import { adminBearerAuth, secretsEqual } from "../../src/edge/admin-auth";
  *   `www-authenticate` alike.
  */
 
-const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-const runs = { numRuns: Number(env.RUNS ?? 200), seed: Number(env.SEED ?? 20261205) };
+const runs = propertyRuns(200, 20261205);
 
 /** Tokens Hono's bearer check reads (RFC 6750's token68). */
 const token = fc.string({ unit: fc.constantFrom(..."aAzZ09._~+/-"), minLength: 1, maxLength: 24 });

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sseData } from "../../src/bench/sse";
 import { tapEventStreamUsage } from "../../src/edge/response-usage";
+import { propertyRuns } from "./property-runs";
 
 /**
  * The SSE paths that read a streamed answer, on arbitrary OpenAI-style event streams (content chunks with
@@ -226,9 +227,9 @@ const concat = (chunks: readonly Uint8Array[]) => {
   return all;
 };
 
-// Fixed: the Workers pool passes no RUNS / SEED into workerd (change them here to search deeper by hand).
-const runs = { numRuns: 200, seed: 20261205 };
-/** Long streams through web streams: about 10 ms a run, so deeper runs (RUNS=3000) get the time they need. */
+// VITE_RUNS / VITE_SEED search deeper or elsewhere (see propertyRuns).
+const runs = propertyRuns(200, 20261205);
+/** Long streams through web streams: about 10 ms a run, so deeper runs (VITE_RUNS=3000) get the time they need. */
 const timeout = 30_000 + 20 * runs.numRuns;
 
 describe("tapEventStreamUsage on arbitrary event streams in arbitrary chunks", () => {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { QuotaLedger, type QuotaLimits, type QuotaVerdict } from "../../src/core/tenant-quota";
 import { spillway } from "../../src/edge/middleware";
 import { estimateTokens } from "../../src/edge/tenant-quota-charge";
+import { propertyRuns } from "./property-runs";
 
 /**
  * What a tenant's quota is charged for a request, end to end through the real `spillway()` middleware (inside
@@ -28,7 +29,7 @@ import { estimateTokens } from "../../src/edge/tenant-quota-charge";
  * them), the clock moves in whole seconds (integral refills for limits that are multiples of 60). Fixed seed.
  */
 
-const runs = { numRuns: 60, seed: 20260314 };
+const runs = propertyRuns(60, 20260314);
 const DEFAULT_MAX_TOKENS = 200;
 
 interface Plan {

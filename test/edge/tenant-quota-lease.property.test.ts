@@ -14,6 +14,7 @@ import {
 } from "../../src/edge/tenant-quota-leases";
 import type { TenantQuota } from "../../src/edge/tenant-quota-object";
 import { EPS, fitsLevel, levelAt, type ModelBucketLine, NEAR, rate, refill } from "../support/model-bucket";
+import { propertyRuns } from "./property-runs";
 
 /**
  * The edge's charge of tenants' quotas with leases (`chargeQuota`, the isolate's lease slots), driven with arbitrary
@@ -963,12 +964,6 @@ class Run {
   }
 }
 
-/**
- * RUNS and SEED. The Workers pool passes only `VITE_`-prefixed variables into workerd (where `process.env` holds
- * them): `VITE_RUNS=1000 VITE_SEED=1 npx vitest run test/edge/tenant-quota-lease.property.test.ts`.
- */
-const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
-
 describe("chargeQuota with leases under arbitrary requests, corrections, concurrency and time", () => {
   it("admits within the quota, gives every lease back exactly once, refuses exactly, corrects once", async () => {
     await fc.assert(
@@ -983,7 +978,7 @@ describe("chargeQuota with leases under arbitrary requests, corrections, concurr
           forgetLeasesForTesting();
         },
       ),
-      { numRuns: Number(env.RUNS ?? env.VITE_RUNS ?? 100), seed: Number(env.SEED ?? env.VITE_SEED ?? 20261205) },
+      propertyRuns(100, 20261205),
     );
   });
 
