@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Rejection } from "../../src/core/router-core";
 import { type DecisionPoint, quotaRefusalPoint, rejectionPoint, writeDecision } from "../../src/edge/analytics";
 import { replicaLabel } from "../../src/edge/replica-label";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * The edge's Workers Analytics Engine rows (src/edge/analytics.ts), for any deployment and tenant names (long,

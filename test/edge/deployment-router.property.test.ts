@@ -5,7 +5,7 @@ import { describe, expect, inject, it } from "vitest";
 import { requestFingerprint, shardForFingerprint } from "../../src/core/request-fingerprint";
 import { spillway } from "../../src/edge/index";
 import { routerName } from "../../src/edge/router-protocol";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * How requests map to router shards, and which calls a router (the DeploymentRouter Durable Object) answers. Held:

@@ -8,7 +8,7 @@ import { fleetOverview, mergeShards } from "../../src/edge/fleet-overview";
 import { replicaLoad } from "../../src/edge/replica-load";
 import { type LoadSource, probeReplica, type ReplicaTarget } from "../../src/edge/replica-probe";
 import type { ShardStats } from "../../src/edge/router-protocol";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * The dashboard's overview (`fleetOverview`, `GET /spillway/overview`, src/edge/fleet-overview.ts) against the

@@ -5,8 +5,8 @@ import { ReplayGuard, SIGNATURE_HEADERS, verifyRequest } from "../../src/core/re
 import { type ForwardOutcome, forwardToReplica } from "../../src/edge/forward";
 import { spillway } from "../../src/edge/middleware";
 import type { ReleasedSlot } from "../../src/edge/slot-batch";
+import { propertyRuns } from "../support/property-runs";
 import { stallingBody } from "../support/stalling-body";
-import { propertyRuns } from "./property-runs";
 
 /**
  * How the edge forwards an admitted request to a replica and relays the answer, driven through the real

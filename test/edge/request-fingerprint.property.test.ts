@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { requestFingerprint } from "../../src/core/request-fingerprint";
 import { spillway } from "../../src/edge/middleware";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * The fingerprint the edge gives a request (what `spillway()` sends its router with `acquire`) is the one it gave

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import { adminBearerAuth, secretsEqual } from "../../src/edge/admin-auth";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * The admin routes' bearer check (`src/edge/admin-auth.ts`) under arbitrary configured and presented tokens, in

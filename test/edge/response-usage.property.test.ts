@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sseData } from "../../src/bench/sse";
 import { tapEventStreamUsage } from "../../src/edge/response-usage";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * The SSE paths that read a streamed answer, on arbitrary OpenAI-style event streams (content chunks with

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { QuotaLedger, type QuotaLimits, type QuotaVerdict } from "../../src/core/tenant-quota";
 import { spillway } from "../../src/edge/middleware";
 import { estimateTokens } from "../../src/edge/tenant-quota-charge";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * What a tenant's quota is charged for a request, end to end through the real `spillway()` middleware (inside

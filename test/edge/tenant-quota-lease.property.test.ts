@@ -14,7 +14,7 @@ import {
 } from "../../src/edge/tenant-quota-leases";
 import type { TenantQuota } from "../../src/edge/tenant-quota-object";
 import { EPS, fitsLevel, levelAt, type ModelBucketLine, NEAR, rate, refill } from "../support/model-bucket";
-import { propertyRuns } from "./property-runs";
+import { propertyRuns } from "../support/property-runs";
 
 /**
  * The edge's charge of tenants' quotas with leases (`chargeQuota`, the isolate's lease slots), driven with arbitrary

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type FairEntry, FairQueue, type FairQueueOptions, type PriorityClass } from "../../../src/core/fair-queue";
+import { propertyRuns } from "../../support/property-runs";
 
 /** A queue ordered by decayed attained service, on a clock the test moves. */
 function attainedQueue(tauMs = 4000): { q: FairQueue; clock: { now(): number; ms: number } } {
@@ -93,6 +94,7 @@ describe("FairQueue, least attained service", () => {
           } else expect(q.dispatch()?.ticket).toBe(expected.shift());
         }
       }),
+      propertyRuns(100, 20261207),
     );
   });
 

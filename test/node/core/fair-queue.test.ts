@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type FairEntry, FairQueue, type PriorityClass } from "../../../src/core/fair-queue";
+import { propertyRuns } from "../../support/property-runs";
 
 let clock = 0;
 function entry(ticket: string, tenant: string, priority: PriorityClass = "interactive", weight = 1): FairEntry {
@@ -37,6 +38,7 @@ describe("FairQueue", () => {
           expect(q.size).toBe(expected.length);
         }
       }),
+      propertyRuns(100, 20261207),
     );
   });
 
@@ -145,6 +147,7 @@ describe("FairQueue", () => {
           ).toBe(-1);
         },
       ),
+      propertyRuns(100, 20261207),
     );
   });
 

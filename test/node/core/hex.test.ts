@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { bytesToHex } from "../../../src/core/hex";
+import { propertyRuns } from "../../support/property-runs";
 
 describe("bytesToHex", () => {
   it("spells every byte as two lower-case hex digits, in order", () => {
@@ -15,6 +16,7 @@ describe("bytesToHex", () => {
         expect(bytesToHex(bytes)).toBe(expected);
         expect(bytesToHex(bytes.slice().buffer)).toBe(expected);
       }),
+      propertyRuns(100, 20261207),
     );
   });
 });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MinHeap } from "../../../src/core/min-heap";
+import { propertyRuns } from "../../support/property-runs";
 
 describe("MinHeap", () => {
   it("pops any pushed keys in ascending order, interleaved pushes and pops included", () => {
@@ -20,6 +21,7 @@ describe("MinHeap", () => {
           expect(heap.peek()?.key).toBe(model.length > 0 ? Math.min(...model) : undefined);
         }
       }),
+      propertyRuns(100, 20261207),
     );
   });
 });
@@ -38,6 +40,7 @@ describe("MinHeap and keys that do not order", () => {
         for (let item = heap.pop(); item !== undefined; item = heap.pop()) popped.push(item);
         expect(popped).toEqual([...keys].sort((a, b) => a - b));
       }),
+      propertyRuns(100, 20261207),
     );
   });
 

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { leaseWant, MIN_LEASED_REQUESTS, QuotaLease } from "../../../src/core/quota-lease";
 import { QuotaLedger } from "../../../src/core/tenant-quota";
+import { propertyRuns } from "../../support/property-runs";
 
 describe("leaseWant", () => {
   it("asks for what each limited quota refills in the lease's time", () => {
@@ -200,6 +201,7 @@ describe("QuotaLease", () => {
           expect(admitted).toBeLessThanOrEqual(rpm);
         },
       ),
+      propertyRuns(100, 20261207),
     );
   });
 });

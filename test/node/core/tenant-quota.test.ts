@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaLedger } from "../../../src/core/tenant-quota";
 import { TokenBucket } from "../../../src/core/token-bucket";
+import { propertyRuns } from "../../support/property-runs";
 
 describe("TokenBucket", () => {
   it("starts full, refills continuously and says how long until an amount fits", () => {
@@ -66,6 +67,7 @@ describe("TokenBucket", () => {
           }
         },
       ),
+      propertyRuns(100, 20261207),
     );
   });
 });
