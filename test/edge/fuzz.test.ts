@@ -2,6 +2,7 @@ import { SELF } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TEST_KEYS } from "../support/edge-test-config";
+import { propertyRuns } from "../support/property-runs";
 import { stats0 } from "./helpers";
 
 const jsonValue = fc.jsonValue({ maxDepth: 3 });
@@ -75,7 +76,7 @@ describe("bad input, fuzzed against the Worker", () => {
           }
         },
       ),
-      { numRuns: 150, seed: 20261129 },
+      propertyRuns(150, 20261129),
     );
     const after = await stats0("misc");
     expect(after.admitted - before.admitted).toBe(served);

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningEngineServer, startEngineServer } from "../../../src/engine/index";
+import { propertyRuns } from "../../support/property-runs";
 
 const oddNumber = fc.oneof(
   fc.double(),
@@ -70,7 +71,7 @@ describe("bad input, fuzzed against the engine server", () => {
           served += 1;
         }
       }),
-      { numRuns: 200, seed: 20261129 },
+      propertyRuns(200, 20261129),
     );
     // Served requests have all finished; refused ones never entered the scheduler.
     expect((await requestsTotal(server)) - before).toBe(served);

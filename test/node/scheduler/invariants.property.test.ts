@@ -7,6 +7,7 @@ import {
   Scheduler,
   type SchedulerOptions,
 } from "../../../src/scheduler/index.js";
+import { propertyRuns } from "../../support/property-runs";
 import { itemsOf } from "./drive.js";
 
 const optionsArb = fc.record({
@@ -105,7 +106,7 @@ describe("random workloads keep the scheduler's invariants after every step", ()
         expect(st.running + st.waiting).toBe(0);
         expect(st.freeTokens + st.evictableTokens).toBe(capacity);
       }),
-      { numRuns: 150, seed: 20260701 },
+      propertyRuns(150, 20260701),
     );
     expect(seen.retractions).toBeGreaterThan(0);
     expect(seen.oomAborts).toBeGreaterThan(0);
