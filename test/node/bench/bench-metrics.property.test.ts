@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { summarize } from "../../../src/bench/bench-result";
 import type { RequestOutcome } from "../../../src/bench/request-outcome";
 import { mean, percentile } from "../../../src/bench/stats";
+import { propertyRuns } from "../../support/property-runs";
 
 // References written from SGLang's bench_serving.py (`calculate_metrics`) and numpy's default percentile, not
 // from our code: a metric that drifts from its definition fails here with the outcomes that show it.
@@ -118,7 +119,7 @@ describe("bench metrics against bench_serving's definitions", () => {
           expect(percentile([...values].reverse(), p)).toBe(got);
         },
       ),
-      { seed: 20261206, numRuns: 300 },
+      propertyRuns(300, 20261206),
     );
     // numpy's own examples: np.percentile([10, 7, 4, 3, 2, 1], 50) == 3.5; np.median([1, 2, 3, 4]) == 2.5.
     expect(percentile([10, 7, 4, 3, 2, 1], 50)).toBe(3.5);
@@ -130,7 +131,7 @@ describe("bench metrics against bench_serving's definitions", () => {
       fc.property(fc.array(seconds, { maxLength: 30 }), (xs) => {
         expect(close(mean(xs), avg(orZero(xs)))).toBe(true);
       }),
-      { seed: 20261206, numRuns: 200 },
+      propertyRuns(200, 20261206),
     );
   });
 
@@ -150,7 +151,7 @@ describe("bench metrics against bench_serving's definitions", () => {
           expect(got.duration).toBe(duration);
         },
       ),
-      { seed: 20261206, numRuns: 300 },
+      propertyRuns(300, 20261206),
     );
   });
 

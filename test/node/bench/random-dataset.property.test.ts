@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { randomDataset } from "../../../src/bench/dataset";
+import { propertyRuns } from "../../support/property-runs";
 
 // bench_serving's random dataset (sample_random_requests) draws
 //   input_lens  = np.random.randint(max(int(input_len * range_ratio), 1), input_len + 1)
@@ -39,7 +40,7 @@ describe("randomDataset against bench_serving's --random-input-len / --random-ou
           }
         }
       }),
-      { seed: 20261206, numRuns: 200 },
+      propertyRuns(200, 20261206),
     );
   });
 

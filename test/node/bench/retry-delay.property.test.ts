@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { retryDelayMs } from "../../../src/bench/retry-after";
+import { propertyRuns } from "../../support/property-runs";
 
 // RFC 9110 section 10.2.3: Retry-After = HTTP-date / delay-seconds; a value that is neither is no hint. The bench
 // client retries a 429/503 only on a hint, and the evaluation counts what it does, so a malformed value must read
@@ -13,7 +14,7 @@ describe("retryDelayMs reads retry-after-ms, then Retry-After as RFC 9110 define
       fc.property(fc.integer({ min: 0, max: 86_400 }), fc.constantFrom("", " "), (n, pad) => {
         expect(retryDelayMs(new Headers({ "retry-after": `${pad}${n}${pad}` }), NOW)).toBe(n * 1000);
       }),
-      { seed: 20261206, numRuns: 200 },
+      propertyRuns(200, 20261206),
     );
   });
 
@@ -23,7 +24,7 @@ describe("retryDelayMs reads retry-after-ms, then Retry-After as RFC 9110 define
         const date = new Date(NOW + offsetS * 1000).toUTCString(); // IMF-fixdate, whole seconds
         expect(retryDelayMs(new Headers({ "retry-after": date }), NOW)).toBe(Math.max(0, offsetS * 1000));
       }),
-      { seed: 20261206, numRuns: 200 },
+      propertyRuns(200, 20261206),
     );
   });
 
@@ -35,7 +36,7 @@ describe("retryDelayMs reads retry-after-ms, then Retry-After as RFC 9110 define
         const badMs = new Headers({ "retry-after-ms": "-1", "retry-after": String(s) });
         expect(retryDelayMs(badMs, NOW)).toBe(s * 1000);
       }),
-      { seed: 20261206, numRuns: 100 },
+      propertyRuns(100, 20261206),
     );
   });
 
@@ -46,7 +47,7 @@ describe("retryDelayMs reads retry-after-ms, then Retry-After as RFC 9110 define
         expect(retryDelayMs(new Headers({ "retry-after": `-${n}` }), NOW)).toBeNull();
         expect(retryDelayMs(new Headers({ "retry-after": `${n} ${m}` }), NOW)).toBeNull();
       }),
-      { seed: 20261206, numRuns: 100 },
+      propertyRuns(100, 20261206),
     );
     for (const value of ["soon", "", "  ", "Infinity", "12abc"]) {
       expect(retryDelayMs(new Headers({ "retry-after": value }), NOW)).toBeNull();

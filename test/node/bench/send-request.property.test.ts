@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendRequest } from "../../../src/bench/send-request";
+import { propertyRuns } from "../../support/property-runs";
 
 // A loopback server that answers each request with the scripted status, headers and body pieces (each its own
 // write), so the client's counting is checked against what was actually sent.
@@ -82,7 +83,7 @@ describe("sendRequest against bench_serving's per-request definitions", () => {
           expect(o.ttft + gaps).toBeLessThanOrEqual(o.latency + 1e-9);
         },
       ),
-      { seed: 20261206, numRuns: 60 },
+      propertyRuns(60, 20261206),
     );
   });
 

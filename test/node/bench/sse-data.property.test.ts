@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sseData } from "../../../src/bench/sse";
+import { propertyRuns } from "../../support/property-runs";
 
 // The reference is the WHATWG event-stream interpretation, applied to the whole decoded text at once: lines end
 // in CRLF, LF or CR; a blank line dispatches the data buffer (its data lines joined with LF) when it holds any;
@@ -109,7 +110,7 @@ describe("sseData against the event-stream definition", () => {
           expect(got).toEqual([...events.map((e) => e.data), "[DONE]"]);
         },
       ),
-      { seed: 20261206, numRuns: 300 },
+      propertyRuns(300, 20261206),
     );
   });
 
