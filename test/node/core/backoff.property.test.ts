@@ -8,6 +8,7 @@ import {
   PROBE_DEADLINE_MAX_MS,
   probeDeadlineMs,
 } from "../../../src/core/backoff";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The placement backoff and the probe deadline (the spec's "Routing" paragraph, /work/shared/spec/retry-after.md)
@@ -21,7 +22,7 @@ import {
  *   counted, but a number) reads as 0.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 500), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(500, 20261206);
 
 /** The rule, one failed round at a time: doubling from the initial value, stopped at the cap. */
 function doubled(initialMs: number, maxMs: number, doublings: number): number {

@@ -6,6 +6,7 @@ import {
   type CapacityBookingOptions,
   DEFAULT_CAPACITY_BOOKING_OPTIONS,
 } from "../../../src/core/capacity-booking";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The ledger of `booked_capacity` under arbitrary refusals, returns and time steps, held to what the router relies
@@ -182,7 +183,7 @@ describe("the capacity ledger under arbitrary refusals and returns", () => {
       fc.property(fc.array(op, { minLength: 20, maxLength: 150, size: "max" }), settings, (ops, overrides) => {
         expect(run(ops, overrides)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

@@ -8,6 +8,7 @@ import {
   JS_SDK_HORIZON_S,
 } from "../../../src/core/client-horizon";
 import { CLIENT_PROFILES } from "../../../src/sim/client-model";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * Which Retry-After horizon a client gets from the SDK headers it sends (`x-stainless-lang`,
@@ -19,7 +20,7 @@ import { CLIENT_PROFILES } from "../../../src/sim/client-model";
  * whitespace in it.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 500), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(500, 20261206);
 
 const whitespace = fc.constantFrom("", " ", "\t", "  ", " \t ");
 /** `x-stainless-lang` values: the SDKs' own, their case variants, near misses, anything, or none. */

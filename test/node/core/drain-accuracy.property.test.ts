@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DRAIN_ERROR_BOUNDS, DrainAccuracyTracker, type DrainObservation } from "../../../src/core/drain-accuracy";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `DrainAccuracyTracker` (suggested vs observed drain time, the RFC's evidence) driven by arbitrary rejections and
@@ -22,7 +23,7 @@ import { DRAIN_ERROR_BOUNDS, DrainAccuracyTracker, type DrainObservation } from 
  * once), fractional suggestions and depths at or below 0.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(300, 20261206);
 
 type Op =
   | { kind: "reject"; depth: number; suggestedS: number | undefined }

@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DrainAccuracyTracker } from "../../../src/core/drain-accuracy";
+import { propertyRuns } from "../../support/property-runs";
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(200, 20261206);
 
 type Call =
   | { kind: "reject"; args: [number, number, number, number | undefined] }

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_DRAIN_RATE_OPTIONS, DrainRateEstimator } from "../../../src/core/drain-rate";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The drain-rate EWMA against /work/shared/spec/retry-after.md ("Estimation"): alpha 0.3, 1 s intervals, warm after 3
@@ -13,7 +14,7 @@ import { DEFAULT_DRAIN_RATE_OPTIONS, DrainRateEstimator } from "../../../src/cor
  * slower, and scaling every interval's drains scales the rate.
  */
 
-const RUN = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261206) };
+const RUN = propertyRuns(300, 20261206);
 
 /** One 1 s interval of the router's life: how many requests left the queue, and whether it held any. */
 interface Second {

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type FairEntry, FairQueue, type FairQueueOptions, type PriorityClass } from "../../../src/core/fair-queue";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The router's queue under arbitrary offers, dispatches, removals and time, with every ordering option the router
@@ -153,7 +154,7 @@ describe("the fair queue under arbitrary offers, dispatches and removals", () =>
       fc.property(fc.array(op, { minLength: 10, maxLength: 120, size: "max" }), queueOptions, (ops, drawn) => {
         expect(run(ops, drawn)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

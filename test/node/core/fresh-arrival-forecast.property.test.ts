@@ -6,6 +6,7 @@ import {
   riseLength,
 } from "../../../src/core/fresh-arrival-forecast";
 import { ForecastModel } from "../../support/fresh-arrival-forecast-model";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `FreshArrivalForecast` (what `booked_capacity` expects fresh arrivals to take) driven by arbitrary arrivals, seconds
@@ -28,7 +29,7 @@ import { ForecastModel } from "../../support/fresh-arrival-forecast-model";
  * And `riseLength` against a brute-force least-squares split of the newest values.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 1500), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(1500, 20261206);
 
 /** Relative float noise allowed between folded and second-by-second decay (`(1 - a) ** n` against n products). */
 const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));

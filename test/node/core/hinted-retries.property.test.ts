@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type HintedRetryOptions, HintedRetryTracker, type HintTiming } from "../../../src/core/hinted-retries";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `HintedRetryTracker` at the edges the model in router-memories.property.test.ts leaves out, against a model from
@@ -12,7 +13,7 @@ import { type HintedRetryOptions, HintedRetryTracker, type HintTiming } from "..
  * latest hint, early / on time / late with both tolerances' ends on time, once.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 400), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(400, 20261206);
 
 const fingerprint = fc.option(fc.constantFrom("", "a", "b", "c", "d"), { nil: undefined, freq: 8 });
 type Op =

@@ -31,6 +31,7 @@ import {
   type SaturationOptions,
 } from "../../../src/core/retry-after";
 import { ForecastModel } from "../../support/fresh-arrival-forecast-model";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * Model-based properties of the router's load estimators, which every Retry-After hint is computed from
@@ -42,7 +43,7 @@ import { ForecastModel } from "../../support/fresh-arrival-forecast-model";
  * it is ignored, goes back). No real time: every clock is a number the test moves.
  */
 
-const RUN = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const RUN = propertyRuns(200, 20261205);
 
 /**
  * A real in [min, max] spread uniformly over the range (fc.double spreads over the floats' representation, so most of

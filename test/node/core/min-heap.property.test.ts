@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MinHeap } from "../../../src/core/min-heap";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `MinHeap` (the due instants of the core's schedules) against a plain list: under arbitrary pushes, pops and peeks
@@ -10,7 +11,7 @@ import { MinHeap } from "../../../src/core/min-heap";
  * answers `undefined`. Every item pushed comes out exactly once, unless `retain` dropped it first.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(300, 20261206);
 
 const key = fc.oneof(
   fc.integer({ min: -3, max: 3 }),

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { chooseTwo, pickShortestAccepting } from "../../../src/core/power-of-two";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * Power of two choices (the spec's "Routing" paragraph, /work/shared/spec/retry-after.md) against its rule:
@@ -13,7 +14,7 @@ import { chooseTwo, pickShortestAccepting } from "../../../src/core/power-of-two
  *   `undefined` when none accepts (unknown queue lengths are `Infinity`, as `RouterCore` passes them).
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 500), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(500, 20261206);
 
 /** The largest double below 1 (`Math.random`'s upper end). */
 const BELOW_ONE = 1 - 2 ** -53;

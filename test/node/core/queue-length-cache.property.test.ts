@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DOWN_RECHECK_MS, QUEUE_LENGTH_STALE_MS, QueueLengthCache } from "../../../src/core/queue-length-cache";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The router's per-replica queue lengths under arbitrary assignments, completions (some of failed requests), probes
@@ -270,7 +271,7 @@ describe("the queue-length cache under arbitrary assignments, completions, probe
       fc.property(fc.array(op, { minLength: 10, maxLength: 150, size: "max" }), settings, (ops, config) => {
         expect(run(ops, config)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

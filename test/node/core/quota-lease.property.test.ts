@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { leaseWant, MIN_LEASED_REQUESTS, QuotaLease, RENEW_AHEAD_SHARE } from "../../../src/core/quota-lease";
 import { QUOTA_PERIOD_MS, type QuotaLimits, type QuotaState, type QuotaVerdict } from "../../../src/core/tenant-quota";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * One `QuotaLease` (a share of a tenant's quotas spent locally until it expires) on its own, driven by arbitrary
@@ -23,7 +24,7 @@ import { QUOTA_PERIOD_MS, type QuotaLimits, type QuotaState, type QuotaVerdict }
  *   went back to the object (the leftovers, and the corrections it refused) is exactly what it was granted.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(300, 20261205);
 
 const QUOTAS = ["requests", "tokens"] as const;
 type Quota = (typeof QUOTAS)[number];

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RecentRate } from "../../../src/core/recent-rate";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `RecentRate` (the fresh-arrival and offered-attempt rates the router reads), driven by arbitrary operation
@@ -13,7 +14,7 @@ import { RecentRate } from "../../../src/core/recent-rate";
  * (per-second counts, refusals, hinted retries, the standing queue) have theirs in router-memories.property.test.ts.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(200, 20261205);
 
 /** Just before, exactly at, or just after an instant. */
 const edgeDelta = fc.constantFrom(-1, 0, 1);

@@ -12,6 +12,7 @@ import {
 import { signedGet } from "../../../src/edge/signed-get";
 import { requireEdgeSignature } from "../../../src/engine/edge-signature";
 import type { Logger } from "../../../src/engine/log-line";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The request identity code under arbitrary requests, keys and clocks: the edge's signature
@@ -46,7 +47,7 @@ import type { Logger } from "../../../src/engine/log-line";
  * a Hono app called in-process).
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(200, 20261205);
 const encoder = new TextEncoder();
 
 const bytesOf = (body: string | Uint8Array): Uint8Array => (typeof body === "string" ? encoder.encode(body) : body);

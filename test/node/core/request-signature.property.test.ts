@@ -7,6 +7,7 @@ import {
   signRequest,
   verifyRequest,
 } from "../../../src/core/request-signature";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The request signature's contract (src/core/request-signature.ts), held against a model written here:
@@ -23,8 +24,7 @@ import {
  * - malformed input of every length (signatures, timestamps, nonces) is refused without a throw, never accepted.
  */
 
-const RUNS = Number(process.env.RUNS ?? 120);
-const SEED = Number(process.env.SEED ?? 20261216);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(120, 20261216);
 const runs = (factor = 1) => ({ numRuns: Math.max(1, Math.round(RUNS * factor)), seed: SEED });
 
 const WINDOW = 30_000;

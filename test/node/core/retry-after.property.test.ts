@@ -15,6 +15,7 @@ import {
   saturationFactor,
 } from "../../../src/core/retry-after";
 import { type Rejection, RouterCore } from "../../../src/core/router-core";
+import { propertyRuns } from "../../support/property-runs";
 import {
   fixedDraw as at,
   idleSignals as idle,
@@ -37,7 +38,7 @@ import { routerOptions } from "../../support/router-options";
  * a whole millisecond is float error, not a millisecond (`toHeaderValues`), so the model allows that slack.
  */
 
-const RUN = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261206) };
+const RUN = propertyRuns(300, 20261206);
 
 /** Spec: computed values are clamped to [1, 60] s. */
 const FLOOR_S = 1;

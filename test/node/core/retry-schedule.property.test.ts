@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETRY_SCHEDULE_OPTIONS as OPTIONS, RetrySchedule } from "../../../src/core/retry-schedule";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The legacy `retry_schedule` ledger under arbitrary arrivals, refusals and retries, against a model of its
@@ -103,7 +104,7 @@ describe("the retry_schedule ledger under arbitrary arrivals, refusals and retri
       fc.property(fc.array(op, { minLength: 20, maxLength: 150, size: "max" }), (ops) => {
         expect(run(ops)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

@@ -6,6 +6,7 @@ import { routerOptionsFromSettings, routerSettingsSchema } from "../../../src/co
 import { EventLoop } from "../../../src/sim/event-loop";
 import { randomStream } from "../../../src/sim/random-streams";
 import { simRouterIO } from "../../../src/sim/sim-router";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The default router (the `booked_capacity` policy with its admission: fingerprints, demotion, the queue-delay
@@ -313,7 +314,7 @@ describe("the default router under arbitrary traffic", () => {
         },
       ),
       // RUNS and SEED search further by hand (e.g. RUNS=3000 SEED=3); the suite runs the fixed 60.
-      { numRuns: Number(process.env.RUNS ?? 60), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(60, 20261205),
     );
   });
 

@@ -10,6 +10,7 @@ import {
 import { DEFAULT_REFUSAL_COUNT_CAPACITY, RefusalCounts } from "../../../src/core/refusal-counts";
 import { SecondCounts } from "../../../src/core/second-counts";
 import { DRAINING_WINDOW_S, StandingQueue, type StandingQueueOptions } from "../../../src/core/standing-queue";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The four small memories the router's Retry-After policy reads, each under arbitrary operations and a clock the
@@ -163,7 +164,7 @@ describe("SecondCounts (promises per second in a sliding window)", () => {
       fc.property(fc.array(op, { minLength: 10, maxLength: 120, size: "max" }), ring, (ops, r) => {
         expect(run(ops, r)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });
@@ -250,7 +251,7 @@ describe("RefusalCounts (how often, and since when, each request was refused)", 
           expect(run(ops, capacity)).toEqual([]);
         },
       ),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 
@@ -401,7 +402,7 @@ describe("HintedRetryTracker (the live X metric)", () => {
       fc.property(fc.array(op, { minLength: 10, maxLength: 120, size: "max" }), trackerOptions, (ops, options) => {
         expect(run(ops, options)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });
@@ -610,7 +611,7 @@ describe("StandingQueue (whether the queue stands above its delay target)", () =
           expect(run(ops, options, startMs, startRate)).toEqual([]);
         },
       ),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DRAINING_WINDOW_S, StandingQueue, type StandingQueueOptions } from "../../../src/core/standing-queue";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `StandingQueue` at the edges the model in router-memories.property.test.ts leaves out: a clock that goes back or
@@ -19,7 +20,7 @@ import { DRAINING_WINDOW_S, StandingQueue, type StandingQueueOptions } from "../
  *   attempt offered at an earlier instant counts in the latest second the offered count has seen.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 400), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(400, 20261206);
 
 type Op =
   | { kind: "step"; ms: number }

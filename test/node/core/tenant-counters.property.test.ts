@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OTHER_TENANTS, type TenantCount, TenantCounters, topTenants } from "../../../src/core/tenant-counters";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `TenantCounters` and `topTenants` (the per-tenant admitted / shed counts a router keeps and the metrics show)
@@ -14,7 +15,7 @@ import { OTHER_TENANTS, type TenantCount, TenantCounters, topTenants } from "../
  *   `other` (absent when there is nothing to sum); nothing is lost or counted twice.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(300, 20261205);
 
 /** A few names (so they repeat), `other` among them, and names of Object.prototype's members. */
 const nameArb = fc.oneof(

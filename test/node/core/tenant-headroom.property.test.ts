@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { PriorityClass } from "../../../src/core/fair-queue";
 import { TENANT_ACTIVE_WINDOW_MS, TenantHeadroom } from "../../../src/core/tenant-headroom";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The router's per-tenant headroom under arbitrary arrivals (queued, or placed at once as a hand-off places them),
@@ -287,7 +288,7 @@ describe("the tenant headroom under arbitrary arrivals, placements, ends and tim
       fc.property(fc.array(op, { minLength: 10, maxLength: 120, size: "medium" }), setting, (ops, s) => {
         expect(run(ops, s)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

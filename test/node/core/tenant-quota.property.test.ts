@@ -10,6 +10,7 @@ import {
   type QuotaVerdict,
 } from "../../../src/core/tenant-quota";
 import { EPS, fitsLevel, levelAt, type ModelBucketLine, NEAR, rate, refill } from "../../support/model-bucket";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * One tenant's quotas (requests and tokens per minute) driven the way the edge drives them
@@ -521,7 +522,7 @@ describe("the tenant quota (buckets and leases) under arbitrary admissions, corr
       fc.property(fc.array(op, { minLength: 10, maxLength: 150, size: "max" }), settings, (ops, drawn) => {
         expect(run(ops, drawn)).toEqual([]);
       }),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

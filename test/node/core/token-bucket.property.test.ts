@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type BucketRate, TokenBucket } from "../../../src/core/token-bucket";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `TokenBucket` (the refill line under every tenant quota) driven by arbitrary operation sequences on a clock the
@@ -23,7 +24,7 @@ import { type BucketRate, TokenBucket } from "../../../src/core/token-bucket";
  * Near a boundary the model accepts either answer only within float noise of it (`NEAR`); outside it, one.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(300, 20261205);
 
 /** The documented slack of the refill's float arithmetic (units). */
 const EPS = 1e-6;

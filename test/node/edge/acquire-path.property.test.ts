@@ -7,6 +7,7 @@ import { edgeRouterIO } from "../../../src/edge/router-io";
 import { type AcquireAnswer, placement, routerName } from "../../../src/edge/router-protocol";
 import { routerUnavailable } from "../../../src/edge/router-unavailable";
 import type { CarriedSlots } from "../../../src/edge/slot-batch";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The edge's acquire path: how a request asks its router Durable Object for a slot (`acquireSlot`), what the
@@ -32,7 +33,7 @@ import type { CarriedSlots } from "../../../src/edge/slot-batch";
  *   once (a rejected probe as `undefined`).
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(200, 20261205);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Router answers and failures

@@ -20,6 +20,7 @@ import {
   resolvedPlan,
   resolveTenant,
 } from "../../../src/edge/tenant-resolver";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * Who the edge lets in and as whom, under arbitrary headers and values, each held against a small model written
@@ -62,7 +63,7 @@ declare module "crypto" {
   }
 }
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(200, 20261205);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Workers' crypto.subtle.timingSafeEqual under Node
@@ -588,8 +589,9 @@ describe("tenant resolution", () => {
           expect(got).toEqual(expected);
           expect(reads).toEqual(expectedReads);
           // Secrecy: nothing returned or logged holds the raw key (keys start with `sk-`; no name or message does).
+          // A drawn header's key of a few characters is in any message ("Bearer c": SEED=21), as the header's is.
           const shown = JSON.stringify(got);
-          if (typeof key === "string") expect(shown).not.toContain(key);
+          if (typeof key === "string" && key.length > 3) expect(shown).not.toContain(key);
           if (step.header && step.header.length > 3) expect(shown).not.toContain(step.header);
         }
         // Nothing printed but one line per read of a malformed record, naming no key and no whole hash.

@@ -9,6 +9,7 @@ import { PrometheusTextError, type PromSample, parsePrometheusText } from "../..
 import type { ShardStats } from "../../../src/edge/router-protocol";
 import type { TenantQuotaStats } from "../../../src/edge/tenant-quota-stats";
 import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../support/prometheus-spelling";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The Prometheus text format (0.0.4, https://prometheus.io/docs/instrumenting/exposition_formats/) on both sides of
@@ -36,8 +37,7 @@ import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../supp
  * that are also JavaScript's (`__proto__`, `constructor`): none is dropped, a repeated one is refused.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 
 // ---------------------------------------------------------------------------------------------------------------
 // An independent reader of the format, from its rules (and Go's expfmt where the text leaves a detail open).

@@ -9,6 +9,7 @@ import {
   type QuotaVerdict,
 } from "../../../src/core/tenant-quota";
 import { openAIDuration, rateLimitHeaders } from "../../../src/edge/rate-limit-headers";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The rate-limit headers a tenant with quotas gets (`rateLimitHeaders`), and the duration text of
@@ -32,8 +33,7 @@ import { openAIDuration, rateLimitHeaders } from "../../../src/edge/rate-limit-h
  *   that waits the refusal's "try again in" text is admitted.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Go's duration syntax (time.ParseDuration), as a client reads it: a sequence of decimal numbers, each with an

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { REDACTED, replicaLabel } from "../../../src/edge/replica-label";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `replicaLabel` (src/edge/replica-label.ts): the form of a replica's URL that log lines, metrics labels, analytics
@@ -15,8 +16,7 @@ import { REDACTED, replicaLabel } from "../../../src/edge/replica-label";
  * - a label is its own label (the metrics builder may label what the router already labelled).
  */
 
-const RUNS = Number(process.env.RUNS ?? 300);
-const SEED = Number(process.env.SEED ?? 20261206);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(300, 20261206);
 
 const ESCAPES = ["%2F", "%3F", "%23", "%25", "%20", "%40", "%3A"];
 /** A credential: upper-case letters and digits (nothing else in these URLs has upper case), with escapes. */

@@ -4,6 +4,7 @@ import { QUEUE_LENGTH_STALE_MS } from "../../../src/core/queue-length-cache";
 import { promValue, type ReplicaLoad, replicaLoad } from "../../../src/edge/replica-load";
 import { type MetricsReading, type ProbeAnswer, probeReplica, readMetrics } from "../../../src/edge/replica-probe";
 import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../support/prometheus-spelling";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * How the router (`probeReplica`, `readMetrics`) and the dashboard (`replicaLoad`, `promValue`) read a replica's
@@ -30,8 +31,7 @@ import { escapeLabelValue as escapeLabel, spellValue as spell } from "../../supp
  * (prometheus-text.property.test.ts); this one holds what is built on it.
  */
 
-const RUNS = Number(process.env.RUNS ?? 150);
-const SEED = Number(process.env.SEED ?? 20261214);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(150, 20261214);
 const NOW = 1_750_000_000_000;
 const STALE = QUEUE_LENGTH_STALE_MS;
 

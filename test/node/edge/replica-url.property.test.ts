@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { replicaUrl } from "../../../src/edge/replica-url";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * `replicaUrl` (src/edge/replica-url.ts), which every request forwarded to a replica and every probe of one goes
@@ -14,8 +15,7 @@ import { replicaUrl } from "../../../src/edge/replica-url";
  * - a trailing slash on the replica's URL changes nothing.
  */
 
-const RUNS = Number(process.env.RUNS ?? 300);
-const SEED = Number(process.env.SEED ?? 20261206);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(300, 20261206);
 
 const ESCAPES = ["%2F", "%3F", "%23", "%25", "%20", "%2E", "%5C", "%E2%82%AC"];
 /** One path segment: never a dot segment (a letter or digit first), with escapes and sub-delimiters in it. */

@@ -9,6 +9,7 @@ import { isRetry } from "../../../src/edge/retry-count";
 import { priorityOf } from "../../../src/edge/service-tier";
 import type { TenantPlan } from "../../../src/edge/tenant-config";
 import { MissingUpstreamSecretError, upstreamApiKey } from "../../../src/edge/upstream-credential";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The edge's request path, from what a client sends to what a replica receives, under arbitrary input.
@@ -29,7 +30,7 @@ import { MissingUpstreamSecretError, upstreamApiKey } from "../../../src/edge/up
  * - Every error body is JSON with `error.message`, `type`, `param`, `code` as given, whatever the message text.
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(200, 20261205);
 const encoder = new TextEncoder();
 
 // ---------------------------------------------------------------------------------------------------------------

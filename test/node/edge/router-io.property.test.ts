@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ProbeAnswer } from "../../../src/core/router-driver";
 import { edgeRouterIO } from "../../../src/edge/router-io";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The Durable Object's I/O for the router driver (src/edge/router-io.ts), under fake timers. Held, for any
@@ -14,8 +15,7 @@ import { edgeRouterIO } from "../../../src/edge/router-io";
  * - `defer` runs after the code that called it and before any timer; `now` is the clock given, else `Date.now`.
  */
 
-const RUNS = Number(process.env.RUNS ?? 150);
-const SEED = Number(process.env.SEED ?? 20261206);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(150, 20261206);
 
 afterEach(() => {
   vi.useRealTimers();

@@ -9,6 +9,7 @@ import {
   RouterMessageError,
 } from "../../../src/edge/router-messages";
 import { tenantPlanSchema } from "../../../src/edge/tenant-config";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The checks a router (the DeploymentRouter Durable Object) makes on what it is sent (src/edge/router-messages.ts),
@@ -23,8 +24,7 @@ import { tenantPlanSchema } from "../../../src/edge/tenant-config";
  * - a refused one throws a RouterMessageError whose message names every bad field's path.
  */
 
-const RUNS = Number(process.env.RUNS ?? 400);
-const SEED = Number(process.env.SEED ?? 20261206);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(400, 20261206);
 
 const planAccepts = (field: "name" | "weight" | "priority", value: unknown) =>
   tenantPlanSchema.shape[field].safeParse(value).success && value !== undefined;

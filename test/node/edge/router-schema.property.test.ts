@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ZodError } from "zod";
 import type { RouterOptions } from "../../../src/core/router-options";
 import { routerOptionsFromSettings, routerSettingsSchema } from "../../../src/core/router-schema";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * A router's settings as a deployment writes them (src/core/router-schema.ts, the one source of router defaults for
@@ -16,8 +17,7 @@ import { routerOptionsFromSettings, routerSettingsSchema } from "../../../src/co
  * - a value just past its range, or of the wrong type, is refused with a ZodError whose path names the setting.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261206);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261206);
 
 type Booking = NonNullable<RouterOptions["booking"]>;
 

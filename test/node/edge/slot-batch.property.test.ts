@@ -14,6 +14,7 @@ import {
   SWEEP_ROUNDS_MAX,
   type TakenSlot,
 } from "../../../src/edge/slot-batch";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * One isolate's SlotBatch for one router under arbitrary interleavings of requests arriving (taking a parked slot,
@@ -680,7 +681,7 @@ describe("the slot batch under arbitrary ends, hand-offs, router answers and clo
           expect(await run(ops, releaseOutcomes, acquireOutcomes, drain)).toEqual([]);
         },
       ),
-      { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) },
+      propertyRuns(200, 20261205),
     );
   });
 });

@@ -2,8 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { withIdleDeadline } from "../../../src/edge/idle-deadline";
 import { lastEventEnd, WholeEvents } from "../../../src/edge/sse-framing";
+import { propertyRuns } from "../../support/property-runs";
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(200, 20261206);
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

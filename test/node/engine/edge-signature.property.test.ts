@@ -7,6 +7,7 @@ import { SIGNATURE_HEADERS, signRequest } from "../../../src/core/request-signat
 import { signedGet } from "../../../src/edge/signed-get";
 import { type EdgeSignatureOptions, requireEdgeSignature } from "../../../src/engine/edge-signature";
 import { createLogger } from "../../../src/engine/log-line";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The engine's guard (`requireEdgeSignature`) through its HTTP interface, against a model of its contract
@@ -21,8 +22,7 @@ import { createLogger } from "../../../src/engine/log-line";
  * The edge's side: `signedGet` signs what the engine verifies, the path and its query, for any probe URL.
  */
 
-const RUNS = Number(process.env.RUNS ?? 60);
-const SEED = Number(process.env.SEED ?? 20261217);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(60, 20261217);
 const WINDOW = 30_000;
 const T0 = 1_750_000_000_000;
 const SECRETS = ["current", "previous"] as const;

@@ -8,6 +8,7 @@ import { createEngineApp } from "../../../src/engine/server";
 import { createShutdownGate } from "../../../src/engine/shutdown";
 import { tokenizer } from "../../../src/engine/tokenizer";
 import { type DecodeBatch, type PrefillBatch, Scheduler } from "../../../src/scheduler/index";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The request lifecycle under aborts, model-based: the real engine loop and scheduler behind the HTTP app and the
@@ -42,7 +43,7 @@ import { type DecodeBatch, type PrefillBatch, Scheduler } from "../../../src/sch
  * (regression test below; `jsonResponse` now answers 499 with no body on the abort).
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 150), seed: Number(process.env.SEED ?? 20261207) };
+const runs = propertyRuns(150, 20261207);
 
 const MODEL = "demo-model";
 const BASE = 1000; // client i's prompt starts with token BASE + i

@@ -15,6 +15,7 @@ import { createPacer } from "../../../src/engine/pacer";
 import { DEFAULT_MAX_TOKENS, type RequestLimits } from "../../../src/engine/prepare-generation";
 import { createEngineApp } from "../../../src/engine/server";
 import { tokenizer } from "../../../src/engine/tokenizer";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The engine server's request path (README "Engine server", the JSDoc of prepare-generation, openai-response,
@@ -47,7 +48,7 @@ import { tokenizer } from "../../../src/engine/tokenizer";
  *   carry in [0, 1) ms.
  */
 
-const RUN = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const RUN = propertyRuns(200, 20261205);
 
 // The pacer's sleeps, recorded instead of waited (no real time).
 const slept: number[] = [];

@@ -3,6 +3,7 @@ import cl100k from "gpt-tokenizer/encoding/cl100k_base";
 import { describe, expect, it } from "vitest";
 import { IncrementalDecoder } from "../../../src/engine/incremental-decoder";
 import { tokenizer } from "../../../src/engine/tokenizer";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The engine's streaming detokenizer (one `push` per generated token, `flush` at the end, as the engine loop does)
@@ -117,7 +118,7 @@ function stream(ids: readonly number[]): Streamed {
   return { deltas, violations };
 }
 
-const runs = { numRuns: Number(process.env.RUNS ?? 200), seed: Number(process.env.SEED ?? 20261205) };
+const runs = propertyRuns(200, 20261205);
 
 describe("IncrementalDecoder on arbitrary token sequences", () => {
   it("the byte tables cover every byte (so the byte-per-token sequences are what they say)", () => {

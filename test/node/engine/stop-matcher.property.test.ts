@@ -9,6 +9,7 @@ import { createEngineApp } from "../../../src/engine/server";
 import { StopMatcher } from "../../../src/engine/stop-matcher";
 import { tokenizer } from "../../../src/engine/tokenizer";
 import type { DecodeBatch, PrefillBatch } from "../../../src/scheduler/index";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * Stop strings, from the documentation rather than the code: OpenAI's `stop` ("up to 4 sequences where the API will
@@ -45,7 +46,7 @@ import type { DecodeBatch, PrefillBatch } from "../../../src/scheduler/index";
  * or in the held-back text at the end - where it still cuts the text and makes the finish reason "stop".)
  */
 
-const runs = { numRuns: Number(process.env.RUNS ?? 300), seed: Number(process.env.SEED ?? 20261206) };
+const runs = propertyRuns(300, 20261206);
 
 // ---------------------------------------------------------------------------------------------------------------
 // The model.

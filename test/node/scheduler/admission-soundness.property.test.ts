@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../src/engine/rng.js";
 import { checkSchedulerInvariants, Scheduler, type SchedulerOptions } from "../../../src/scheduler/index.js";
+import { propertyRuns } from "../../support/property-runs";
 import { itemsOf } from "./drive.js";
 
 /**
@@ -19,8 +20,7 @@ import { itemsOf } from "./drive.js";
  * - used slots never exceed the pool, and every submitted request ends exactly once.
  */
 
-const RUNS = Number(process.env.RUNS ?? 250);
-const SEED = Number(process.env.SEED ?? 20261207);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(250, 20261207);
 
 const optionsArb = fc.record({
   maxTotalTokens: fc.integer({ min: 48, max: 320 }),

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../src/engine/rng.js";
 import { type Batch, Scheduler, type SchedulerOptions } from "../../../src/scheduler/index.js";
 import { NewTokenRatio, ratioAfterRetraction } from "../../../src/scheduler/new-token-ratio.js";
+import { propertyRuns } from "../../support/property-runs";
 import { itemsOf } from "./drive.js";
 
 /**
@@ -21,8 +22,7 @@ import { itemsOf } from "./drive.js";
  *   it; submit / finish / abort never touch it.
  */
 
-const RUNS = Number(process.env.RUNS ?? 300);
-const SEED = Number(process.env.SEED ?? 20261118);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(300, 20261118);
 
 /** A number in [lo, hi] on a 1/10000 grid (plain doubles would bring subnormals, which no option takes). */
 const grid = (lo: number, hi: number) => fc.integer({ min: lo * 10_000, max: hi * 10_000 }).map((n) => n / 10_000);

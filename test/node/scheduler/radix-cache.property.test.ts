@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ceilToPage, floorToPage, PagePool } from "../../../src/scheduler/pool.js";
 import { RadixCache, type RadixNode } from "../../../src/scheduler/radix-cache.js";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The prefix cache and the KV pool, held against models written from their documentation (the JSDoc of
@@ -37,8 +38,7 @@ import { RadixCache, type RadixNode } from "../../../src/scheduler/radix-cache.j
  *   page counts that are not whole numbers.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 const PARAMS = { numRuns: RUNS, seed: SEED };
 
 // ---- the model: cached pages in a flat map ------------------------------------------------------------------

@@ -12,6 +12,7 @@ import {
 import type { RadixNode } from "../../../src/scheduler/radix-cache.js";
 import { Req } from "../../../src/scheduler/request.js";
 import { decodePagesNeeded, retract, retractionOrder } from "../../../src/scheduler/retraction.js";
+import { propertyRuns } from "../../support/property-runs";
 import { itemsOf } from "./drive.js";
 
 /**
@@ -39,8 +40,7 @@ import { itemsOf } from "./drive.js";
  * that added this file lists them.
  */
 
-const RUNS = Number(process.env.RUNS ?? 400);
-const SEED = Number(process.env.SEED ?? 20261117);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(400, 20261117);
 
 // ---- the spec's victim order and stop rule, on plain numbers ---------------------------------------------------
 

@@ -9,6 +9,7 @@ import {
   Scheduler,
   SchedulerInputError,
 } from "../../../src/scheduler/index.js";
+import { propertyRuns } from "../../support/property-runs";
 import { itemsOf } from "./drive.js";
 
 /**
@@ -29,8 +30,7 @@ import { itemsOf } from "./drive.js";
  * - every submitted request ends exactly once, with the reason the model expects, and the pool never overflows.
  */
 
-const RUNS = Number(process.env.RUNS ?? 120);
-const SEED = Number(process.env.SEED ?? 20261206);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(120, 20261206);
 
 interface ModelReq {
   id: string;

@@ -14,6 +14,7 @@ import {
 import { randomStream } from "../../../src/sim/random-streams";
 import { type Scenario, scenarioSchema } from "../../../src/sim/scenario";
 import { generateWorkload } from "../../../src/sim/workload";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The simulator's inputs, held against the real SDK and against models written from their documentation:
@@ -49,8 +50,7 @@ import { generateWorkload } from "../../../src/sim/workload";
  * Every statistical check uses fixed seeds: it either always passes or always fails.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 const PARAMS = { numRuns: RUNS, seed: SEED };
 /** The statistical properties draw thousands of samples per run: fewer runs. */
 const STAT_PARAMS = { numRuns: Math.max(1, Math.ceil(RUNS / 8)), seed: SEED };

@@ -9,6 +9,7 @@ import { type Scenario, scenarioSchema } from "../../../src/sim/scenario";
 import { SimReplica } from "../../../src/sim/sim-replica";
 import { runSimulation } from "../../../src/sim/simulation";
 import type { WorkloadRequest } from "../../../src/sim/workload";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The simulated fleet and its event loop, held against models written from their documentation:
@@ -29,8 +30,7 @@ import type { WorkloadRequest } from "../../../src/sim/workload";
  * - determinism: the same inputs give the same trace.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 const PARAMS = { numRuns: RUNS, seed: SEED };
 
 /** Float sums of step times: equal up to rounding. */

@@ -10,6 +10,7 @@ import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
 import type { AttemptRecord, DrainSample, LedgerSample, RequestTrace, RunTrace } from "../../../src/sim/trace";
 import { generateWorkload } from "../../../src/sim/workload";
+import { propertyRuns } from "../../support/property-runs";
 import { smallBurst } from "./small-scenario";
 
 /**
@@ -44,8 +45,7 @@ import { smallBurst } from "./small-scenario";
  * horizon is exactly on it.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 const PARAMS = { numRuns: RUNS, seed: SEED };
 
 /** docs/evaluation.md: "served within 5, 15, 30, 60 and 120 s of their first attempt". */

@@ -7,6 +7,7 @@ import { computeOracle, type OracleJob, type OracleModel, oracleModel, poolOracl
 import { randomStream } from "../../../src/sim/random-streams";
 import { type Scenario, scenarioSchema } from "../../../src/sim/scenario";
 import type { WorkloadRequest } from "../../../src/sim/workload";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * The oracle (src/sim/oracle.ts), held against models written from its documentation: docs/evaluation.md
@@ -42,8 +43,7 @@ import type { WorkloadRequest } from "../../../src/sim/workload";
  * its completion curve is its schedule's, not a bound, so only the served count is held to the exhaustive search.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 const PARAMS = { numRuns: RUNS, seed: SEED };
 
 /** Sums of a few floats in a different order: equal up to rounding. */

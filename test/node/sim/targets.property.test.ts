@@ -5,6 +5,7 @@ import { envelopeRows, envelopeSection } from "../../../src/sim/report-envelope"
 import { envelopeOwners } from "../../../src/sim/report-envelope-owners";
 import { horizonTallies, pairwiseRows, pairwiseSection } from "../../../src/sim/report-pairwise";
 import { bestOtherCurve, checkTargets, withDefault } from "../../../src/sim/targets";
+import { propertyRuns } from "../../support/property-runs";
 
 /**
  * Issue 15's simulator targets and the analyses of docs/evaluation.md that read them, held against a model written
@@ -41,8 +42,7 @@ import { bestOtherCurve, checkTargets, withDefault } from "../../../src/sim/targ
  * billion, is not. Figures are compared within 1e-12 of the exact ones.
  */
 
-const RUNS = Number(process.env.RUNS ?? 200);
-const SEED = Number(process.env.SEED ?? 20261205);
+const { numRuns: RUNS, seed: SEED } = propertyRuns(200, 20261205);
 const PARAMS = { numRuns: RUNS, seed: SEED };
 
 /** Within float rounding of the exact figure (shares and attempts per offered are at most a few). */
