@@ -512,8 +512,8 @@ describe("the scheduler's decode check and retraction follow the spec on random 
       { numRuns: Math.ceil(RUNS / 3), seed: SEED + 2 },
     );
     // The workloads must reach every path. Several victims at once is the rarest here, reached 2 to 9 times on
-    // seeds 1 to 10 (more than 4 failed 6 of them and SEED=7): it must be reached, and the first property, whose
-    // batches are built for it, checks it in depth (more than 20 cases on every seed).
+    // seeds 1 to 10 (more than 4 failed 5 of them, SEED=7 among them): it must be reached, and the first
+    // property, whose batches are built for it, checks it in depth (more than 20 cases on every seed).
     for (const [k, v] of Object.entries(seen)) expect(v, k).toBeGreaterThan(k === "several" ? 0 : 10);
   });
 });
