@@ -4,7 +4,8 @@
  * in a bigger one (src/sim/batch-bound.ts), against the same targets and seeds. Writes docs/batch-bound.json and
  * docs/batch-bound.md (about 6 minutes here: its linear programs are about twice the clairvoyant bound's).
  *
- * Flags: --scenario <name> (repeatable: only those, merged into the committed report).
+ * Flags: --scenario <name> (repeatable: only those, merged into the committed report); --render-only (no bound:
+ * the page written again from the committed JSON).
  */
 
 import { join, resolve } from "node:path";

@@ -4,7 +4,8 @@
  * queue's bound and timeout and the attempts per offered request to static 30 s's (src/sim/queue-bound.ts), against
  * the same targets and seeds. Writes docs/queue-bound.json and docs/queue-bound.md (about 7 minutes here).
  *
- * Flags: --scenario <name> (repeatable: only those, merged into the committed report).
+ * Flags: --scenario <name> (repeatable: only those, merged into the committed report); --render-only (no bound:
+ * the page written again from the committed JSON).
  */
 
 import { join, resolve } from "node:path";

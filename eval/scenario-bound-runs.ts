@@ -20,9 +20,11 @@ export function readEvaluation(): { scenarios: ScenarioResult[] } {
 }
 
 /**
- * The loop of a per-scenario bound report (`npm run eval:batch-bound`, `npm run eval:queue-bound`): every scenario of
- * docs/evaluation.json in order, each computed by `compute` - or, with `--scenario <name>` (repeatable), only
- * those, the others kept from the committed report at `reportFile` - with a line of progress per scenario.
+ * The loop of a per-scenario bound report (`npm run eval:batch-bound`, `npm run eval:queue-bound`,
+ * `npm run eval:targets-bound`): every scenario of docs/evaluation.json in order, each computed by `compute` - or,
+ * with `--scenario <name>` (repeatable), only those, the others kept from the committed report at `reportFile` -
+ * with a line of progress per scenario. With `--render-only`, nothing is computed: the committed report's rows, for
+ * the command to write its page from again (a change to its rendering only).
  *
  * @example
  * ```ts
@@ -38,19 +40,26 @@ export async function boundEachScenario<T extends { name: string }>(
   compute: (result: ScenarioResult) => T | Promise<T>,
   progress: (row: T) => string,
 ): Promise<T[]> {
-  const { evaluation, only } = commandFlags(
-    `${command} -- [--scenario <name>]...`,
-    { options: { scenario: { type: "string", multiple: true } } },
+  const { evaluation, only, renderOnly } = commandFlags(
+    `${command} -- [--scenario <name>]... | --render-only`,
+    { options: { scenario: { type: "string", multiple: true }, "render-only": { type: "boolean" } } },
     ({ values }) => {
       const evaluation = readEvaluation();
       const only = values.scenario ?? [];
+      if (values["render-only"]) {
+        if (only.length > 0) throw new UsageError("--render-only computes nothing: it takes no --scenario", 2);
+        if (!existsSync(join(root, reportFile)))
+          throw new UsageError(`--render-only: there is no ${reportFile} to render; run ${command}`, 2);
+        return { evaluation, only, renderOnly: true };
+      }
       for (const name of only)
         if (!evaluation.scenarios.some((r) => r.name === name))
           throw new UsageError(`--scenario: no scenario "${name}" in ${EVALUATION_PATH}`, 2);
-      return { evaluation, only };
+      return { evaluation, only, renderOnly: false };
     },
   );
   const reportPath = join(root, reportFile);
+  if (renderOnly) return (JSON.parse(readFileSync(reportPath, "utf8")) as { scenarios: T[] }).scenarios;
   const previous: T[] =
     only.length > 0 && existsSync(reportPath)
       ? (JSON.parse(readFileSync(reportPath, "utf8")) as { scenarios: T[] }).scenarios

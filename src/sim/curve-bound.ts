@@ -90,7 +90,12 @@ interface Group {
   retry: number;
   /** Its jobs' indices in their instance's `jobs`. */
   members: number[];
-  /** Its columns: one per bin from `first` to `last` and way that serves within some horizon (and per start kind). */
+  /**
+   * The last bin a start may take at all (its window and the run's end), `last` or later: only in a set with
+   * `servedAtLeast`, whose starts after `last` serve the request after every horizon.
+   */
+  lateLast: number;
+  /** Its columns: one per bin from `first` to `lateLast` and way that serves within some horizon (and per start kind). */
   columns: Array<{ t: number; way: number; col: number; fromQueue?: boolean }>;
 }
 
@@ -127,6 +132,11 @@ export interface BoundSet {
    * on a retry, or never) whose client makes a `certainRetry` counts one attempt more.
    */
   attemptsAtMost?: number;
+  /**
+   * Served at all, by the run's end and within its window, at least this share of the offered requests (issue 15's
+   * served and oracle targets are on the final served share): starts after every horizon count here, and only here.
+   */
+  servedAtLeast?: number;
 }
 
 /** What a joint bound found: one margin for every set, and each set's curve. */
@@ -141,6 +151,11 @@ export interface JointCurveBoundResult {
    */
   byRelease: ReleaseRow[][];
   size: { columns: number; rows: number };
+  /**
+   * Per set, the share of its offered requests the schedule serves at all: within the longest horizon, or later
+   * where the set has `servedAtLeast`.
+   */
+  servedShares: number[];
   /**
    * With `BoundOptions.plans`: per set, per instance, per job (by its index in the instance's `jobs`), when the
    * schedule starts it and whether from the queue on its first attempt; `undefined` for a job it does not serve
@@ -243,6 +258,10 @@ export function jointCurveBound(
   if (queueModel.some(Boolean) && sharedBins > 0)
     throw new Error("curve bound: the queue model is not tied across twins");
   const countsAttempts = sets.map((set) => set.attemptsAtMost !== undefined);
+  // A floor on the served share adds starts after every horizon: not tied across twins (nothing needs it yet).
+  const servedFloor = sets.map((set) => set.servedAtLeast !== undefined);
+  if (servedFloor.some(Boolean) && sharedBins > 0)
+    throw new Error("curve bound: a served floor is not tied across twins");
   // Per set, the requests that no schedule serves within a horizon and whose clients retry (the attempts row).
   const unservedRetries = sets.map(() => 0);
   // Every request by its release bin, served in time or not (a request no schedule can serve has no group).
@@ -271,10 +290,16 @@ export function jointCurveBound(
       );
       const latest = Math.max(...within.map((w) => w[w.length - 1] as number));
       const last = Math.min(Math.floor(job.deadlineS / binS), latest, endBin);
+      // With a served floor, a start may also come after every horizon: by its deadline, completing by the run's
+      // end at its fastest way's least time, costing its cheapest way's work (both in the request's favour).
+      const fastestS = Math.min(...ways.map((way) => way.minCompletionS));
+      const lateLast = servedFloor[set]
+        ? Math.max(last, Math.min(Math.floor(Math.min(job.deadlineS, inst.endS - fastestS) / binS), endBin))
+        : last;
       if (queueModel[set] && ways.length > 1) throw new Error("curve bound: the queue model takes one way per job");
       const retry = countsAttempts[set] && job.certainRetry ? 1 : 0;
-      if (last < first) {
-        // Never served within a horizon: refused or shed at least once, one attempt more if its client retries.
+      if (lateLast < first) {
+        // Never served (within a horizon, or at all where a served floor counts later starts): refused or shed at least once, one attempt more if its client retries.
         unservedRetries[set] = (unservedRetries[set] as number) + retry;
         return;
       }
@@ -282,7 +307,7 @@ export function jointCurveBound(
       const work = ways.map((way) => way.work);
       const queueEnd =
         queueModel[set] && job.queueEndS !== undefined ? Math.min(last, Math.floor(job.queueEndS / binS)) : first - 1;
-      const key = `${k}:${first}:${last}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}:${queueEnd}:${retry}`;
+      const key = `${k}:${first}:${last}:${lateLast}:${clipped.map((w) => w.join(",")).join(";")}:${work.join(",")}:${queueEnd}:${retry}`;
       const group = groups.get(key);
       if (group) {
         group.count += 1;
@@ -295,6 +320,7 @@ export function jointCurveBound(
           count: 1,
           first,
           last,
+          lateLast,
           within: clipped,
           work,
           columns: [],
@@ -357,6 +383,8 @@ export function jointCurveBound(
     return row;
   });
   const attemptsRow = sets.map((set) => (set.attemptsAtMost === undefined ? -1 : rows++));
+  // Per set with a served floor, one (every start of it >= the floor).
+  const servedRow = sets.map((set) => (set.servedAtLeast === undefined ? -1 : rows++));
 
   const starts: number[] = [0];
   const indices: number[] = [];
@@ -376,8 +404,35 @@ export function jointCurveBound(
   };
   // Per column, the share of its set's offered requests it adds to the served-within counts (preferSooner).
   const soonerCost: number[] = [];
+  // A start from the queue on the first attempt: it waits there through the bins before it, and saves its client's
+  // retry.
+  const pushFromQueue = (g: Group, t: number, way: number, entries: [number, number][], sooner: number) => {
+    const queued: [number, number][] = [...entries];
+    const occupancy = occupancyRow0[g.bucket] as number;
+    if (occupancy >= 0) for (let w = g.first; w < t; w++) queued.push([occupancy + w, 1]);
+    const attempts = attemptsRow[g.set] as number;
+    if (attempts >= 0 && g.retry > 0) queued.push([attempts, -1]);
+    g.columns.push({ t, way, col: colCost.length, fromQueue: true });
+    soonerCost[colCost.length] = sooner;
+    push(0, g.count, 0, queued);
+  };
   groupList.forEach((g, gi) => {
     const link = linkEntry.get(g);
+    const served = servedRow[g.set] as number;
+    // After every horizon (a served floor only): the cheapest way, counted as served and in the median's whole.
+    const cheapest = g.work.length - 1;
+    for (let t = g.last + 1; t <= g.lateLast; t++) {
+      const entries: [number, number][] = [
+        [gi, 1],
+        [(bucketRow0[g.bucket] as number) + t, g.work[cheapest] as number],
+        [served, 1],
+      ];
+      if (median) entries.push([medianRow0 + g.set, -median.share]);
+      g.columns.push({ t, way: cheapest, col: colCost.length });
+      soonerCost[colCost.length] = 0;
+      push(0, g.count, 0, entries);
+      if (t <= g.queueEnd) pushFromQueue(g, t, cheapest, entries, 0);
+    }
     for (let t = g.first; t <= g.last; t++) {
       // Per way, the horizons a start in this bin completes within: ways are ordered slower and cheaper, so each
       // way's horizons include the next one's.
@@ -396,23 +451,14 @@ export function jointCurveBound(
         horizons.forEach((_, hi) => {
           if (t <= (within[hi] as number)) entries.push([(horizonRow0[g.set] as number) + hi, 1]);
         });
-        // Every column serves within the longest horizon (it serves within some, and they are nested).
+        if (served >= 0) entries.push([served, 1]);
+        // Every column here serves within the longest horizon (it serves within some, and they are nested).
         if (median) entries.push([medianRow0 + g.set, (t <= (within[medianHi] as number) ? 1 : 0) - median.share]);
         if (link && t < sharedBins) entries.push([link.row0 + (t - g.first) * g.work.length + way, link.sign]);
         g.columns.push({ t, way, col: colCost.length });
         soonerCost[colCost.length] = counted / (offered[g.set] || 1);
         push(0, g.count, 0, entries);
-        if (t > g.queueEnd) return;
-        // The same start from the queue on the first attempt: it waits there through the bins before it, and saves
-        // its client's retry.
-        const queued: [number, number][] = [...entries];
-        const occupancy = occupancyRow0[g.bucket] as number;
-        if (occupancy >= 0) for (let w = g.first; w < t; w++) queued.push([occupancy + w, 1]);
-        const attempts = attemptsRow[g.set] as number;
-        if (attempts >= 0 && g.retry > 0) queued.push([attempts, -1]);
-        g.columns.push({ t, way, col: colCost.length, fromQueue: true });
-        soonerCost[colCost.length] = counted / (offered[g.set] || 1);
-        push(0, g.count, 0, queued);
+        if (t <= g.queueEnd) pushFromQueue(g, t, way, entries, counted / (offered[g.set] || 1));
       });
     }
   });
@@ -480,6 +526,11 @@ export function jointCurveBound(
     rowLower.push(-highs.infinity);
     rowUpper.push((set.attemptsAtMost - 1) * offeredHere - retrying - (unservedRetries[si] as number));
   });
+  sets.forEach((set, si) => {
+    if (set.servedAtLeast === undefined) return;
+    rowLower.push((offered[si] as number) * set.servedAtLeast);
+    rowUpper.push(highs.infinity);
+  });
 
   const columns = colCost.length;
   const solve = (cost: readonly number[], lower: readonly number[]) =>
@@ -516,7 +567,9 @@ export function jointCurveBound(
   // One pass over the schedule: each set's served-within counts (in the same order as ever, group by group) and
   // each release row's.
   const within = sets.map(() => horizons.map(() => 0));
+  const servedCounts = sets.map(() => 0);
   for (const g of groupList) {
+    for (const { col } of g.columns) servedCounts[g.set] = (servedCounts[g.set] as number) + (x[col] as number);
     const row = releasesBySet[g.set]?.get(g.first) as ReleaseRow;
     const counts = within[g.set] as number[];
     horizons.forEach((_, hi) => {
@@ -537,7 +590,8 @@ export function jointCurveBound(
     ),
   );
   const byRelease = releasesBySet.map((releases) => [...releases.values()].sort((a, b) => a.releaseS - b.releaseS));
-  const result = { margin: x[marginCol] as number, curves, byRelease, size: { columns, rows } };
+  const servedShares = servedCounts.map((n, si) => ((offered[si] as number) > 0 ? n / (offered[si] as number) : 0));
+  const result = { margin: x[marginCol] as number, curves, byRelease, servedShares, size: { columns, rows } };
   return options.plans ? { ...result, plans: planOf(x, groupList, instances, sets.length, binS) } : result;
 }
 
