@@ -4,7 +4,7 @@ import type { CompletionCurve } from "./metrics";
 import { queueBoundSet } from "./queue-bound";
 import { marginPts as mpts, pct } from "./report-format";
 import type { Scenario } from "./scenario";
-import { TARGET_TOLERANCE, type TargetCheck, withinTolerance } from "./targets";
+import { checkTargets, TARGET_TOLERANCE, type TargetCheck, withinTolerance } from "./targets";
 
 /**
  * The served share issue 15 holds the default to in a scenario: at least the best other policy's final served share
@@ -44,6 +44,25 @@ export function targetsBoundSet(scenario: Scenario, result: ScenarioResult): Bou
     ...queueBoundSet(scenario, result, staticThirty.attemptsPerOffered),
     servedAtLeast: servedFloor(result).floor,
   };
+}
+
+/**
+ * The default policy's record against a scenario's targets, as a bound report shows it beside the bound: read from
+ * the evaluation each time the report is written, so that a new default needs no new bound (the targets and the
+ * bound do not depend on the default; only this does).
+ *
+ * @example
+ * ```ts
+ * defaultRecord(result); // { defaultWorstGap: -0.052, defaultServed: 0.888, defaultMet: { curve: false, ... } }
+ * ```
+ */
+export function defaultRecord(
+  result: ScenarioResult,
+): Pick<TargetsBoundScenario, "defaultWorstGap" | "defaultServed" | "defaultMet"> {
+  const check = checkTargets(result);
+  const def = result.policies.find((p) => p.id === result.defaultPolicy);
+  if (!def) throw new Error(`targets bound: ${result.name} has no run of its default ${result.defaultPolicy}`);
+  return { defaultWorstGap: check.worstCurveGap.gap, defaultServed: def.servedFraction, defaultMet: check.met };
 }
 
 /** One scenario as `npm run eval:targets-bound` records it in docs/targets-bound.json. */
