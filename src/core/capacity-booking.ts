@@ -90,6 +90,14 @@ export interface CapacityBookingOptions {
    * had room again soon after the burst.
    */
   bestEffortMinEndS: number;
+  /**
+   * The best effort's least end in an overload that recurs (one that began at most `probeRecurS` after the one
+   * before it ended, as for the probe); `undefined`: `bestEffortMinEndS` there too. Such an overload's age says
+   * little of how long it will last, and the next wave follows a trough: sent back within a minute, a wave's
+   * refusals land in the next wave and spend their retries there. 120 with a 25 s probe (variant
+   * `recurring-best-effort`) serves more in `waves` (docs/retry-policy.md).
+   */
+  bestEffortRecurMinEndS: number | undefined;
   /** The best effort's end per second of the overload's age (1: it is expected to last as long again as it has). */
   bestEffortAgeFactor: number;
   /**
@@ -239,6 +247,7 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   overloadFloorSkipsRise: 0,
   overloadFloorMovingS: 3,
   bestEffortMinEndS: 60,
+  bestEffortRecurMinEndS: undefined,
   bestEffortAgeFactor: 1,
   probeS: 20,
   probeYoungS: 30,
@@ -588,7 +597,8 @@ export class CapacityBooking {
    * away) whose promises are below the retry capacity, within `horizonS`; else, with `twoStepHorizons` > 1, a
    * two-step promise; else, on the request's first refusal (`refusal.first`) in a young overload that follows
    * another closely, a probe uniform in [probeS / 2, probeS]; else a best effort uniform in [end / 2, end], `end`
-   * the overload's age within [`bestEffortMinEndS`, `horizonS`]. `undefined` when the drain rate is unusable (the
+   * the overload's age within [`bestEffortMinEndS` (`bestEffortRecurMinEndS` in an overload that recurs), `horizonS`].
+   * `undefined` when the drain rate is unusable (the
    * ladder falls back).
    */
   hint(
@@ -690,7 +700,8 @@ export class CapacityBooking {
       probeRecurS === Number.POSITIVE_INFINITY ||
       this.overloadSinceMs - this.previousOverloadEndMs <= probeRecurS * 1000;
     if (refusal.first && probeS > 0 && burstAgeS < probeYoungS && recurring) return probe();
-    const end = Math.min(horizon, Math.max(bestEffortMinEndS, bestEffortAgeFactor * burstAgeS));
+    const minEnd = recurring ? (this.options.bestEffortRecurMinEndS ?? bestEffortMinEndS) : bestEffortMinEndS;
+    const end = Math.min(horizon, Math.max(minEnd, bestEffortAgeFactor * burstAgeS));
     return { delayS: Math.max(1, end * (0.5 + 0.5 * random())), promised: false };
   }
 

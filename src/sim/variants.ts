@@ -177,6 +177,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "the probe on the first refusals of every young overload, not only of one that follows another",
     { ledger: { probeRecurS: Number.POSITIVE_INFINITY } },
   ),
+  variant(
+    "recurring-best-effort",
+    "in an overload that began at most 120 s after the one before it ended, a best effort of at least 120 s (within the client's horizon) and a probe of up to 25 s, not 60 s and 20 s",
+    { ledger: { bestEffortRecurMinEndS: 120, probeS: 25 } },
+  ),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
     booking: { demoteAfterS: 30 },

@@ -507,6 +507,32 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(near?.delayS).toBeLessThan(30);
   });
 
+  it("bestEffortRecurMinEndS: a best effort of at least that in an overload that recurs, the rest as before", () => {
+    // As the probe's test: fresh arrivals at the drain rate, no second has room; refusals each second make overloads.
+    const ledger = new CapacityBooking({ ...opts, bestEffortRecurMinEndS: 120 }, 0);
+    for (let s = 0; s < 30; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
+    const signals = { queueDepth: 0, drainRate: 10 };
+    let second = 30;
+    const overload = (fromS: number, toS: number) => {
+      for (; second <= toS; second++) {
+        for (let k = 0; k < 10; k++) ledger.onFresh(second * 1000 + 1);
+        if (second >= fromS && second < toS) ledger.hint(second * 1000, signals, 60, () => 0.5, { first: false });
+      }
+    };
+    const delays = (atS: number, first: boolean, horizonS = 120) =>
+      [0, 0.999].map((u) => ledger.hint(atS * 1000, signals, horizonS, () => u, { first })?.delayS as number);
+    overload(30, 40); // a first overload, 10 s old: the best effort's end is bestEffortMinEndS (60 s)
+    expect(delays(40, false)[0]).toBeCloseTo(30, 6);
+    expect(delays(40, false)[1]).toBeLessThanOrEqual(60);
+    overload(60, 65); // began 20 s after the first ended: it recurs, and its end is 120 s, 5 s old as it is
+    expect(delays(65, false)[0]).toBeCloseTo(60, 6);
+    expect(delays(65, false)[1]).toBeGreaterThan(119);
+    expect(Math.max(...delays(65, false, 60))).toBeLessThanOrEqual(60); // never past the client's horizon
+    expect(delays(65, true)[0]).toBeCloseTo(10, 6); // a first refusal in it still probes
+    overload(300, 305); // began more than probeRecurS (120 s) after the last one ended: a lone overload again
+    expect(delays(305, false)[1]).toBeLessThanOrEqual(60);
+  });
+
   it("bestEffortMinEndS at or above the horizon: the horizon's second half whatever the age (the earlier rule)", () => {
     const ledger = new CapacityBooking({ ...opts, bestEffortMinEndS: 120 }, 0);
     for (let s = 0; s < 30; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
