@@ -598,8 +598,7 @@ export class CapacityBooking {
    * two-step promise; else, on the request's first refusal (`refusal.first`) in a young overload that follows
    * another closely, a probe uniform in [probeS / 2, probeS]; else a best effort uniform in [end / 2, end], `end`
    * the overload's age within [`bestEffortMinEndS` (`bestEffortRecurMinEndS` in an overload that recurs), `horizonS`].
-   * `undefined` when the drain rate is unusable (the
-   * ladder falls back).
+   * `undefined` when the drain rate is unusable (the ladder falls back).
    */
   hint(
     nowMs: number,

@@ -299,7 +299,8 @@ export function jointCurveBound(
       if (queueModel[set] && ways.length > 1) throw new Error("curve bound: the queue model takes one way per job");
       const retry = countsAttempts[set] && job.certainRetry ? 1 : 0;
       if (lateLast < first) {
-        // Never served (within a horizon, or at all where a served floor counts later starts): refused or shed at least once, one attempt more if its client retries.
+        // Never served (within a horizon, or at all where a served floor counts later starts): refused or shed at
+        // least once, one attempt more if its client retries.
         unservedRetries[set] = (unservedRetries[set] as number) + retry;
         return;
       }
@@ -419,7 +420,8 @@ export function jointCurveBound(
   groupList.forEach((g, gi) => {
     const link = linkEntry.get(g);
     const served = servedRow[g.set] as number;
-    // After every horizon (a served floor only): the cheapest way, counted as served and in the median's whole.
+    // After every horizon (a served floor only): the cheapest way, counted as served and in the median's whole; never
+    // from the queue (`queueEnd` is at most `last`).
     const cheapest = g.work.length - 1;
     for (let t = g.last + 1; t <= g.lateLast; t++) {
       const entries: [number, number][] = [
@@ -431,7 +433,6 @@ export function jointCurveBound(
       g.columns.push({ t, way: cheapest, col: colCost.length });
       soonerCost[colCost.length] = 0;
       push(0, g.count, 0, entries);
-      if (t <= g.queueEnd) pushFromQueue(g, t, cheapest, entries, 0);
     }
     for (let t = g.first; t <= g.last; t++) {
       // Per way, the horizons a start in this bin completes within: ways are ordered slower and cheaper, so each

@@ -33,7 +33,9 @@ describe("docs/queue-bound (npm run eval:queue-bound)", () => {
   it("backs docs/retry-policy.md's claim: the queue and the attempts target leave the target within reach", () => {
     const doc = readFileSync(resolve(root, "docs/retry-policy.md"), "utf8").replace(/\s+/g, " ");
     expect(doc).toContain("Nor are the queue's bound and the attempts target");
-    expect(doc).toContain("still finds the target within reach in every scenario. Nor do the served and oracle targets");
+    expect(doc).toContain(
+      "still finds the target within reach in every scenario. Nor do the served and oracle targets",
+    );
     for (const s of report.scenarios) expect(s.margin, s.name).toBeGreaterThanOrEqual(-0.02);
   });
 });
