@@ -15,10 +15,28 @@ import { routerOptions } from "../../support/router-options";
 const opts = DEFAULT_CAPACITY_BOOKING_OPTIONS;
 
 /** A ledger that has seen `freshPerS` fresh arrivals a second for `seconds` seconds. */
-function ledgerWithBaseline(freshPerS: number, seconds: number): CapacityBooking {
-  const ledger = new CapacityBooking(opts, 0);
+function ledgerWithBaseline(freshPerS: number, seconds: number, options: typeof opts = opts): CapacityBooking {
+  const ledger = new CapacityBooking(options, 0);
   for (let s = 0; s < seconds; s++) for (let k = 0; k < freshPerS; k++) ledger.onFresh(s * 1000 + 1);
   return ledger;
+}
+
+/**
+ * Overloads on a ledger that has seen 10 fresh arrivals a second for 30 s, at a drain rate of 10/s: fresh arrivals at
+ * the drain rate every second, so no second has room. Refusals each second from `fromS` to `toS` make one overload;
+ * a spell of more than burstQuietS (5 s) without one ends it. Seconds go forward only, from 30.
+ */
+function overloadsOn(options: typeof opts = opts) {
+  const ledger = ledgerWithBaseline(10, 30, options);
+  const signals = { queueDepth: 0, drainRate: 10 };
+  let second = 30;
+  const overload = (fromS: number, toS: number) => {
+    for (; second <= toS; second++) {
+      for (let k = 0; k < 10; k++) ledger.onFresh(second * 1000 + 1);
+      if (second >= fromS && second < toS) ledger.hint(second * 1000, signals, 60, () => 0.5, { first: false });
+    }
+  };
+  return { ledger, signals, overload };
 }
 
 describe("CapacityBooking (the booked_capacity ledger)", () => {
@@ -433,17 +451,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
   });
 
   it("a first refusal in a young overload that follows another closely is a probe of 10 to 20 s, not a best effort", () => {
-    // Fresh arrivals at the drain rate every second: no second has room. Refusals each second from `fromS` to
-    // `toS` make one overload; a spell of more than burstQuietS (5 s) without one ends it.
-    const ledger = ledgerWithBaseline(10, 30);
-    const signals = { queueDepth: 0, drainRate: 10 };
-    let second = 30;
-    const overload = (fromS: number, toS: number) => {
-      for (; second <= toS; second++) {
-        for (let k = 0; k < 10; k++) ledger.onFresh(second * 1000 + 1);
-        if (second >= fromS && second < toS) ledger.hint(second * 1000, signals, 60, () => 0.5, { first: false });
-      }
-    };
+    const { ledger, signals, overload } = overloadsOn();
     const delays = (atS: number, first: boolean, horizonS = 60) =>
       [0, 0.5, 0.999].map((u) => {
         const hint = ledger.hint(atS * 1000, signals, horizonS, () => u, { first });
@@ -508,17 +516,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
   });
 
   it("bestEffortRecurMinEndS: a best effort of at least that in an overload that recurs, the rest as before", () => {
-    // As the probe's test: fresh arrivals at the drain rate, no second has room; refusals each second make overloads.
-    const ledger = new CapacityBooking({ ...opts, bestEffortRecurMinEndS: 120 }, 0);
-    for (let s = 0; s < 30; s++) for (let k = 0; k < 10; k++) ledger.onFresh(s * 1000 + 1);
-    const signals = { queueDepth: 0, drainRate: 10 };
-    let second = 30;
-    const overload = (fromS: number, toS: number) => {
-      for (; second <= toS; second++) {
-        for (let k = 0; k < 10; k++) ledger.onFresh(second * 1000 + 1);
-        if (second >= fromS && second < toS) ledger.hint(second * 1000, signals, 60, () => 0.5, { first: false });
-      }
-    };
+    const { ledger, signals, overload } = overloadsOn({ ...opts, bestEffortRecurMinEndS: 120 });
     const delays = (atS: number, first: boolean, horizonS = 120) =>
       [0, 0.999].map((u) => ledger.hint(atS * 1000, signals, horizonS, () => u, { first })?.delayS as number);
     overload(30, 40); // a first overload, 10 s old: the best effort's end is bestEffortMinEndS (60 s)
