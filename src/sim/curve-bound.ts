@@ -259,8 +259,8 @@ export function jointCurveBound(
     throw new Error("curve bound: the queue model is not tied across twins");
   const countsAttempts = sets.map((set) => set.attemptsAtMost !== undefined);
   // A floor on the served share adds starts after every horizon: not tied across twins (nothing needs it yet).
-  const servedFloor = sets.map((set) => set.servedAtLeast !== undefined);
-  if (servedFloor.some(Boolean) && sharedBins > 0)
+  const hasServedFloor = sets.map((set) => set.servedAtLeast !== undefined);
+  if (hasServedFloor.some(Boolean) && sharedBins > 0)
     throw new Error("curve bound: a served floor is not tied across twins");
   // Per set, the requests that no schedule serves within a horizon and whose clients retry (the attempts row).
   const unservedRetries = sets.map(() => 0);
@@ -293,7 +293,7 @@ export function jointCurveBound(
       // With a served floor, a start may also come after every horizon: by its deadline, completing by the run's
       // end at its fastest way's least time, costing its cheapest way's work (both in the request's favour).
       const fastestS = Math.min(...ways.map((way) => way.minCompletionS));
-      const lateLast = servedFloor[set]
+      const lateLast = hasServedFloor[set]
         ? Math.max(last, Math.min(Math.floor(Math.min(job.deadlineS, inst.endS - fastestS) / binS), endBin))
         : last;
       if (queueModel[set] && ways.length > 1) throw new Error("curve bound: the queue model takes one way per job");

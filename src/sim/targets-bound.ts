@@ -56,9 +56,7 @@ export function targetsBoundSet(scenario: Scenario, result: ScenarioResult): Bou
  * defaultRecord(result); // { defaultWorstGap: -0.052, defaultServed: 0.888, defaultMet: { curve: false, ... } }
  * ```
  */
-export function defaultRecord(
-  result: ScenarioResult,
-): Pick<TargetsBoundScenario, "defaultWorstGap" | "defaultServed" | "defaultMet"> {
+export function defaultRecord(result: ScenarioResult): DefaultRecord {
   const check = checkTargets(result);
   const def = result.policies.find((p) => p.id === result.defaultPolicy);
   if (!def) throw new Error(`targets bound: ${result.name} has no run of its default ${result.defaultPolicy}`);
@@ -95,6 +93,9 @@ export interface TargetsBoundScenario {
   size: { columns: number; rows: number };
 }
 
+/** The default's columns of a row (`defaultRecord`): all a new default changes in the report. */
+export type DefaultRecord = Pick<TargetsBoundScenario, "defaultWorstGap" | "defaultServed" | "defaultMet">;
+
 /** docs/targets-bound.json. */
 export interface TargetsBoundReport {
   generatedBy: string;
@@ -128,16 +129,16 @@ export function renderTargetsBound(report: TargetsBoundReport): string {
   const unreachable = s.filter((r) => !reachable.includes(r));
   const cost = (r: TargetsBoundScenario) => r.queueAwareMargin - allTargetsMargin(r);
   const costliest = s.reduce((a, b) => (cost(a) >= cost(b) ? a : b));
-  const oracleMissed = s.filter((r) => !r.defaultMet.oracle || !r.defaultMet.served);
+  const floorMissed = s.filter((r) => !r.defaultMet.oracle || !r.defaultMet.served);
   const lowest = s.reduce((a, b) => (allTargetsMargin(a) <= allTargetsMargin(b) ? a : b));
   const costText =
     cost(costliest) < 0.001
       ? "the served floor (and, in the sustained overload, the p50 target with it) lowers the queue-aware bound by less than 0.1 point in every scenario"
       : `the served floor (with the p50 target where it applies) lowers the queue-aware bound by ${mpts(cost(costliest))} at most (\`${costliest.name}\`)`;
   const missedText =
-    oracleMissed.length === 0
+    floorMissed.length === 0
       ? "The default meets the served and oracle targets in every scenario."
-      : `Where the default misses the served or oracle target (${oracleMissed.map((r) => `\`${r.name}\` ${pct(r.defaultServed)} against a floor of ${pct(r.served.floor)}`).join(", ")}), a schedule with foresight serves the floor with a margin over the best other policy, at its worst horizon, of ${oracleMissed.map((r) => `${mpts(allTargetsMargin(r))} points (\`${r.name}\`)`).join(", ")}.`;
+      : `Where the default misses the served or oracle target (${floorMissed.map((r) => `\`${r.name}\` ${pct(r.defaultServed)} against a floor of ${pct(r.served.floor)}`).join(", ")}), a schedule with foresight serves the floor with a margin over the best other policy, at its worst horizon, of ${floorMissed.map((r) => `${mpts(allTargetsMargin(r))} points (\`${r.name}\`)`).join(", ")}.`;
   const verdict =
     unreachable.length === 0
       ? `So issue 15's simulator targets do not contradict one another: in every scenario one schedule, knowing the arrivals, meets all of them at once (lowest: \`${lowest.name}\`, ${mpts(allTargetsMargin(lowest))}). ${missedText} What keeps the default from them is what an online policy cannot know or does not do, not a conflict between the targets; this does not show them reachable online (the bound relaxes the real system in the requests' favour: any moment of a client's window, no retry timing, fractional starts).`
