@@ -94,8 +94,9 @@ export interface CapacityBookingOptions {
    * The best effort's least end in an overload that recurs (one that began at most `probeRecurS` after the one
    * before it ended, as for the probe); `undefined`: `bestEffortMinEndS` there too. Such an overload's age says
    * little of how long it will last, and the next wave follows a trough: sent back within a minute, a wave's
-   * refusals land in the next wave and spend their retries there. 120 with a 25 s probe (variant
-   * `recurring-best-effort`) serves more in `waves` (docs/retry-policy.md).
+   * refusals land in the next wave and spend their retries there. 120 by default since 2026-12-07, with a 25 s
+   * probe: it serves more in `waves` (variant `recurring-best-effort-off`, 60 s and a 20 s probe, is the rule
+   * before; docs/retry-policy.md).
    */
   bestEffortRecurMinEndS: number | undefined;
   /** The best effort's end per second of the overload's age (1: it is expected to last as long again as it has). */
@@ -247,9 +248,9 @@ export const DEFAULT_CAPACITY_BOOKING_OPTIONS: CapacityBookingOptions = {
   overloadFloorSkipsRise: 0,
   overloadFloorMovingS: 3,
   bestEffortMinEndS: 60,
-  bestEffortRecurMinEndS: undefined,
+  bestEffortRecurMinEndS: 120,
   bestEffortAgeFactor: 1,
-  probeS: 20,
+  probeS: 25,
   probeYoungS: 30,
   probeRecurS: 120,
   keptWhenQueued: false,

@@ -16,7 +16,7 @@ export const HELD_SEEDS_VARIANTS = [
   "sdk-room-off",
   "forget-when-queued",
   "fast-floor-only",
-  "recurring-best-effort",
+  "recurring-best-effort-off",
 ] as const;
 
 /** The held-out seeds per scenario that `npm run eval:held-seeds` runs unless told otherwise. */

@@ -164,8 +164,8 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     "a best effort over the second half of the client's horizon whatever the overload's age (the default until the third change of 2026-12-02)",
     { ledger: { bestEffortMinEndS: 120 } },
   ),
-  variant("best-effort-no-age", "a best effort within 30 to 60 s whatever the overload's age", {
-    ledger: { bestEffortAgeFactor: 0 },
+  variant("best-effort-no-age", "a best effort within 30 to 60 s whatever the overload's age, recurring or not", {
+    ledger: { bestEffortAgeFactor: 0, bestEffortRecurMinEndS: 60 },
   }),
   variant(
     "no-probe",
@@ -178,9 +178,9 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { ledger: { probeRecurS: Number.POSITIVE_INFINITY } },
   ),
   variant(
-    "recurring-best-effort",
-    "in an overload that began at most 120 s after the one before it ended, a best effort of at least 120 s (within the client's horizon) and a probe of up to 25 s, not 60 s and 20 s",
-    { ledger: { bestEffortRecurMinEndS: 120, probeS: 25 } },
+    "recurring-best-effort-off",
+    "in an overload that began at most 120 s after the one before it ended, a best effort of at least 60 s, as in any other, and a probe of up to 20 s, not 120 s and 25 s (the default until 2026-12-07)",
+    { ledger: { bestEffortRecurMinEndS: 60, probeS: 20 } },
   ),
   variant("demote-after-10s", "demotion after 10 s", { booking: { demoteAfterS: 10 } }),
   variant("demote-after-30s", "demotion after 30 s (only requests refused long ago)", {
@@ -257,7 +257,7 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
   ),
   variant(
     "probe-beyond-30s",
-    "a first refusal whose earliest room would answer it more than 30 s later is sent back in 10 to 20 s (a probe), not booked there",
+    "a first refusal whose earliest room would answer it more than 30 s later is sent back in 12.5 to 25 s (a probe), not booked there",
     { ledger: { probeBeyondS: 30 } },
   ),
   // COMBINED_CANDIDATES at once: do their gains add up? (docs/retry-policy.md, "The candidates combined"; run 26 in
