@@ -112,7 +112,7 @@ const TWIN_VARIANT_IDS = [
   "fast-floor-only",
   "probe-every-overload",
   "probe-beyond-30s",
-  "recurring-best-effort",
+  "recurring-best-effort-off",
   "draining-ignores-demoted",
   "fresh-past-target",
   "candidates-combined",
