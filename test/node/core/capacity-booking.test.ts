@@ -417,8 +417,10 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
 
   it("a best effort ends at the overload's age: within a minute for a young one, up to the horizon for a standing one", () => {
     // Fresh arrivals at the drain rate: no second has room, every hint is a best effort. One refusal a second
-    // (never a quiet spell of burstQuietS) keeps the same overload going; its age is the time since the first.
-    const ledger = ledgerWithBaseline(10, 30);
+    // (never a quiet spell of burstQuietS) keeps the same overload going; its age is the time since the first. An
+    // overload that recurs has a least end of its own (bestEffortRecurMinEndS, its test below): here it is the
+    // lone overload's, so that the last overload shows its age starting again.
+    const ledger = ledgerWithBaseline(10, 30, { ...opts, bestEffortRecurMinEndS: opts.bestEffortMinEndS });
     const bestEfforts = (atS: number, horizonS: number) =>
       [0, 0.5, 0.999].map((u) => {
         const hint = ledger.hint(atS * 1000, { queueDepth: 0, drainRate: 10 }, horizonS, () => u);
@@ -450,7 +452,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(Math.max(...bestEfforts(310, 120))).toBeLessThanOrEqual(60);
   });
 
-  it("a first refusal in a young overload that follows another closely is a probe of 10 to 20 s, not a best effort", () => {
+  it("a first refusal in a young overload that follows another closely is a probe of [probeS / 2, probeS], not a best effort", () => {
     const { ledger, signals, overload } = overloadsOn();
     const delays = (atS: number, first: boolean, horizonS = 60) =>
       [0, 0.5, 0.999].map((u) => {
@@ -462,9 +464,10 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(Math.min(...delays(40, true))).toBeGreaterThanOrEqual(30);
     overload(60, 65); // began 20 s after the first ended, 5 s old
     const probe = delays(65, true);
-    expect(probe[0]).toBeCloseTo(10, 6);
-    expect(probe[1]).toBeCloseTo(15, 6);
-    expect(probe[2]).toBeLessThanOrEqual(20);
+    expect(opts.probeS).toBe(25);
+    expect(probe[0]).toBeCloseTo(12.5, 6);
+    expect(probe[1]).toBeCloseTo(18.75, 6);
+    expect(probe[2]).toBeLessThanOrEqual(25);
     expect(delays(65, true, 120)).toEqual(probe); // whatever the client's horizon
     expect(Math.min(...delays(65, false))).toBeGreaterThanOrEqual(30); // a second refusal: the best effort
     overload(66, 95); // 35 s old: no longer young
@@ -490,7 +493,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
       return ledger.hint(30_000, { queueDepth: 0, drainRate: 10 }, 60, () => 0.5, { first: true })?.delayS;
     };
     expect(refuse({})).toBeGreaterThanOrEqual(30); // a first overload
-    expect(refuse({ probeRecurS: Number.POSITIVE_INFINITY })).toBeCloseTo(15, 6);
+    expect(refuse({ probeRecurS: Number.POSITIVE_INFINITY })).toBeCloseTo(0.75 * opts.probeS, 6);
     expect(refuse({ probeS: 0, probeRecurS: Number.POSITIVE_INFINITY })).toBeGreaterThanOrEqual(30);
   });
 
@@ -507,7 +510,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(far?.delayS).toBeGreaterThan(30);
     const probing = ledgerWith({ probeBeyondS: 30 });
     const probe = probing.hint(30_000, deep, 120, () => 0.5, { first: true });
-    expect(probe).toEqual({ delayS: 15, promised: false }); // uniform in [probeS / 2, probeS] = [10, 20]
+    expect(probe).toEqual({ delayS: 0.75 * opts.probeS, promised: false }); // uniform in [probeS / 2, probeS]
     // Refused again, it is booked; and a booking that answers within the bound is made as before.
     expect(probing.hint(45_000, deep, 120, () => 0.5, { first: false })?.promised).toBe(true);
     const near = probing.hint(46_000, { queueDepth: 12, drainRate: 10 }, 120, () => 0.5, { first: true });
@@ -526,7 +529,7 @@ describe("CapacityBooking (the booked_capacity ledger)", () => {
     expect(delays(65, false)[0]).toBeCloseTo(60, 6);
     expect(delays(65, false)[1]).toBeGreaterThan(119);
     expect(Math.max(...delays(65, false, 60))).toBeLessThanOrEqual(60); // never past the client's horizon
-    expect(delays(65, true)[0]).toBeCloseTo(10, 6); // a first refusal in it still probes
+    expect(delays(65, true)[0]).toBeCloseTo(opts.probeS / 2, 6); // a first refusal in it still probes
     overload(300, 305); // began more than probeRecurS (120 s) after the last one ended: a lone overload again
     expect(delays(305, false)[1]).toBeLessThanOrEqual(60);
   });
@@ -849,10 +852,11 @@ describe("RouterCore with booked_capacity", () => {
     };
     expect(hintS("a.0", "a")).toBeGreaterThanOrEqual(30); // the first overload: a best effort
     tick(20_000); // nothing refused for 20 s: the next refusal begins another overload
-    expect(hintS("b.0", "b")).toBeCloseTo(15, 0); // its first refusal: a probe (10 to 20 s)
-    tick(15_000);
+    const probeMidS = 0.75 * DEFAULT_CAPACITY_BOOKING_OPTIONS.probeS; // the harness draws 0.5: a probe's middle
+    expect(hintS("b.0", "b")).toBeCloseTo(probeMidS, 0); // its first refusal: a probe
+    tick(probeMidS * 1000); // back when told (earlier, it would be told to wait out the rest of its probe)
     expect(hintS("b.1", "b")).toBeGreaterThanOrEqual(30); // back and refused again: the best effort
-    expect(hintS("c.0", "c")).toBeCloseTo(15, 0); // another request's first refusal, the overload still young
+    expect(hintS("c.0", "c")).toBeCloseTo(probeMidS, 0); // another request's first refusal, the overload still young
   });
 
   it("a refused retry lowers the ledger's trust only when it was promised room; a best effort's refusal does not", () => {

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { E2E_SATURATED_WINDOW_S, E2E_SCHEDULES } from "../../../eval/e2e-schedule";
-import type { PromiseOutcomes } from "../../../src/core/capacity-booking";
+import { DEFAULT_CAPACITY_BOOKING_OPTIONS, type PromiseOutcomes } from "../../../src/core/capacity-booking";
 import { routerSettingsSchema } from "../../../src/core/router-schema";
 import { parseConfig } from "../../../src/edge/config";
 import type { ArrivalCurves } from "../../../src/sim/arrival-bins";
@@ -202,18 +202,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // other policy's); the oracle met in as many scenarios.
     // The oracle: one scenario fewer on both seed sets before the drain-rate fix of 2026-12-06 (cc237ee); from it
     // until demoted requests waited up to 40 s (2026-12-07), three fewer on the tuning seeds and two on the held-out
-    // ones; since, one fewer on both.
+    // ones; then one fewer on both; as many on both since the longer best effort in recurring overloads.
     const off = variant("no-demotion");
     const heldOracle = (id: string) => heldOut.find((v) => v.id === id)?.met.oracle ?? Number.NaN;
+    expect(def.summary.met.oracle).toBe(off.summary.met.oracle);
+    expect(heldOracle("default")).toBe(heldOracle("no-demotion"));
     expect(doc).toContain(
-      `demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in fewer scenarios than without it: ${moreOrFewer(def.summary.met.oracle, off.summary.met.oracle)} on the tuning seeds and ${moreOrFewer(heldOracle("default"), heldOracle("no-demotion"))} on the held-out ones (three and two fewer from the drain-rate fix of 2026-12-06, cc237ee, until demoted requests waited up to 40 s, 2026-12-07; one fewer on both before that fix).`,
+      "demotion more than halves the summed worst curve gaps and brings the sustained overload's p50 under 5 s, and pays in the final served share - under sustained overload it is lower (the requests demoted while it lasts are partly lost), still above every other policy's, and the oracle target is met in as many scenarios as without it on both seed sets since the longer best effort in recurring overloads (2026-12-07; one fewer on both before it, three and two fewer from the drain-rate fix of 2026-12-06, cc237ee, until demoted requests waited up to 40 s, 2026-12-07, and one fewer on both before that fix).",
     );
     expect(off.p50).toBeGreaterThan(5);
     expect(def.summary.worstCurveGapSumPts).toBeGreaterThan(off.summary.worstCurveGapSumPts / 2);
     expect(def.sustainedServed).toBeLessThan(off.sustainedServed);
     expect(def.sustainedServed).toBeGreaterThan(bestOther(sustained));
-    expect(def.summary.met.oracle).toBeLessThan(off.summary.met.oracle);
-    expect(heldOracle("default")).toBeLessThan(heldOracle("no-demotion"));
     const laterHeld =
       (heldOut.find((v) => v.id === "default")?.worstCurveGapSumPts ?? Number.NaN) -
       (heldOut.find((v) => v.id === "demote-after-30s")?.worstCurveGapSumPts ?? Number.NaN);
@@ -231,14 +231,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const fifo = costsCurve("demoted-fifo", false);
     for (const k of ["curve", "served"] as const) expect(fifo.met[k], k).toBeLessThanOrEqual(def.summary.met[k]);
     // The oracle: in no more scenarios before the drain-rate fix of 2026-12-06 (cc237ee), in one more on both seed sets
-    // from it until demoted requests waited up to 40 s (2026-12-07), since in one fewer on the tuning seeds and as many
-    // held out; its summed gaps larger on both, by the figures quoted.
+    // from it until demoted requests waited up to 40 s (2026-12-07), then in one fewer on the tuning seeds and as many
+    // held out, and in one fewer on both since the longer best effort in recurring overloads; its summed gaps larger
+    // on both, by the figures quoted.
     const heldFifo = heldOut.find((v) => v.id === "demoted-fifo") as VariantSummary;
     const heldDefault = heldOut.find((v) => v.id === "default") as VariantSummary;
     expect(fifo.met.oracle).toBe(def.summary.met.oracle - 1);
-    expect(heldFifo.met.oracle).toBe(heldDefault.met.oracle);
+    expect(heldFifo.met.oracle).toBe(heldDefault.met.oracle - 1);
     expect(doc).toContain(
-      `Arrival order meets the oracle target in one fewer scenario than the default on the tuning seeds and as many on the held-out ones (in no more before the drain-rate fix of 2026-12-06, cc237ee, and in one more on both from it until demoted requests waited up to 40 s, 2026-12-07), and leaves summed worst curve gaps larger by ${(def.summary.worstCurveGapSumPts - fifo.worstCurveGapSumPts).toFixed(1)} points on the tuning seeds and ${(heldDefault.worstCurveGapSumPts - heldFifo.worstCurveGapSumPts).toFixed(1)} on the held-out ones.`,
+      `Arrival order meets the oracle target in one fewer scenario than the default on both seed sets since the longer best effort in recurring overloads (one fewer on the tuning seeds and as many on the held-out ones before it, in no more before the drain-rate fix of 2026-12-06, cc237ee, and in one more on both from it until demoted requests waited up to 40 s, 2026-12-07), and leaves summed worst curve gaps larger by ${(def.summary.worstCurveGapSumPts - fifo.worstCurveGapSumPts).toFixed(1)} points on the tuning seeds and ${(heldDefault.worstCurveGapSumPts - heldFifo.worstCurveGapSumPts).toFixed(1)} on the held-out ones.`,
     );
     expect(heldFifo.worstCurveGapSumPts).toBeLessThan(heldDefault.worstCurveGapSumPts);
     expect(doc).toContain(
@@ -299,9 +300,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(heldTwoStep?.met.attempts).toBe(heldDef?.met.attempts);
     // The oracle: one fewer on the tuning seeds and as many on the held-out ones before the drain-rate fix of
     // 2026-12-06 (cc237ee); as many and one more from it until demoted requests waited up to 40 s; two fewer and as
-    // many until the quiet wait; one fewer and as many since. Fewer where it meets attempts in as many: nothing won.
+    // many until the quiet wait; one fewer and as many until the longer best effort in recurring overloads; one
+    // fewer on both since. Fewer where it meets attempts in as many: nothing won.
     expect(twoStep?.met.oracle).toBe((def?.met.oracle ?? 0) - 1);
-    expect(heldTwoStep?.met.oracle).toBe(heldDef?.met.oracle);
+    expect(heldTwoStep?.met.oracle).toBe((heldDef?.met.oracle ?? 0) - 1);
   });
 
   it("backs docs/retry-policy.md's account of refusals remembered until the request is placed", () => {
@@ -314,12 +316,11 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const pair = (list: readonly VariantSummary[]) =>
       [list[0], list.find((v) => v.id === "forget-when-queued")] as [VariantSummary, VariantSummary];
-    // The summed gaps: smaller on the held-out seeds; on the tuning seeds, since the quiet wait, larger by less than 0.1.
+    // The summed gaps: smaller on both seed sets (on the tuning seeds larger by less than 0.1 from the quiet wait until
+    // the longer best effort in recurring overloads).
     const [tunedPair, heldPair] = [pair(json.variants), pair(held)];
-    expect(heldPair[0].worstCurveGapSumPts).toBeGreaterThan(heldPair[1].worstCurveGapSumPts);
-    expect(tunedPair[1].worstCurveGapSumPts - tunedPair[0].worstCurveGapSumPts).toBeGreaterThan(0);
-    expect(tunedPair[1].worstCurveGapSumPts - tunedPair[0].worstCurveGapSumPts).toBeLessThan(0.1);
     for (const [def, old] of [tunedPair, heldPair]) {
+      expect(def.worstCurveGapSumPts).toBeGreaterThan(old.worstCurveGapSumPts);
       expect(def.meanWaitSumS).toBeLessThan(old.meanWaitSumS);
       const p50 = (v: VariantSummary) => v.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
       expect(Math.abs(p50(def) - p50(old))).toBeLessThan(0.02);
@@ -327,7 +328,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const [def, old] = pair(json.variants);
     const [heldDef, heldOld] = pair(held);
     expect(doc).toContain(
-      `With that fix it keeps the shorter mean waits on both seed sets and the smaller summed gaps on the held-out ones (on the tuning seeds, since demoted requests wait up to 60 s while no one is turned away, the row's are smaller by less than 0.1 points), its sustained overload's p50 is the row's to within 0.02 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} scenarios on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones (two fewer and one fewer until demoted requests waited up to 40 s, 2026-12-07);`,
+      `With that fix it keeps the shorter mean waits and the smaller summed gaps on both seed sets (on the tuning seeds the row's were smaller by less than 0.1 points from the quiet wait until the longer best effort in recurring overloads, both 2026-12-07), its sustained overload's p50 is the row's to within 0.02 s on both, and it meets the oracle target in ${moreOrFewer(def.met.oracle, old.met.oracle)} ${def.met.oracle - old.met.oracle === 1 ? "scenario" : "scenarios"} on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldOld.met.oracle)} on the held-out ones (two fewer and one fewer until demoted requests waited up to 40 s, 2026-12-07; as many on both until the longer best effort);`,
     );
     // The twin does not tell them apart: the same figures from a cold router and after a quiet spell.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
@@ -391,7 +392,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(heldDef.met.attempts).toBeGreaterThan(heldPrevious.met.attempts);
     // The oracle: one more on each seed set before the drain-rate fix of 2026-12-06 (cc237ee); since, quoted.
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in ${moreOrFewer(def.met.oracle, previous.met.oracle)} on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldPrevious.met.oracle)} on the held-out ones (one more on each before the drain-rate fix of 2026-12-06, cc237ee; one fewer and as many from it until demoted requests waited up to 40 s, 2026-12-07).`,
+      `Against it the default has smaller summed worst curve gaps, and meets the attempts target in more scenarios on both seed sets, and the oracle target in ${moreOrFewer(def.met.oracle, previous.met.oracle)} on the tuning seeds and ${moreOrFewer(heldDef.met.oracle, heldPrevious.met.oracle)} on the held-out ones (one more on each before the drain-rate fix of 2026-12-06, cc237ee; one fewer and as many from it until demoted requests waited up to 40 s, 2026-12-07; as many on both from then until the longer best effort in recurring overloads, the same day).`,
     );
   });
 
@@ -1963,20 +1964,24 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(flat).toContain(
       `\`before-median-floor\` served ${pct(at30(before.cold))} within 30 s from a cold router, against \`before-queue-refill\`'s ${pct(at30(beforeRefill.cold))}.`,
     );
-    // "`best-effort-second-half` ... differs from today's default by one request of six seeds served within 120 s from
-    // a cold router (within 60 s until the drain-rate fix ...) and not at all after a quiet spell".
+    // "`best-effort-second-half` has today's default's figures in both twins, and `recurring-best-effort-off` ...
+    // differs from it by one request of six seeds served within 120 s from a cold router and not at all after a quiet
+    // spell".
     const secondHalf = (id: string) => of(id, "booked_capacity:best-effort-second-half");
     expect({ ...secondHalf("after-quiet"), id: DEFAULT_POLICY_ID }).toEqual(quiet);
-    expect({ ...secondHalf("cold"), servedWithinS: cold.servedWithinS, id: DEFAULT_POLICY_ID }).toEqual(cold);
+    expect({ ...secondHalf("cold"), id: DEFAULT_POLICY_ID }).toEqual(cold);
+    const recurOff = (id: string) => of(id, "booked_capacity:recurring-best-effort-off");
+    expect({ ...recurOff("after-quiet"), id: DEFAULT_POLICY_ID }).toEqual(quiet);
+    expect({ ...recurOff("cold"), servedWithinS: cold.servedWithinS, id: DEFAULT_POLICY_ID }).toEqual(cold);
     // One request: the twin records no count of requests, but every share it records is a multiple of one request's.
-    const short120 = (cold.servedWithinS[120] ?? 0) - (secondHalf("cold").servedWithinS[120] ?? 0);
+    const short120 = (recurOff("cold").servedWithinS[120] ?? 0) - (cold.servedWithinS[120] ?? 0);
     expect(short120).toBeGreaterThan(0);
     const requests = Math.round(1 / short120);
     for (const share of Object.values(cold.servedWithinS))
       expect(Math.abs(share * requests - Math.round(share * requests))).toBeLessThan(1e-6);
-    for (const h of [5, 15, 30, 60]) expect(secondHalf("cold").servedWithinS[h]).toBe(cold.servedWithinS[h]);
+    for (const h of [5, 15, 30, 60]) expect(recurOff("cold").servedWithinS[h]).toBe(cold.servedWithinS[h]);
     expect(flat).toContain(
-      "differs from today's default by one request of six seeds served within 120 s from a cold router (within 60 s until the drain-rate fix of 2026-12-06, cc237ee) and not at all after a quiet spell",
+      "has today's default's figures in both twins, and `recurring-best-effort-off` (the rule before the longer best effort in recurring overloads, 2026-12-07) differs from it by one request of six seeds served within 120 s from a cold router and not at all after a quiet spell",
     );
   });
 
@@ -2038,7 +2043,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   it("backs the README's account of where the default loses", () => {
     const readme = read("README.md").replace(/\s+/g, " ");
     const quoted = readme.match(
-      /the completion curve against the best other policy at each horizon \(in (\d+) of (\d+) scenarios, by (\d+) to (\d+) points\), the oracle's final served share in (\w+) scenarios, and attempts against static 30 s in (\w+) \(on seeds/,
+      /the completion curve against the best other policy at each horizon \(in (\d+) of (\d+) scenarios, by (\d+) to (\d+) points\), the oracle's final served share in (\w+) scenarios?, and attempts against static 30 s in (\w+) \(on seeds/,
     );
     expect(quoted).not.toBeNull();
     const [, curveMisses, scenarios, low, high, oracleMisses, attemptsMisses] = quoted as RegExpMatchArray;
@@ -2062,7 +2067,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(words[held.filter((t) => !t.met.attempts).length]).toBe(heldAttempts);
     expect(words[held.filter((t) => !t.met.served).length]).toBe(heldServed);
     const sweepQuoted = readme.match(
-      /across the queue-bound sweep, the final served share at (\d+) of its (\d+) points, all in `(\w[\w-]*)`, where static 30 s serves up to (\d+\.\d) points more/,
+      /across the queue-bound sweep, the final served share at (\d+) of its (\d+) points, (?:all )?in `(\w[\w-]*)`, where static 30 s serves up to (\d+\.\d) points more/,
     );
     expect(sweepQuoted).not.toBeNull();
     const sweepShort = json.sweeps.filter((s) => !s.targets.met.served);
@@ -2223,13 +2228,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(heldOwn.worstCurveGapSumPts).toBeLessThan(heldDef.worstCurveGapSumPts);
   });
 
-  it("backs docs/retry-policy.md's next-horizon bullet: adaptive LIFO behind by more than 2 points on both sets", () => {
+  it("backs docs/retry-policy.md's next-horizon bullet: adaptive LIFO behind on both sets", () => {
     const held = (json.heldOut as HeldOutRun).variants;
     const id = "newest-first-order";
     const [def, newest] = [json.variants[0], json.variants.find((v) => v.id === id)] as VariantSummary[];
     const [heldDef, heldNewest] = [held[0], held.find((v) => v.id === id)] as VariantSummary[];
+    // By more than 2 points on both sets until the longer best effort in recurring overloads (2026-12-07); held out
+    // by more than 1 since (its row in the bullet quotes both sums).
     expect((def?.worstCurveGapSumPts ?? 0) - (newest?.worstCurveGapSumPts ?? 0)).toBeGreaterThan(2);
-    expect((heldDef?.worstCurveGapSumPts ?? 0) - (heldNewest?.worstCurveGapSumPts ?? 0)).toBeGreaterThan(2);
+    expect((heldDef?.worstCurveGapSumPts ?? 0) - (heldNewest?.worstCurveGapSumPts ?? 0)).toBeGreaterThan(1);
     // The switch meets every end-to-end target in the twin, as adaptive LIFO did.
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
@@ -2249,8 +2256,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const id = "demoted-headroom-1";
     const { def, own, heldDef, heldOwn } = besideDefault(id);
     expect(own?.worstCurveGapSumPts).toBeGreaterThan(def?.worstCurveGapSumPts ?? 0);
-    // Ahead on the held-out seeds too until refusals were remembered until a request is placed (2026-12-05).
-    expect(heldOwn?.worstCurveGapSumPts).toBeLessThan(heldDef?.worstCurveGapSumPts ?? 0);
+    // Ahead on the held-out seeds too until refusals were remembered until a request is placed (2026-12-05), and
+    // again since the longer best effort in recurring overloads (2026-12-07), by less than 0.1 points.
+    expect(heldOwn?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
+    expect((heldOwn?.worstCurveGapSumPts ?? 0) - (heldDef?.worstCurveGapSumPts ?? 0)).toBeLessThan(0.1);
     // Most of its lead on the tuning seeds is burst-10x's: the scenario whose worst gap moves most, by more than
     // half the summed lead.
     const gap = (v: VariantSummary | undefined, name: string) => v?.perScenario[name]?.worstCurveGap.gapPts ?? 0;
@@ -2319,18 +2328,24 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(own?.worstCurveGapSumPts).toBeLessThan(def?.worstCurveGapSumPts ?? 0);
     expect(heldOwn?.worstCurveGapSumPts).toBeLessThan(heldDef?.worstCurveGapSumPts ?? 0);
     // "Less idle capacity, fewer requests served": every scenario whose final served share moves by a point moves
-    // down, and the fleet idles less there while clients wait.
+    // down, and the fleet idles less there while clients wait - "in `waves`, since the longer best effort in
+    // recurring overloads, fewer served with more of the fleet idle".
     const names = Object.keys(def?.perScenario ?? {});
     const moved = names.filter(
       (n) => Math.abs((own?.perScenario[n]?.servedFraction ?? 0) - (def?.perScenario[n]?.servedFraction ?? 0)) >= 0.01,
     );
-    expect(moved.length).toBeGreaterThan(0);
+    expect(moved).toContain("waves");
+    expect(moved.length).toBeGreaterThan(1);
+    const idle = (v: VariantSummary | undefined, n: string) =>
+      v?.perScenario[n]?.idleWhileWaitingFraction ?? Number.NaN;
     for (const n of moved) {
       expect(own?.perScenario[n]?.servedFraction).toBeLessThan(def?.perScenario[n]?.servedFraction ?? 0);
-      expect(own?.perScenario[n]?.idleWhileWaitingFraction).toBeLessThan(
-        def?.perScenario[n]?.idleWhileWaitingFraction ?? 0,
-      );
+      if (n === "waves") expect(idle(own, n), n).toBeGreaterThan(idle(def, n));
+      else expect(idle(own, n), n).toBeLessThan(idle(def, n));
     }
+    expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
+      "Less idle capacity, fewer requests served (in `waves`, since the longer best effort in recurring overloads of 2026-12-07, fewer served with more of the fleet idle)",
+    );
     // On the trains: nearer static 30 s within 60 s, less idle, and more points behind on the final served share.
     const trains = JSON.parse(read("docs/burst-train.json")) as BurstTrainReport;
     for (const fleet of ["burst-3x", "small"] as const) {
@@ -2343,7 +2358,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(t.promises.trustByLead.brokenShare).toBeGreaterThan(t.promises.default.brokenShare);
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "Less idle capacity, fewer requests served: what would keep both is a forecast that knows how long an overload lasts",
+      "fewer served with more of the fleet idle): what would keep both is a forecast that knows how long an overload lasts",
     );
   });
 
@@ -2500,31 +2515,37 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/evaluation.md")).toContain(envelopeSection(json.scenarios, DEFAULT_POLICY_ID, json.sweeps));
   });
 
-  it("backs docs/retry-policy.md's bullet on the longer best effort when overloads recur (row recurring-best-effort)", () => {
+  it("backs docs/retry-policy.md's bullet on the longer best effort when overloads recur (the default; row recurring-best-effort-off)", () => {
+    // The default has it since 2026-12-07: the commit's code says so.
+    expect(DEFAULT_CAPACITY_BOOKING_OPTIONS.bestEffortRecurMinEndS).toBe(120);
+    expect(DEFAULT_CAPACITY_BOOKING_OPTIONS.probeS).toBe(25);
     const heldOut = (json.heldOut as HeldOutRun).variants;
     const row = (list: readonly VariantSummary[], id: string) => list.find((v) => v.id === id) as VariantSummary;
     const [tuned, held] = [json.variants, heldOut].map((list) => ({
-      own: row(list, "recurring-best-effort"),
+      before: row(list, "recurring-best-effort-off"),
       def: row(list, "default"),
-    })) as [{ own: VariantSummary; def: VariantSummary }, { own: VariantSummary; def: VariantSummary }];
-    for (const { own, def } of [tuned, held]) {
-      // "one more scenario meets the oracle target on both seed sets (waves), and every other count is the default's"
-      expect(own.met.oracle).toBe(def.met.oracle + 1);
-      for (const key of ["curve", "served", "attempts"] as const) expect(own.met[key], key).toBe(def.met[key]);
-      expect(own.perScenario.waves?.servedFraction).toBeGreaterThan(def.perScenario.waves?.servedFraction ?? 1);
-      // "the sustained overload's p50 stays within the 5 s the issue allows"
-      expect(own.perScenario["sustained-1.3x"]?.timeToSuccessP50S).toBeLessThanOrEqual(5);
-      // "a lone overload is unchanged": the bursts' figures are the default's.
+    })) as [{ before: VariantSummary; def: VariantSummary }, { before: VariantSummary; def: VariantSummary }];
+    for (const { before, def } of [tuned, held]) {
+      // One more scenario meets the oracle target on both seed sets (waves), and every other count is the rule
+      // before's; smaller summed worst gaps.
+      expect(def.met.oracle).toBe(before.met.oracle + 1);
+      for (const key of ["curve", "served", "attempts"] as const) expect(def.met[key], key).toBe(before.met[key]);
+      expect(def.perScenario.waves?.servedFraction).toBeGreaterThan(before.perScenario.waves?.servedFraction ?? 1);
+      expect(def.worstCurveGapSumPts).toBeGreaterThan(before.worstCurveGapSumPts);
+      // The sustained overload's p50 stays within the 5 s the issue allows.
+      expect(def.perScenario["sustained-1.3x"]?.timeToSuccessP50S).toBeLessThanOrEqual(5);
+      // "A lone overload is unchanged": the bursts' figures are the rule before's.
       for (const n of ["demo-burst-3x", "burst-3x", "mixed-fleet", "llm-sizes"])
-        expect(own.perScenario[n], n).toEqual(def.perScenario[n]);
+        expect(def.perScenario[n], n).toEqual(before.perScenario[n]);
     }
-    // Ahead of the default on the summed worst gaps of both sets, and in the twin it meets every end-to-end target.
-    expect(variantsAhead(json.variants, heldOut).both).toContain("recurring-best-effort");
+    // "Both meet the end-to-end targets in the twin."
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
-    expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:recurring-best-effort`, DEFAULT_POLICY_ID)).toBe(true);
+    expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
+    expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:recurring-best-effort-off`, DEFAULT_POLICY_ID)).toBe(true);
     const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
     expect(doc).toContain("A longer best effort when overloads recur");
     expect(doc).toContain("A lone overload is unchanged");
+    expect(doc).toContain("Both meet the end-to-end targets in the twin");
   });
 
   it("backs docs/retry-policy.md's account of the variants ahead of the default on both seed sets", () => {
@@ -2554,7 +2575,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(aheadOnBoth, id).toContain(id);
     expect(aheadOnBoth).toContain("clairvoyant-forecast");
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, two are combinations of the others, added on 2026-12-07: "The candidates combined", below, and \`two-step\`, \`floor-before-rise-persistence\` and \`fifo-while-standing\` joined them when demoted requests began to wait up to 40 s, 2026-12-07, each then by less than a point on one of the sets; \`backlog-at-drain-rate\` and the two previous defaults of the demoted wait, \`demoted-timeout-off\` and \`demoted-quiet-off\`, when they began to wait up to 60 s while no one is turned away, the same day, each by less than a point on one of the sets: that change costs the curve a little for the attempts target, its bullet below; and \`recurring-best-effort\`, added on 2026-12-07, its bullet below), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
+      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, two are combinations of the others, added on 2026-12-07: "The candidates combined", below, and \`two-step\`, \`floor-before-rise-persistence\` and \`fifo-while-standing\` joined them when demoted requests began to wait up to 40 s, 2026-12-07, each then by less than a point on one of the sets; \`backlog-at-drain-rate\` and the two previous defaults of the demoted wait, \`demoted-timeout-off\` and \`demoted-quiet-off\`, when they began to wait up to 60 s while no one is turned away, the same day, each by less than a point on one of the sets: that change costs the curve a little for the attempts target, its bullet below; \`backlog-at-drain-rate\`, \`demoted-quiet-off\` and \`fifo-while-standing\` left them again, and \`demoted-headroom-1\` joined them, with the longer best effort in recurring overloads, the same day, its bullet below), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
     );
     // What the sum does not show: in the end-to-end run's twin the default meets every end-to-end target from a cold
     // router and after a quiet spell, and none of them does (each is in the twin).
@@ -2576,11 +2597,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         "no-delay-target",
         "no-queue-refill",
         "probe-every-overload",
-        "recurring-best-effort",
         "two-step",
-        "fifo-while-standing",
         "demoted-timeout-off",
-        "demoted-quiet-off",
       ].sort(),
     );
     const p50 = (v?: VariantSummary) => v?.perScenario["sustained-1.3x"]?.timeToSuccessP50S ?? Number.NaN;
@@ -2591,15 +2609,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       tuned: (fifo.tuned?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
       held: (fifo.held?.worstCurveGapSumPts ?? Number.NaN) - def.held.worstCurveGapSumPts,
     };
-    expect(fifoLead.tuned).toBeGreaterThan(0);
+    // Since the longer best effort in recurring overloads, "on the held-out seeds only, by 0.5 points there (on the
+    // tuning seeds its summed gaps are larger by less than 0.1)".
+    expect(fifoLead.tuned).toBeLessThan(0);
+    expect(fifoLead.tuned).toBeGreaterThan(-0.1);
     expect(fifoLead.held).toBeGreaterThan(0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `from the drain-rate fix of 2026-12-06 (cc237ee) on the held-out seeds only, and since demoted requests wait up to 40 s (2026-12-07) is ahead on both again, by ${fifoLead.tuned.toFixed(1)} points on the tuning seeds and ${fifoLead.held.toFixed(1)} on the held-out ones, and`,
+      `from demoted requests waiting up to 40 s until the longer best effort in recurring overloads (both 2026-12-07) on both again, and since on the held-out seeds only, by ${fifoLead.held.toFixed(1)} points there (on the tuning seeds its summed gaps are larger by less than 0.1), and`,
     );
     // Those that joined with the quiet wait, "each by less than a point on one of the sets" (those that joined with the
-    // demoted wait, "each then by less than a point": two-step is ahead by more than one on both since, its bullet).
-    for (const id of ["floor-before-rise-persistence", "fifo-while-standing"]) expect(aheadOnBoth, id).toContain(id);
-    for (const id of ["backlog-at-drain-rate", "demoted-timeout-off", "demoted-quiet-off"]) {
+    // demoted wait, "each then by less than a point": two-step is ahead by more than one on both since, its bullet);
+    // three of them left again with the longer best effort in recurring overloads.
+    expect(aheadOnBoth).toContain("floor-before-rise-persistence");
+    for (const id of ["fifo-while-standing", "backlog-at-drain-rate", "demoted-quiet-off"])
+      expect(aheadOnBoth, id).not.toContain(id);
+    for (const id of ["demoted-timeout-off"]) {
       expect(aheadOnBoth, id).toContain(id);
       const leads = [
         (tunedById.get(id)?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
@@ -2615,25 +2639,26 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
     expect(quietRise?.met.attempts).toBe(false);
     expect(quietRise?.attemptsPerOffered ?? Number.NaN).toBeGreaterThan(1.5);
-    const oracleBehind = { "floor-before-rise": 0, "no-queue-refill": 1, "probe-every-overload": 2 };
+    const oracleBehind = { "floor-before-rise": 0, "no-queue-refill": 0, "probe-every-overload": 2 };
     for (const [id, fewer] of Object.entries(oracleBehind))
       expect(tunedById.get(id)?.met.oracle, id).toBe(def.tuned.met.oracle - fewer);
     for (const id of ["floor-before-rise", "probe-every-overload"])
       expect(tunedById.get(id)?.met.attempts, id).toBeLessThan(def.tuned.met.attempts);
-    expect(tunedById.get("probe-every-overload")?.met.attempts).toBe(8);
+    expect(tunedById.get("probe-every-overload")?.met.attempts).toBe(9);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds, and from it in as many; since demoted requests wait up to 40 s (2026-12-07) the default meets it in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, \`floor-before-rise\` in as many, \`no-queue-refill\` in one fewer and \`probe-every-overload\` in two fewer. \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 8 of 12;`,
+      `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds, and from it in as many; since the longer best effort in recurring overloads (2026-12-07) the default meets it in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, \`floor-before-rise\` and \`no-queue-refill\` in as many and \`probe-every-overload\` in two fewer (\`no-queue-refill\` in one fewer from demoted requests waiting up to 40 s until then). \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 9 of 12;`,
     );
-    // `no-queue-refill` pays with no target but the oracle and the attempts once each on the tuning seeds (the four
-    // met as often there until demoted requests waited up to 40 s; the attempts as often until they waited up to 60 s
-    // while no one is turned away), the oracle once more held out.
+    // `no-queue-refill` pays with no target but the attempts once on the tuning seeds (the four met as often there
+    // until demoted requests waited up to 40 s; the attempts as often until they waited up to 60 s while no one is
+    // turned away; the oracle once fewer on the tuning seeds and once more held out until the longer best effort in
+    // recurring overloads).
     const refillOff = { tuned: tunedById.get("no-queue-refill"), held: held.get("no-queue-refill") };
     for (const k of ["curve", "served", "oracle", "attempts"] as const) {
-      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k] - (k === "oracle" || k === "attempts" ? 1 : 0));
-      expect(refillOff.held?.met[k], k).toBe(def.held.met[k] + (k === "oracle" ? 1 : 0));
+      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k] - (k === "attempts" ? 1 : 0));
+      expect(refillOff.held?.met[k], k).toBe(def.held.met[k]);
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`no-queue-refill` pays with no target in the simulator but one scenario's oracle target and one's attempts target on the tuning seeds: it meets each of the four targets in as many scenarios as the default on both seed sets but the oracle target, which it meets in one fewer on the tuning seeds and one more on the held-out ones, and the attempts target, in one fewer on the tuning seeds (in as many until demoted requests waited up to 60 s while no one is turned away); it pays at the demo's 30 and 60 s, in the twin's curves",
+      "`no-queue-refill` pays with no target in the simulator but one scenario's attempts target on the tuning seeds: it meets each of the four targets in as many scenarios as the default on both seed sets but the attempts target, in one fewer on the tuning seeds (in as many until demoted requests waited up to 60 s while no one is turned away; and the oracle target in one fewer on the tuning seeds and one more on the held-out ones until the longer best effort in recurring overloads, the same day); it pays at the demo's 30 and 60 s, in the twin's curves",
     );
     // "It pays at the demo's 30 and 60 s" in the twin's curves, from a cold router and after a quiet spell.
     for (const t of targetTwins(twin)) {
@@ -2665,11 +2690,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         "floor-before-rise-persistence",
         "clairvoyant-forecast",
         "candidates-unpacked",
-        "backlog-at-drain-rate",
       ].sort(),
     );
-    // "`candidates-unpacked` ... misses the twin's curve target", and `backlog-at-drain-rate` (ahead on both since the
-    // quiet wait) "misses it too".
+    // "`candidates-unpacked` ... misses the twin's curve target", and `backlog-at-drain-rate` (ahead on both from the
+    // quiet wait until the longer best effort in recurring overloads, on the held-out seeds only since) "misses it
+    // too".
+    expect(aheadOnBoth).not.toContain("backlog-at-drain-rate");
+    expect(held.get("backlog-at-drain-rate")?.worstCurveGapSumPts).toBeGreaterThan(def.held.worstCurveGapSumPts);
     for (const id of ["candidates-unpacked", "backlog-at-drain-rate"])
       expect(
         targetTwins(twin).some(
@@ -2678,7 +2705,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`candidates-unpacked`, the same without horizon packing, misses the twin's curve target. `backlog-at-drain-rate` (the queue ahead assumed to drain at the whole drain rate), ahead on both seed sets since the quiet wait, misses it too.",
+      "`candidates-unpacked`, the same without horizon packing, misses the twin's curve target. `backlog-at-drain-rate` (the queue ahead assumed to drain at the whole drain rate), ahead on both seed sets from the quiet wait until the longer best effort in recurring overloads (on the held-out seeds only since), misses it too.",
     );
     // "so does `probe-beyond-30s`, which ... misses the attempts and served targets in the simulator too".
     const probeBeyond = tunedById.get("probe-beyond-30s");
@@ -2706,15 +2733,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       "The first moves requests from the 5 s horizon to the 30 and 60 s ones: the arrivals after an overload wait past their 5 s. The second serves more within 30 and 60 s, most in `waves`, and pays for it with the attempts and served targets",
     );
-    // The last free slot kept: "now ahead on the tuning seeds only" (its own bullet says more; so does the README's
-    // configuration table).
-    expect(aheadOnBoth).not.toContain("demoted-headroom-1");
+    // The last free slot kept: ahead on the tuning seeds only from refusals remembered until a request is placed until
+    // the longer best effort in recurring overloads; on both since, held out "by less than 0.1 points" (its own
+    // bullet says more; so does the README's configuration table).
+    expect(aheadOnBoth).toContain("demoted-headroom-1");
+    const headroomHeldLead = (held.get("demoted-headroom-1")?.worstCurveGapSumPts ?? 0) - def.held.worstCurveGapSumPts;
+    expect(headroomHeldLead).toBeLessThan(0.1);
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
-      "1 is ahead on the summed curve gaps on the tuning seeds, mostly in `burst-10x`, and not on the held-out ones",
+      "1 is ahead on the summed curve gaps on the tuning seeds, mostly in `burst-10x`, and on the held-out ones by less than 0.1 points",
     );
     expect(tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "is now ahead on the tuning seeds only, and misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix",
+      "then ahead on the tuning seeds only, is ahead on both again since the longer best effort in recurring overloads (2026-12-07; on the held-out seeds by less than 0.1 points), and misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix",
     );
     // Horizon packing: "by 1.8 points on the tuning seeds" (its own bullet says why it is not the default).
     const packLead = (tunedById.get("horizon-pack")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
@@ -2743,13 +2773,17 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(lead, id).toBeLessThan(moves);
     }
     for (const k of ["curve", "served", "oracle", "attempts"] as const) {
-      expect(tunedById.get("best-effort-no-age")?.met[k], k).toBe(def.tuned.met[k]);
-      expect(held.get("best-effort-no-age")?.met[k], k).toBe(def.held.met[k]);
+      const fewer = k === "oracle" ? 1 : 0;
+      expect(tunedById.get("best-effort-no-age")?.met[k], k).toBe(def.tuned.met[k] - fewer);
+      expect(held.get("best-effort-no-age")?.met[k], k).toBe(def.held.met[k] - fewer);
     }
+    expect(DEFAULT_POLICY_VARIANTS.find((v) => v.id === "best-effort-no-age")?.spec.ledger).toMatchObject({
+      bestEffortRecurMinEndS: 60,
+    });
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets each target in as many scenarios as the default on both seed sets (the served target in one fewer on both until demoted requests waited up to 40 s, 2026-12-07; its bullet below).",
+      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets each target in as many scenarios as the default on both seed sets but the oracle target, in one fewer on both since the longer best effort in recurring overloads, which its row does not have (the served target in one fewer on both until demoted requests waited up to 40 s, 2026-12-07; its bullet below).",
     );
-    // "`fresh-past-target` meets them too ..., is ahead by about a point on either seed set, and meets the oracle
+    // "`fresh-past-target` meets them too ..., is ahead by less than a point on either seed set, and meets the oracle
     // target in as many scenarios as the default on both" (history in the sentence); its bullet: the sustained
     // overload's p50 is the default's.
     const pastTarget = { tuned: tunedById.get("fresh-past-target"), held: held.get("fresh-past-target") };
@@ -2757,19 +2791,25 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       [pastTarget.tuned, def.tuned],
       [pastTarget.held, def.held],
     ] as const) {
-      // "About a point" (less than one on either set until the quiet wait).
-      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0.5);
-      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1.5);
-      expect(own?.met.oracle).toBe(base.met.oracle);
+      // "Less than a point" (so until the quiet wait; about a point from then until the longer best effort in
+      // recurring overloads).
+      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeGreaterThan(0);
+      expect((own?.worstCurveGapSumPts ?? 0) - base.worstCurveGapSumPts).toBeLessThan(1);
       expect(p50(own)).toBeCloseTo(p50(base), 1);
-      // "by less than half a point of served share, across the 95% the target asks" (the oracle serves 100%).
-      for (const [name, figures] of Object.entries(base.perScenario)) {
-        const [a, b] = [figures.servedFraction, own?.perScenario[name]?.servedFraction ?? Number.NaN];
-        if (a >= 0.95 !== b >= 0.95) expect(Math.abs(a - b), name).toBeLessThan(0.005);
-      }
     }
+    // The oracle: one fewer on the tuning seeds (`waves`, by the points quoted), as many held out.
+    expect(pastTarget.tuned?.met.oracle).toBe(def.tuned.met.oracle - 1);
+    expect(pastTarget.held?.met.oracle).toBe(def.held.met.oracle);
+    const wavesBehind =
+      (def.tuned.perScenario.waves?.servedFraction ?? 0) - (pastTarget.tuned?.perScenario.waves?.servedFraction ?? 0);
+    const crossedTuned = Object.keys(def.tuned.perScenario).filter(
+      (name) =>
+        (def.tuned.perScenario[name]?.servedFraction ?? 0) >= 0.95 !==
+        (pastTarget.tuned?.perScenario[name]?.servedFraction ?? 0) >= 0.95,
+    );
+    expect(crossedTuned).toEqual(["waves"]);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`fresh-past-target` meets them too (in the twin's 10 s burst the queue never stands), is ahead by about a point on either seed set, and meets the oracle target in as many scenarios as the default on both (in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee, in as many on both from it until demoted requests waited up to 40 s, 2026-12-07, and in one more on the held-out ones until they waited up to 60 s while no one is turned away, the same day, each time by less than half a point of served share;",
+      `\`fresh-past-target\` meets them too (in the twin's 10 s burst the queue never stands), is ahead by less than a point on either seed set, and meets the oracle target in one fewer scenario than the default on the tuning seeds, \`waves\` by ${(100 * wavesBehind).toFixed(1)} points of served share, and as many on the held-out ones since the longer best effort in recurring overloads (in as many on both before it; in one fewer on both before the drain-rate fix of 2026-12-06, cc237ee, in as many on both from it until demoted requests waited up to 40 s, 2026-12-07, and in one more on the held-out ones until they waited up to 60 s while no one is turned away, the same day, each time by less than half a point of served share;`,
     );
     // The held-out scenario it gains: `waves`, by the points quoted.
     const servedIn = (v: VariantSummary | undefined, name: string) =>
@@ -2780,7 +2820,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // (`waves` by 0.3 points from the 40 s demoted wait until the quiet wait; none since.)
     expect(crossed).toEqual([]);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "from that fix until demoted requests waited up to 40 s (2026-12-07) it met the oracle target in as many scenarios as the default on both, from then until they waited up to 60 s while no one is turned away (the same day) in as many on the tuning seeds and one more, `waves` by 0.3 points, on the held-out ones, and since in as many on both. Not kept: it moves no target of the issue.",
+      `from that fix until demoted requests waited up to 40 s (2026-12-07) it met the oracle target in as many scenarios as the default on both, from then until they waited up to 60 s while no one is turned away (the same day) in as many on the tuning seeds and one more, \`waves\` by 0.3 points, on the held-out ones, from then until the longer best effort in recurring overloads (the same day) in as many on both, and since in one fewer on the tuning seeds, \`waves\` by ${(100 * wavesBehind).toFixed(1)} points, and as many on the held-out ones. Not kept: it moves no target of the issue.`,
     );
   });
 
