@@ -109,7 +109,7 @@ export interface CapacityBookingOptions {
    * instead of sleeping through it, and keeps a retry for a best effort if not. 0: no probes. Measured in `waves`
    * (docs/retry-policy.md; variant `no-probe` turns it off): without it, a wave's late refusals slept through the
    * trough after it and came back in the next wave. `probeRecurS` Infinity: every young overload, the first
-   * included (variant `probe-every-overload`).
+   * included (variant `probe-every-overload`). 25 since 2026-12-07 (20 before), with `bestEffortRecurMinEndS`.
    */
   probeS: number;
   probeYoungS: number;
