@@ -6,14 +6,12 @@ import { computeMetrics } from "../../../src/sim/metrics";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
 import { generateWorkload } from "../../../src/sim/workload";
-import { smallBurst } from "./small-scenario";
+import { sameShareAtEveryHorizon, smallBurst } from "./small-scenario";
 
 let highs: Awaited<ReturnType<typeof loadHighs>>;
 beforeAll(async () => {
   highs = await loadHighs();
 });
-
-const everyone = (share: number) => ({ "5": share, "15": share, "30": share, "60": share, "120": share });
 
 describe("curveBound", () => {
   // Ten requests at t = 0 that take 0.5 s; one start per second with a budget of one: bins 0-4 start at most
@@ -27,7 +25,7 @@ describe("curveBound", () => {
   const instance = { jobs, startRateAt: () => 1, burstStarts: 1, endS: 200 };
 
   it("finds the horizon no schedule can fill: 6 of 10 within 5 s", () => {
-    const bound = curveBound(highs, [instance], everyone(1));
+    const bound = curveBound(highs, [instance], sameShareAtEveryHorizon(1));
     expect(bound.margin).toBeCloseTo(-0.4, 6);
     expect(bound.curve["5"]).toBeCloseTo(0.6, 6);
     const rest = curveBound(highs, [instance], { "5": 0.6, "15": 1, "30": 1, "60": 1, "120": 1 });
@@ -73,7 +71,7 @@ describe("curveBound", () => {
   });
 
   it("pools instances: their offered requests add up and each keeps its own start budget", () => {
-    const bound = curveBound(highs, [instance, instance], everyone(1));
+    const bound = curveBound(highs, [instance, instance], sameShareAtEveryHorizon(1));
     expect(bound.margin).toBeCloseTo(-0.4, 6);
   });
 
@@ -120,8 +118,11 @@ describe("jointCurveBound", () => {
     minCompletionS: 0.5,
   }));
   const fleet = { startRateAt: () => 1, burstStarts: 2, endS: 200 };
-  const twinA = { instances: [{ jobs: [...early, ...late], ...fleet }], target: { ...everyone(1), "5": 0.8 } };
-  const twinB = { instances: [{ jobs: early, ...fleet }], target: everyone(1) };
+  const twinA = {
+    instances: [{ jobs: [...early, ...late], ...fleet }],
+    target: { ...sameShareAtEveryHorizon(1), "5": 0.8 },
+  };
+  const twinB = { instances: [{ jobs: early, ...fleet }], target: sameShareAtEveryHorizon(1) };
 
   it("each twin alone, and both with foresight, reach their targets exactly", () => {
     expect(curveBound(highs, twinA.instances, twinA.target).margin).toBeCloseTo(0, 6);

@@ -7,14 +7,12 @@ import { computeOracle } from "../../../src/sim/oracle";
 import { EVAL_POLICIES } from "../../../src/sim/policies";
 import { runSimulation } from "../../../src/sim/simulation";
 import { generateWorkload } from "../../../src/sim/workload";
-import { smallBurst } from "./small-scenario";
+import { sameShareAtEveryHorizon, smallBurst } from "./small-scenario";
 
 let highs: Awaited<ReturnType<typeof loadHighs>>;
 beforeAll(async () => {
   highs = await loadHighs();
 });
-
-const everyone = (share: number) => ({ "5": share, "15": share, "30": share, "60": share, "120": share });
 
 describe("the curve bound's served floor (BoundSet.servedAtLeast)", () => {
   // Ten requests at t = 0 that take 0.5 s, each with a window to 150 s; one start every 20 s with a budget of one:
@@ -29,7 +27,13 @@ describe("the curve bound's served floor (BoundSet.servedAtLeast)", () => {
   const bound = (servedAtLeast?: number, medianWithin?: { horizonS: number; share: number }) =>
     jointCurveBound(
       highs,
-      [{ instances: [instance], target: everyone(0), ...(servedAtLeast !== undefined ? { servedAtLeast } : {}) }],
+      [
+        {
+          instances: [instance],
+          target: sameShareAtEveryHorizon(0),
+          ...(servedAtLeast !== undefined ? { servedAtLeast } : {}),
+        },
+      ],
       0,
       1,
       medianWithin ? { medianWithin } : {},
@@ -59,7 +63,7 @@ describe("the curve bound's served floor (BoundSet.servedAtLeast)", () => {
   });
 
   it("is not tied across twins", () => {
-    const set = { instances: [instance], target: everyone(0), servedAtLeast: 0.5 };
+    const set = { instances: [instance], target: sameShareAtEveryHorizon(0), servedAtLeast: 0.5 };
     expect(() => jointCurveBound(highs, [set, set], 10)).toThrow(/served floor/);
   });
 
@@ -69,7 +73,7 @@ describe("the curve bound's served floor (BoundSet.servedAtLeast)", () => {
     const workload = generateWorkload(scenario, capacity);
     const inst = boundInstance(scenario, workload, capacity);
     const oracle = computeOracle(scenario, workload, capacity);
-    const floorOf = (servedAtLeast: number, target: CompletionCurve = everyone(0)) =>
+    const floorOf = (servedAtLeast: number, target: CompletionCurve = sameShareAtEveryHorizon(0)) =>
       jointCurveBound(highs, [{ instances: [inst], target, servedAtLeast }]);
     expect(floorOf(oracle.servedFraction).servedShares[0]).toBeGreaterThanOrEqual(oracle.servedFraction - 1e-6);
     for (const policy of EVAL_POLICIES) {

@@ -1,3 +1,4 @@
+import { COMPLETION_HORIZONS_S, type CompletionCurve } from "../../../src/sim/metrics";
 import { DEFAULT_POLICY_ID, EVAL_POLICIES, type PolicySpec } from "../../../src/sim/policies";
 import { type Scenario, scenarioSchema } from "../../../src/sim/scenario";
 import { runSimulation } from "../../../src/sim/simulation";
@@ -37,4 +38,9 @@ export function defaultPolicySpec(): PolicySpec {
 export function defaultRunOfSmallBurst(capacityRps: number): RunTrace {
   const scenario = smallBurst();
   return runSimulation(scenario, defaultPolicySpec(), generateWorkload(scenario, capacityRps));
+}
+
+/** A completion curve with the same share at every horizon (5 to 120 s): a bound's target in the bound tests. */
+export function sameShareAtEveryHorizon(share: number): CompletionCurve {
+  return Object.fromEntries(COMPLETION_HORIZONS_S.map((h) => [String(h), share]));
 }
