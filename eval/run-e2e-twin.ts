@@ -104,6 +104,7 @@ const TWIN_VARIANT_IDS = [
   "demoted-headroom-4",
   "demoted-timeout-off",
   "demoted-quiet-off",
+  "demoted-quiet-60",
   "backlog-at-drain-rate",
   "horizon-pack",
   "no-delay-target",

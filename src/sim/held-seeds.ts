@@ -17,6 +17,7 @@ export const HELD_SEEDS_VARIANTS = [
   "forget-when-queued",
   "fast-floor-only",
   "recurring-best-effort-off",
+  "demoted-quiet-60",
 ] as const;
 
 /** The held-out seeds per scenario that `npm run eval:held-seeds` runs unless told otherwise. */

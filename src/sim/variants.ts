@@ -96,6 +96,11 @@ export const DEFAULT_POLICY_VARIANTS: readonly PolicyVariant[] = [
     { booking: { demotedTimeoutS: null, demotedQuietTimeoutS: null } },
   ),
   variant(
+    "demoted-quiet-60",
+    "a demoted request may wait up to 60 s while no arrival is refused, not 120 s (the default before run 30)",
+    { booking: { demotedQuietTimeoutS: 60 } },
+  ),
+  variant(
     "demoted-quiet-off",
     "a demoted request shed after 40 s whether or not arrivals are being refused (the default before the quiet wait)",
     { booking: { demotedQuietTimeoutS: null } },

@@ -382,9 +382,9 @@ describe("booking.demotedQuietTimeoutS (a longer wait while no arrival is refuse
     expect(shedAt(45_000)).toEqual(["old.1"]);
   });
 
-  it("is 60 s in the configuration's defaults, where 0 is refused and null is off", () => {
+  it("is 120 s in the configuration's defaults, where 0 is refused and null is off", () => {
     const at = (booking: Record<string, unknown>) => configuredAdmission(booking)?.demotedQuietTimeoutS;
-    expect(at({})).toBe(60);
+    expect(at({})).toBe(120);
     expect(at({ demotedQuietTimeoutS: 90 })).toBe(90);
     expect(at({ demotedQuietTimeoutS: null })).toBeUndefined();
     expect(() => at({ demotedQuietTimeoutS: 0 })).toThrow();

@@ -26,7 +26,7 @@ describe("the router's settings schema (one source of router defaults)", () => {
         demoteAfterS: 3,
         demotedOrder: "next_horizon",
         demotedTimeoutS: 40,
-        demotedQuietTimeoutS: 60,
+        demotedQuietTimeoutS: 120,
         freshOrder: "arrival",
         freshNewestShare: 1,
         freshNewestWhen: "standing",

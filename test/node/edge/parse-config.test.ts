@@ -48,7 +48,7 @@ describe("parseConfig, field by field", () => {
             demotedHeadroomSlots: 0,
             demotedServiceS: null,
             demotedTimeoutS: 40,
-            demotedQuietTimeoutS: 60,
+            demotedQuietTimeoutS: 120,
             freshOrder: "arrival",
             demotedShare: 0,
             freshNewestShare: 1,
