@@ -70,6 +70,33 @@ describe("the figures quoted from ten held-out seeds", () => {
     expect(fills.heldSeedsHeaderlessSustained).toContain("within the 5 the issue allows");
   });
 
+  it("quotes the 60 s quiet wait against the default: the attempts target, capacity-halves' attempts, the gaps", () => {
+    const withHalves = (s: HeldSeedsSummary, attempts: number, attemptsPerOffered: number): HeldSeedsSummary => ({
+      ...s,
+      met: { ...s.met, attempts },
+      perScenario: {
+        ...s.perScenario,
+        "capacity-halves": {
+          ...(s.perScenario["sustained-1.3x"] as HeldSeedsSummary["perScenario"][string]),
+          attemptsPerOffered,
+        },
+      },
+    });
+    const fills = heldSeedsFills(
+      run([
+        withHalves(summary("default", -53.2, 0, { p50S: 4.6, headerlessGapPts: 2 }), 12, 1.4567),
+        withHalves(summary("demoted-quiet-60", -53.25, 0, { p50S: 4.6, headerlessGapPts: 2 }), 11, 1.48),
+      ]),
+    );
+    expect(fills.heldSeedsDemotedQuiet60).toContain(
+      "the default meets the attempts target in 12 of 12 scenarios, the 60 s rule in 11; in `capacity-halves` the default makes 1.457 attempts per offered request against 1.480, and the summed worst curve gaps are -53.2 against -53.3 points",
+    );
+    // Without the variant's row, it says the command was not run.
+    expect(
+      heldSeedsFills(run([summary("default", -53.2, 0, { p50S: 4.6, headerlessGapPts: 2 })])).heldSeedsDemotedQuiet60,
+    ).toContain("not run");
+  });
+
   it("says so where the held-out seeds disagree with the prose's direction", () => {
     const fills = heldSeedsFills(
       run([
