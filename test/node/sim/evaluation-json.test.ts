@@ -256,7 +256,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "Its row: more requests served under sustained overload, with more attempts per request and a longer wait there, and larger summed worst curve gaps (the last attempts go ahead of first attempts, which then wait or are refused).",
     );
     expect(doc).toContain(
-      "its row meets the oracle target in every scenario on both seed sets, where the default misses it in a few: an online router can come within 5 points of the oracle's final served share everywhere. What it costs is the rest of the issue's targets: it meets the attempts target in fewer scenarios than the default on the tuning seeds (in as many on the held-out ones since demoted requests wait up to 60 s while no one is turned away, in fewer before), and",
+      "its row meets the oracle target in every scenario on both seed sets, where the default misses it in a few: an online router can come within 5 points of the oracle's final served share everywhere. What it costs is the rest of the issue's targets: it meets the attempts target in fewer scenarios than the default on both seed sets (on the held-out ones in as many while demoted requests waited up to 60 s while no one was turned away), and",
     );
     const lastChance = variant("last-chance");
     expect(lastChance.sustainedServed).toBeGreaterThan(def.sustainedServed);
@@ -274,7 +274,8 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(lastChance.p50).toBeGreaterThan(def.p50);
     const held = new Map((json.heldOut as HeldOutRun).variants.map((v) => [v.id, v]));
     expect(held.get("last-chance")?.met.oracle).toBe(held.get("last-chance")?.scenarios);
-    expect(held.get("last-chance")?.met.attempts).toBe(held.get("default")?.met.attempts);
+    // In as many as the default on the held-out seeds from the 60 s quiet wait until the 120 s one; in fewer since.
+    expect(held.get("last-chance")?.met.attempts).toBeLessThan(held.get("default")?.met.attempts ?? 0);
     expect(held.get("last-chance")?.perScenario["sustained-1.3x"]?.timeToSuccessP50S).toBeGreaterThan(5);
   });
 
@@ -744,8 +745,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   });
 
   it("backs docs/benchmarks.md's run 28: the default with the quiet wait, beside run 27", () => {
-    // The run measured the default with the quiet wait: the commit's code has it.
-    expect(routerSettingsSchema.parse({}).booking.demotedQuietTimeoutS).toBe(60);
+    // The run measured the default of that day, a quiet wait of 60 s: the rule of row `demoted-quiet-60` (120 s since
+    // run 30).
+    const sixty = DEFAULT_POLICY_VARIANTS.find((v) => v.id === "demoted-quiet-60");
+    expect(sixty?.spec.booking?.demotedQuietTimeoutS).toBe(60);
     const { before: d27, after: d28 } = expectDefaultRunBeside(
       { name: "run 27", file: RUN_27_DEMOTED_WAIT },
       { name: "run 28", file: RUN_28_QUIET_WAIT },
@@ -759,7 +762,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(l28.broken / l28.made).toBeGreaterThan(l27.broken / l27.made);
     expect(d28.requestsByAttempts?.["3"] ?? 0).toBeGreaterThan(d27.requestsByAttempts?.["3"] ?? 0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      'End to end (`docs/benchmarks.md`, "Run 28") the default with it meets every end-to-end target, within the run-to-run movement of run 27 before it.',
+      'End to end (`docs/benchmarks.md`, "Run 28") the 60 s quiet wait met every end-to-end target, within the run-to-run movement of run 27 before it;',
     );
   });
 
@@ -791,6 +794,35 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(d29.requestsByAttempts?.["3"] ?? Number.NaN).toBeLessThan(d28.requestsByAttempts?.["3"] ?? 0);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       'End to end (`docs/benchmarks.md`, "Run 29") the default meets every end-to-end target, and serves more within 60 s than run 28 before it, on the same seeds.',
+    );
+  });
+
+  it("backs docs/retry-policy.md's bullet on the 120 s quiet wait: capacity-halves' attempts on the held-out seeds", () => {
+    const doc = read("docs/retry-policy.md").replace(/\s+/g, " ");
+    const heldOut = json.heldOut as HeldOutRun;
+    const row = (list: VariantSummary[], id: string) => list.find((v) => v.id === id) as VariantSummary;
+    const sixty = { tuned: row(json.variants, "demoted-quiet-60"), held: row(heldOut.variants, "demoted-quiet-60") };
+    // "The one scenario where the default made more attempts per offered request than static 30 s was
+    // `capacity-halves` on the held-out seeds": the 60 s rule's row, held to static 30 s's attempts there.
+    const above = heldOut.scenarios.filter((s) => {
+      const def = heldOut.variants[0]?.perScenario[s.name]?.attemptsPerOffered ?? Number.NaN;
+      const static30 = def - s.check.attemptsVsStatic30;
+      return (sixty.held.perScenario[s.name]?.attemptsPerOffered ?? Number.NaN) > static30 + 1e-9;
+    });
+    expect(above.map((s) => s.name)).toEqual(["capacity-halves"]);
+    expect(sixty.held.met.attempts).toBe(sixty.held.scenarios - 1);
+    expect(heldOut.variants[0]?.met.attempts).toBe(sixty.held.scenarios);
+    // On ten held-out seeds too: the default meets the attempts target everywhere, the 60 s rule in all but one.
+    const ten = (JSON.parse(read("docs/held-out-seeds.json")) as HeldSeedsRun).summaries;
+    const [tenDefault, tenSixty] = ["default", "demoted-quiet-60"].map((id) => row(ten, id)) as [
+      VariantSummary,
+      VariantSummary,
+    ];
+    expect([tenDefault.met.attempts, tenSixty.met.attempts]).toEqual([tenDefault.scenarios, tenDefault.scenarios - 1]);
+    const halves = (v: VariantSummary) => v.perScenario["capacity-halves"]?.attemptsPerOffered ?? Number.NaN;
+    expect(halves(tenDefault)).toBeLessThan(halves(tenSixty));
+    expect(doc).toContain(
+      "The 120 s came after the longer best effort in recurring overloads (below), when the one scenario where the default made more attempts per offered request than static 30 s was `capacity-halves` on the held-out seeds.",
     );
   });
 
@@ -2332,9 +2364,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const { def, own, heldDef, heldOwn } = besideDefault(id);
     expect(own?.worstCurveGapSumPts).toBeGreaterThan(def?.worstCurveGapSumPts ?? 0);
     // Ahead on the held-out seeds too until refusals were remembered until a request is placed (2026-12-05), and
-    // again since the longer best effort in recurring overloads (2026-12-07), by less than 0.1 points.
-    expect(heldOwn?.worstCurveGapSumPts).toBeGreaterThan(heldDef?.worstCurveGapSumPts ?? 0);
-    expect((heldOwn?.worstCurveGapSumPts ?? 0) - (heldDef?.worstCurveGapSumPts ?? 0)).toBeLessThan(0.1);
+    // again with the longer best effort in recurring overloads (2026-12-07); behind there since the 120 s quiet wait,
+    // by less than 0.1 points.
+    expect(heldOwn?.worstCurveGapSumPts).toBeLessThan(heldDef?.worstCurveGapSumPts ?? 0);
+    expect((heldDef?.worstCurveGapSumPts ?? 0) - (heldOwn?.worstCurveGapSumPts ?? 0)).toBeLessThan(0.1);
     // Most of its lead on the tuning seeds is burst-10x's: the scenario whose worst gap moves most, by more than
     // half the summed lead.
     const gap = (v: VariantSummary | undefined, name: string) => v?.perScenario[name]?.worstCurveGap.gapPts ?? 0;
@@ -2650,7 +2683,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(aheadOnBoth, id).toContain(id);
     expect(aheadOnBoth).toContain("clairvoyant-forecast");
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, two are combinations of the others, added on 2026-12-07: "The candidates combined", below, and \`two-step\`, \`floor-before-rise-persistence\` and \`fifo-while-standing\` joined them when demoted requests began to wait up to 40 s, 2026-12-07, each then by less than a point on one of the sets; \`backlog-at-drain-rate\` and the two previous defaults of the demoted wait, \`demoted-timeout-off\` and \`demoted-quiet-off\`, when they began to wait up to 60 s while no one is turned away, the same day, each by less than a point on one of the sets: that change costs the curve a little for the attempts target, its bullet below; \`backlog-at-drain-rate\`, \`demoted-quiet-off\` and \`fifo-while-standing\` left them again, and \`demoted-headroom-1\` joined them, with the longer best effort in recurring overloads, the same day, its bullet below), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
+      `The default is not changed with the drain-rate fix of 2026-12-06 (cc237ee), which moved every row: ${aheadOnBoth.length} variants are now ahead of it on the summed gaps of both seed sets (\`clairvoyant-forecast\` joined them with the fix, two are combinations of the others, added on 2026-12-07: "The candidates combined", below, and \`two-step\`, \`floor-before-rise-persistence\` and \`fifo-while-standing\` joined them when demoted requests began to wait up to 40 s, 2026-12-07, each then by less than a point on one of the sets; \`backlog-at-drain-rate\` and the two previous defaults of the demoted wait, \`demoted-timeout-off\` and \`demoted-quiet-off\`, when they began to wait up to 60 s while no one is turned away, the same day, each by less than a point on one of the sets: that change costs the curve a little for the attempts target, its bullet below; \`backlog-at-drain-rate\`, \`demoted-quiet-off\` and \`fifo-while-standing\` left them again, and \`demoted-headroom-1\` joined them, with the longer best effort in recurring overloads, the same day, its bullet below; \`backlog-at-drain-rate\` joined them again, and \`demoted-headroom-1\` and \`floor-before-rise-persistence\` left them, with the 120 s quiet wait, each then behind by less than 0.1 points on one of the sets), among them \`no-burst-fade\`, \`slow-burst-rate\`, \`no-queue-refill\`, \`lowest-overload-floor\` and \`floor-before-rise\`. They are candidates for re-tuning the default, not yet checked end to end`,
     );
     // What the sum does not show: in the end-to-end run's twin the default meets every end-to-end target from a cold
     // router and after a quiet spell, and none of them does (each is in the twin).
@@ -2684,7 +2717,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       tuned: (fifo.tuned?.worstCurveGapSumPts ?? Number.NaN) - def.tuned.worstCurveGapSumPts,
       held: (fifo.held?.worstCurveGapSumPts ?? Number.NaN) - def.held.worstCurveGapSumPts,
     };
-    // Since the longer best effort in recurring overloads, "on the held-out seeds only, by 0.5 points there (on the
+    // Since the longer best effort in recurring overloads, "on the held-out seeds only, by N points there (on the
     // tuning seeds its summed gaps are larger by less than 0.1)".
     expect(fifoLead.tuned).toBeLessThan(0);
     expect(fifoLead.tuned).toBeGreaterThan(-0.1);
@@ -2694,10 +2727,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
     // Those that joined with the quiet wait, "each by less than a point on one of the sets" (those that joined with the
     // demoted wait, "each then by less than a point": two-step is ahead by more than one on both since, its bullet);
-    // three of them left again with the longer best effort in recurring overloads.
-    expect(aheadOnBoth).toContain("floor-before-rise-persistence");
-    for (const id of ["fifo-while-standing", "backlog-at-drain-rate", "demoted-quiet-off"])
+    // three of them left again with the longer best effort in recurring overloads; with the 120 s quiet wait
+    // backlog-at-drain-rate joined them again, and demoted-headroom-1 and floor-before-rise-persistence left them,
+    // "each then behind by less than 0.1 points on one of the sets".
+    expect(aheadOnBoth).toContain("backlog-at-drain-rate");
+    for (const id of ["fifo-while-standing", "demoted-quiet-off"]) expect(aheadOnBoth, id).not.toContain(id);
+    for (const id of ["demoted-headroom-1", "floor-before-rise-persistence"]) {
       expect(aheadOnBoth, id).not.toContain(id);
+      const behind = [
+        def.tuned.worstCurveGapSumPts - (tunedById.get(id)?.worstCurveGapSumPts ?? Number.NaN),
+        def.held.worstCurveGapSumPts - (held.get(id)?.worstCurveGapSumPts ?? Number.NaN),
+      ].filter((by) => by > 0);
+      expect(behind.length, id).toBe(1);
+      expect(behind[0], id).toBeLessThan(0.1);
+    }
     for (const id of ["demoted-timeout-off"]) {
       expect(aheadOnBoth, id).toContain(id);
       const leads = [
@@ -2723,17 +2766,16 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
       `\`no-queue-refill\` and \`probe-every-overload\` meet them since the floor's moving means (2026-12-05), and \`floor-before-rise\` met them from then until the drain-rate fix of 2026-12-06 (cc237ee): since that fix, after a quiet spell it makes ${quietRise?.attemptsPerOffered.toFixed(3)} attempts per offered request, more than the 1.5 the target allows (its bullet below). Before that fix each of the three met the oracle target in fewer scenarios than the default on the tuning seeds, and from it in as many; since the longer best effort in recurring overloads (2026-12-07) the default meets it in ${def.tuned.met.oracle} of ${def.tuned.scenarios} there, \`floor-before-rise\` and \`no-queue-refill\` in as many and \`probe-every-overload\` in two fewer (\`no-queue-refill\` in one fewer from demoted requests waiting up to 40 s until then). \`floor-before-rise\` and \`probe-every-overload\` pay with the attempts target on the tuning seeds (\`probe-every-overload\` in 9 of 12;`,
     );
-    // `no-queue-refill` pays with no target but the attempts once on the tuning seeds (the four met as often there
-    // until demoted requests waited up to 40 s; the attempts as often until they waited up to 60 s while no one is
-    // turned away; the oracle once fewer on the tuning seeds and once more held out until the longer best effort in
-    // recurring overloads).
+    // `no-queue-refill` pays with no target (the four met as often there until demoted requests waited up to 40 s; the
+    // attempts once fewer on the tuning seeds from the 60 s quiet wait until the 120 s one; the oracle once fewer on the
+    // tuning seeds and once more held out until the longer best effort in recurring overloads).
     const refillOff = { tuned: tunedById.get("no-queue-refill"), held: held.get("no-queue-refill") };
     for (const k of ["curve", "served", "oracle", "attempts"] as const) {
-      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k] - (k === "attempts" ? 1 : 0));
+      expect(refillOff.tuned?.met[k], k).toBe(def.tuned.met[k]);
       expect(refillOff.held?.met[k], k).toBe(def.held.met[k]);
     }
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`no-queue-refill` pays with no target in the simulator but one scenario's attempts target on the tuning seeds: it meets each of the four targets in as many scenarios as the default on both seed sets but the attempts target, in one fewer on the tuning seeds (in as many until demoted requests waited up to 60 s while no one is turned away; and the oracle target in one fewer on the tuning seeds and one more on the held-out ones until the longer best effort in recurring overloads, the same day); it pays at the demo's 30 and 60 s, in the twin's curves",
+      "`no-queue-refill` pays with no target in the simulator: it meets each of the four targets in as many scenarios as the default on both seed sets (the attempts target in one fewer on the tuning seeds from demoted requests waiting up to 60 s while no one is turned away until they waited up to 120 s; and the oracle target in one fewer on the tuning seeds and one more on the held-out ones until the longer best effort in recurring overloads, the same day); it pays at the demo's 30 and 60 s, in the twin's curves",
     );
     // "It pays at the demo's 30 and 60 s" in the twin's curves, from a cold router and after a quiet spell.
     for (const t of targetTwins(twin)) {
@@ -2762,15 +2804,15 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         ...named,
         "probe-beyond-30s",
         "floor-before-rise",
-        "floor-before-rise-persistence",
+        "backlog-at-drain-rate",
         "clairvoyant-forecast",
         "candidates-unpacked",
       ].sort(),
     );
     // "`candidates-unpacked` ... misses the twin's curve target", and `backlog-at-drain-rate` (ahead on both from the
-    // quiet wait until the longer best effort in recurring overloads, on the held-out seeds only since) "misses it
-    // too".
-    expect(aheadOnBoth).not.toContain("backlog-at-drain-rate");
+    // quiet wait until the longer best effort in recurring overloads, on the held-out seeds only from then until the
+    // 120 s quiet wait, on both again since) "misses it too".
+    expect(aheadOnBoth).toContain("backlog-at-drain-rate");
     expect(held.get("backlog-at-drain-rate")?.worstCurveGapSumPts).toBeGreaterThan(def.held.worstCurveGapSumPts);
     for (const id of ["candidates-unpacked", "backlog-at-drain-rate"])
       expect(
@@ -2780,7 +2822,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
         id,
       ).toBe(true);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "`candidates-unpacked`, the same without horizon packing, misses the twin's curve target. `backlog-at-drain-rate` (the queue ahead assumed to drain at the whole drain rate), ahead on both seed sets from the quiet wait until the longer best effort in recurring overloads (on the held-out seeds only since), misses it too.",
+      "`candidates-unpacked`, the same without horizon packing, misses the twin's curve target. `backlog-at-drain-rate` (the queue ahead assumed to drain at the whole drain rate), ahead on both seed sets from the quiet wait until the longer best effort in recurring overloads, on the held-out seeds only from then until the 120 s quiet wait and on both again since, misses it too.",
     );
     // "so does `probe-beyond-30s`, which ... misses the attempts and served targets in the simulator too".
     const probeBeyond = tunedById.get("probe-beyond-30s");
@@ -2809,17 +2851,20 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       "The first moves requests from the 5 s horizon to the 30 and 60 s ones: the arrivals after an overload wait past their 5 s. The second serves more within 30 and 60 s, most in `waves`, and pays for it with the attempts and served targets",
     );
     // The last free slot kept: ahead on the tuning seeds only from refusals remembered until a request is placed until
-    // the longer best effort in recurring overloads; on both since, held out "by less than 0.1 points" (its own
-    // bullet says more; so does the README's configuration table).
-    expect(aheadOnBoth).toContain("demoted-headroom-1");
-    const headroomHeldLead = (held.get("demoted-headroom-1")?.worstCurveGapSumPts ?? 0) - def.held.worstCurveGapSumPts;
-    expect(headroomHeldLead).toBeLessThan(0.1);
+    // the longer best effort in recurring overloads; on both from then until the 120 s quiet wait; on the tuning seeds
+    // only since, held out behind "by less than 0.1 points" (its own bullet says more; so does the README's
+    // configuration table).
+    expect(aheadOnBoth).not.toContain("demoted-headroom-1");
+    const headroomHeldBehind =
+      def.held.worstCurveGapSumPts - (held.get("demoted-headroom-1")?.worstCurveGapSumPts ?? 0);
+    expect(headroomHeldBehind).toBeGreaterThan(0);
+    expect(headroomHeldBehind).toBeLessThan(0.1);
     expect(read("README.md").replace(/\s+/g, " ")).toContain(
-      "1 is ahead on the summed curve gaps on the tuning seeds, mostly in `burst-10x`, and on the held-out ones by less than 0.1 points",
+      "1 is ahead on the summed curve gaps on the tuning seeds, mostly in `burst-10x`, and behind on the held-out ones by less than 0.1 points",
     );
     expect(tunedById.get("demoted-headroom-1")?.worstCurveGapSumPts).toBeGreaterThan(def.tuned.worstCurveGapSumPts);
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "then ahead on the tuning seeds only, is ahead on both again since the longer best effort in recurring overloads (2026-12-07; on the held-out seeds by less than 0.1 points), and misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix",
+      "then ahead on the tuning seeds only, was ahead on both again with the longer best effort in recurring overloads (2026-12-07; on the held-out seeds by less than 0.1 points), and is ahead on the tuning seeds only since the 120 s quiet wait (on the held-out seeds behind by less than 0.1 points), and misses the twin's curve target from a cold router (after a quiet spell it meets it since the drain-rate fix",
     );
     // Horizon packing: "by 1.8 points on the tuning seeds" (its own bullet says why it is not the default).
     const packLead = (tunedById.get("horizon-pack")?.worstCurveGapSumPts ?? 0) - def.tuned.worstCurveGapSumPts;
@@ -2850,13 +2895,13 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     for (const k of ["curve", "served", "oracle", "attempts"] as const) {
       const fewer = k === "oracle" ? 1 : 0;
       expect(tunedById.get("best-effort-no-age")?.met[k], k).toBe(def.tuned.met[k] - fewer);
-      expect(held.get("best-effort-no-age")?.met[k], k).toBe(def.held.met[k] - fewer);
+      expect(held.get("best-effort-no-age")?.met[k], k).toBe(def.held.met[k]);
     }
     expect(DEFAULT_POLICY_VARIANTS.find((v) => v.id === "best-effort-no-age")?.spec.ledger).toMatchObject({
       bestEffortRecurMinEndS: 60,
     });
     expect(read("docs/retry-policy.md").replace(/\s+/g, " ")).toContain(
-      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets each target in as many scenarios as the default on both seed sets but the oracle target, in one fewer on both since the longer best effort in recurring overloads, which its row does not have (the served target in one fewer on both until demoted requests waited up to 40 s, 2026-12-07; its bullet below).",
+      "It is ahead of the default on the summed gaps by less than 2 points on either seed set, less than the default's own sum moves between the sets, and meets each target in as many scenarios as the default on both seed sets but the oracle target, in one fewer on the tuning seeds since the longer best effort in recurring overloads, which its row does not have (on the held-out ones too from then until the 120 s quiet wait; the served target in one fewer on both until demoted requests waited up to 40 s, 2026-12-07; its bullet below).",
     );
     // "`fresh-past-target` meets them too ..., is ahead by less than a point on either seed set, and meets the oracle
     // target in as many scenarios as the default on both" (history in the sentence); its bullet: the sustained
@@ -2937,8 +2982,10 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     expect(json.variants.find((v) => v.id === "demoted-fifo")?.met.served).toBeLessThanOrEqual(
       json.variants.find((v) => v.id === "default")?.met.served ?? 0,
     );
-    // Arrival order among the demoted: the attempts target met in more scenarios, on the held-out seeds too.
-    expect(held.get("demoted-fifo")?.met.attempts).toBeGreaterThan(def.met.attempts);
+    // Arrival order among the demoted: the attempts target met in more scenarios on the held-out seeds until the 120 s
+    // quiet wait; since, the default meets it in every one there too.
+    expect(held.get("demoted-fifo")?.met.attempts).toBe(def.scenarios);
+    expect(def.met.attempts).toBe(def.scenarios);
   });
 
   it("backs docs/retry-policy.md's bullet on the floor read before the burst's rise: ahead on gaps, short in the twin", () => {
@@ -2951,17 +2998,18 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const twin = JSON.parse(read("docs/e2e-twin.json")) as E2eTwinRun;
     expect(meetsTwinTargets(twin, DEFAULT_POLICY_ID, DEFAULT_POLICY_ID)).toBe(true);
     for (const id of ["floor-before-rise", "floor-before-rise-fade-5s", "floor-before-rise-persistence"]) {
-      // Within what the default's own sum moves between the seed sets, on both; ahead on both without a longer fade
-      // and with the age, ahead on one set and behind on the other with the 5 s fade (with the age: behind on both
-      // before the drain-rate fix of 2026-12-06, cc237ee, on one from it until demoted requests waited up to 40 s) ...
+      // Within what the default's own sum moves between the seed sets, on both; ahead on both without a longer fade,
+      // ahead on one set and behind on the other with the 5 s fade and with the age (with the age: behind on both
+      // before the drain-rate fix of 2026-12-06, cc237ee, on one from it until demoted requests waited up to 40 s,
+      // ahead on both from then until the 120 s quiet wait) ...
       for (const m of [tuned, held]) expect(Math.abs(sum(m, id) - sum(m, "default")), id).toBeLessThan(moves);
       const ahead = [tuned, held].filter((m) => sum(m, id) > sum(m, "default")).length;
-      expect(ahead, id).toBe({ "floor-before-rise-fade-5s": 1 }[id] ?? 2);
+      expect(ahead, id).toBe(id === "floor-before-rise" ? 2 : 1);
       // ... and short of an end-to-end target in the twin, which the default meets (all three since that fix).
       expect(meetsTwinTargets(twin, `${DEFAULT_POLICY_ID}:${id}`, DEFAULT_POLICY_ID), id).toBe(false);
     }
     expect(doc).toContain(
-      "`floor-before-rise` and `floor-before-rise-persistence` are ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` is ahead on one seed set and behind on the other, by as little (`floor-before-rise-persistence` was behind on both before the drain-rate fix of 2026-12-06, cc237ee, and behind on one from it until demoted requests waited up to 40 s, 2026-12-07). Each of the three misses an end-to-end target in the twin that the default meets: `floor-before-rise` the attempts target after a quiet spell (before that fix it met them with no room on the attempts), and it meets the attempts target in fewer scenarios than the default on the tuning seeds (the oracle target in as many since that fix, in fewer before).",
+      "`floor-before-rise` is ahead of the default on the summed gaps of both seed sets, by less than the default's own sum moves between the two seed sets; `floor-before-rise-fade-5s` and `floor-before-rise-persistence` are ahead on one seed set and behind on the other, by as little (`floor-before-rise-persistence` was behind on both before the drain-rate fix of 2026-12-06, cc237ee, behind on one from it until demoted requests waited up to 40 s, 2026-12-07, and ahead on both from then until the 120 s quiet wait). Each of the three misses an end-to-end target in the twin that the default meets: `floor-before-rise` the attempts target after a quiet spell (before that fix it met them with no room on the attempts), and it meets the attempts target in fewer scenarios than the default on the tuning seeds (the oracle target in as many since that fix, in fewer before).",
     );
     // Past the 1.5 line after a quiet spell, where the default has room.
     const quietRise = twinTargets(twin, "after-quiet", `${DEFAULT_POLICY_ID}:floor-before-rise`, DEFAULT_POLICY_ID);
@@ -3038,7 +3086,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // in fewer than the default on the tuning seeds still, in as many held out.)
     const before = { tuned: tuned.get("before-queue-refill"), held: held.get("before-queue-refill") };
     expect(doc).toContain(
-      `the default of that day met the attempts target in half the scenarios (its row, whose demoted requests wait as today's do, up to 40 s and up to 60 s while no one is turned away, meets it in ${WORDS[before.tuned?.met.attempts ?? Number.NaN]}).`,
+      `the default of that day met the attempts target in half the scenarios (its row, whose demoted requests wait as today's do, up to 40 s and up to 120 s while no one is turned away, meets it in ${WORDS[before.tuned?.met.attempts ?? Number.NaN]}).`,
     );
     expect(before.tuned?.met.attempts).toBeLessThan(tuned.get("default")?.met.attempts ?? 0);
     expect(before.held?.met.attempts).toBeLessThanOrEqual(held.get("default")?.met.attempts ?? 0);
