@@ -840,6 +840,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       expect(twinShare(t, `${DEFAULT_POLICY_ID}:demoted-quiet-60`, 120), t.id).toBe(
         twinShare(t, DEFAULT_POLICY_ID, 120),
       );
+    expect(read("docs/benchmarks.md").replace(/\s+/g, " ")).toContain(
+      "`demoted-quiet-60` (the 60 s quiet wait, the default until run 30) has the default's figures in both twins at every horizon",
+    );
     // "The largest move is at 60 s, down, and most of it is one seed's; between runs 28 and 29 one seed moved N points
     // the other way."
     const at = (d: { servedWithinS: Record<string, number> }, h: number) => d.servedWithinS[h] ?? Number.NaN;
