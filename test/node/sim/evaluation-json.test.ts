@@ -848,17 +848,12 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     const at = (d: { servedWithinS: Record<string, number> }, h: number) => d.servedWithinS[h] ?? Number.NaN;
     const moved = Number(policyCurveMoved(d29, d30));
     expect(100 * (at(d29, 60) - at(d30, 60))).toBeCloseTo(moved, 1);
-    const seedMoves = (a: E2eOpenAiPolicy, b: E2eOpenAiPolicy) =>
-      (b.perSeed ?? []).map((s) => {
-        const before = (a.perSeed ?? []).find((x) => x.seed === s.seed);
-        return { seed: s.seed, requests: s.requests, before: at(before ?? s, 60), after: at(s, 60) };
-      });
-    const moves30 = seedMoves(d29, d30);
+    const moves30 = seedSharesAt60(d29, d30);
     const worst30 = moves30.reduce((w, m) => (m.before - m.after > w.before - w.after ? m : w));
     const requests = moves30.reduce((n, m) => n + m.requests, 0);
     expect((100 * (worst30.requests * (worst30.before - worst30.after))) / requests).toBeGreaterThan(moved / 2);
     const d28 = defaultOf(runOf(RUN_28_QUIET_WAIT) as E2eOpenAiRun) as E2eOpenAiPolicy;
-    const best29 = seedMoves(d28, d29).reduce((w, m) => (m.after - m.before > w.after - w.before ? m : w));
+    const best29 = seedSharesAt60(d28, d29).reduce((w, m) => (m.after - m.before > w.after - w.before ? m : w));
     const flat = read("docs/benchmarks.md").replace(/\s+/g, " ");
     expect(flat).toContain(
       `The largest move is at 60 s, down (${pct(at(d30, 60))} against ${pct(at(d29, 60))}), and most of it is one seed's (${worst30.seed}: ${pct(worst30.after)} against ${pct(worst30.before)}); between runs 28 and 29, where the twin said nothing within 60 s would move either, one seed moved ${(100 * (best29.after - best29.before)).toFixed(1)} points the other way (${best29.seed}: ${pct(best29.before)} against ${pct(best29.after)}).`,
@@ -874,29 +869,21 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
   });
 
   it("backs docs/benchmarks.md's run 31: the 120 s quiet wait again, beside runs 29 and 30", () => {
-    const bench = read("docs/benchmarks.md");
-    const flat = bench.replace(/\s+/g, " ");
+    const flat = read("docs/benchmarks.md").replace(/\s+/g, " ");
     const [run29, run30, run31] = [RUN_29_RECURRING_BEST_EFFORT, RUN_30_QUIET_120, RUN_31_QUIET_120_AGAIN].map(
       runOf,
     ) as [E2eOpenAiRun, E2eOpenAiRun, E2eOpenAiRun];
-    expect(run31.seeds).toEqual(run30.seeds);
-    expect(run31.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
-    expectBenchmarkRows(bench, run31);
-    expect(flat).toContain(`\`${run31.generatedBy}\``.replace(/\s+/g, " "));
-    expect(flat).toContain(`with nothing else running (commit \`${run31.commit}\`, run 30's code with every page`);
-    const [d29, d30, d31] = [run29, run30, run31].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy, E2eOpenAiPolicy];
-    const check = checkE2eTargets([...laterRunReferences(), d31], DEFAULT_POLICY_ID);
-    expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+    const { policy: d31, check } = expectDefaultOnlyRun(run30, run31, "run 30's code with every page");
+    const [d29, d30] = [run29, run30].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
     expect(flat).toContain(
       `Run 31's default meets every end-to-end target (worst gap ${(100 * (check?.worst.gap ?? 0)).toFixed(1)} at ${check?.worst.horizonS} s, ${d31.attemptsPerOffered.toFixed(3)} attempts per offered request).`,
     );
     // "Seed 2028, run 30's largest drop": the seed whose 60 s share fell most from run 29 to run 30.
     const at60 = (d: { servedWithinS: Record<string, number> }) => d.servedWithinS[60] ?? Number.NaN;
-    const seedOf = (d: E2eOpenAiPolicy, seed: number) => (d.perSeed ?? []).find((x) => x.seed === seed);
-    const drop = (seed: number) => at60(seedOf(d29, seed) ?? d29) - at60(seedOf(d30, seed) ?? d30);
-    const largest = (run30.seeds ?? []).reduce((a, b) => (drop(b) > drop(a) ? b : a));
+    const largest = seedSharesAt60(d29, d30).reduce((w, m) => (m.before - m.after > w.before - w.after ? m : w));
+    const again = seedSharesAt60(d30, d31).find((m) => m.seed === largest.seed);
     expect(flat).toContain(
-      `Within 60 s it serves ${pct(at60(d31))}, against run 30's ${pct(at60(d30))} and run 29's ${pct(at60(d29))}; seed ${largest}, run 30's largest drop, serves ${pct(at60(seedOf(d31, largest) ?? d31))} (run 30: ${pct(at60(seedOf(d30, largest) ?? d30))}).`,
+      `Within 60 s it serves ${pct(at60(d31))}, against run 30's ${pct(at60(d30))} and run 29's ${pct(at60(d29))}; seed ${largest.seed}, run 30's largest drop, serves ${pct(again?.after)} (run 30: ${pct(largest.after)}).`,
     );
     // "Run 29's to within 0.01, where run 30 made fewer"; "nearer run 29 than run 30 at 60 s".
     expect(Math.abs(d31.attemptsPerOffered - d29.attemptsPerOffered)).toBeLessThan(0.01);
@@ -3390,15 +3377,9 @@ function expectDefaultRunBeside(
   const bench = read("docs/benchmarks.md");
   const flat = bench.replace(/\s+/g, " ");
   const [runBefore, runAfter] = [before.file, after.file].map(runOf) as [E2eOpenAiRun, E2eOpenAiRun];
-  expect(runAfter.seeds).toEqual(runBefore.seeds);
-  expect(runAfter.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
-  expectBenchmarkRows(bench, runAfter);
-  expect(flat).toContain(`\`${runAfter.generatedBy}\``.replace(/\s+/g, " "));
-  expect(flat).toContain(`with nothing else running (commit \`${runAfter.commit}\`, the change with every page`);
-  const [a, b] = [runBefore, runAfter].map(defaultOf) as [E2eOpenAiPolicy, E2eOpenAiPolicy];
-  const others = laterRunReferences();
-  const [checkA, checkB] = [a, b].map((d) => checkE2eTargets([...others, d], DEFAULT_POLICY_ID));
-  expect(checkB?.met).toEqual({ served: true, curve: true, attempts: true });
+  const { policy: b, check: checkB } = expectDefaultOnlyRun(runBefore, runAfter, "the change with every page");
+  const a = defaultOf(runBefore) as E2eOpenAiPolicy;
+  const checkA = checkE2eTargets([...laterRunReferences(), a], DEFAULT_POLICY_ID);
   const worst = (c: typeof checkB) => `worst gap ${(100 * (c?.worst.gap ?? 0)).toFixed(1)} at ${c?.worst.horizonS} s`;
   expect(flat).toContain(
     `${after.name}'s default meets every end-to-end target (${worst(checkB)}, ${b.attemptsPerOffered.toFixed(3)} attempts per offered request). Its curve moved by at most ${policyCurveMoved(a, b)} points from ${before.name}'s, the default before the change on the same seeds (${before.name}: ${worst(checkA)}, ${a.attemptsPerOffered.toFixed(3)} attempts per offered request);`,
@@ -3416,6 +3397,41 @@ function expectDefaultRunBeside(
     expect(previous?.attemptsPerOffered, t.id).toBe(now?.attemptsPerOffered);
   }
   return { before: a, after: b };
+}
+
+/**
+ * Checks docs/benchmarks.md's section on a run of the default alone (`run`) on `seedsFrom`'s seeds: its table row,
+ * its command, its commit followed by `commitNote`, and that it meets every end-to-end target against
+ * {@link laterRunReferences}. Returns its default's figures and the check.
+ */
+function expectDefaultOnlyRun(
+  seedsFrom: E2eOpenAiRun,
+  run: E2eOpenAiRun,
+  commitNote: string,
+): { policy: E2eOpenAiPolicy; check: ReturnType<typeof checkE2eTargets> } {
+  const bench = read("docs/benchmarks.md");
+  const flat = bench.replace(/\s+/g, " ");
+  expect(run.seeds).toEqual(seedsFrom.seeds);
+  expect(run.policies.map((p) => p.id)).toEqual([DEFAULT_POLICY_ID]);
+  expectBenchmarkRows(bench, run);
+  expect(flat).toContain(`\`${run.generatedBy}\``.replace(/\s+/g, " "));
+  expect(flat).toContain(`with nothing else running (commit \`${run.commit}\`, ${commitNote}`);
+  const policy = defaultOf(run) as E2eOpenAiPolicy;
+  const check = checkE2eTargets([...laterRunReferences(), policy], DEFAULT_POLICY_ID);
+  expect(check?.met).toEqual({ served: true, curve: true, attempts: true });
+  return { policy, check };
+}
+
+/** Each seed's share served within 60 s in two runs of the default on the same seeds, with its request count. */
+function seedSharesAt60(
+  before: E2eOpenAiPolicy,
+  after: E2eOpenAiPolicy,
+): { seed: number; requests: number; before: number; after: number }[] {
+  const at60 = (d: { servedWithinS: Record<string, number> }) => d.servedWithinS[60] ?? Number.NaN;
+  return (after.perSeed ?? []).map((s) => {
+    const was = (before.perSeed ?? []).find((x) => x.seed === s.seed);
+    return { seed: s.seed, requests: s.requests, before: was ? at60(was) : Number.NaN, after: at60(s) };
+  });
 }
 
 /**
