@@ -46,10 +46,10 @@ describe("docs/burst-length.md", () => {
     }
   });
 
-  it("README's 'Where it loses' quotes the range of the bursts' worst gaps over their lengths", () => {
-    const readme = repoText("README.md").replace(/\s+/g, " ");
+  it("docs/retry-after-default.md's 'Where it loses' quotes the range of the bursts' worst gaps over their lengths", () => {
+    const readme = repoText("docs/retry-after-default.md").replace(/\s+/g, " ");
     const quoted = readme.match(
-      /with bursts of (\d+) to (\d+) s instead, the default misses the curve target at every length with an overload \(`burst-3x`: (-\d+\.\d) to (-\d+\.\d) points at 30 s; `burst-10x`: (-\d+\.\d) to (-\d+\.\d) at 5 or 30 s: \[docs\/burst-length\.md\]/,
+      /with bursts of (\d+) to (\d+) s instead, the default misses the curve target at every length with an overload \(`burst-3x`: (-\d+\.\d) to (-\d+\.\d) points at 30 s; `burst-10x`: (-\d+\.\d) to (-\d+\.\d) at 5 or 30 s: \[burst-length\.md\]/,
     );
     expect(quoted).not.toBeNull();
     const lengths = report.rows.map((r) => r.burstS);

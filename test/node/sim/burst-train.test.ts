@@ -528,11 +528,11 @@ describe("docs/burst-train.md", () => {
   });
 });
 
-describe("what the README says of it", () => {
-  it("README's 'Where it loses' quotes the default's curve gap within 30 s, its served share and the idle fleet", () => {
-    const readme = repoText("README.md").replace(/\s+/g, " ");
+describe("what docs/retry-after-default.md says of it", () => {
+  it("docs/retry-after-default.md's 'Where it loses' quotes the default's curve gap within 30 s, its served share and the idle fleet", () => {
+    const readme = repoText("docs/retry-after-default.md").replace(/\s+/g, " ");
     const quoted = readme.match(
-      /arriving in ([\d.]+) s spikes every (\d+) to (\d+) s \(or steady\), at the sweep's queue bounds, the default is more than 2 points behind the best other policy within 30 s at (\d+) of (\d+) points \(by up to (\d+\.\d) points\), its final served share within a point at all (\d+), and it leaves up to (\d+\.\d)% of the fleet's slots idle while refused clients sleep, static 30 s at most (\d+\.\d)% \(\[docs\/burst-train\.md\]/,
+      /arriving in ([\d.]+) s spikes every (\d+) to (\d+) s \(or steady\), at the sweep's queue bounds, the default is more than 2 points behind the best other policy within 30 s at (\d+) of (\d+) points \(by up to (\d+\.\d) points\), its final served share within a point at all (\d+), and it leaves up to (\d+\.\d)% of the fleet's slots idle while refused clients sleep, static 30 s at most (\d+\.\d)% \(\[burst-train\.md\]/,
     );
     expect(quoted).not.toBeNull();
     const s = burstTrainSummary(report, "burst-3x");
@@ -547,8 +547,8 @@ describe("what the README says of it", () => {
     expect(quoted?.slice(8, 10)).toEqual([fixed(s.idleDefault.highest), fixed(s.idleStatic30.highest)]);
   });
 
-  it("README's 'Where it loses' quotes the same on the small fleet: served share, 30 s gap and idle fleet", () => {
-    const readme = repoText("README.md").replace(/\s+/g, " ");
+  it("docs/retry-after-default.md's 'Where it loses' quotes the same on the small fleet: served share, 30 s gap and idle fleet", () => {
+    const readme = repoText("docs/retry-after-default.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /On one replica of (\d+) slots with short answers, its final served share is within a point at all (\d+) points too, but it is more than 2 points behind within 30 s at (\d+) of (\d+) \(by up to (\d+\.\d) points\) and leaves up to (\d+\.\d)% of the slots idle, static 30 s at most (\d+\.\d)% \(same page\)\./,
     );
@@ -565,8 +565,8 @@ describe("what the README says of it", () => {
     expect(quoted?.slice(6, 8)).toEqual([fixed(s.idleDefault.highest), fixed(s.idleStatic30.highest)]);
   });
 
-  it("README's 'Where it loses' quotes trust by lead on burst-3x's fleet: 60 s points, idle, served misses", () => {
-    const readme = repoText("README.md").replace(/\s+/g, " ");
+  it("docs/retry-after-default.md's 'Where it loses' quotes trust by lead on burst-3x's fleet: 60 s points, idle, served misses", () => {
+    const readme = repoText("docs/retry-after-default.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /brings `burst-3x`'s fleet within 2 points of static 30 s within 60 s at (\d+) of (\d+) points \(the default at (\d+)\) and leaves at most (\d+\.\d)% of it idle, but its final served share is more than a point behind the best other policy at (\d+) of (\d+) points \(the default at (\d+)\)/,
     );

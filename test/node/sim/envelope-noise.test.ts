@@ -93,8 +93,8 @@ describe("docs/envelope-noise.md", () => {
     }
   });
 
-  it("README's 'Where it loses' quotes the agreement and the held-out misses", () => {
-    const readme = repoText("README.md").replace(/\s+/g, " ");
+  it("docs/retry-after-default.md's 'Where it loses' quotes the agreement and the held-out misses", () => {
+    const readme = repoText("docs/retry-after-default.md").replace(/\s+/g, " ");
     const quoted = readme.match(
       /that policy is the same on seeds the pick did not see in (\d+) of (\d+) scenarios and horizons, and held to the policies best on the other set of seeds the default misses the curve target in (\d+) of (\d+) scenarios on the held-out seeds/,
     );

@@ -72,7 +72,7 @@ describe("docs/wave-period.md", () => {
   });
 });
 
-describe("what the README and the doc say of it", () => {
+describe("what docs/retry-after-default.md and the doc say of it", () => {
   it("the sweep's served misses are the report's at the scenario's own period, at its shortest queues, behind static 30 s", () => {
     const sweeps = repoJson<{ sweeps: SweepPoint[] }>("docs/evaluation.json").sweeps;
     const sweepMisses = sweeps.filter((s) => !s.targets.met.served);
@@ -84,10 +84,10 @@ describe("what the README and the doc say of it", () => {
     expect(ownMisses.every((p) => bestOtherServed(p).id === "static-30")).toBe(true);
   });
 
-  it("README's 'Where it loses' names the half-periods where each side leads at the shortest queues", () => {
-    const readme = repoText("README.md").replace(/\s+/g, " ");
+  it("docs/retry-after-default.md's 'Where it loses' names the half-periods where each side leads at the shortest queues", () => {
+    const readme = repoText("docs/retry-after-default.md").replace(/\s+/g, " ");
     const quoted = readme.match(
-      /static 30 s's lead at the two shortest queues holds where waves and troughs last ([\d s,]+), about as long as its hint, and the default serves the most there where they last ([\d s,]+): \[docs\/wave-period\.md\]/,
+      /static 30 s's lead at the two shortest queues holds where waves and troughs last ([\d s,]+), about as long as its hint, and the default serves the most there where they last ([\d s,]+): \[wave-period\.md\]/,
     );
     expect(quoted).not.toBeNull();
     const halves = (text: string) => text.split(",").map((h) => Number.parseFloat(h));
