@@ -21,7 +21,9 @@
  * scenario's completion curve by when requests first arrived, default and variant side by side, in bins of 5 s or
  * the given seconds: which requests a change serves sooner or later, src/sim/arrival-bins.ts; beside them the
  * schedule of the clairvoyant curve bound, src/sim/curve-bound.ts, which shows whom a schedule near every
- * horizon's best serves when), --sweep (also the queue-bound sweep's points, as `npm run eval` runs them: issue 15 asks
+ * horizon's best serves when), --bins-with <policy,...> (with --bins: those other policies' curves by first attempt
+ * too, e.g. `none,static-5`: whom the policy that leads at a horizon serves within it that the default does not),
+ * --sweep (also the queue-bound sweep's points, as `npm run eval` runs them: issue 15 asks
  * for the targets across the sweep; the other policies' figures are docs/evaluation.json's, as for the scenarios).
  */
 import { readFileSync } from "node:fs";
@@ -54,13 +56,14 @@ import { readScenario, readScenarios } from "./scenario-files";
 
 const root = resolve(import.meta.dirname, "..");
 const { values, spec, only, scenarios, heldSeeds, bins } = commandFlags(
-  "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>]] [--sweep]",
+  "npm run eval:variant -- <variant id | JSON overrides> [--held [--seeds <n>]] [--only <scenario,...>] [--bins <scenario>[:<s>] [--bins-with <policy,...>]] [--sweep]",
   {
     options: {
       held: { type: "boolean" },
       seeds: { type: "string" },
       only: { type: "string" },
       bins: { type: "string" },
+      "bins-with": { type: "string" },
       sweep: { type: "boolean" },
     },
     allowPositionals: true,
@@ -84,8 +87,23 @@ const { values, spec, only, scenarios, heldSeeds, bins } = commandFlags(
     const [binsName, binText] = values.bins?.split(":") ?? [];
     if (binsName !== undefined && !scenarios.some((s) => s.name === binsName))
       throw new UsageError(`--bins: no scenario ${binsName} among those run`, 2);
+    const withIds = values["bins-with"]?.split(",") ?? [];
+    if (withIds.length > 0 && binsName === undefined) throw new UsageError("--bins-with: only with --bins", 2);
+    const others = withIds.map((id) => {
+      const policy = EVAL_POLICIES.find((p) => p.id === id && p.id !== DEFAULT_POLICY_ID);
+      if (!policy)
+        throw new UsageError(
+          `--bins-with: no other policy ${id} (one of ${EVAL_POLICIES.filter((p) => p.id !== DEFAULT_POLICY_ID)
+            .map((p) => p.id)
+            .join(", ")})`,
+          2,
+        );
+      return policy;
+    });
     const bins =
-      binsName === undefined ? undefined : { name: binsName, binS: numberFlag("bins", binText, 5, { above: 0 }) };
+      binsName === undefined
+        ? undefined
+        : { name: binsName, binS: numberFlag("bins", binText, 5, { above: 0 }), others };
     return { values, spec, only, scenarios, heldSeeds: positiveIntFlag("seeds", values.seeds, 3), bins };
   },
 );
@@ -195,13 +213,14 @@ for (const policy of [base, spec])
 
 // --bins: one scenario's curve by when its requests first arrived, the default's beside the variant's.
 if (bins) {
-  const { name, binS } = bins;
+  const { name, binS, others } = bins;
   const index = results.findIndex((r) => r.name === name);
   const scenario = scenarios[index];
   const result = results[index];
   if (!scenario || !result) throw new Error(`--bins: no scenario ${name} among those run`);
   const traces = (policy: PolicySpec) => policyTraces(scenario, result.seeds, result.capacityRps, policy);
   const [before, after] = [curveByArrival(traces(base), binS), curveByArrival(traces(spec), binS)];
+  const theirs = others.map((p) => curveByArrival(traces(p), binS));
   const { instances, target } = scenarioBoundSet(scenario, result);
   const bound = binReleases(
     curveBound(await loadHighs(), instances, target, 1, { preferSooner: true }).byRelease,
@@ -213,14 +232,15 @@ if (bins) {
   console.log(
     "The clairvoyant bound's schedule: of those that reach its margin, one serving the most within the horizons. It is a relaxation (it knows every arrival and starts a refused request at any moment of its window, alone on the fastest replica): where it serves a bin sooner, some schedule could; not necessarily a policy.\n",
   );
-  console.log("| first attempt | requests | default | variant | clairvoyant bound |");
-  console.log("| --- | --- | --- | --- | --- |");
+  const heads = others.map((p) => ` ${p.id} |`).join("");
+  console.log(`| first attempt | requests | default | variant |${heads} clairvoyant bound |`);
+  console.log(`| --- | --- | --- | --- |${" --- |".repeat(others.length)} --- |`);
   for (const bin of before) {
     const mine = after.find((b) => b.fromS === bin.fromS);
     const best = bound.find((b) => b.fromS === bin.fromS);
     const span = `${bin.fromS}-${bin.fromS + binS} s`;
     console.log(
-      `| ${span} | ${bin.requests} | ${curve(bin.servedWithinS)} | ${curve(mine?.servedWithinS)} | ${curve(best?.servedWithinS)} |`,
+      `| ${span} | ${bin.requests} | ${curve(bin.servedWithinS)} | ${curve(mine?.servedWithinS)} |${theirs.map((t) => ` ${curve(t.find((b) => b.fromS === bin.fromS)?.servedWithinS)} |`).join("")} ${curve(best?.servedWithinS)} |`,
     );
   }
 }

@@ -19,6 +19,12 @@ const CASES: { entry: string; args: string[]; flag: string }[] = [
   { entry: "eval/run-variant.ts", args: ["no-such-variant"], flag: "no-such-variant" },
   // --bins was read only after the whole run, and a width of 0 was taken.
   { entry: "eval/run-variant.ts", args: ["burst-fade-5s", "--bins", "waves:0"], flag: "--bins" },
+  { entry: "eval/run-variant.ts", args: ["burst-fade-5s", "--bins-with", "none"], flag: "--bins-with" },
+  {
+    entry: "eval/run-variant.ts",
+    args: ["burst-fade-5s", "--bins", "waves", "--bins-with", "static-5,no-such-policy"],
+    flag: "no-such-policy",
+  },
   { entry: "eval/run-timeline.ts", args: ["waves", "--bin", "abc"], flag: "--bin" },
   { entry: "eval/run-timeline.ts", args: ["no-such-scenario"], flag: "no-such-scenario" },
   { entry: "eval/tune-default.ts", args: ["--chains", "0"], flag: "--chains" },
