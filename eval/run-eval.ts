@@ -298,7 +298,7 @@ const e2eHeldFile = "docs/evaluation-e2e-openai-held2.json";
 const e2eOpenAiHeld = readJsonIfAny<E2eOpenAiRun>(join(root, e2eHeldFile));
 // The default alone on the headline run's seeds with the code of a later commit (eval/e2e-openai.ts --policies
 // booked_capacity): the headline run's evidence checked against code changed since, without running every policy.
-const e2eDefaultLaterFile = "docs/evaluation-e2e-openai-run19.json";
+const e2eDefaultLaterFile = "docs/evaluation-e2e-openai-run31.json";
 const e2eOpenAiDefaultLater = readJsonIfAny<E2eOpenAiRun>(join(root, e2eDefaultLaterFile));
 const json = {
   generatedBy: "npm run eval",

@@ -3240,7 +3240,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
       e2eOpenAiAgain: json.e2eOpenAiAgain ? { run: json.e2eOpenAiAgain, file: RUN_18 } : undefined,
       e2eOpenAiHeld: json.e2eOpenAiHeld ? { run: json.e2eOpenAiHeld, file: RUN_HELD_2 } : undefined,
       e2eOpenAiDefaultLater: json.e2eOpenAiDefaultLater
-        ? { run: json.e2eOpenAiDefaultLater, file: RUN_19_DEFAULT }
+        ? { run: json.e2eOpenAiDefaultLater, file: RUN_31_QUIET_120_AGAIN }
         : undefined,
       heldOut: json.heldOut ?? undefined,
       arrivals: json.arrivals ?? undefined,
@@ -3252,8 +3252,9 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     // Its repeat is run 18 (runs 13 to 16 ran the defaults before it).
     expect(json.e2eOpenAiAgain).toEqual(JSON.parse(read(RUN_18)));
     expect(json.e2eOpenAiHeld).toEqual(JSON.parse(read(RUN_HELD_2)));
-    // The default alone again on the headline run's seeds, with later code.
-    expect(json.e2eOpenAiDefaultLater).toEqual(JSON.parse(read(RUN_19_DEFAULT)));
+    // The default alone again on the headline run's seeds, with later code: today's default's latest run (run 19
+    // until 2026-12-07).
+    expect(json.e2eOpenAiDefaultLater).toEqual(JSON.parse(read(RUN_31_QUIET_120_AGAIN)));
     const policyDoc = renderPolicyDoc({
       template: read("eval/retry-policy.md"),
       results: json.scenarios,
@@ -3317,9 +3318,9 @@ const RUN_14 = "docs/evaluation-e2e-openai-run14.json";
 const RUN_16 = "docs/evaluation-e2e-openai-run16.json";
 /** The default of 2026-12-04 beside every policy on six arrival seeds no earlier run used (`--first-seed 3026`). */
 const RUN_HELD = "docs/evaluation-e2e-openai-held.json";
-/** Today's default beside every policy on the same six seeds: `docs/evaluation.md` renders it. */
+/** Run 17's default (that of 2026-12-05) beside every policy on the same six seeds: `docs/evaluation.md` renders it. */
 const RUN_HELD_2 = "docs/evaluation-e2e-openai-held2.json";
-/** The default alone on run 17's seeds with later code: `docs/evaluation.md` renders it as "The default again on later code". */
+/** The default alone on run 17's seeds with later code: `docs/evaluation.md` rendered it as "The default again on later code" until run 31. */
 const RUN_19_DEFAULT = "docs/evaluation-e2e-openai-run19.json";
 /** Run 20: the default and `retry_schedule`, each alone, on run 17's seeds with the code after retry_schedule's work-conservation fix. */
 const RUN_20_DEFAULT = "docs/evaluation-e2e-openai-run20.json";
@@ -3342,7 +3343,10 @@ const RUN_28_QUIET_WAIT = "docs/evaluation-e2e-openai-run28.json";
 const RUN_29_RECURRING_BEST_EFFORT = "docs/evaluation-e2e-openai-run29.json";
 /** Run 30: the default with the 120 s quiet wait (booking.demotedQuietTimeoutS), run 29's seeds (docs/benchmarks.md). */
 const RUN_30_QUIET_120 = "docs/evaluation-e2e-openai-run30.json";
-/** Run 31: run 30's default again, same seeds, with every page regenerated (docs/benchmarks.md). */
+/**
+ * Run 31: run 30's default again, same seeds, with every page regenerated (docs/benchmarks.md); today's default, so
+ * `docs/evaluation.md` renders it as "The default again on later code".
+ */
 const RUN_31_QUIET_120_AGAIN = "docs/evaluation-e2e-openai-run31.json";
 /** Run 24: every policy on the spike-train schedule (`--schedule spikes`), three seeds (docs/benchmarks.md). */
 const RUN_24_SPIKES = "docs/evaluation-e2e-openai-spikes.json";
