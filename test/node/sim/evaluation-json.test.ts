@@ -592,7 +592,7 @@ describe("docs/evaluation.json (written by npm run eval)", () => {
     );
   });
 
-  it("backs docs/benchmarks.md's run 21 and the README: router_queue_drain_rate with the jitter off the floor", () => {
+  it("backs docs/benchmarks.md's run 21: router_queue_drain_rate with the jitter off the floor", () => {
     const bench = read("docs/benchmarks.md");
     const flat = bench.replace(/\s+/g, " ");
     const [run17, run18, run20, run20Rs, run21] = [RUN_17, RUN_18, RUN_20_DEFAULT, RUN_20_RS, RUN_21_RQDR].map(
